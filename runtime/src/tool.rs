@@ -1,0 +1,64 @@
+//! Static tool definitions, as `ai_tools!` expands them.
+
+/// One tool, generated at compile time from an annotated RPC.
+///
+/// Every field is static data: the JSON texts are minified and ready to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AgentTool {
+    /// Tool name shown to the model (`rpc_tool.name`).
+    pub name: &'static str,
+    /// What the tool does, for the model (`rpc_tool.description`).
+    pub description: &'static str,
+    /// Whether providers are asked to enforce the schema exactly.
+    pub strict: bool,
+    /// The canonical JSON Schema of the arguments (minified JSON text).
+    pub parameters: &'static str,
+    /// The arguments' schema rendered for each provider.
+    pub renderings: Renderings,
+    /// The RPC that runs when a model calls this tool.
+    pub method: MethodRef,
+    /// Request fields whose aliases are resolved inbound, per message.
+    pub request_aliases: &'static [FieldPrefix],
+    /// Response fields whose UUIDs are registered and aliased outbound, per message.
+    pub response_aliases: &'static [FieldPrefix],
+    /// The prefix of the entity the tool returns: the `alias_prefix` of the
+    /// `id` field of the top-level entity in the response, if any.
+    pub output_prefix: Option<&'static str>,
+}
+
+/// The parameters' schema of one tool rendered per provider dialect
+/// (minified JSON text of the `parameters` / `input_schema` object).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Renderings {
+    /// OpenAI Chat Completions and Responses `parameters` (strict rules when the tool is strict).
+    pub openai: &'static str,
+    /// Anthropic `input_schema`.
+    pub anthropic: &'static str,
+    /// Gemini `functionDeclarations[].parameters` (OpenAPI subset).
+    pub gemini: &'static str,
+}
+
+/// The gRPC method behind a tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MethodRef {
+    /// Fully qualified service name, e.g. `links.v1.LinksService`.
+    pub service: &'static str,
+    /// Method name, e.g. `CreateLink`.
+    pub method: &'static str,
+    /// Fully qualified request message name.
+    pub request: &'static str,
+    /// Fully qualified response message name.
+    pub response: &'static str,
+}
+
+/// One field that carries an alias prefix, scoped to its message so that two
+/// messages' `id` fields can carry different prefixes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FieldPrefix {
+    /// Fully qualified message name, e.g. `links.v1.Link`.
+    pub message: &'static str,
+    /// The field's proto name, e.g. `page_theme_id`.
+    pub field: &'static str,
+    /// The alias prefix, e.g. `theme`.
+    pub prefix: &'static str,
+}

@@ -1,0 +1,1 @@
+//! The schema rules of ai-tools.
