@@ -1,9 +1,36 @@
-//! Procedural macros of ai-tools. Use them through the `ai-tools` crate.
+//! Procedural macros of ai-tools. Use them through the `ai-tools` crate, which
+//! documents them and re-exports them: `ai_tools::ai_tools!`.
+
+mod compile;
+mod expand;
+mod input;
+mod locate;
+
+use std::path::PathBuf;
 
 use proc_macro::TokenStream;
 
-/// Expands a proto file into static tool definitions; see the `ai-tools` crate.
+/// Expands an annotated proto file into static tool definitions and a typed
+/// executor. Documented in the `ai-tools` crate.
 #[proc_macro]
-pub fn ai_tools(_input: TokenStream) -> TokenStream {
-    TokenStream::new()
+pub fn ai_tools(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as input::MacroInput);
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    let invoking_file_dir = invoking_file_dir();
+    expand::ai_tools(&input, &manifest_dir, invoking_file_dir.as_deref()).into()
+}
+
+/// The directory of the source file that invokes the macro, made absolute
+/// (rustc reports workspace members' files relative to its working directory).
+fn invoking_file_dir() -> Option<PathBuf> {
+    let file = proc_macro::Span::call_site().local_file()?;
+    let file = if file.is_absolute() {
+        file
+    } else {
+        std::env::current_dir().ok()?.join(file)
+    };
+    file.parent().map(PathBuf::from)
 }

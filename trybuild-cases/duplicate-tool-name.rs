@@ -1,0 +1,5 @@
+mod gentools {
+    ai_tools::ai_tools!("duplicate-tool-name.proto");
+}
+
+fn main() {}

@@ -1,0 +1,5 @@
+mod gentools {
+    ai_tools::ai_tools!("syntax-error.proto", include_dirs = ["proto"]);
+}
+
+fn main() {}
