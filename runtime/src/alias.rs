@@ -1,0 +1,882 @@
+//! Short aliases (`link-1`) for the UUIDs a model sees, one namespace per conversation.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Mutex, MutexGuard};
+
+use prost_reflect::{DynamicMessage, Kind, ReflectMessage, Value as ProtoValue};
+use serde::{Deserialize, Serialize};
+
+use crate::tool::FieldPrefix;
+
+/// Why an alias could not be registered or a snapshot restored.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AliasError {
+    /// The prefix is not of the form `^[a-z][a-z0-9_]*$`.
+    #[error(
+        "invalid alias prefix `{0}`: expected a lowercase letter followed by lowercase letters, digits or `_`"
+    )]
+    InvalidPrefix(String),
+    /// The value is not a UUID (`8-4-4-4-12` hex digits).
+    #[error("`{0}` is not a UUID")]
+    NotAUuid(String),
+    /// A snapshot entry is inconsistent (bad alias, duplicate, counter too low).
+    #[error("invalid alias snapshot: {0}")]
+    InvalidSnapshot(String),
+}
+
+/// The UUID ↔ alias maps of one conversation.
+///
+/// An alias is `PREFIX-N`, with `N` counted from 1 separately for every
+/// prefix, in registration order. UUIDs are matched case-insensitively and
+/// stored in lowercase. All replacement is structural: only a whole string
+/// value (or, in text, a whole UUID token) is ever replaced, so `link-1` is
+/// never confused with `link-10` and free text is never rewritten.
+///
+/// The manager is thread-safe; share it with an [`Arc`](std::sync::Arc). Use
+/// one per conversation (see [`Sessions`](crate::Sessions)), never one per process.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::AliasManager;
+///
+/// let aliases = AliasManager::new();
+/// let id = "D290F1EE-6C54-4B01-90E6-D701748F0851";
+/// assert_eq!(aliases.register("link", id).unwrap(), "link-1");
+/// assert_eq!(aliases.register("link", &id.to_lowercase()).unwrap(), "link-1");
+/// assert_eq!(aliases.resolve("link-1").as_deref(), Some("d290f1ee-6c54-4b01-90e6-d701748f0851"));
+/// assert_eq!(aliases.resolve("link-10"), None);
+/// ```
+#[derive(Debug, Default)]
+pub struct AliasManager {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default, Clone)]
+struct State {
+    /// alias → (prefix, uuid)
+    by_alias: HashMap<String, (String, String)>,
+    /// uuid → [(prefix, alias)] in registration order
+    by_uuid: HashMap<String, Vec<(String, String)>>,
+    /// prefix → aliases in registration order
+    by_prefix: BTreeMap<String, Vec<String>>,
+    /// prefix → last N given out
+    counters: BTreeMap<String, u64>,
+    /// every registration in order, for snapshots
+    entries: Vec<AliasEntry>,
+}
+
+/// One registration in an [`AliasSnapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AliasEntry {
+    /// The alias prefix, e.g. `link`.
+    pub prefix: String,
+    /// The alias, e.g. `link-1`.
+    pub alias: String,
+    /// The UUID in lowercase.
+    pub uuid: String,
+}
+
+/// A serialisable copy of an [`AliasManager`], so that a conversation's
+/// aliases survive a process restart. Counters are kept, so the alias after
+/// `link-3` is `link-4` after a restore.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::AliasManager;
+///
+/// let before = AliasManager::new();
+/// before.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+/// let json = serde_json::to_string(&before.snapshot()).unwrap();
+///
+/// let after = AliasManager::from_snapshot(serde_json::from_str(&json).unwrap()).unwrap();
+/// assert_eq!(after.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap(), "link-2");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AliasSnapshot {
+    /// Every registration, in order.
+    pub entries: Vec<AliasEntry>,
+    /// The last number given out per prefix.
+    pub counters: BTreeMap<String, u64>,
+}
+
+/// How an inbound value in an alias-carrying field was judged by
+/// [`AliasManager::resolve_for_field`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// The value is a known alias or UUID of the expected prefix; here is the UUID.
+    Uuid(String),
+    /// The value is empty and passes unchanged.
+    Empty,
+    /// The value is an alias of another prefix.
+    WrongPrefix {
+        /// The prefix the alias belongs to.
+        actual: String,
+    },
+    /// A UUID this conversation has never seen under the expected prefix.
+    UnknownUuid(String),
+    /// Not an alias this conversation issued (for example an invented `step-0`).
+    UnknownAlias,
+}
+
+impl AliasManager {
+    /// An empty manager.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::AliasManager::new().is_empty());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Restores a manager from a [`snapshot`](Self::snapshot), checking that
+    /// every entry is well formed and the counters are not behind the entries.
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError`] when an entry has a bad prefix, alias or UUID, or is a duplicate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::{AliasManager, AliasSnapshot};
+    /// let restored = AliasManager::from_snapshot(AliasSnapshot::default()).unwrap();
+    /// assert!(restored.is_empty());
+    /// ```
+    pub fn from_snapshot(snapshot: AliasSnapshot) -> Result<Self, AliasError> {
+        let mut state = State::default();
+        for (prefix, n) in &snapshot.counters {
+            check_prefix(prefix)?;
+            state.counters.insert(prefix.clone(), *n);
+        }
+        for entry in snapshot.entries {
+            check_prefix(&entry.prefix)?;
+            let uuid = canonical_uuid(&entry.uuid)
+                .ok_or_else(|| AliasError::NotAUuid(entry.uuid.clone()))?;
+            let n = entry
+                .alias
+                .strip_prefix(entry.prefix.as_str())
+                .and_then(|rest| rest.strip_prefix('-'))
+                .and_then(|n| n.parse::<u64>().ok())
+                .filter(|n| *n > 0)
+                .ok_or_else(|| {
+                    AliasError::InvalidSnapshot(format!(
+                        "alias `{}` does not match prefix `{}`",
+                        entry.alias, entry.prefix
+                    ))
+                })?;
+            if state.by_alias.contains_key(&entry.alias) {
+                return Err(AliasError::InvalidSnapshot(format!(
+                    "alias `{}` appears twice",
+                    entry.alias
+                )));
+            }
+            if state.alias_of(&entry.prefix, &uuid).is_some() {
+                return Err(AliasError::InvalidSnapshot(format!(
+                    "UUID `{uuid}` has two `{}` aliases",
+                    entry.prefix
+                )));
+            }
+            let counter = state.counters.entry(entry.prefix.clone()).or_insert(0);
+            *counter = (*counter).max(n);
+            state.insert(entry.prefix, uuid, entry.alias);
+        }
+        Ok(Self {
+            state: Mutex::new(state),
+        })
+    }
+
+    /// A copy of every registration and counter, for [`from_snapshot`](Self::from_snapshot).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap();
+    /// assert_eq!(aliases.snapshot().entries[0].alias, "theme-1");
+    /// ```
+    pub fn snapshot(&self) -> AliasSnapshot {
+        let state = self.lock();
+        AliasSnapshot {
+            entries: state.entries.clone(),
+            counters: state.counters.clone(),
+        }
+    }
+
+    /// The number of registrations.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::AliasManager::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.lock().entries.len()
+    }
+
+    /// Whether nothing has been registered.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::AliasManager::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Registers `uuid` under `prefix` and returns its alias. The same UUID
+    /// (in any letter case) registered again under the same prefix keeps its alias.
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::InvalidPrefix`] or [`AliasError::NotAUuid`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let aliases = ai_tools::AliasManager::new();
+    /// assert_eq!(aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap(), "link-1");
+    /// assert_eq!(aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap(), "link-2");
+    /// assert_eq!(aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap(), "theme-1");
+    /// assert!(aliases.register("link", "not-a-uuid").is_err());
+    /// ```
+    pub fn register(&self, prefix: &str, uuid: &str) -> Result<String, AliasError> {
+        check_prefix(prefix)?;
+        let uuid = canonical_uuid(uuid).ok_or_else(|| AliasError::NotAUuid(uuid.to_owned()))?;
+        Ok(self.lock().register(prefix, uuid))
+    }
+
+    /// The UUID behind `alias` (matched case-insensitively, surrounding
+    /// whitespace ignored), if this manager issued it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// assert!(aliases.resolve("link-1").is_some());
+    /// assert!(aliases.resolve("link-2").is_none());
+    /// ```
+    pub fn resolve(&self, alias: &str) -> Option<String> {
+        let key = alias.trim().to_ascii_lowercase();
+        self.lock().by_alias.get(&key).map(|(_, uuid)| uuid.clone())
+    }
+
+    /// The alias of `uuid` (any prefix; the first registered), if known.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// assert_eq!(aliases.alias_for("D290F1EE-6C54-4B01-90E6-D701748F0851").as_deref(), Some("link-1"));
+    /// ```
+    pub fn alias_for(&self, uuid: &str) -> Option<String> {
+        let uuid = canonical_uuid(uuid)?;
+        self.lock().first_alias(&uuid).map(str::to_owned)
+    }
+
+    /// Every alias of `prefix`, in the order they were given out (for error
+    /// messages that name the valid choices).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// assert_eq!(aliases.aliases_of("step"), ["step-1"]);
+    /// assert!(aliases.aliases_of("link").is_empty());
+    /// ```
+    pub fn aliases_of(&self, prefix: &str) -> Vec<String> {
+        self.lock()
+            .by_prefix
+            .get(prefix)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Judges a value the model sent in a field that carries `prefix`: a
+    /// known alias of that prefix, or a UUID already registered under it,
+    /// resolves to the UUID; anything else is refused with the reason.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::{AliasManager, Resolution};
+    /// let aliases = AliasManager::new();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("step", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap();
+    /// assert!(matches!(aliases.resolve_for_field("link", "link-1"), Resolution::Uuid(_)));
+    /// assert!(matches!(aliases.resolve_for_field("link", "step-1"), Resolution::WrongPrefix { .. }));
+    /// assert_eq!(aliases.resolve_for_field("step", "step-0"), Resolution::UnknownAlias);
+    /// ```
+    pub fn resolve_for_field(&self, prefix: &str, value: &str) -> Resolution {
+        let trimmed = value.trim();
+        if trimmed.is_empty() {
+            return Resolution::Empty;
+        }
+        let state = self.lock();
+        let key = trimmed.to_ascii_lowercase();
+        if let Some((actual, uuid)) = state.by_alias.get(&key) {
+            return if actual == prefix {
+                Resolution::Uuid(uuid.clone())
+            } else {
+                Resolution::WrongPrefix {
+                    actual: actual.clone(),
+                }
+            };
+        }
+        if let Some(uuid) = canonical_uuid(trimmed) {
+            return match state.by_uuid.get(&uuid) {
+                Some(list) if list.iter().any(|(p, _)| p == prefix) => Resolution::Uuid(uuid),
+                Some(list) => match list.first() {
+                    Some((actual, _)) => Resolution::WrongPrefix {
+                        actual: actual.clone(),
+                    },
+                    None => Resolution::UnknownUuid(uuid),
+                },
+                None => Resolution::UnknownUuid(uuid),
+            };
+        }
+        Resolution::UnknownAlias
+    }
+
+    /// Replaces, in place, every string value of `value` that is exactly a
+    /// known UUID (any letter case) with its alias. Object keys, substrings
+    /// and unknown UUIDs are left alone. One hash lookup per UUID-shaped string.
+    ///
+    /// For hand-written tools; generated executors alias by field instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// let mut v = json!({"id": "d290f1ee-6c54-4b01-90e6-d701748f0851",
+    ///                    "note": "see d290f1ee-6c54-4b01-90e6-d701748f0851"});
+    /// aliases.aliasify_json(&mut v);
+    /// assert_eq!(v, json!({"id": "link-1", "note": "see d290f1ee-6c54-4b01-90e6-d701748f0851"}));
+    /// ```
+    pub fn aliasify_json(&self, value: &mut serde_json::Value) {
+        let state = self.lock();
+        walk_strings(value, &mut |s| {
+            if let Some(uuid) = canonical_uuid(s)
+                && let Some(alias) = state.first_alias(&uuid)
+            {
+                *s = alias.to_owned();
+            }
+        });
+    }
+
+    /// Replaces, in place, every string value of `value` that is exactly an
+    /// alias this manager issued with its UUID (no prefix check: for
+    /// hand-written tools that declare no fields; generated executors check
+    /// prefixes by field). `link-1` inside a longer string is left alone.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// let mut v = json!({"ids": ["link-1", "link-10"], "text": "open link-1"});
+    /// aliases.resolve_json(&mut v);
+    /// assert_eq!(v, json!({"ids": ["d290f1ee-6c54-4b01-90e6-d701748f0851", "link-10"], "text": "open link-1"}));
+    /// ```
+    pub fn resolve_json(&self, value: &mut serde_json::Value) {
+        let state = self.lock();
+        walk_strings(value, &mut |s| {
+            // Aliases are short; skip the allocation for long strings.
+            if s.len() <= 80
+                && let Some((_, uuid)) = state.by_alias.get(&s.trim().to_ascii_lowercase())
+            {
+                *s = uuid.clone();
+            }
+        });
+    }
+
+    /// Registers, under `prefix`, every whole UUID token in `text` that this
+    /// manager does not know yet (under any prefix), in document order, and
+    /// returns the new aliases. For ids from non-proto sources; it cannot
+    /// tell a link id from a workspace id, so prefer [`register`](Self::register).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let aliases = ai_tools::AliasManager::new();
+    /// let text = "links d290f1ee-6c54-4b01-90e6-d701748f0851 and 5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7";
+    /// assert_eq!(aliases.register_new_uuids("link", text).unwrap(), ["link-1", "link-2"]);
+    /// assert!(aliases.register_new_uuids("link", text).unwrap().is_empty());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::InvalidPrefix`].
+    pub fn register_new_uuids(&self, prefix: &str, text: &str) -> Result<Vec<String>, AliasError> {
+        check_prefix(prefix)?;
+        let mut state = self.lock();
+        let mut added = Vec::new();
+        for (start, end) in uuid_tokens(text) {
+            let uuid = text[start..end].to_ascii_lowercase();
+            if !state.by_uuid.contains_key(&uuid) {
+                added.push(state.register(prefix, uuid));
+            }
+        }
+        Ok(added)
+    }
+
+    /// `text` with every whole UUID token this manager knows replaced by its
+    /// alias, for prompt text and error messages. Unknown UUIDs stay.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// assert_eq!(
+    ///     aliases.aliasify_text("Current link: D290F1EE-6C54-4B01-90E6-D701748F0851."),
+    ///     "Current link: link-1."
+    /// );
+    /// ```
+    pub fn aliasify_text(&self, text: &str) -> String {
+        let state = self.lock();
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0;
+        for (start, end) in uuid_tokens(text) {
+            if let Some(alias) = state.first_alias(&text[start..end].to_ascii_lowercase()) {
+                out.push_str(&text[last..start]);
+                out.push_str(alias);
+                last = end;
+            }
+        }
+        out.push_str(&text[last..]);
+        out
+    }
+
+    /// Registers and aliases, in place, the ids of a response message: every
+    /// string field listed in `prefixes` (matched by the message's full name
+    /// and the field's proto name, at any depth, singular or repeated) whose
+    /// value is a UUID is registered under that field's prefix and replaced
+    /// with its alias. Other fields are never touched, whatever their JSON
+    /// name. Fields are walked in field-number order, so aliases are deterministic.
+    ///
+    /// # Examples
+    ///
+    /// See the integration tests; generated executors call this on every response.
+    pub fn register_message(&self, message: &mut DynamicMessage, prefixes: &[FieldPrefix]) {
+        let mut state = self.lock();
+        walk_message(message, prefixes, 0, &mut |fp, s| {
+            if let Some(uuid) = canonical_uuid(s) {
+                *s = state.register(fp.prefix, uuid);
+            }
+        });
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic elsewhere while holding the lock leaves the maps consistent
+        // (every mutation is a few inserts), so keep serving.
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl State {
+    fn alias_of(&self, prefix: &str, uuid: &str) -> Option<&str> {
+        self.by_uuid
+            .get(uuid)?
+            .iter()
+            .find(|(p, _)| p == prefix)
+            .map(|(_, a)| a.as_str())
+    }
+
+    fn first_alias(&self, uuid: &str) -> Option<&str> {
+        self.by_uuid.get(uuid)?.first().map(|(_, a)| a.as_str())
+    }
+
+    /// `uuid` must be canonical, `prefix` valid.
+    fn register(&mut self, prefix: &str, uuid: String) -> String {
+        if let Some(alias) = self.alias_of(prefix, &uuid) {
+            return alias.to_owned();
+        }
+        let counter = self.counters.entry(prefix.to_owned()).or_insert(0);
+        let mut n = counter.saturating_add(1);
+        // A restored snapshot may have been edited by hand; never reuse an alias.
+        while self.by_alias.contains_key(&format!("{prefix}-{n}")) {
+            n = n.saturating_add(1);
+        }
+        if let Some(counter) = self.counters.get_mut(prefix) {
+            *counter = n;
+        }
+        let alias = format!("{prefix}-{n}");
+        self.insert(prefix.to_owned(), uuid, alias.clone());
+        alias
+    }
+
+    fn insert(&mut self, prefix: String, uuid: String, alias: String) {
+        self.by_alias
+            .insert(alias.clone(), (prefix.clone(), uuid.clone()));
+        self.by_uuid
+            .entry(uuid.clone())
+            .or_default()
+            .push((prefix.clone(), alias.clone()));
+        self.by_prefix
+            .entry(prefix.clone())
+            .or_default()
+            .push(alias.clone());
+        self.entries.push(AliasEntry {
+            prefix,
+            alias,
+            uuid,
+        });
+    }
+}
+
+/// The recursion limit of the message walks; protobuf's own decoder stops at 100.
+pub(crate) const MAX_WALK_DEPTH: usize = 100;
+
+/// Calls `f(field, value)` for every string of a field listed in `prefixes`.
+pub(crate) fn walk_message(
+    message: &mut DynamicMessage,
+    prefixes: &[FieldPrefix],
+    depth: usize,
+    f: &mut dyn FnMut(&FieldPrefix, &mut String),
+) {
+    if depth > MAX_WALK_DEPTH {
+        return;
+    }
+    let desc = message.descriptor();
+    let full_name = desc.full_name();
+    for (field, value) in message.fields_mut() {
+        if let Some(fp) = prefixes
+            .iter()
+            .find(|fp| fp.message == full_name && fp.field == field.name())
+        {
+            match value {
+                ProtoValue::String(s) => f(fp, s),
+                ProtoValue::List(items) => {
+                    for item in items {
+                        if let ProtoValue::String(s) = item {
+                            f(fp, s);
+                        }
+                    }
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let is_message = match field.kind() {
+            Kind::Message(m) if m.is_map_entry() => {
+                matches!(m.map_entry_value_field().kind(), Kind::Message(_))
+            }
+            Kind::Message(_) => true,
+            _ => false,
+        };
+        if !is_message {
+            continue;
+        }
+        match value {
+            ProtoValue::Message(m) => walk_message(m, prefixes, depth + 1, f),
+            ProtoValue::List(items) => {
+                for item in items {
+                    if let ProtoValue::Message(m) = item {
+                        walk_message(m, prefixes, depth + 1, f);
+                    }
+                }
+            }
+            ProtoValue::Map(map) => {
+                // Map order is unspecified; walk by key so aliases are deterministic.
+                let mut entries: Vec<_> = map.iter_mut().collect();
+                entries.sort_by(|a, b| a.0.cmp(b.0));
+                for (_, v) in entries {
+                    if let ProtoValue::Message(m) = v {
+                        walk_message(m, prefixes, depth + 1, f);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn walk_strings(value: &mut serde_json::Value, f: &mut dyn FnMut(&mut String)) {
+    // Iterative, so that deep JSON cannot overflow the stack.
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::String(s) => f(s),
+            serde_json::Value::Array(items) => stack.extend(items.iter_mut().rev()),
+            serde_json::Value::Object(map) => {
+                let mut children: Vec<_> = map.values_mut().collect();
+                children.reverse();
+                stack.extend(children);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn check_prefix(prefix: &str) -> Result<(), AliasError> {
+    let mut bytes = prefix.bytes();
+    let ok = matches!(bytes.next(), Some(b'a'..=b'z'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'));
+    if ok {
+        Ok(())
+    } else {
+        Err(AliasError::InvalidPrefix(prefix.to_owned()))
+    }
+}
+
+const UUID_LEN: usize = 36;
+
+fn is_uuid_bytes(b: &[u8]) -> bool {
+    b.len() == UUID_LEN
+        && b.iter().enumerate().all(|(i, c)| match i {
+            8 | 13 | 18 | 23 => *c == b'-',
+            _ => c.is_ascii_hexdigit(),
+        })
+}
+
+/// `s` in lowercase if it is exactly a UUID.
+pub(crate) fn canonical_uuid(s: &str) -> Option<String> {
+    is_uuid_bytes(s.as_bytes()).then(|| s.to_ascii_lowercase())
+}
+
+/// Byte ranges of the whole UUID tokens of `text`: a UUID not preceded or
+/// followed by a letter, digit, `-` or `_`.
+fn uuid_tokens(text: &str) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + UUID_LEN <= bytes.len() {
+        let at_boundary = i == 0 || !is_word(bytes[i - 1]);
+        if at_boundary
+            && is_uuid_bytes(&bytes[i..i + UUID_LEN])
+            && bytes.get(i + UUID_LEN).is_none_or(|c| !is_word(*c))
+        {
+            out.push((i, i + UUID_LEN));
+            i += UUID_LEN;
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn uuid(n: u32) -> String {
+        format!("{n:08x}-0000-4000-8000-000000000000")
+    }
+
+    #[test]
+    fn counters_are_per_prefix_and_stable() {
+        let m = AliasManager::new();
+        assert_eq!(m.register("link", &uuid(1)).unwrap(), "link-1");
+        assert_eq!(m.register("theme", &uuid(2)).unwrap(), "theme-1");
+        assert_eq!(m.register("link", &uuid(3)).unwrap(), "link-2");
+        assert_eq!(
+            m.register("link", &uuid(1).to_uppercase()).unwrap(),
+            "link-1"
+        );
+        assert_eq!(m.aliases_of("link"), ["link-1", "link-2"]);
+        assert_eq!(m.len(), 3);
+    }
+
+    #[test]
+    fn rejects_bad_input() {
+        let m = AliasManager::new();
+        assert!(matches!(
+            m.register("Link", &uuid(1)),
+            Err(AliasError::InvalidPrefix(_))
+        ));
+        assert!(matches!(
+            m.register("", &uuid(1)),
+            Err(AliasError::InvalidPrefix(_))
+        ));
+        assert!(matches!(
+            m.register("link", "d290f1ee"),
+            Err(AliasError::NotAUuid(_))
+        ));
+        assert!(matches!(
+            m.register("link", &format!(" {}", uuid(1))),
+            Err(AliasError::NotAUuid(_))
+        ));
+        assert!(m.is_empty());
+    }
+
+    #[test]
+    fn case_insensitive_everywhere() {
+        let m = AliasManager::new();
+        let upper = uuid(0xabcdef).to_uppercase();
+        assert_eq!(m.register("link", &upper).unwrap(), "link-1");
+        assert_eq!(m.resolve("LINK-1"), Some(uuid(0xabcdef)));
+        let mut v = json!([upper]);
+        m.aliasify_json(&mut v);
+        assert_eq!(v, json!(["link-1"]));
+        assert_eq!(
+            m.resolve_for_field("link", &upper),
+            Resolution::Uuid(uuid(0xabcdef))
+        );
+    }
+
+    #[test]
+    fn structural_replacement_never_touches_substrings() {
+        let m = AliasManager::new();
+        for n in 1..=12 {
+            m.register("link", &uuid(n)).unwrap();
+        }
+        let mut v = json!({
+            "a": "link-1", "b": "link-10", "c": "see link-1", "d": ["link-12", {"e": "link-1"}],
+            "link-1": "key stays",
+        });
+        m.resolve_json(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "a": uuid(1), "b": uuid(10), "c": "see link-1", "d": [uuid(12), {"e": uuid(1)}],
+                "link-1": "key stays",
+            })
+        );
+        m.aliasify_json(&mut v);
+        assert_eq!(
+            v,
+            json!({
+                "a": "link-1", "b": "link-10", "c": "see link-1", "d": ["link-12", {"e": "link-1"}],
+                "link-1": "key stays",
+            })
+        );
+    }
+
+    #[test]
+    fn text_tokens_are_whole() {
+        let m = AliasManager::new();
+        m.register("link", &uuid(1)).unwrap();
+        let glued = format!("x{}", uuid(1));
+        let longer = format!("{}0", uuid(1));
+        let text = format!(
+            "a {} b {glued} c {longer} d ({})",
+            uuid(1),
+            uuid(1).to_uppercase()
+        );
+        assert_eq!(
+            m.aliasify_text(&text),
+            format!("a link-1 b {glued} c {longer} d (link-1)")
+        );
+        assert_eq!(m.aliasify_text("no ids, ünïcode ✓"), "no ids, ünïcode ✓");
+    }
+
+    #[test]
+    fn register_new_uuids_in_document_order() {
+        let m = AliasManager::new();
+        m.register("theme", &uuid(5)).unwrap();
+        let text = format!("{} {} {} {}", uuid(3), uuid(5), uuid(1), uuid(3));
+        assert_eq!(
+            m.register_new_uuids("link", &text).unwrap(),
+            ["link-1", "link-2"]
+        );
+        assert_eq!(m.resolve("link-1"), Some(uuid(3)));
+        assert_eq!(m.resolve("link-2"), Some(uuid(1)));
+    }
+
+    #[test]
+    fn field_resolution_checks_prefix() {
+        let m = AliasManager::new();
+        m.register("link", &uuid(1)).unwrap();
+        m.register("step", &uuid(2)).unwrap();
+        assert_eq!(
+            m.resolve_for_field("link", " link-1 "),
+            Resolution::Uuid(uuid(1))
+        );
+        assert_eq!(
+            m.resolve_for_field("link", "step-1"),
+            Resolution::WrongPrefix {
+                actual: "step".into()
+            }
+        );
+        assert_eq!(
+            m.resolve_for_field("link", &uuid(2)),
+            Resolution::WrongPrefix {
+                actual: "step".into()
+            }
+        );
+        assert_eq!(
+            m.resolve_for_field("step", "step-0"),
+            Resolution::UnknownAlias
+        );
+        assert_eq!(
+            m.resolve_for_field("link", &uuid(9)),
+            Resolution::UnknownUuid(uuid(9))
+        );
+        assert_eq!(m.resolve_for_field("link", ""), Resolution::Empty);
+    }
+
+    #[test]
+    fn snapshot_restores_counters() {
+        let m = AliasManager::new();
+        for n in 1..=3 {
+            m.register("link", &uuid(n)).unwrap();
+        }
+        m.register("theme", &uuid(7)).unwrap();
+        let json = serde_json::to_string(&m.snapshot()).unwrap();
+        let r = AliasManager::from_snapshot(serde_json::from_str(&json).unwrap()).unwrap();
+        assert_eq!(r.resolve("link-3"), Some(uuid(3)));
+        assert_eq!(r.register("link", &uuid(2)).unwrap(), "link-2");
+        assert_eq!(r.register("link", &uuid(4)).unwrap(), "link-4");
+        assert_eq!(r.register("theme", &uuid(8)).unwrap(), "theme-2");
+        assert_eq!(r.snapshot().counters["link"], 4);
+    }
+
+    #[test]
+    fn snapshot_counter_gaps_are_kept_and_bad_snapshots_refused() {
+        let snap = AliasSnapshot {
+            entries: vec![AliasEntry {
+                prefix: "link".into(),
+                alias: "link-5".into(),
+                uuid: uuid(1).to_uppercase(),
+            }],
+            counters: BTreeMap::from([("link".into(), 2)]),
+        };
+        let r = AliasManager::from_snapshot(snap.clone()).unwrap();
+        assert_eq!(r.register("link", &uuid(2)).unwrap(), "link-6");
+
+        let mut bad = snap.clone();
+        bad.entries[0].alias = "theme-1".into();
+        assert!(AliasManager::from_snapshot(bad).is_err());
+        let mut bad = snap.clone();
+        bad.entries.push(bad.entries[0].clone());
+        assert!(AliasManager::from_snapshot(bad).is_err());
+        let mut bad = snap;
+        bad.entries[0].uuid = "nope".into();
+        assert!(AliasManager::from_snapshot(bad).is_err());
+    }
+
+    #[test]
+    fn thread_safe() {
+        let m = std::sync::Arc::new(AliasManager::new());
+        let handles: Vec<_> = (0..8)
+            .map(|t| {
+                let m = m.clone();
+                std::thread::spawn(move || {
+                    for n in 0..100 {
+                        m.register("link", &uuid(t * 1000 + n)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(m.aliases_of("link").len(), 800);
+        assert_eq!(m.resolve("link-800").map(|u| u.len()), Some(36));
+    }
+}

@@ -1,0 +1,875 @@
+//! Turns a model's tool call into a gRPC call and the response into aliased JSON.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use prost_reflect::{
+    DescriptorPool, DeserializeOptions, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor,
+    MethodDescriptor, SerializeOptions, Value as ProtoValue,
+};
+use serde_json::{Map, Value};
+
+use crate::alias::{AliasManager, Resolution, walk_message};
+use crate::tool::AgentTool;
+use crate::transport::{CallOptions, Code, Status, Transport};
+
+/// The outcome of one tool call, ready to hand back to the model.
+///
+/// On success `output` is the response as JSON text; on failure it is a
+/// sentence the model can act on (which argument was wrong and what is
+/// valid, or the gRPC status). Either way it goes to the model as the tool
+/// result; `is_error` tells providers that mark failed tool calls (Anthropic's
+/// `is_error`) which one it is.
+///
+/// # Examples
+///
+/// ```
+/// let r = ai_tools::ToolResult::error("unknown tool `x`");
+/// assert!(r.is_error);
+/// assert_eq!(r.output, "unknown tool `x`");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ToolResult {
+    /// JSON text (success) or an actionable error sentence (failure).
+    pub output: String,
+    /// Whether the call failed.
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    /// A successful result.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!ai_tools::ToolResult::ok("{}").is_error);
+    /// ```
+    pub fn ok(output: impl Into<String>) -> Self {
+        Self {
+            output: output.into(),
+            is_error: false,
+        }
+    }
+
+    /// A failed result.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::ToolResult::error("no").is_error);
+    /// ```
+    pub fn error(output: impl Into<String>) -> Self {
+        Self {
+            output: output.into(),
+            is_error: true,
+        }
+    }
+}
+
+/// Limits and policies of a [`ProtoExecutor`].
+///
+/// # Examples
+///
+/// ```
+/// let mut options = ai_tools::ExecutorOptions::default();
+/// options.max_argument_bytes = 64 * 1024;
+/// options.call = ai_tools::CallOptions::new().timeout(std::time::Duration::from_secs(10));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExecutorOptions {
+    /// The largest arguments text accepted, in bytes (default 256 KiB).
+    pub max_argument_bytes: usize,
+    /// The deepest nesting of arrays and objects accepted (default 32).
+    pub max_argument_depth: usize,
+    /// Pass a raw UUID the conversation has never seen through an
+    /// alias-carrying field instead of refusing it (default `false`: a model
+    /// that invents ids is stopped before the call).
+    pub pass_unknown_uuids: bool,
+    /// Deadline and metadata of every call.
+    pub call: CallOptions,
+}
+
+impl Default for ExecutorOptions {
+    fn default() -> Self {
+        Self {
+            max_argument_bytes: 256 * 1024,
+            max_argument_depth: 32,
+            pass_unknown_uuids: false,
+            call: CallOptions::new(),
+        }
+    }
+}
+
+/// Executes the tools of one descriptor pool over a [`Transport`], with the
+/// aliases of one conversation.
+///
+/// `ai_tools!` wraps one of these in a typed `Executor`; it is public so that
+/// tools and a pool obtained some other way can be executed too.
+///
+/// The data path of [`execute`](Self::execute): parse the arguments (bounded
+/// size and depth) → undo provider shaping by the request descriptor
+/// (`null` = absent, map entry arrays → maps, JSON-encoded message/Struct
+/// strings → JSON) → reject unknown and hidden fields → protojson into a
+/// `DynamicMessage` → resolve aliases in the fields the tool's
+/// `request_aliases` list, checking the prefix → [`Transport::unary`] →
+/// register and alias the UUIDs of the fields the tool's `response_aliases`
+/// list → protojson text.
+///
+/// The output is protojson as prost-reflect writes it by default: camelCase
+/// field names (`pageThemeId`, as the Go plugin's output has it), 64-bit
+/// integers as strings, enums by name, default values left out. Inbound,
+/// both proto names and camelCase are accepted.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{AgentTool, InProcessTransport, ProtoExecutor};
+///
+/// static TOOLS: &[&AgentTool] = &[];
+/// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let exec = ProtoExecutor::new(TOOLS, &POOL, InProcessTransport::new());
+/// let result = exec.execute("links_create", "{}").await;
+/// assert!(result.is_error);
+/// assert!(result.output.contains("unknown tool `links_create`"));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct ProtoExecutor<T> {
+    tools: &'static [&'static AgentTool],
+    pool: &'static DescriptorPool,
+    transport: T,
+    aliases: Arc<AliasManager>,
+    options: ExecutorOptions,
+}
+
+impl<T: Clone> Clone for ProtoExecutor<T> {
+    fn clone(&self) -> Self {
+        Self {
+            tools: self.tools,
+            pool: self.pool,
+            transport: self.transport.clone(),
+            aliases: self.aliases.clone(),
+            options: self.options.clone(),
+        }
+    }
+}
+
+impl<T: Transport> ProtoExecutor<T> {
+    /// An executor with a fresh alias namespace. `pool` may be a
+    /// `&'static LazyLock<DescriptorPool>` (it derefs).
+    ///
+    /// # Examples
+    ///
+    /// See [`ProtoExecutor`].
+    pub fn new(
+        tools: &'static [&'static AgentTool],
+        pool: &'static DescriptorPool,
+        transport: T,
+    ) -> Self {
+        Self::with_alias_manager(tools, pool, transport, Arc::new(AliasManager::new()))
+    }
+
+    /// An executor that shares `aliases` (a conversation's namespace) with others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use ai_tools::{AliasManager, InProcessTransport, ProtoExecutor};
+    /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    ///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    ///
+    /// let aliases = Arc::new(AliasManager::new());
+    /// let exec = ProtoExecutor::with_alias_manager(&[], &POOL, InProcessTransport::new(), aliases.clone());
+    /// assert!(Arc::ptr_eq(exec.alias_manager(), &aliases));
+    /// ```
+    pub fn with_alias_manager(
+        tools: &'static [&'static AgentTool],
+        pool: &'static DescriptorPool,
+        transport: T,
+        aliases: Arc<AliasManager>,
+    ) -> Self {
+        Self {
+            tools,
+            pool,
+            transport,
+            aliases,
+            options: ExecutorOptions::default(),
+        }
+    }
+
+    /// Replaces the limits and policies.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{ExecutorOptions, InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// let mut options = ExecutorOptions::default();
+    /// options.pass_unknown_uuids = true;
+    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).with_options(options);
+    /// assert!(exec.options().pass_unknown_uuids);
+    /// ```
+    pub fn with_options(mut self, options: ExecutorOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The limits and policies in force.
+    ///
+    /// # Examples
+    ///
+    /// See [`with_options`](Self::with_options).
+    pub fn options(&self) -> &ExecutorOptions {
+        &self.options
+    }
+
+    /// The tools this executor runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// assert!(ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).tools().is_empty());
+    /// ```
+    pub fn tools(&self) -> &'static [&'static AgentTool] {
+        self.tools
+    }
+
+    /// Whether `tool` is one of this executor's tools.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// assert!(!ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).can_execute("links_create"));
+    /// ```
+    pub fn can_execute(&self, tool: &str) -> bool {
+        self.tool(tool).is_some()
+    }
+
+    /// The conversation's alias namespace.
+    ///
+    /// # Examples
+    ///
+    /// See [`with_alias_manager`](Self::with_alias_manager).
+    pub fn alias_manager(&self) -> &Arc<AliasManager> {
+        &self.aliases
+    }
+
+    /// The transport calls go through.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
+    /// let _: &InProcessTransport = exec.transport();
+    /// ```
+    pub fn transport(&self) -> &T {
+        &self.transport
+    }
+
+    /// Runs `tool` with the model's arguments (JSON text; empty means `{}`).
+    /// Never panics: every failure is a [`ToolResult`] with `is_error` set.
+    ///
+    /// # Examples
+    ///
+    /// See [`ProtoExecutor`].
+    pub async fn execute(&self, tool: &str, args_json: &str) -> ToolResult {
+        self.execute_with(tool, args_json, &self.options.call).await
+    }
+
+    /// [`execute`](Self::execute) with call options (deadline, metadata) for this call only.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{CallOptions, InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
+    /// let options = CallOptions::new().metadata("x-user", "42");
+    /// assert!(exec.execute_with("nope", "{}", &options).await.is_error);
+    /// # }
+    /// ```
+    pub async fn execute_with(
+        &self,
+        tool: &str,
+        args_json: &str,
+        options: &CallOptions,
+    ) -> ToolResult {
+        let Some(def) = self.tool(tool) else {
+            return self.unknown_tool(tool);
+        };
+        match self.parse_args(args_json) {
+            Ok(args) => self.run(def, args, options).await,
+            Err(message) => ToolResult::error(format!("{tool}: {message}")),
+        }
+    }
+
+    /// [`execute`](Self::execute) with already-parsed arguments (as the
+    /// typed per-tool methods of a generated `Executor` pass them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
+    /// let r = exec.execute_value("links_list", serde_json::json!({})).await;
+    /// assert!(r.is_error);
+    /// # }
+    /// ```
+    pub async fn execute_value(&self, tool: &str, args: Value) -> ToolResult {
+        let Some(def) = self.tool(tool) else {
+            return self.unknown_tool(tool);
+        };
+        if let Err(message) = check_depth(&args, self.options.max_argument_depth) {
+            return ToolResult::error(format!("{tool}: {message}"));
+        }
+        self.run(def, args, &self.options.call).await
+    }
+
+    fn tool(&self, name: &str) -> Option<&'static AgentTool> {
+        self.tools.iter().copied().find(|t| t.name == name)
+    }
+
+    fn unknown_tool(&self, tool: &str) -> ToolResult {
+        let names: Vec<&str> = self.tools.iter().map(|t| t.name).collect();
+        ToolResult::error(if names.is_empty() {
+            format!("unknown tool `{tool}`; no tools are available here")
+        } else {
+            format!(
+                "unknown tool `{tool}`; the available tools are: {}",
+                names.join(", ")
+            )
+        })
+    }
+
+    fn parse_args(&self, text: &str) -> Result<Value, String> {
+        let limit = self.options.max_argument_bytes;
+        if text.len() > limit {
+            return Err(format!(
+                "the arguments are {} bytes, more than the limit of {limit}; send fewer or shorter values",
+                text.len()
+            ));
+        }
+        if text.trim().is_empty() {
+            return Ok(Value::Object(Map::new()));
+        }
+        let mut value: Value = serde_json::from_str(text)
+            .map_err(|e| format!("the arguments are not valid JSON ({e}); send one JSON object"))?;
+        // Some models double-encode: a JSON string that holds the object.
+        if let Value::String(inner) = &value
+            && let Ok(obj @ Value::Object(_)) = serde_json::from_str::<Value>(inner)
+        {
+            value = obj;
+        }
+        check_depth(&value, self.options.max_argument_depth)?;
+        Ok(value)
+    }
+
+    async fn run(
+        &self,
+        tool: &'static AgentTool,
+        args: Value,
+        options: &CallOptions,
+    ) -> ToolResult {
+        match self.call(tool, args, options).await {
+            Ok(output) => ToolResult::ok(output),
+            Err(CallError::Arguments(message)) => {
+                ToolResult::error(format!("{}: {message}", tool.name))
+            }
+            Err(CallError::Status(status)) => {
+                ToolResult::error(self.status_sentence(tool, &status))
+            }
+            Err(CallError::Internal(message)) => ToolResult::error(format!(
+                "{} could not run because of an internal error ({message}); do not retry, tell the user",
+                tool.name
+            )),
+        }
+    }
+
+    async fn call(
+        &self,
+        tool: &'static AgentTool,
+        args: Value,
+        options: &CallOptions,
+    ) -> Result<String, CallError> {
+        let method = self.method(tool)?;
+        let request = self.build_request(tool, &method.input(), args)?;
+        let mut response = self
+            .transport
+            .unary(&method, request, options)
+            .await
+            .map_err(CallError::Status)?;
+        self.aliases
+            .register_message(&mut response, tool.response_aliases);
+        let mut out = Vec::new();
+        let mut ser = serde_json::Serializer::new(&mut out);
+        response
+            .serialize_with_options(&mut ser, &SerializeOptions::new())
+            .map_err(|e| {
+                CallError::Internal(format!("the response could not be written as JSON: {e}"))
+            })?;
+        String::from_utf8(out).map_err(|e| CallError::Internal(e.to_string()))
+    }
+
+    fn method(&self, tool: &AgentTool) -> Result<MethodDescriptor, CallError> {
+        let service = self
+            .pool
+            .get_service_by_name(tool.method.service)
+            .ok_or_else(|| {
+                CallError::Internal(format!(
+                    "service `{}` is missing from the descriptor pool",
+                    tool.method.service
+                ))
+            })?;
+        service
+            .methods()
+            .find(|m| m.name() == tool.method.method)
+            .ok_or_else(|| {
+                CallError::Internal(format!(
+                    "method `{}/{}` is missing from the descriptor pool",
+                    tool.method.service, tool.method.method
+                ))
+            })
+    }
+
+    fn build_request(
+        &self,
+        tool: &AgentTool,
+        desc: &MessageDescriptor,
+        mut args: Value,
+    ) -> Result<DynamicMessage, CallError> {
+        let Value::Object(obj) = &mut args else {
+            return Err(CallError::Arguments(format!(
+                "the arguments must be a JSON object, not {}",
+                kind_of(&args)
+            )));
+        };
+        let mut problems = Vec::new();
+        normalize_message(
+            desc,
+            obj,
+            "",
+            0,
+            self.options.max_argument_depth,
+            &mut problems,
+        );
+        if !problems.is_empty() {
+            return Err(CallError::Arguments(problems.join("; ")));
+        }
+        let mut request = deserialize(desc, args)?;
+
+        let mut problems = Vec::new();
+        let lenient = self.options.pass_unknown_uuids;
+        walk_message(
+            &mut request,
+            tool.request_aliases,
+            0,
+            &mut |fp, s| match self.aliases.resolve_for_field(fp.prefix, s) {
+                Resolution::Uuid(uuid) => *s = uuid,
+                Resolution::Empty => {}
+                Resolution::UnknownUuid(uuid) if lenient => *s = uuid,
+                other => problems.push(self.alias_problem(fp.field, fp.prefix, s, &other)),
+            },
+        );
+        if !problems.is_empty() {
+            return Err(CallError::Arguments(problems.join("; ")));
+        }
+        Ok(request)
+    }
+
+    fn alias_problem(&self, field: &str, prefix: &str, value: &str, why: &Resolution) -> String {
+        let mut text = match why {
+            Resolution::WrongPrefix { actual } => {
+                format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
+            }
+            Resolution::UnknownUuid(_) => {
+                format!(
+                    "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
+                )
+            }
+            _ => format!(
+                "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
+            ),
+        };
+        let valid = self.aliases.aliases_of(prefix);
+        if valid.is_empty() {
+            let _ = write!(
+                text,
+                "; no {prefix} ids are known yet: call a tool that returns {prefix} ids first, and never invent one"
+            );
+        } else {
+            const SHOWN: usize = 20;
+            let _ = write!(
+                text,
+                "; use one of: {}",
+                valid
+                    .iter()
+                    .take(SHOWN)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            if valid.len() > SHOWN {
+                let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
+            }
+        }
+        text
+    }
+
+    fn status_sentence(&self, tool: &AgentTool, status: &Status) -> String {
+        let message = self.aliases.aliasify_text(status.message.trim());
+        let hint = match status.code {
+            Code::Unavailable => {
+                " The service is unreachable right now; try again later or tell the user."
+            }
+            Code::DeadlineExceeded => " The call took too long; try again later or tell the user.",
+            Code::InvalidArgument | Code::OutOfRange | Code::FailedPrecondition => {
+                " Fix the arguments and call the tool again."
+            }
+            Code::NotFound => " Check the ids you passed; use only ids returned by tools.",
+            Code::PermissionDenied | Code::Unauthenticated => {
+                " The user is not allowed to do this; tell the user."
+            }
+            _ => "",
+        };
+        if message.is_empty() {
+            format!(
+                "{} failed with gRPC status {}.{hint}",
+                tool.name, status.code
+            )
+        } else {
+            format!(
+                "{} failed with gRPC status {}: {message}.{hint}",
+                tool.name, status.code
+            )
+        }
+    }
+}
+
+enum CallError {
+    /// The model's arguments are wrong; the message says how.
+    Arguments(String),
+    /// The service answered with an error status.
+    Status(Status),
+    /// Our bug or a broken pool; nothing the model can fix.
+    Internal(String),
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn check_depth(value: &Value, max: usize) -> Result<(), String> {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        if depth + 1 > max {
+            return Err(format!("the arguments are nested deeper than {max} levels"));
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    Ok(())
+}
+
+/// Extension numbers of the annotations we read by number, whichever package declares them.
+const TOOL_FIELD_EXTENSION: u32 = 52105;
+const FIELD_BEHAVIOR_EXTENSION: u32 = 1052;
+const OUTPUT_ONLY: i32 = 3;
+
+/// Whether the model may set `field`: not `tool_field.skip`, not `OUTPUT_ONLY`.
+fn is_exposed(field: &FieldDescriptor) -> bool {
+    let options = field.options();
+    for (ext, value) in options.extensions() {
+        match ext.number() {
+            TOOL_FIELD_EXTENSION => {
+                if let ProtoValue::Message(m) = value
+                    && m.get_field_by_number(1)
+                        .is_some_and(|v| v.as_bool() == Some(true))
+                {
+                    return false;
+                }
+            }
+            FIELD_BEHAVIOR_EXTENSION => {
+                let output_only = |v: &ProtoValue| v.as_enum_number() == Some(OUTPUT_ONLY);
+                let hidden = match value {
+                    ProtoValue::List(items) => items.iter().any(output_only),
+                    v => output_only(v),
+                };
+                if hidden {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    true
+}
+
+fn join_path(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// Undoes provider shaping in place and collects unknown or hidden fields.
+fn normalize_message(
+    desc: &MessageDescriptor,
+    obj: &mut Map<String, Value>,
+    path: &str,
+    depth: usize,
+    max_depth: usize,
+    problems: &mut Vec<String>,
+) {
+    let mut unknown = Vec::new();
+    let keys: Vec<String> = obj.keys().cloned().collect();
+    for key in keys {
+        let field = desc
+            .get_field_by_name(&key)
+            .or_else(|| desc.get_field_by_json_name(&key));
+        let Some(field) = field.filter(is_exposed) else {
+            unknown.push(key);
+            continue;
+        };
+        // Strict dialects send `null` for every optional field they leave out.
+        if obj.get(&key).is_some_and(Value::is_null) {
+            obj.remove(&key);
+            continue;
+        }
+        if let Some(value) = obj.get_mut(&key) {
+            normalize_field(
+                &field,
+                value,
+                &join_path(path, field.name()),
+                depth,
+                max_depth,
+                problems,
+            );
+        }
+    }
+    if !unknown.is_empty() {
+        let valid: Vec<String> = desc
+            .fields()
+            .filter(is_exposed)
+            .map(|f| format!("`{}`", f.name()))
+            .collect();
+        let list = unknown
+            .iter()
+            .map(|k| format!("`{k}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        let (noun, where_) = if path.is_empty() {
+            (
+                if unknown.len() == 1 {
+                    "unknown argument"
+                } else {
+                    "unknown arguments"
+                },
+                String::new(),
+            )
+        } else {
+            (
+                if unknown.len() == 1 {
+                    "unknown field"
+                } else {
+                    "unknown fields"
+                },
+                format!(" in `{path}`"),
+            )
+        };
+        let valid = if valid.is_empty() {
+            "none".to_owned()
+        } else {
+            valid.join(", ")
+        };
+        problems.push(format!(
+            "{noun} {list}{where_}; the valid ones are: {valid}"
+        ));
+    }
+}
+
+fn normalize_field(
+    field: &FieldDescriptor,
+    value: &mut Value,
+    path: &str,
+    depth: usize,
+    max_depth: usize,
+    problems: &mut Vec<String>,
+) {
+    if field.is_map() {
+        let Kind::Message(entry) = field.kind() else {
+            return;
+        };
+        decode_json_string(value, |v| v.is_object() || v.is_array(), depth, max_depth);
+        // Dialects without open objects send a map as [{key, value}, ...].
+        if let Value::Array(items) = value
+            && let Some(map) = entries_to_map(items)
+        {
+            *value = Value::Object(map);
+        }
+        if let Value::Object(map) = value {
+            let value_kind = entry.map_entry_value_field().kind();
+            for (k, v) in map.iter_mut() {
+                normalize_single(
+                    &value_kind,
+                    v,
+                    &format!("{path}[{k}]"),
+                    depth + 1,
+                    max_depth,
+                    problems,
+                );
+            }
+        }
+    } else if field.is_list() {
+        if matches!(field.kind(), Kind::Message(_)) {
+            decode_json_string(value, Value::is_array, depth, max_depth);
+        }
+        if let Value::Array(items) = value {
+            let kind = field.kind();
+            for (i, item) in items.iter_mut().enumerate() {
+                normalize_single(
+                    &kind,
+                    item,
+                    &format!("{path}[{i}]"),
+                    depth + 1,
+                    max_depth,
+                    problems,
+                );
+            }
+        }
+    } else {
+        normalize_single(&field.kind(), value, path, depth, max_depth, problems);
+    }
+}
+
+fn normalize_single(
+    kind: &Kind,
+    value: &mut Value,
+    path: &str,
+    depth: usize,
+    max_depth: usize,
+    problems: &mut Vec<String>,
+) {
+    let Kind::Message(desc) = kind else { return };
+    match desc.full_name() {
+        "google.protobuf.Struct" => decode_json_string(value, Value::is_object, depth, max_depth),
+        "google.protobuf.ListValue" => decode_json_string(value, Value::is_array, depth, max_depth),
+        // A Value may well be a string: only a string holding an object or array is decoded.
+        "google.protobuf.Value" => {
+            decode_json_string(value, |v| v.is_object() || v.is_array(), depth, max_depth)
+        }
+        // Well-known types with their own JSON forms.
+        name if name.starts_with("google.protobuf.") => {}
+        _ => {
+            // Past the recursion cut of a dialect, a message arrives as a JSON string.
+            decode_json_string(value, Value::is_object, depth, max_depth);
+            if let Value::Object(obj) = value {
+                if depth >= max_depth {
+                    problems.push(format!("`{path}` is nested too deeply"));
+                    return;
+                }
+                normalize_message(desc, obj, path, depth + 1, max_depth, problems);
+            }
+        }
+    }
+}
+
+/// Replaces a string holding JSON with that JSON, when `accept` likes it and
+/// it is no deeper than what remains of the depth budget.
+fn decode_json_string(
+    value: &mut Value,
+    accept: impl Fn(&Value) -> bool,
+    depth: usize,
+    max_depth: usize,
+) {
+    let Value::String(s) = value else { return };
+    let t = s.trim_start();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return;
+    }
+    if let Ok(parsed) = serde_json::from_str::<Value>(s)
+        && accept(&parsed)
+        && check_depth(&parsed, max_depth.saturating_sub(depth)).is_ok()
+    {
+        *value = parsed;
+    }
+}
+
+fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
+    let mut map = Map::new();
+    for item in items {
+        let Value::Object(entry) = item else {
+            return None;
+        };
+        if entry.keys().any(|k| k != "key" && k != "value") {
+            return None;
+        }
+        let key = match entry.get("key")? {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => return None,
+        };
+        map.insert(key, entry.get("value").cloned().unwrap_or(Value::Null));
+    }
+    Some(map)
+}
+
+fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, CallError> {
+    let options = DeserializeOptions::new();
+    match DynamicMessage::deserialize_with_options(desc.clone(), args.clone(), &options) {
+        Ok(m) => Ok(m),
+        Err(whole) => {
+            // Find the argument at fault: serde errors on a `Value` carry no position.
+            if let Value::Object(obj) = args {
+                for (key, value) in obj {
+                    let one = Value::Object(Map::from_iter([(key.clone(), value)]));
+                    if let Err(e) =
+                        DynamicMessage::deserialize_with_options(desc.clone(), one, &options)
+                    {
+                        return Err(CallError::Arguments(format!(
+                            "argument `{key}` is invalid: {e}"
+                        )));
+                    }
+                }
+            }
+            Err(CallError::Arguments(format!(
+                "the arguments are invalid: {whole}"
+            )))
+        }
+    }
+}

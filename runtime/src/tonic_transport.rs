@@ -1,0 +1,164 @@
+//! [`Transport`] over a tonic [`Channel`](tonic::transport::Channel).
+
+use prost::Message as _;
+use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::metadata::{AsciiMetadataValue, MetadataKey};
+
+use crate::transport::{BoxFuture, CallOptions, Code, Status, Transport, method_path};
+
+/// Calls gRPC services through a tonic channel. Cheap to clone: clones share
+/// the channel's connection.
+///
+/// The request path is `/{service}/{method}`; [`CallOptions`] metadata is
+/// sent as ASCII request metadata and the timeout both as `grpc-timeout`
+/// and as a local deadline (a server that ignores the header still cannot
+/// hold the tool call longer).
+///
+/// # Examples
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
+/// let transport = ai_tools::TonicTransport::new(channel);
+/// # let _ = transport;
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct TonicTransport {
+    channel: tonic::transport::Channel,
+}
+
+impl TonicTransport {
+    /// A transport over `channel`.
+    ///
+    /// # Examples
+    ///
+    /// See [`TonicTransport`].
+    pub fn new(channel: tonic::transport::Channel) -> Self {
+        Self { channel }
+    }
+
+    /// The underlying channel.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
+    /// let transport = ai_tools::TonicTransport::new(channel);
+    /// let _channel: &tonic::transport::Channel = transport.channel();
+    /// # }
+    /// ```
+    pub fn channel(&self) -> &tonic::transport::Channel {
+        &self.channel
+    }
+}
+
+impl Transport for TonicTransport {
+    fn unary<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
+        Box::pin(async move {
+            let call = self.call(method, request, options);
+            match options.timeout {
+                Some(t) => tokio::time::timeout(t, call).await.unwrap_or_else(|_| {
+                    Err(Status::new(Code::DeadlineExceeded, "deadline exceeded"))
+                }),
+                None => call.await,
+            }
+        })
+    }
+}
+
+impl TonicTransport {
+    async fn call(
+        &self,
+        method: &MethodDescriptor,
+        request: DynamicMessage,
+        options: &CallOptions,
+    ) -> Result<DynamicMessage, Status> {
+        let path = method_path(method);
+        let path = http::uri::PathAndQuery::try_from(path.as_str())
+            .map_err(|e| Status::new(Code::Internal, format!("invalid gRPC path {path}: {e}")))?;
+        let mut req = tonic::Request::new(request);
+        if let Some(t) = options.timeout {
+            req.set_timeout(t);
+        }
+        for (key, value) in &options.metadata {
+            let k = MetadataKey::from_bytes(key.as_bytes()).map_err(|_| {
+                Status::new(Code::Internal, format!("invalid metadata key `{key}`"))
+            })?;
+            let v = AsciiMetadataValue::try_from(value.as_str()).map_err(|_| {
+                Status::new(
+                    Code::Internal,
+                    format!("invalid metadata value for `{key}`"),
+                )
+            })?;
+            req.metadata_mut().append(k, v);
+        }
+        let mut grpc = tonic::client::Grpc::new(self.channel.clone());
+        grpc.ready()
+            .await
+            .map_err(|e| Status::new(Code::Unavailable, format!("service not ready: {e}")))?;
+        let codec = DynamicCodec {
+            response: method.output(),
+        };
+        let response = grpc.unary(req, path, codec).await.map_err(Status::from)?;
+        Ok(response.into_inner())
+    }
+}
+
+/// Encodes any [`DynamicMessage`], decodes the method's output type.
+struct DynamicCodec {
+    response: MessageDescriptor,
+}
+
+impl Codec for DynamicCodec {
+    type Encode = DynamicMessage;
+    type Decode = DynamicMessage;
+    type Encoder = DynamicEncoder;
+    type Decoder = DynamicDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        DynamicEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        DynamicDecoder {
+            desc: self.response.clone(),
+        }
+    }
+}
+
+struct DynamicEncoder;
+
+impl Encoder for DynamicEncoder {
+    type Item = DynamicMessage;
+    type Error = tonic::Status;
+
+    fn encode(&mut self, item: Self::Item, buf: &mut EncodeBuf<'_>) -> Result<(), Self::Error> {
+        item.encode(buf)
+            .map_err(|e| tonic::Status::internal(format!("encoding the request: {e}")))
+    }
+}
+
+struct DynamicDecoder {
+    desc: MessageDescriptor,
+}
+
+impl Decoder for DynamicDecoder {
+    type Item = DynamicMessage;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Self::Item>, Self::Error> {
+        DynamicMessage::decode(self.desc.clone(), buf)
+            .map(Some)
+            .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))
+    }
+}

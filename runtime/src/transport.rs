@@ -1,0 +1,384 @@
+//! How a tool call reaches its service: the [`Transport`] trait, its error
+//! type, per-call options and an in-process implementation.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage};
+
+/// A boxed, sendable future, as [`Transport::unary`] returns.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Carries one unary RPC to a service and brings back its response.
+///
+/// Object safe: `Arc<dyn Transport>` is itself a `Transport`. Implementations
+/// ship with the crate for tonic ([`TonicTransport`](crate::TonicTransport),
+/// feature `tonic`) and for in-process handlers ([`InProcessTransport`]).
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use ai_tools::{InProcessTransport, Transport};
+///
+/// let shared: Arc<dyn Transport> = Arc::new(InProcessTransport::new());
+/// fn takes_transport<T: Transport>(_: T) {}
+/// takes_transport(shared);
+/// ```
+pub trait Transport: Send + Sync + 'static {
+    /// Calls `method` with `request` (a message of the method's input type)
+    /// and returns the response (a message of its output type).
+    fn unary<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<DynamicMessage, Status>>;
+}
+
+impl<T: Transport + ?Sized> Transport for Arc<T> {
+    fn unary<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
+        (**self).unary(method, request, options)
+    }
+}
+
+impl<T: Transport + ?Sized> Transport for Box<T> {
+    fn unary<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
+        (**self).unary(method, request, options)
+    }
+}
+
+/// Options of one call: a deadline and request metadata (headers).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// let options = ai_tools::CallOptions::new()
+///     .timeout(Duration::from_secs(5))
+///     .metadata("authorization", "Bearer t0ken");
+/// assert_eq!(options.metadata.len(), 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallOptions {
+    /// How long the call may take; sent as `grpc-timeout` and enforced locally.
+    pub timeout: Option<Duration>,
+    /// ASCII metadata sent with the request, in order (keys lowercase).
+    pub metadata: Vec<(String, String)>,
+}
+
+impl CallOptions {
+    /// No deadline, no metadata.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::CallOptions::new(), ai_tools::CallOptions::default());
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets the deadline of the call.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let o = ai_tools::CallOptions::new().timeout(std::time::Duration::from_millis(250));
+    /// assert!(o.timeout.is_some());
+    /// ```
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Adds one metadata entry.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let o = ai_tools::CallOptions::new().metadata("x-tenant", "acme");
+    /// assert_eq!(o.metadata[0], ("x-tenant".to_owned(), "acme".to_owned()));
+    /// ```
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.push((key.into(), value.into()));
+        self
+    }
+}
+
+/// A gRPC status code.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::Code::NotFound.name(), "NOT_FOUND");
+/// assert_eq!(ai_tools::Code::from_i32(14), ai_tools::Code::Unavailable);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[allow(missing_docs)] // the names are the gRPC codes
+pub enum Code {
+    Ok,
+    Cancelled,
+    Unknown,
+    InvalidArgument,
+    DeadlineExceeded,
+    NotFound,
+    AlreadyExists,
+    PermissionDenied,
+    ResourceExhausted,
+    FailedPrecondition,
+    Aborted,
+    OutOfRange,
+    Unimplemented,
+    Internal,
+    Unavailable,
+    DataLoss,
+    Unauthenticated,
+}
+
+impl Code {
+    const ALL: [Code; 17] = [
+        Code::Ok,
+        Code::Cancelled,
+        Code::Unknown,
+        Code::InvalidArgument,
+        Code::DeadlineExceeded,
+        Code::NotFound,
+        Code::AlreadyExists,
+        Code::PermissionDenied,
+        Code::ResourceExhausted,
+        Code::FailedPrecondition,
+        Code::Aborted,
+        Code::OutOfRange,
+        Code::Unimplemented,
+        Code::Internal,
+        Code::Unavailable,
+        Code::DataLoss,
+        Code::Unauthenticated,
+    ];
+
+    /// The code for a numeric value; out of range is `Unknown`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::Code::from_i32(99), ai_tools::Code::Unknown);
+    /// ```
+    pub fn from_i32(n: i32) -> Code {
+        usize::try_from(n)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
+            .unwrap_or(Code::Unknown)
+    }
+
+    /// The canonical name, e.g. `NOT_FOUND`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::Code::DeadlineExceeded.name(), "DEADLINE_EXCEEDED");
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Code::Ok => "OK",
+            Code::Cancelled => "CANCELLED",
+            Code::Unknown => "UNKNOWN",
+            Code::InvalidArgument => "INVALID_ARGUMENT",
+            Code::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            Code::NotFound => "NOT_FOUND",
+            Code::AlreadyExists => "ALREADY_EXISTS",
+            Code::PermissionDenied => "PERMISSION_DENIED",
+            Code::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Code::FailedPrecondition => "FAILED_PRECONDITION",
+            Code::Aborted => "ABORTED",
+            Code::OutOfRange => "OUT_OF_RANGE",
+            Code::Unimplemented => "UNIMPLEMENTED",
+            Code::Internal => "INTERNAL",
+            Code::Unavailable => "UNAVAILABLE",
+            Code::DataLoss => "DATA_LOSS",
+            Code::Unauthenticated => "UNAUTHENTICATED",
+        }
+    }
+}
+
+impl fmt::Display for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A failed call: a gRPC code and a message. Transport-neutral, so
+/// [`Transport`] does not depend on tonic.
+///
+/// # Examples
+///
+/// ```
+/// let s = ai_tools::Status::new(ai_tools::Code::NotFound, "no such link");
+/// assert_eq!(s.to_string(), "NOT_FOUND: no such link");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct Status {
+    /// The gRPC code.
+    pub code: Code,
+    /// The server's (or transport's) message.
+    pub message: String,
+}
+
+impl Status {
+    /// A status with `code` and `message`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = ai_tools::Status::new(ai_tools::Code::Internal, "boom");
+    /// assert_eq!(s.code, ai_tools::Code::Internal);
+    /// ```
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+#[cfg(feature = "tonic")]
+impl From<tonic::Status> for Status {
+    fn from(s: tonic::Status) -> Self {
+        Status::new(Code::from_i32(s.code() as i32), s.message())
+    }
+}
+
+type Handler = Arc<
+    dyn Fn(DynamicMessage, CallOptions) -> BoxFuture<'static, Result<DynamicMessage, Status>>
+        + Send
+        + Sync,
+>;
+
+/// Calls services in the same process, without a network: one async
+/// handler per method path (`/package.Service/Method`). Cheap to clone.
+///
+/// A method without a handler fails with `UNIMPLEMENTED`; a handler that
+/// returns a message of the wrong type fails with `INTERNAL`.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{InProcessTransport, Status, Code};
+///
+/// let transport = InProcessTransport::new().with_handler(
+///     "/links.v1.LinksService/CreateLink",
+///     |_request, _options| async move { Err::<prost_reflect::DynamicMessage, _>(Status::new(Code::Unavailable, "maintenance")) },
+/// );
+/// assert!(transport.has_handler("/links.v1.LinksService/CreateLink"));
+/// ```
+#[derive(Clone, Default)]
+pub struct InProcessTransport {
+    handlers: HashMap<String, Handler>,
+}
+
+impl fmt::Debug for InProcessTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut paths: Vec<_> = self.handlers.keys().collect();
+        paths.sort();
+        f.debug_struct("InProcessTransport")
+            .field("methods", &paths)
+            .finish()
+    }
+}
+
+impl InProcessTransport {
+    /// A transport with no handlers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!ai_tools::InProcessTransport::new().has_handler("/a.B/C"));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds (or replaces) the handler of `path` (`/package.Service/Method`).
+    ///
+    /// # Examples
+    ///
+    /// See [`InProcessTransport`].
+    pub fn with_handler<F, Fut>(mut self, path: impl Into<String>, handler: F) -> Self
+    where
+        F: Fn(DynamicMessage, CallOptions) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<DynamicMessage, Status>> + Send + 'static,
+    {
+        self.handlers.insert(
+            path.into(),
+            Arc::new(move |req, opts| Box::pin(handler(req, opts))),
+        );
+        self
+    }
+
+    /// Whether a handler is registered for `path`.
+    ///
+    /// # Examples
+    ///
+    /// See [`InProcessTransport`].
+    pub fn has_handler(&self, path: &str) -> bool {
+        self.handlers.contains_key(path)
+    }
+}
+
+/// The gRPC path of a method: `/package.Service/Method`.
+pub(crate) fn method_path(method: &MethodDescriptor) -> String {
+    format!("/{}/{}", method.parent_service().full_name(), method.name())
+}
+
+impl Transport for InProcessTransport {
+    fn unary<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
+        Box::pin(async move {
+            let path = method_path(method);
+            let Some(handler) = self.handlers.get(&path) else {
+                return Err(Status::new(
+                    Code::Unimplemented,
+                    format!("no in-process handler for {path}"),
+                ));
+            };
+            let call = handler(request, options.clone());
+            let response = match options.timeout {
+                Some(t) => tokio::time::timeout(t, call)
+                    .await
+                    .map_err(|_| Status::new(Code::DeadlineExceeded, "deadline exceeded"))??,
+                None => call.await?,
+            };
+            let expected = method.output();
+            if response.descriptor() != expected {
+                return Err(Status::new(
+                    Code::Internal,
+                    format!(
+                        "handler of {path} returned a {} instead of a {}",
+                        response.descriptor().full_name(),
+                        expected.full_name()
+                    ),
+                ));
+            }
+            Ok(response)
+        })
+    }
+}
