@@ -1,1 +1,290 @@
-//! The schema rules of ai-tools.
+//! The schema rules of ai-tools, with no proc-macro and no I/O.
+//!
+//! This crate turns annotated protobuf descriptors into LLM tool definitions:
+//!
+//! 1. [`proto`] reads a [`prost_reflect::DescriptorPool`] and finds every method
+//!    annotated with `rpc_tool` (extension [`RPC_TOOL_EXTENSION`] on
+//!    `google.protobuf.MethodOptions`), producing a [`ToolSpec`] per tool, with
+//!    its request message converted to the typed schema IR of [`ir`].
+//! 2. [`render`] turns that IR into the JSON Schema each provider accepts
+//!    ([`Dialect`]).
+//! 3. [`check`] verifies that any JSON Schema value obeys a provider's
+//!    documented limits, so a rendering can be tested against them.
+//! 4. [`names`] is the one home of the tool-name and alias-prefix rules.
+//!
+//! The same rules run at compile time (inside the `ai_tools!` macro) and at run
+//! time (for hand-written tools whose schema a derive composes from [`ir`]).
+//!
+//! # Examples
+//!
+//! ```
+//! use ai_tools_schema::{Dialect, ANNOTATION_PROTOS};
+//! use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+//!
+//! // An in-memory resolver serving the annotation protos and one service.
+//! struct Memory(Vec<(String, String)>);
+//! impl FileResolver for Memory {
+//!     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+//!         match self.0.iter().find(|(n, _)| n == name) {
+//!             Some((n, source)) => File::from_source(n, source),
+//!             None => Err(protox::Error::file_not_found(name)),
+//!         }
+//!     }
+//! }
+//!
+//! let mut files: Vec<(String, String)> = ANNOTATION_PROTOS
+//!     .iter()
+//!     .map(|(n, s)| (n.to_string(), s.to_string()))
+//!     .collect();
+//! files.push(("echo.proto".into(), r#"
+//!     syntax = "proto3";
+//!     package echo.v1;
+//!     import "ai/tools/v1/rpc_tool.proto";
+//!     message EchoRequest {
+//!       // The text to echo.
+//!       string text = 1;
+//!     }
+//!     message EchoResponse { string text = 1; }
+//!     service Echo {
+//!       rpc Echo(EchoRequest) returns (EchoResponse) {
+//!         option (ai.tools.v1.rpc_tool) = { name: "echo" description: "Echo a text." };
+//!       }
+//!     }
+//! "#.into()));
+//!
+//! let mut resolver = ChainFileResolver::new();
+//! resolver.add(Memory(files));
+//! resolver.add(GoogleFileResolver::new());
+//! let mut compiler = protox::Compiler::with_file_resolver(resolver);
+//! compiler.include_imports(true).include_source_info(true);
+//! compiler.open_file("echo.proto").expect("compiles");
+//! let pool = compiler.descriptor_pool();
+//!
+//! let tools = ai_tools_schema::tools_in_file(&pool, "echo.proto").expect("valid");
+//! assert_eq!(tools[0].name, "echo");
+//! assert_eq!(
+//!     tools[0].render(Dialect::Anthropic),
+//!     serde_json::json!({
+//!         "type": "object",
+//!         "properties": { "text": { "type": "string", "description": "The text to echo." } },
+//!         "required": ["text"],
+//!         "additionalProperties": false
+//!     })
+//! );
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+use std::fmt;
+
+pub mod check;
+pub mod ir;
+pub mod names;
+pub mod proto;
+pub mod render;
+
+#[cfg(test)]
+mod test_support;
+
+pub use proto::tools_in_file;
+
+/// Every annotation proto this crate ships, as `(import path, source text)`.
+///
+/// A proto compiler that serves these (besides the `google/protobuf/*` files
+/// every compiler serves) lets a proto import the annotations without copying
+/// them:
+///
+/// - `ai/context/v1/annotations.proto`: `(ai.context.v1.rpc_tool)`, the method
+///   annotation as the Go plugin `protoc-gen-ai-tools` spells it;
+/// - `ai/tools/v1/annotations.proto`: `(ai.tools.v1.tool_field)`, the field
+///   annotation;
+/// - `ai/tools/v1/rpc_tool.proto`: `(ai.tools.v1.rpc_tool)`, the same method
+///   annotation in the `ai.tools.v1` package (import one of the two
+///   `rpc_tool`s, never both: they share one extension number);
+/// - `google/api/field_behavior.proto`: `(google.api.field_behavior)`, for
+///   `OUTPUT_ONLY` and `REQUIRED`.
+pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
+    (
+        "ai/context/v1/annotations.proto",
+        include_str!("../proto/ai/context/v1/annotations.proto"),
+    ),
+    (
+        "ai/tools/v1/annotations.proto",
+        include_str!("../proto/ai/tools/v1/annotations.proto"),
+    ),
+    (
+        "ai/tools/v1/rpc_tool.proto",
+        include_str!("../proto/ai/tools/v1/rpc_tool.proto"),
+    ),
+    (
+        "google/api/field_behavior.proto",
+        include_str!("../proto/google/api/field_behavior.proto"),
+    ),
+];
+
+/// Extension number of `rpc_tool` (a `ToolDefinition { name = 1, description = 2,
+/// strict = 3 }`) on `google.protobuf.MethodOptions`.
+pub const RPC_TOOL_EXTENSION: u32 = 52104;
+
+/// Extension number of `tool_field` (a `ToolFieldOptions { skip = 1,
+/// alias_prefix = 2, usage_notes = 3, description = 4 }`) on
+/// `google.protobuf.FieldOptions`.
+pub const TOOL_FIELD_EXTENSION: u32 = 52105;
+
+/// Extension number of `google.api.field_behavior` (a repeated
+/// `google.api.FieldBehavior`) on `google.protobuf.FieldOptions`.
+pub const FIELD_BEHAVIOR_EXTENSION: u32 = 1052;
+
+/// The JSON Schema flavour a provider accepts for tool parameters.
+///
+/// See [`render`] for what each dialect renders and [`check`] for the rules
+/// each one is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// Canonical JSON Schema (draft 2020-12): the truth the executor enforces.
+    JsonSchema,
+    /// OpenAI function tools (Chat Completions and Responses); with `strict`,
+    /// the Structured Outputs subset.
+    OpenAi,
+    /// Anthropic `input_schema`; with `strict`, the strict tool-use subset.
+    Anthropic,
+    /// Gemini `functionDeclarations[].parameters`: a subset of the OpenAPI 3.0
+    /// schema object.
+    Gemini,
+    /// Gemini `functionDeclarations[].parametersJsonSchema`: JSON Schema.
+    GeminiJsonSchema,
+}
+
+impl Dialect {
+    /// Every dialect, canonical first.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::JsonSchema,
+        Dialect::OpenAi,
+        Dialect::Anthropic,
+        Dialect::Gemini,
+        Dialect::GeminiJsonSchema,
+    ];
+
+    /// A short stable name: `json_schema`, `openai`, `anthropic`, `gemini`,
+    /// `gemini_json_schema`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::JsonSchema => "json_schema",
+            Dialect::OpenAi => "openai",
+            Dialect::Anthropic => "anthropic",
+            Dialect::Gemini => "gemini",
+            Dialect::GeminiJsonSchema => "gemini_json_schema",
+        }
+    }
+}
+
+impl fmt::Display for Dialect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One tool: an RPC annotated with `rpc_tool`, with its parameter schema and
+/// the alias prefixes of its request and response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    /// Tool name shown to the model.
+    pub name: String,
+    /// What the tool does, written for the model.
+    pub description: String,
+    /// Whether the tool asks providers for strict schema adherence.
+    pub strict: bool,
+    /// Full name of the service, e.g. `links.v1.LinksService`.
+    pub service: String,
+    /// Simple name of the method, e.g. `CreateLink`.
+    pub method: String,
+    /// Full name of the request message.
+    pub request: String,
+    /// Full name of the response message.
+    pub response: String,
+    /// Root object schema of the request message.
+    pub parameters: ir::Schema,
+    /// Every field with an `alias_prefix` in the messages reachable from the
+    /// request (recursively), in proto order, without duplicates.
+    pub request_aliases: Vec<FieldAlias>,
+    /// Every field with an `alias_prefix` in the messages reachable from the
+    /// response, in proto order, without duplicates.
+    pub response_aliases: Vec<FieldAlias>,
+    /// The prefix of the response's own `id` field; else the prefix of the `id`
+    /// field of the message of the response's first message-typed field
+    /// (singular or repeated) whose message has an aliased `id`.
+    pub output_prefix: Option<String>,
+}
+
+impl ToolSpec {
+    /// The tool's parameters rendered for `dialect` with the tool's
+    /// strictness; see [`render::parameters`].
+    pub fn render(&self, dialect: Dialect) -> serde_json::Value {
+        render::parameters(&self.parameters, dialect, self.strict)
+    }
+}
+
+/// A field that carries `(ai.tools.v1.tool_field).alias_prefix`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldAlias {
+    /// Full name of the message that declares the field.
+    pub message: String,
+    /// Proto name of the field.
+    pub field: String,
+    /// The alias prefix, e.g. `link` for aliases `link-1`, `link-2`, ...
+    pub prefix: String,
+}
+
+/// A located problem in a proto file.
+///
+/// Displays as `file:line:column: message`, or `file: message` without a
+/// location.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Diagnostic {
+    /// The proto file name, as the descriptor pool knows it.
+    pub file: String,
+    /// 1-based line, when the descriptor carries source info.
+    pub line: Option<u32>,
+    /// 1-based column, when the descriptor carries source info.
+    pub column: Option<u32>,
+    /// What is wrong and how to fix it.
+    pub message: String,
+}
+
+impl fmt::Display for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => {
+                write!(f, "{}:{}:{}: {}", self.file, line, column, self.message)
+            }
+            (Some(line), None) => write!(f, "{}:{}: {}", self.file, line, self.message),
+            _ => write!(f, "{}: {}", self.file, self.message),
+        }
+    }
+}
+
+impl std::error::Error for Diagnostic {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn links_example_dump() {
+        let source = include_str!("../../proto/links/v1/links.proto");
+        let pool = test_support::compile_files(
+            &[("links/v1/links.proto", source)],
+            "links/v1/links.proto",
+        );
+        let tools = tools_in_file(&pool, "links/v1/links.proto").expect("valid");
+        for tool in &tools {
+            println!(
+                "== {} {:?} {:?} {:?}",
+                tool.name, tool.request_aliases, tool.response_aliases, tool.output_prefix
+            );
+            for d in Dialect::ALL {
+                println!("{d}: {}", tool.render(d));
+            }
+        }
+    }
+}

@@ -1,0 +1,314 @@
+//! The typed schema IR: what a tool's parameters are, before any provider's
+//! dialect shapes them.
+//!
+//! The IR is plain data, constructible by hand: [`crate::proto`] builds it from
+//! descriptors, and `#[derive(ToolInput)]` composes it at run time from Rust
+//! types. [`crate::render`] turns it into JSON per [`crate::Dialect`].
+//!
+//! Recursion is expressed with [`Kind::Ref`]: a reference to a definition in
+//! the [`Object::defs`] of an enclosing object (by convention the root). A
+//! renderer either emits `$defs`/`$ref` or inlines the definition up to a
+//! depth, where the field becomes a JSON-encoded string.
+//!
+//! # Examples
+//!
+//! ```
+//! use ai_tools_schema::ir::{Object, Schema};
+//! use ai_tools_schema::{render, Dialect};
+//!
+//! let schema = Schema::object(
+//!     Object::new()
+//!         .property("city", Schema::string().describe("City name."), true)
+//!         .property("days", Schema::integer().minimum(0), false),
+//! )
+//! .describe("Where and how long.");
+//!
+//! assert_eq!(
+//!     render::parameters(&schema, Dialect::OpenAi, true),
+//!     serde_json::json!({
+//!         "type": "object",
+//!         "description": "Where and how long.",
+//!         "properties": {
+//!             "city": { "type": "string", "description": "City name." },
+//!             "days": { "type": ["integer", "null"], "minimum": 0 }
+//!         },
+//!         "required": ["city", "days"],
+//!         "additionalProperties": false
+//!     })
+//! );
+//! ```
+
+use std::collections::BTreeMap;
+
+/// The JSON Schema `format` of an RFC 3339 timestamp.
+pub const FORMAT_DATE_TIME: &str = "date-time";
+/// The OpenAPI `format` of base64-encoded bytes.
+pub const FORMAT_BYTE: &str = "byte";
+/// The protojson form of `google.protobuf.Duration`: seconds with an `s`.
+pub const DURATION_PATTERN: &str = r"^-?[0-9]+(\.[0-9]+)?s$";
+
+/// A schema node: a kind, a description, and whether `null` is a value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    /// What values the node accepts.
+    pub kind: Kind,
+    /// Text for the model; `None` (or empty) emits no `description`.
+    pub description: Option<String>,
+    /// `null` is a meaningful value (protobuf wrappers such as
+    /// `google.protobuf.StringValue`), in every dialect.
+    pub nullable: bool,
+}
+
+/// What values a [`Schema`] node accepts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// A string, maybe with a `format` and a `pattern`.
+    String(StringSchema),
+    /// An integer, maybe bounded.
+    Integer(IntegerSchema),
+    /// A number.
+    Number,
+    /// `true` or `false`.
+    Boolean,
+    /// One of these strings.
+    Enum(Vec<String>),
+    /// An array of the item schema.
+    Array(Box<Schema>),
+    /// A map: a JSON object with free keys in dialects that allow open
+    /// objects, else an array of `{key, value}` entries.
+    Map(MapSchema),
+    /// An object with known properties (or an open object, see
+    /// [`Object::open`]).
+    Object(Object),
+    /// A reference to a definition, by name, in the [`Object::defs`] of an
+    /// enclosing object. Used for recursive types only.
+    Ref(String),
+    /// Any JSON value (`google.protobuf.Value`).
+    Any,
+}
+
+/// Constraints of a string.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StringSchema {
+    /// The JSON Schema `format`, e.g. [`FORMAT_DATE_TIME`]; dialects that do
+    /// not accept it drop it and say it in the description instead.
+    pub format: Option<String>,
+    /// A regular expression the whole string matches; dialects that do not
+    /// accept it drop it and say it in the description instead.
+    pub pattern: Option<String>,
+}
+
+/// Bounds of an integer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IntegerSchema {
+    /// Inclusive lower bound (`0` for unsigned types), where the dialect allows.
+    pub minimum: Option<i64>,
+    /// Inclusive upper bound, where the dialect allows.
+    pub maximum: Option<i64>,
+}
+
+/// A map's key and value schemas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSchema {
+    /// Schema of a key (string, integer or boolean); in the JSON-object form
+    /// keys are always strings.
+    pub key: Box<Schema>,
+    /// Schema of a value.
+    pub value: Box<Schema>,
+}
+
+/// An object: its properties in order, and the definitions its subtree refers
+/// to.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Object {
+    /// The type's name (a message's full name, e.g. `links.v1.Link`); used to
+    /// describe the JSON-encoded string that replaces the object where a
+    /// dialect has to cut recursion or depth.
+    pub name: Option<String>,
+    /// The properties, in the order the model sees them.
+    pub properties: Vec<Property>,
+    /// Extra properties are allowed (`google.protobuf.Struct`,
+    /// `google.protobuf.Any`). Dialects that forbid open objects render an
+    /// open object as a JSON-encoded string.
+    pub open: bool,
+    /// Definitions that [`Kind::Ref`] nodes in this subtree refer to, by name.
+    /// Renderers hoist them to the root; the first definition of a name wins.
+    pub defs: BTreeMap<String, Schema>,
+}
+
+/// One property of an [`Object`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Property {
+    /// The JSON name (for protos, the field's proto name).
+    pub name: String,
+    /// The property's schema.
+    pub schema: Schema,
+    /// The model must send it. Dialects that require every property (OpenAI
+    /// strict) list it anyway and make a non-required property nullable.
+    pub required: bool,
+}
+
+impl Schema {
+    /// A node of `kind`, with no description, not nullable.
+    pub fn new(kind: Kind) -> Self {
+        Schema {
+            kind,
+            description: None,
+            nullable: false,
+        }
+    }
+
+    /// A string.
+    pub fn string() -> Self {
+        Schema::new(Kind::String(StringSchema::default()))
+    }
+
+    /// A string with a `format` (e.g. [`FORMAT_DATE_TIME`]).
+    pub fn string_format(format: impl Into<String>) -> Self {
+        Schema::new(Kind::String(StringSchema {
+            format: Some(format.into()),
+            pattern: None,
+        }))
+    }
+
+    /// A string matching `pattern`.
+    pub fn string_pattern(pattern: impl Into<String>) -> Self {
+        Schema::new(Kind::String(StringSchema {
+            format: None,
+            pattern: Some(pattern.into()),
+        }))
+    }
+
+    /// Base64-encoded bytes: a string with format [`FORMAT_BYTE`].
+    pub fn bytes() -> Self {
+        Schema::string_format(FORMAT_BYTE)
+    }
+
+    /// An integer.
+    pub fn integer() -> Self {
+        Schema::new(Kind::Integer(IntegerSchema::default()))
+    }
+
+    /// A number.
+    pub fn number() -> Self {
+        Schema::new(Kind::Number)
+    }
+
+    /// A boolean.
+    pub fn boolean() -> Self {
+        Schema::new(Kind::Boolean)
+    }
+
+    /// A string enum of `values`.
+    pub fn enumeration<I, S>(values: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        Schema::new(Kind::Enum(values.into_iter().map(Into::into).collect()))
+    }
+
+    /// An array of `items`.
+    pub fn array(items: Schema) -> Self {
+        Schema::new(Kind::Array(Box::new(items)))
+    }
+
+    /// A map from `key` to `value`.
+    pub fn map(key: Schema, value: Schema) -> Self {
+        Schema::new(Kind::Map(MapSchema {
+            key: Box::new(key),
+            value: Box::new(value),
+        }))
+    }
+
+    /// An object.
+    pub fn object(object: Object) -> Self {
+        Schema::new(Kind::Object(object))
+    }
+
+    /// A reference to the definition `name` (see [`Object::define`]).
+    pub fn reference(name: impl Into<String>) -> Self {
+        Schema::new(Kind::Ref(name.into()))
+    }
+
+    /// Any JSON value.
+    pub fn any() -> Self {
+        Schema::new(Kind::Any)
+    }
+
+    /// Sets the description; an empty one is the same as none.
+    pub fn describe(mut self, description: impl Into<String>) -> Self {
+        let description = description.into();
+        self.description = (!description.trim().is_empty()).then_some(description);
+        self
+    }
+
+    /// Makes `null` a value of this node.
+    pub fn nullable(mut self) -> Self {
+        self.nullable = true;
+        self
+    }
+
+    /// Sets an inclusive lower bound; no effect unless this is an integer.
+    pub fn minimum(mut self, minimum: i64) -> Self {
+        if let Kind::Integer(int) = &mut self.kind {
+            int.minimum = Some(minimum);
+        }
+        self
+    }
+
+    /// Sets an inclusive upper bound; no effect unless this is an integer.
+    pub fn maximum(mut self, maximum: i64) -> Self {
+        if let Kind::Integer(int) = &mut self.kind {
+            int.maximum = Some(maximum);
+        }
+        self
+    }
+
+    /// The object of this node, if it is one.
+    pub fn as_object(&self) -> Option<&Object> {
+        match &self.kind {
+            Kind::Object(object) => Some(object),
+            _ => None,
+        }
+    }
+}
+
+impl Object {
+    /// An empty closed object with no name.
+    pub fn new() -> Self {
+        Object::default()
+    }
+
+    /// An empty closed object named `name` (e.g. a message's full name).
+    pub fn named(name: impl Into<String>) -> Self {
+        Object {
+            name: Some(name.into()),
+            ..Object::default()
+        }
+    }
+
+    /// An open object: any properties (`google.protobuf.Struct`).
+    pub fn open() -> Self {
+        Object {
+            open: true,
+            ..Object::default()
+        }
+    }
+
+    /// Appends a property.
+    pub fn property(mut self, name: impl Into<String>, schema: Schema, required: bool) -> Self {
+        self.properties.push(Property {
+            name: name.into(),
+            schema,
+            required,
+        });
+        self
+    }
+
+    /// Adds the definition `name`, for [`Schema::reference`]s in this subtree.
+    pub fn define(mut self, name: impl Into<String>, schema: Schema) -> Self {
+        self.defs.entry(name.into()).or_insert(schema);
+        self
+    }
+}

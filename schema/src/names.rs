@@ -1,0 +1,126 @@
+//! The naming rules: tool names and alias prefixes.
+//!
+//! These are the one home of those rules; the proto reader, the derive and the
+//! runtime all call them.
+
+/// Longest tool name every provider accepts.
+pub const MAX_TOOL_NAME_LEN: usize = 64;
+
+/// Checks a tool name against `^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`.
+///
+/// That is the intersection of what OpenAI (`^[a-zA-Z0-9_-]{1,64}$`),
+/// Anthropic (the same) and Gemini (starts with a letter or `_`, then
+/// `a-zA-Z0-9_.:-`, at most 64) accept.
+///
+/// The error is a sentence fragment (lowercase, no trailing period) saying
+/// what is wrong and how to fix it.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::names::validate_tool_name;
+///
+/// assert!(validate_tool_name("links_create").is_ok());
+/// assert!(validate_tool_name("1links").is_err());
+/// assert!(validate_tool_name("links.create").is_err());
+/// ```
+pub fn validate_tool_name(name: &str) -> Result<(), String> {
+    let Some(first) = name.chars().next() else {
+        return Err("tool name is empty; use a name matching `^[a-zA-Z][a-zA-Z0-9_-]{0,63}$`, e.g. `links_create`".into());
+    };
+    if !first.is_ascii_alphabetic() {
+        return Err(format!(
+            "tool name `{name}` must start with an ASCII letter; rename it to match `^[a-zA-Z][a-zA-Z0-9_-]{{0,63}}$`"
+        ));
+    }
+    if let Some(bad) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Err(format!(
+            "tool name `{name}` contains `{bad}`; use only ASCII letters, digits, `_` and `-` (`^[a-zA-Z][a-zA-Z0-9_-]{{0,63}}$`)"
+        ));
+    }
+    if name.len() > MAX_TOOL_NAME_LEN {
+        return Err(format!(
+            "tool name `{name}` is {} characters long; shorten it to at most {MAX_TOOL_NAME_LEN}",
+            name.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an alias prefix against `^[a-z][a-z0-9_]*$`.
+///
+/// Aliases are `PREFIX-N`; the prefix must not contain `-`, so that the
+/// number can be split off unambiguously.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::names::validate_alias_prefix;
+///
+/// assert!(validate_alias_prefix("link").is_ok());
+/// assert!(validate_alias_prefix("page_theme").is_ok());
+/// assert!(validate_alias_prefix("Link").is_err());
+/// assert!(validate_alias_prefix("link-id").is_err());
+/// ```
+pub fn validate_alias_prefix(prefix: &str) -> Result<(), String> {
+    let Some(first) = prefix.chars().next() else {
+        return Err(
+            "alias prefix is empty; use a lowercase word matching `^[a-z][a-z0-9_]*$`, e.g. `link`"
+                .into(),
+        );
+    };
+    if !first.is_ascii_lowercase() {
+        return Err(format!(
+            "alias prefix `{prefix}` must start with a lowercase ASCII letter; use one matching `^[a-z][a-z0-9_]*$`, e.g. `link`"
+        ));
+    }
+    if let Some(bad) = prefix
+        .chars()
+        .find(|c| !(c.is_ascii_lowercase() || c.is_ascii_digit() || *c == '_'))
+    {
+        return Err(format!(
+            "alias prefix `{prefix}` contains `{bad}`; use only lowercase ASCII letters, digits and `_` (`^[a-z][a-z0-9_]*$`)"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names() {
+        for ok in ["a", "links_create", "A-b_9", &"a".repeat(64)] {
+            assert_eq!(validate_tool_name(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "",
+            "_a",
+            "9a",
+            "-a",
+            "a.b",
+            "a b",
+            "a:b",
+            "é",
+            &"a".repeat(65),
+        ] {
+            assert!(validate_tool_name(bad).is_err(), "{bad}");
+        }
+        let err = validate_tool_name("links.create").unwrap_err();
+        assert!(err.contains("`.`"), "{err}");
+    }
+
+    #[test]
+    fn alias_prefixes() {
+        for ok in ["a", "link", "page_theme", "v2"] {
+            assert_eq!(validate_alias_prefix(ok), Ok(()), "{ok}");
+        }
+        for bad in ["", "Link", "_link", "1link", "link-id", "li nk", "ünï"] {
+            assert!(validate_alias_prefix(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,679 @@
+//! IR to JSON, per provider dialect.
+//!
+//! Every rendering is deterministic: properties keep IR order, `$defs` are
+//! sorted by name, and every node carries a `type` (except `anyOf` nodes whose
+//! branches do, and `$ref` nodes). No empty description is emitted.
+//!
+//! # What each dialect renders
+//!
+//! | IR | JsonSchema, OpenAi, Anthropic, GeminiJsonSchema (non-strict) | OpenAi strict (and JsonSchema strict) | Anthropic strict | Gemini |
+//! |---|---|---|---|---|
+//! | optional property | left out of `required` | in `required`, nullable | left out of `required` | left out of `required`, `nullable: true` |
+//! | nullable scalar | `type: [T, "null"]` | `type: [T, "null"]` | `anyOf: [T, null]` | `nullable: true` |
+//! | nullable object / `$ref` | `anyOf: [X, {"type":"null"}]` | the same | the same | `nullable: true` |
+//! | [`Kind::Map`] | `object` + `additionalProperties: V` | array of `{key, value}` | array of `{key, value}` | array of `{key, value}` |
+//! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` | `$ref` into root `$defs` | inlined, cut after [`RECURSION_UNROLL`] levels | inlined, cut after [`RECURSION_UNROLL`] levels |
+//! | open [`Object`] (`Struct`, `Any`) | `object`, `additionalProperties: true` | JSON-encoded string | JSON-encoded string | JSON-encoded string |
+//! | [`Kind::Any`] (`Value`) | `type` of every JSON type | JSON-encoded string | JSON-encoded string | JSON-encoded string |
+//! | closed [`Object`] | `additionalProperties: false` | the same, `required: []` when empty | the same, `required: []` when empty | no `additionalProperties` |
+//! | string `format` | kept | kept if in OpenAI's list, else said in the description | kept if in Anthropic's list | only `date-time` |
+//! | `pattern` | kept | kept | kept | said in the description |
+//! | integer bounds | kept | kept | said in the description | kept |
+//!
+//! OpenAI (strict or not) also cuts objects nested deeper than
+//! [`OPENAI_MAX_DEPTH`] levels. Where an object is cut (recursion or depth) it
+//! becomes `{"type":"string","description":"… A JSON-encoded `pkg.Message` object."}`.
+//!
+//! # Undoing the shaping inbound
+//!
+//! An executor that turns a model's arguments back into a message, walking by
+//! descriptor, undoes exactly these: `null` means absent; a map field may
+//! arrive as an array of `{key, value}` objects; a `Struct`, `Value`, `Any`,
+//! `ListValue` element, or a message field past a cut may arrive as a string
+//! holding JSON.
+//!
+//! Sources of the provider rules:
+//! - OpenAI Structured Outputs, "Supported schemas":
+//!   <https://platform.openai.com/docs/guides/structured-outputs#supported-schemas>
+//! - Anthropic strict tool use:
+//!   <https://docs.claude.com/en/docs/build-with-claude/structured-outputs>
+//! - Gemini `Schema` (OpenAPI subset; the Gemini Developer API accepts only the
+//!   `enum` and `date-time` formats): <https://ai.google.dev/api/caching#Schema>,
+//!   <https://firebase.google.com/docs/reference/js/ai.schemashared>
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Map, Value, json};
+
+use crate::Dialect;
+use crate::ir::{self, IntegerSchema, Kind, MapSchema, Object, Schema, StringSchema};
+
+/// Recursive types are unrolled this many levels in dialects without `$ref`
+/// recursion (Gemini, Anthropic strict) before the JSON-string cut.
+pub const RECURSION_UNROLL: usize = 2;
+
+/// OpenAI's documented limit of object nesting levels.
+pub const OPENAI_MAX_DEPTH: usize = 10;
+
+/// String formats OpenAI strict mode accepts.
+pub const OPENAI_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// String formats Anthropic strict mode accepts.
+pub const ANTHROPIC_FORMATS: &[&str] = &[
+    "date-time",
+    "time",
+    "date",
+    "duration",
+    "email",
+    "hostname",
+    "uri",
+    "ipv4",
+    "ipv6",
+    "uuid",
+];
+
+/// String formats the Gemini `parameters` schema accepts (besides `enum`,
+/// which this crate does not emit).
+pub const GEMINI_FORMATS: &[&str] = &["date-time"];
+
+/// How `null` is expressed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Nulls {
+    /// `type: [T, "null"]`; `anyOf` for objects and refs.
+    TypeArray,
+    /// `anyOf: [X, {"type": "null"}]` everywhere.
+    AnyOf,
+    /// OpenAPI `nullable: true`.
+    Keyword,
+}
+
+/// What a dialect (with a strictness) accepts; shared by renderer and checker.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Profile {
+    pub(crate) nulls: Nulls,
+    /// Every property must be listed in `required` (OpenAI strict).
+    pub(crate) all_required: bool,
+    /// Optional properties are marked nullable.
+    pub(crate) optional_nullable: bool,
+    /// Open objects (`additionalProperties` other than `false`, any-typed nodes).
+    pub(crate) open_objects: bool,
+    /// `$ref`/`$defs` accepted.
+    pub(crate) refs: bool,
+    /// Recursive `$ref`s accepted.
+    pub(crate) recursion: bool,
+    /// Object nesting limit.
+    pub(crate) max_depth: Option<usize>,
+    /// Accepted string formats; `None`: any.
+    pub(crate) formats: Option<&'static [&'static str]>,
+    pub(crate) pattern: bool,
+    /// `minimum`/`maximum` accepted.
+    pub(crate) bounds: bool,
+    /// Closed objects say `additionalProperties: false`.
+    pub(crate) closed_keyword: bool,
+    /// Objects always carry `required`, even empty.
+    pub(crate) empty_required: bool,
+    /// `type` may be an array.
+    pub(crate) type_arrays: bool,
+    /// Accepted keywords; `None`: any.
+    pub(crate) keywords: Option<&'static [&'static str]>,
+    /// OpenAI's size limits apply.
+    pub(crate) openai_limits: bool,
+    /// Enum values must be strings.
+    pub(crate) string_enums: bool,
+}
+
+/// Keywords OpenAI strict mode accepts.
+const OPENAI_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "pattern",
+    "format",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "multipleOf",
+    "minItems",
+    "maxItems",
+];
+
+/// Keywords Anthropic strict mode accepts (no numeric or length bounds).
+const ANTHROPIC_STRICT_KEYWORDS: &[&str] = &[
+    "type",
+    "description",
+    "title",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "anyOf",
+    "allOf",
+    "$ref",
+    "$defs",
+    "definitions",
+    "pattern",
+    "format",
+    "default",
+    "examples",
+    "minItems",
+];
+
+/// Fields of the Gemini `Schema` object.
+const GEMINI_KEYWORDS: &[&str] = &[
+    "type",
+    "format",
+    "title",
+    "description",
+    "nullable",
+    "enum",
+    "maxItems",
+    "minItems",
+    "properties",
+    "required",
+    "minProperties",
+    "maxProperties",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "example",
+    "anyOf",
+    "propertyOrdering",
+    "default",
+    "items",
+    "minimum",
+    "maximum",
+];
+
+impl Profile {
+    const CANONICAL: Profile = Profile {
+        nulls: Nulls::TypeArray,
+        all_required: false,
+        optional_nullable: false,
+        open_objects: true,
+        refs: true,
+        recursion: true,
+        max_depth: None,
+        formats: None,
+        pattern: true,
+        bounds: true,
+        closed_keyword: true,
+        empty_required: false,
+        type_arrays: true,
+        keywords: None,
+        openai_limits: false,
+        string_enums: false,
+    };
+
+    const OPENAI_STRICT: Profile = Profile {
+        nulls: Nulls::TypeArray,
+        all_required: true,
+        optional_nullable: true,
+        open_objects: false,
+        refs: true,
+        recursion: true,
+        max_depth: Some(OPENAI_MAX_DEPTH),
+        formats: Some(OPENAI_FORMATS),
+        pattern: true,
+        bounds: true,
+        closed_keyword: true,
+        empty_required: true,
+        type_arrays: true,
+        keywords: Some(OPENAI_KEYWORDS),
+        openai_limits: true,
+        string_enums: false,
+    };
+
+    pub(crate) fn of(dialect: Dialect, strict: bool) -> Profile {
+        match (dialect, strict) {
+            // Strict canonical tools look like the Go plugin's output: OpenAI strict.
+            (Dialect::JsonSchema, true) | (Dialect::OpenAi, true) => Profile::OPENAI_STRICT,
+            (Dialect::JsonSchema, false) | (Dialect::Anthropic, false) => Profile::CANONICAL,
+            (Dialect::GeminiJsonSchema, _) => Profile::CANONICAL,
+            (Dialect::OpenAi, false) => Profile {
+                max_depth: Some(OPENAI_MAX_DEPTH),
+                ..Profile::CANONICAL
+            },
+            (Dialect::Anthropic, true) => Profile {
+                nulls: Nulls::AnyOf,
+                open_objects: false,
+                refs: true,
+                recursion: false,
+                formats: Some(ANTHROPIC_FORMATS),
+                bounds: false,
+                empty_required: true,
+                keywords: Some(ANTHROPIC_STRICT_KEYWORDS),
+                ..Profile::CANONICAL
+            },
+            (Dialect::Gemini, _) => Profile {
+                nulls: Nulls::Keyword,
+                optional_nullable: true,
+                open_objects: false,
+                refs: false,
+                recursion: false,
+                formats: Some(GEMINI_FORMATS),
+                pattern: false,
+                closed_keyword: false,
+                type_arrays: false,
+                keywords: Some(GEMINI_KEYWORDS),
+                string_enums: true,
+                ..Profile::CANONICAL
+            },
+        }
+    }
+
+    /// Recursion is rendered with `$ref` (else inlined with a cut).
+    fn renders_refs(&self) -> bool {
+        self.refs && self.recursion
+    }
+}
+
+/// Renders `schema` as the JSON Schema `dialect` accepts, with `strict`
+/// shaping where the dialect has a strict mode (OpenAI, Anthropic; canonical
+/// strict renders like OpenAI strict; Gemini ignores it).
+///
+/// See the [module docs](self) for what each dialect renders.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::ir::{Object, Schema};
+/// use ai_tools_schema::{render, Dialect};
+/// use serde_json::json;
+///
+/// let schema = Schema::object(
+///     Object::new().property("labels", Schema::map(Schema::string(), Schema::string()), false),
+/// );
+/// assert_eq!(
+///     render::parameters(&schema, Dialect::Anthropic, false)["properties"]["labels"],
+///     json!({ "type": "object", "additionalProperties": { "type": "string" } })
+/// );
+/// assert_eq!(
+///     render::parameters(&schema, Dialect::Gemini, false)["properties"]["labels"],
+///     json!({
+///         "type": "array",
+///         "nullable": true,
+///         "items": {
+///             "type": "object",
+///             "properties": { "key": { "type": "string" }, "value": { "type": "string" } },
+///             "required": ["key", "value"]
+///         }
+///     })
+/// );
+/// ```
+pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
+    let profile = Profile::of(dialect, strict);
+    let mut defs = BTreeMap::new();
+    collect_defs(schema, &mut defs);
+    let mut r = Renderer {
+        p: profile,
+        defs: defs
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.clone()))
+            .collect(),
+        stack: Vec::new(),
+        used: BTreeSet::new(),
+    };
+    let mut root = r.node(schema, 0, false);
+    if r.p.renders_refs() && !r.used.is_empty() {
+        let mut rendered: BTreeMap<String, Value> = BTreeMap::new();
+        while let Some(name) = r.used.iter().find(|n| !rendered.contains_key(*n)).cloned() {
+            let value = match r.defs.get(name.as_str()).cloned() {
+                Some(def) => r.node(&def, 0, false),
+                None => json_string(None, &format!("`{name}`")),
+            };
+            rendered.insert(name, value);
+        }
+        if let Value::Object(map) = &mut root {
+            map.insert(
+                "$defs".to_owned(),
+                Value::Object(rendered.into_iter().collect()),
+            );
+        }
+    }
+    root
+}
+
+/// The JSON pointer of a definition in the rendered root.
+pub fn def_pointer(name: &str) -> String {
+    format!("#/$defs/{}", name.replace('~', "~0").replace('/', "~1"))
+}
+
+fn collect_defs<'a>(schema: &'a Schema, defs: &mut BTreeMap<&'a str, &'a Schema>) {
+    match &schema.kind {
+        Kind::Object(object) => {
+            for (name, def) in &object.defs {
+                if !defs.contains_key(name.as_str()) {
+                    defs.insert(name, def);
+                    collect_defs(def, defs);
+                }
+            }
+            for p in &object.properties {
+                collect_defs(&p.schema, defs);
+            }
+        }
+        Kind::Array(items) => collect_defs(items, defs),
+        Kind::Map(map) => {
+            collect_defs(&map.key, defs);
+            collect_defs(&map.value, defs);
+        }
+        _ => {}
+    }
+}
+
+struct Renderer {
+    p: Profile,
+    defs: BTreeMap<String, Schema>,
+    /// Names of the named objects being rendered, outermost first.
+    stack: Vec<String>,
+    /// Definitions referred to by `$ref`.
+    used: BTreeSet<String>,
+}
+
+/// What a node is, for choosing how to make it nullable.
+#[derive(PartialEq, Eq)]
+enum Shape {
+    /// Has a single string `type`.
+    Typed,
+    /// `$ref`, or already a type array / union.
+    Other,
+}
+
+impl Renderer {
+    /// Renders `s` whose objects sit under `depth` object levels; `null_ok`
+    /// adds `null` to its values (besides `s.nullable`).
+    fn node(&mut self, s: &Schema, depth: usize, null_ok: bool) -> Value {
+        let mut hints: Vec<String> = Vec::new();
+        let mut description = s.description.clone();
+        let (body, shape) = self.body(s, depth, &mut hints, &mut description);
+        let description = join_all(description, hints);
+        let nullable = s.nullable || null_ok;
+        self.finish(body, shape, description, nullable)
+    }
+
+    fn body(
+        &mut self,
+        s: &Schema,
+        depth: usize,
+        hints: &mut Vec<String>,
+        description: &mut Option<String>,
+    ) -> (Map<String, Value>, Shape) {
+        let mut m = Map::new();
+        match &s.kind {
+            Kind::String(StringSchema { format, pattern }) => {
+                m.insert("type".into(), "string".into());
+                if let Some(f) = format {
+                    if self.p.formats.is_none_or(|list| list.contains(&f.as_str())) {
+                        m.insert("format".into(), f.as_str().into());
+                    } else {
+                        hints.push(format_hint(f));
+                    }
+                }
+                if let Some(pat) = pattern {
+                    if self.p.pattern {
+                        m.insert("pattern".into(), pat.as_str().into());
+                    } else {
+                        hints.push(pattern_hint(pat));
+                    }
+                }
+            }
+            Kind::Integer(IntegerSchema { minimum, maximum }) => {
+                m.insert("type".into(), "integer".into());
+                for (key, bound, word) in [
+                    ("minimum", minimum, "at least"),
+                    ("maximum", maximum, "at most"),
+                ] {
+                    if let Some(b) = bound {
+                        if self.p.bounds {
+                            m.insert(key.into(), (*b).into());
+                        } else {
+                            hints.push(format!("An integer {word} {b}."));
+                        }
+                    }
+                }
+            }
+            Kind::Number => {
+                m.insert("type".into(), "number".into());
+            }
+            Kind::Boolean => {
+                m.insert("type".into(), "boolean".into());
+            }
+            Kind::Enum(values) => {
+                m.insert("type".into(), "string".into());
+                if !values.is_empty() {
+                    m.insert(
+                        "enum".into(),
+                        Value::Array(values.iter().map(|v| v.as_str().into()).collect()),
+                    );
+                }
+            }
+            Kind::Array(items) => {
+                m.insert("type".into(), "array".into());
+                let items = self.node(items, depth, false);
+                m.insert("items".into(), items);
+            }
+            Kind::Map(map) => return self.map(map, depth, hints),
+            Kind::Object(object) => return self.object(object, depth, hints),
+            Kind::Ref(name) => {
+                if self.p.renders_refs() {
+                    self.used.insert(name.clone());
+                    m.insert("$ref".into(), def_pointer(name).into());
+                    return (m, Shape::Other);
+                }
+                let count = self.stack.iter().filter(|n| *n == name).count();
+                match self.defs.get(name.as_str()).cloned() {
+                    Some(def) if count < RECURSION_UNROLL => {
+                        if description.is_none() {
+                            description.clone_from(&def.description);
+                        }
+                        return self.body(&def, depth, hints, &mut None);
+                    }
+                    _ => return cut(&format!("`{name}` object"), hints),
+                }
+            }
+            Kind::Any => {
+                if !self.p.open_objects {
+                    return cut("value of any JSON type", hints);
+                }
+                m.insert(
+                    "type".into(),
+                    json!(["object", "array", "string", "number", "boolean", "null"]),
+                );
+                return (m, Shape::Other);
+            }
+        }
+        (m, Shape::Typed)
+    }
+
+    fn too_deep(&self, depth: usize) -> bool {
+        self.p.max_depth.is_some_and(|max| depth + 1 > max)
+    }
+
+    fn map(
+        &mut self,
+        map: &MapSchema,
+        depth: usize,
+        hints: &mut Vec<String>,
+    ) -> (Map<String, Value>, Shape) {
+        if self.too_deep(depth) {
+            return cut("object mapping keys to values", hints);
+        }
+        let mut m = Map::new();
+        if self.p.open_objects {
+            m.insert("type".into(), "object".into());
+            let value = self.node(&map.value, depth + 1, false);
+            m.insert("additionalProperties".into(), value);
+            return (m, Shape::Typed);
+        }
+        let entry = Object::new()
+            .property("key", (*map.key).clone(), true)
+            .property("value", (*map.value).clone(), true);
+        let rendered = self.node(&Schema::object(entry), depth, false);
+        m.insert("type".into(), "array".into());
+        m.insert("items".into(), rendered);
+        (m, Shape::Typed)
+    }
+
+    fn object(
+        &mut self,
+        object: &Object,
+        depth: usize,
+        hints: &mut Vec<String>,
+    ) -> (Map<String, Value>, Shape) {
+        let what = match &object.name {
+            Some(name) => format!("`{name}` object"),
+            None => "object".to_owned(),
+        };
+        if object.open && !self.p.open_objects {
+            return cut(&what, hints);
+        }
+        if self.too_deep(depth) {
+            return cut(&what, hints);
+        }
+        let mut m = Map::new();
+        m.insert("type".into(), "object".into());
+        if let Some(name) = &object.name {
+            self.stack.push(name.clone());
+        }
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for prop in &object.properties {
+            let null_ok = !prop.required && self.p.optional_nullable;
+            let value = self.node(&prop.schema, depth + 1, null_ok);
+            properties.insert(prop.name.clone(), value);
+            if prop.required || self.p.all_required {
+                required.push(Value::String(prop.name.clone()));
+            }
+        }
+        if object.name.is_some() {
+            self.stack.pop();
+        }
+        if !properties.is_empty() || (!object.open && self.p.closed_keyword) {
+            m.insert("properties".into(), Value::Object(properties));
+        }
+        if !required.is_empty() || self.p.empty_required {
+            m.insert("required".into(), Value::Array(required));
+        }
+        if self.p.closed_keyword {
+            m.insert("additionalProperties".into(), Value::Bool(object.open));
+        }
+        (m, Shape::Typed)
+    }
+
+    fn finish(
+        &self,
+        body: Map<String, Value>,
+        shape: Shape,
+        description: Option<String>,
+        nullable: bool,
+    ) -> Value {
+        let is_object_like =
+            body.get("type").and_then(Value::as_str) == Some("object") || body.contains_key("$ref");
+        let mut body = body;
+        if nullable {
+            match self.p.nulls {
+                Nulls::Keyword => {
+                    body.insert("nullable".into(), Value::Bool(true));
+                }
+                Nulls::TypeArray if shape == Shape::Typed && !is_object_like => {
+                    if let Some(Value::String(t)) = body.get("type").cloned() {
+                        body.insert("type".into(), json!([t, "null"]));
+                    }
+                    if let Some(Value::Array(values)) = body.get_mut("enum") {
+                        values.push(Value::Null);
+                    }
+                }
+                Nulls::TypeArray | Nulls::AnyOf => {
+                    let already_null = body
+                        .get("type")
+                        .and_then(Value::as_array)
+                        .is_some_and(|t| t.iter().any(|t| t == "null"));
+                    if !already_null {
+                        let mut outer = Map::new();
+                        outer.insert(
+                            "anyOf".into(),
+                            json!([Value::Object(body), { "type": "null" }]),
+                        );
+                        body = outer;
+                    }
+                }
+            }
+        }
+        // `type` first, then `description`, then the rest.
+        let mut out = Map::new();
+        if let Some(t) = body.shift_remove("type") {
+            out.insert("type".into(), t);
+        }
+        if let Some(d) = description {
+            out.insert("description".into(), Value::String(d));
+        }
+        out.extend(body);
+        Value::Object(out)
+    }
+}
+
+/// The JSON-string replacement of something a dialect cannot express.
+fn cut(what: &str, hints: &mut Vec<String>) -> (Map<String, Value>, Shape) {
+    let mut m = Map::new();
+    m.insert("type".into(), "string".into());
+    hints.push(format!("A JSON-encoded {what}."));
+    (m, Shape::Typed)
+}
+
+fn json_string(description: Option<String>, what: &str) -> Value {
+    let mut hints = Vec::new();
+    let (mut m, _) = cut(what, &mut hints);
+    if let Some(d) = join_all(description, hints) {
+        m.insert("description".into(), Value::String(d));
+    }
+    Value::Object(m)
+}
+
+fn format_hint(format: &str) -> String {
+    match format {
+        ir::FORMAT_BYTE => "Base64-encoded bytes.".to_owned(),
+        ir::FORMAT_DATE_TIME => "An RFC 3339 date-time, e.g. `2024-01-31T09:00:00Z`.".to_owned(),
+        other => format!("Format: `{other}`."),
+    }
+}
+
+fn pattern_hint(pattern: &str) -> String {
+    if pattern == ir::DURATION_PATTERN {
+        "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`.".to_owned()
+    } else {
+        format!("Must match the regular expression `{pattern}`.")
+    }
+}
+
+fn join_all(description: Option<String>, hints: Vec<String>) -> Option<String> {
+    let mut parts: Vec<String> = description
+        .into_iter()
+        .filter(|d| !d.trim().is_empty())
+        .collect();
+    if !hints.is_empty() {
+        parts.push(hints.join(" "));
+    }
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
