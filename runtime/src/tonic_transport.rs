@@ -66,11 +66,20 @@ impl Transport for TonicTransport {
     ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
         Box::pin(async move {
             let call = self.call(method, request, options);
-            match options.timeout {
-                Some(t) => tokio::time::timeout(t, call).await.unwrap_or_else(|_| {
-                    Err(Status::new(Code::DeadlineExceeded, "deadline exceeded"))
-                }),
-                None => call.await,
+            let Some(t) = options.timeout else {
+                return call.await;
+            };
+            let started = tokio::time::Instant::now();
+            match tokio::time::timeout(t, call).await {
+                // A tonic server enforces `grpc-timeout` by cancelling the call.
+                Err(_) => Err(Status::new(Code::DeadlineExceeded, "deadline exceeded")),
+                Ok(Err(status)) if status.code == Code::Cancelled && started.elapsed() >= t => {
+                    Err(Status::new(
+                        Code::DeadlineExceeded,
+                        format!("deadline exceeded ({})", status.message),
+                    ))
+                }
+                Ok(result) => result,
             }
         })
     }

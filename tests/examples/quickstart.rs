@@ -11,7 +11,10 @@ fn main() {
     for tool in gentools::all_tools() {
         println!("{} (strict: {})", tool.name, tool.strict);
         println!("  {}", tool.description);
-        println!("  rpc:        /{}/{}", tool.method.service, tool.method.method);
+        println!(
+            "  rpc:        /{}/{}",
+            tool.method.service, tool.method.method
+        );
         println!("  parameters: {}", tool.parameters);
         if let Some(prefix) = tool.output_prefix {
             println!("  returns ids aliased as `{prefix}-N`");

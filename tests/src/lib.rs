@@ -1,1 +1,536 @@
-//! Integration tests of ai-tools.
+//! Integration tests of ai-tools: a real in-memory links service served by
+//! tonic on loopback, the descriptor pools of the test protos, and the tool
+//! definitions of `links.proto`.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ai_tools::__private::DescriptorPool;
+use tonic::{Request, Response, Status};
+
+/// The code tonic generates for `links.proto`.
+#[allow(missing_docs, clippy::all)]
+pub mod pb {
+    tonic::include_proto!("links.v1");
+}
+
+use pb::links_service_server::{LinksService, LinksServiceServer};
+use pb::workflow_steps_service_server::{WorkflowStepsService, WorkflowStepsServiceServer};
+
+/// The descriptor pool of `links.proto`, custom options included, as `ai_tools!` embeds it.
+pub static LINKS_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
+    ai_tools::__private::decode_pool(include_bytes!(concat!(
+        env!("OUT_DIR"),
+        "/links_descriptor.bin"
+    )))
+});
+
+/// The descriptor pool of `tests/proto/shapes/v1/shapes.proto`.
+pub static SHAPES_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
+    ai_tools::__private::decode_pool(include_bytes!(concat!(
+        env!("OUT_DIR"),
+        "/shapes_descriptor.bin"
+    )))
+});
+
+/// Tool definitions for `links.proto`, written by hand as `ai_tools!` expands them
+/// (schemas left out: the executor does not read them).
+pub mod tools {
+    use ai_tools::{AgentTool, FieldPrefix, MethodRef, Renderings};
+
+    const NO_SCHEMA: Renderings = Renderings {
+        openai: "{}",
+        anthropic: "{}",
+        gemini: "{}",
+    };
+
+    const LINK_RESPONSE: &[FieldPrefix] = &[
+        FieldPrefix {
+            message: "links.v1.Link",
+            field: "id",
+            prefix: "link",
+        },
+        FieldPrefix {
+            message: "links.v1.Link",
+            field: "page_theme_id",
+            prefix: "theme",
+        },
+    ];
+    const STEP_RESPONSE: &[FieldPrefix] = &[
+        FieldPrefix {
+            message: "links.v1.WorkflowStep",
+            field: "id",
+            prefix: "step",
+        },
+        FieldPrefix {
+            message: "links.v1.WorkflowStep",
+            field: "link_id",
+            prefix: "link",
+        },
+    ];
+
+    #[allow(clippy::too_many_arguments)] // a const stand-in for a struct literal
+    const fn tool(
+        name: &'static str,
+        service: &'static str,
+        method: &'static str,
+        request: &'static str,
+        response: &'static str,
+        request_aliases: &'static [FieldPrefix],
+        response_aliases: &'static [FieldPrefix],
+        output_prefix: Option<&'static str>,
+    ) -> AgentTool {
+        AgentTool {
+            name,
+            description: "",
+            strict: true,
+            parameters: "{}",
+            renderings: NO_SCHEMA,
+            method: MethodRef {
+                service,
+                method,
+                request,
+                response,
+            },
+            request_aliases,
+            response_aliases,
+            output_prefix,
+        }
+    }
+
+    /// `links_create`.
+    pub static LINKS_CREATE: AgentTool = tool(
+        "links_create",
+        "links.v1.LinksService",
+        "CreateLink",
+        "links.v1.CreateLinkRequest",
+        "links.v1.CreateLinkResponse",
+        &[],
+        LINK_RESPONSE,
+        Some("link"),
+    );
+    /// `links_update`.
+    pub static LINKS_UPDATE: AgentTool = tool(
+        "links_update",
+        "links.v1.LinksService",
+        "UpdateLink",
+        "links.v1.UpdateLinkRequest",
+        "links.v1.UpdateLinkResponse",
+        &[FieldPrefix {
+            message: "links.v1.UpdateLinkRequest",
+            field: "link_id",
+            prefix: "link",
+        }],
+        LINK_RESPONSE,
+        Some("link"),
+    );
+    /// `links_list`.
+    pub static LINKS_LIST: AgentTool = tool(
+        "links_list",
+        "links.v1.LinksService",
+        "ListLinks",
+        "links.v1.ListLinksRequest",
+        "links.v1.ListLinksResponse",
+        &[],
+        LINK_RESPONSE,
+        Some("link"),
+    );
+    /// `workflow_steps_create`.
+    pub static WORKFLOW_STEPS_CREATE: AgentTool = tool(
+        "workflow_steps_create",
+        "links.v1.WorkflowStepsService",
+        "CreateWorkflowStep",
+        "links.v1.CreateWorkflowStepRequest",
+        "links.v1.CreateWorkflowStepResponse",
+        &[FieldPrefix {
+            message: "links.v1.CreateWorkflowStepRequest",
+            field: "link_id",
+            prefix: "link",
+        }],
+        STEP_RESPONSE,
+        Some("step"),
+    );
+    /// `workflow_steps_delete`.
+    pub static WORKFLOW_STEPS_DELETE: AgentTool = tool(
+        "workflow_steps_delete",
+        "links.v1.WorkflowStepsService",
+        "DeleteWorkflowStep",
+        "links.v1.DeleteWorkflowStepRequest",
+        "links.v1.DeleteWorkflowStepResponse",
+        &[FieldPrefix {
+            message: "links.v1.DeleteWorkflowStepRequest",
+            field: "step_id",
+            prefix: "step",
+        }],
+        &[],
+        None,
+    );
+
+    /// Every tool of `links.proto`.
+    pub static ALL: &[&AgentTool] = &[
+        &LINKS_CREATE,
+        &LINKS_UPDATE,
+        &LINKS_LIST,
+        &WORKFLOW_STEPS_CREATE,
+        &WORKFLOW_STEPS_DELETE,
+    ];
+
+    /// The echo tool of `shapes.proto`.
+    pub static SHAPES_ECHO: AgentTool = tool(
+        "shapes_echo",
+        "shapes.v1.ShapesService",
+        "Echo",
+        "shapes.v1.Shapes",
+        "shapes.v1.Shapes",
+        &[
+            FieldPrefix {
+                message: "shapes.v1.Node",
+                field: "owner_id",
+                prefix: "user",
+            },
+            FieldPrefix {
+                message: "shapes.v1.Shapes",
+                field: "member_ids",
+                prefix: "user",
+            },
+        ],
+        &[
+            FieldPrefix {
+                message: "shapes.v1.Node",
+                field: "owner_id",
+                prefix: "user",
+            },
+            FieldPrefix {
+                message: "shapes.v1.Shapes",
+                field: "member_ids",
+                prefix: "user",
+            },
+        ],
+        None,
+    );
+
+    /// The tools of `shapes.proto`.
+    pub static SHAPES: &[&AgentTool] = &[&SHAPES_ECHO];
+}
+
+/// A request the service received, as the server decoded it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received {
+    /// `CreateLink`.
+    CreateLink(pb::CreateLinkRequest),
+    /// `UpdateLink`.
+    UpdateLink(pb::UpdateLinkRequest),
+    /// `ListLinks`.
+    ListLinks(pb::ListLinksRequest),
+    /// `CreateWorkflowStep`.
+    CreateWorkflowStep(pb::CreateWorkflowStepRequest),
+    /// `DeleteWorkflowStep`.
+    DeleteWorkflowStep(pb::DeleteWorkflowStepRequest),
+}
+
+#[derive(Debug, Default)]
+struct State {
+    links: Vec<pb::Link>,
+    steps: HashMap<String, pb::WorkflowStep>,
+    received: Vec<Received>,
+    metadata: Vec<(String, String)>,
+    delay: Option<Duration>,
+    workspace_id: String,
+}
+
+/// An in-memory links and workflow-steps service. Clones share state.
+#[derive(Debug, Clone, Default)]
+pub struct LinksBackend {
+    state: Arc<Mutex<State>>,
+}
+
+/// A fresh random UUID (v4 layout), without a UUID crate.
+pub fn new_uuid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut bytes = [0u8; 16];
+    for chunk in bytes.chunks_mut(8) {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos(),
+        );
+        chunk.copy_from_slice(&h.finish().to_le_bytes());
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+impl LinksBackend {
+    /// A service holding `existing` links (listed newest first, after created ones).
+    pub fn with_links(existing: usize) -> Self {
+        let backend = Self::default();
+        {
+            let mut s = backend.lock();
+            s.workspace_id = new_uuid();
+            for n in 0..existing {
+                let link = backend.new_link(
+                    &s.workspace_id,
+                    format!("https://example.com/{n}"),
+                    format!("Link {n}"),
+                );
+                s.links.push(link);
+            }
+        }
+        backend
+    }
+
+    fn new_link(&self, workspace_id: &str, destination: String, name: String) -> pb::Link {
+        let id = new_uuid();
+        pb::Link {
+            shortlink: id[..8].to_owned(),
+            id,
+            page_theme_id: new_uuid(),
+            workspace_id: workspace_id.to_owned(),
+            destination,
+            name,
+            tags: Vec::new(),
+            create_time: None,
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Every request received, in order.
+    pub fn received(&self) -> Vec<Received> {
+        self.lock().received.clone()
+    }
+
+    /// The metadata of the last request (lowercase keys, ASCII values, `x-` keys only).
+    pub fn last_metadata(&self) -> Vec<(String, String)> {
+        self.lock().metadata.clone()
+    }
+
+    /// The links held, in list order (newest first).
+    pub fn links(&self) -> Vec<pb::Link> {
+        let mut links = self.lock().links.clone();
+        links.reverse();
+        links
+    }
+
+    /// The workspace every link belongs to.
+    pub fn workspace_id(&self) -> String {
+        self.lock().workspace_id.clone()
+    }
+
+    /// Deletes a link behind the model's back.
+    pub fn remove_link(&self, id: &str) {
+        self.lock().links.retain(|l| l.id != id);
+    }
+
+    /// Makes every call take `delay` first.
+    pub fn set_delay(&self, delay: Duration) {
+        self.lock().delay = Some(delay);
+    }
+
+    async fn begin<T>(&self, request: &Request<T>, received: Received) {
+        let delay = {
+            let mut s = self.lock();
+            s.received.push(received);
+            s.metadata = request
+                .metadata()
+                .iter()
+                .filter_map(|kv| match kv {
+                    tonic::metadata::KeyAndValueRef::Ascii(k, v)
+                        if k.as_str().starts_with("x-") =>
+                    {
+                        Some((
+                            k.as_str().to_owned(),
+                            v.to_str().unwrap_or_default().to_owned(),
+                        ))
+                    }
+                    _ => None,
+                })
+                .collect();
+            s.delay
+        };
+        if let Some(d) = delay {
+            tokio::time::sleep(d).await;
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl LinksService for LinksBackend {
+    async fn create_link(
+        &self,
+        request: Request<pb::CreateLinkRequest>,
+    ) -> Result<Response<pb::CreateLinkResponse>, Status> {
+        self.begin(&request, Received::CreateLink(request.get_ref().clone()))
+            .await;
+        let r = request.into_inner();
+        if r.destination.is_empty() {
+            return Err(Status::invalid_argument("destination is required"));
+        }
+        let mut s = self.lock();
+        let mut link = self.new_link(&s.workspace_id, r.destination, r.name.unwrap_or_default());
+        link.tags = r.tags;
+        if let Some(slug) = r.shortlink {
+            link.shortlink = slug;
+        }
+        s.links.push(link.clone());
+        Ok(Response::new(pb::CreateLinkResponse { link: Some(link) }))
+    }
+
+    async fn update_link(
+        &self,
+        request: Request<pb::UpdateLinkRequest>,
+    ) -> Result<Response<pb::UpdateLinkResponse>, Status> {
+        self.begin(&request, Received::UpdateLink(request.get_ref().clone()))
+            .await;
+        let r = request.into_inner();
+        let mut s = self.lock();
+        let Some(link) = s.links.iter_mut().find(|l| l.id == r.link_id) else {
+            return Err(Status::not_found(format!("link {} not found", r.link_id)));
+        };
+        if let Some(name) = r.name {
+            link.name = name;
+        }
+        if let Some(destination) = r.destination {
+            link.destination = destination;
+        }
+        Ok(Response::new(pb::UpdateLinkResponse {
+            link: Some(link.clone()),
+        }))
+    }
+
+    async fn list_links(
+        &self,
+        request: Request<pb::ListLinksRequest>,
+    ) -> Result<Response<pb::ListLinksResponse>, Status> {
+        self.begin(&request, Received::ListLinks(*request.get_ref()))
+            .await;
+        let r = request.into_inner();
+        let mut links = self.links();
+        if r.page_size > 0 {
+            links.truncate(usize::try_from(r.page_size).unwrap_or(usize::MAX));
+        }
+        Ok(Response::new(pb::ListLinksResponse { links }))
+    }
+}
+
+#[tonic::async_trait]
+impl WorkflowStepsService for LinksBackend {
+    async fn create_workflow_step(
+        &self,
+        request: Request<pb::CreateWorkflowStepRequest>,
+    ) -> Result<Response<pb::CreateWorkflowStepResponse>, Status> {
+        self.begin(
+            &request,
+            Received::CreateWorkflowStep(request.get_ref().clone()),
+        )
+        .await;
+        let r = request.into_inner();
+        let mut s = self.lock();
+        if !s.links.iter().any(|l| l.id == r.link_id) {
+            return Err(Status::not_found(format!("link {} not found", r.link_id)));
+        }
+        let step = pb::WorkflowStep {
+            id: new_uuid(),
+            link_id: r.link_id,
+            action: r.action,
+        };
+        s.steps.insert(step.id.clone(), step.clone());
+        Ok(Response::new(pb::CreateWorkflowStepResponse {
+            step: Some(step),
+        }))
+    }
+
+    async fn delete_workflow_step(
+        &self,
+        request: Request<pb::DeleteWorkflowStepRequest>,
+    ) -> Result<Response<pb::DeleteWorkflowStepResponse>, Status> {
+        self.begin(
+            &request,
+            Received::DeleteWorkflowStep(request.get_ref().clone()),
+        )
+        .await;
+        let r = request.into_inner();
+        match self.lock().steps.remove(&r.step_id) {
+            Some(_) => Ok(Response::new(pb::DeleteWorkflowStepResponse {})),
+            None => Err(Status::not_found(format!("step {} not found", r.step_id))),
+        }
+    }
+}
+
+/// A running server; dropping it does not stop it, [`shutdown`](Self::shutdown) does.
+#[derive(Debug)]
+pub struct RunningServer {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    /// The service's state.
+    pub backend: LinksBackend,
+    shutdown: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RunningServer {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A lazily connecting channel to the server.
+    ///
+    /// # Errors
+    ///
+    /// When the URL does not parse (it always does).
+    pub fn channel(&self) -> Result<tonic::transport::Channel, tonic::transport::Error> {
+        Ok(tonic::transport::Endpoint::from_shared(self.url())?.connect_lazy())
+    }
+
+    /// Stops the server and waits for it.
+    pub async fn shutdown(self) {
+        let _ = self.shutdown.send(());
+        let _ = self.task.await;
+    }
+}
+
+/// Serves `backend` on `127.0.0.1:0` until shut down.
+///
+/// # Errors
+///
+/// When the port cannot be bound.
+pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tonic::transport::Server::builder()
+        .add_service(LinksServiceServer::new(backend.clone()))
+        .add_service(WorkflowStepsServiceServer::new(backend.clone()));
+    let task = tokio::spawn(async move {
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        let _ = server
+            .serve_with_incoming_shutdown(incoming, async {
+                let _ = rx.await;
+            })
+            .await;
+    });
+    Ok(RunningServer {
+        addr,
+        backend,
+        shutdown: tx,
+        task,
+    })
+}

@@ -87,7 +87,10 @@ fn editing_a_proto_or_its_import_rebuilds() {
 
     edit(&service, &service_proto("pong"));
     let second = run(&crate_dir);
-    assert!(second.starts_with("pong "), "an edit of the proto was not picked up: {second}");
+    assert!(
+        second.starts_with("pong "),
+        "an edit of the proto was not picked up: {second}"
+    );
 
     edit(&common, &common_proto("message_text"));
     let third = run(&crate_dir);

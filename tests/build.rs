@@ -1,0 +1,40 @@
+//! Compiles the example and test protos: an encoded descriptor pool (custom
+//! options kept) for the executor, and a real tonic client/server for the
+//! links service.
+
+use std::env;
+use std::fs;
+use std::path::PathBuf;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let out = PathBuf::from(env::var("OUT_DIR")?);
+    println!("cargo:rerun-if-changed=../proto");
+    println!("cargo:rerun-if-changed=../schema/proto");
+    println!("cargo:rerun-if-changed=proto");
+
+    let mut links = protox::Compiler::new(["../proto"])?;
+    links
+        .include_imports(true)
+        .include_source_info(true)
+        .open_file("links/v1/links.proto")?;
+    // `encode_file_descriptor_set` keeps the custom options; `file_descriptor_set` drops them.
+    fs::write(
+        out.join("links_descriptor.bin"),
+        links.encode_file_descriptor_set(),
+    )?;
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .compile_fds(links.file_descriptor_set())?;
+
+    let mut shapes = protox::Compiler::new(["proto", "../proto"])?;
+    shapes
+        .include_imports(true)
+        .include_source_info(true)
+        .open_file("shapes/v1/shapes.proto")?;
+    fs::write(
+        out.join("shapes_descriptor.bin"),
+        shapes.encode_file_descriptor_set(),
+    )?;
+    Ok(())
+}
