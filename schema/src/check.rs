@@ -11,7 +11,7 @@
 //!   `$ref` nodes; a `$ref` points at a definition that exists;
 //! - OpenAI strict (and canonical strict): only the Structured Outputs
 //!   keywords and formats; `additionalProperties: false` on every object;
-//!   every property listed in `required`; at most 10 levels of object nesting,
+//!   every property listed in `required`; no keyword beside `$ref`; at most 10 levels of object nesting,
 //!   5000 properties, 1000 enum values, 120,000 characters of property names,
 //!   definition names, enum and const values, and 15,000 characters for an
 //!   enum of more than 250 values;
@@ -91,6 +91,8 @@ pub enum Rule {
     RecursiveRef,
     /// A `$ref` to a definition that does not exist.
     DanglingRef,
+    /// A `$ref` node with other keywords, in a dialect that rejects them.
+    RefSiblings,
     /// A non-string enum value in a dialect with string enums only.
     NonStringEnum,
     /// Objects nested deeper than the dialect's limit.
@@ -359,6 +361,18 @@ impl Checker {
         let Some(target) = node.get("$ref").and_then(Value::as_str) else {
             return;
         };
+        if !self.p.ref_siblings && self.p.refs && node.len() > 1 {
+            let others: Vec<String> = node
+                .keys()
+                .filter(|k| *k != "$ref")
+                .map(|k| format!("`{k}`"))
+                .collect();
+            self.push(
+                path,
+                Rule::RefSiblings,
+                format!("`$ref` sits beside {}, which this dialect rejects; move them to an `anyOf` wrapping the `$ref`", others.join(", ")),
+            );
+        }
         let target = if target == "#" {
             None
         } else if let Some(name) = target
@@ -421,6 +435,11 @@ impl Checker {
         for key in ["items", "additionalProperties", "not"] {
             match node.get(key) {
                 Some(sub @ Value::Object(_)) => self.node(sub, &format!("{path}/{key}"), depth),
+                // `true`/`false` are schemas too, but for `additionalProperties`
+                // they are the open/closed switch.
+                Some(sub @ Value::Bool(_)) if key != "additionalProperties" => {
+                    self.node(sub, &format!("{path}/{key}"), depth);
+                }
                 Some(Value::Array(subs)) if key == "items" => {
                     for (i, sub) in subs.iter().enumerate() {
                         self.node(sub, &format!("{path}/{key}/{i}"), depth);
@@ -515,5 +534,212 @@ impl Checker {
             }
         }
         false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rules(dialect: Dialect, strict: bool, schema: &Value) -> Vec<(String, Rule)> {
+        check(dialect, strict, schema)
+            .into_iter()
+            .map(|v| (v.path, v.rule))
+            .collect()
+    }
+
+    fn at(path: &str, rule: Rule) -> (String, Rule) {
+        (path.to_owned(), rule)
+    }
+
+    #[test]
+    fn root_must_be_a_plain_object() {
+        let schema = json!({ "anyOf": [{ "type": "object" }, { "type": "string" }] });
+        for dialect in Dialect::ALL {
+            let found = rules(dialect, false, &schema);
+            assert!(found.contains(&at("", Rule::RootNotObject)), "{dialect}");
+            assert!(found.contains(&at("", Rule::RootUnion)), "{dialect}");
+        }
+        assert_eq!(
+            rules(Dialect::JsonSchema, false, &json!("x")),
+            [at("", Rule::RootNotObject), at("", Rule::MissingType)]
+        );
+    }
+
+    #[test]
+    fn typeless_nodes() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": { "description": "no type" },
+                "b": { "type": "array", "items": true },
+                "c": { "anyOf": [{ "type": "string" }, {}] }
+            }
+        });
+        assert_eq!(
+            rules(Dialect::Anthropic, false, &schema),
+            [
+                at("/properties/a", Rule::MissingType),
+                at("/properties/b/items", Rule::MissingType),
+                at("/properties/c/anyOf/1", Rule::MissingType),
+            ]
+        );
+    }
+
+    #[test]
+    fn openai_strict_rules() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": "string", "format": "byte", "minLength": 1 },
+                "b/c": { "type": "object", "properties": {}, "additionalProperties": true, "required": [] },
+                "d": { "$ref": "#/$defs/D", "description": "beside" },
+                "e": { "$ref": "#/$defs/Missing" }
+            },
+            "required": ["a", "d", "e"],
+            "additionalProperties": false,
+            "$defs": { "D": { "type": "object", "properties": {}, "required": [], "additionalProperties": false } }
+        });
+        assert_eq!(
+            rules(Dialect::OpenAi, true, &schema),
+            [
+                at("/properties/b~1c", Rule::NotRequired),
+                at("/properties/a", Rule::UnsupportedKeyword),
+                at("/properties/a", Rule::UnsupportedFormat),
+                at("/properties/b~1c", Rule::OpenObject),
+                at("/properties/d", Rule::RefSiblings),
+                at("/properties/e", Rule::DanglingRef),
+            ]
+        );
+        // Canonical strict follows the same rules; non-strict canonical does not.
+        assert_eq!(rules(Dialect::JsonSchema, true, &schema).len(), 6);
+        assert_eq!(
+            rules(Dialect::JsonSchema, false, &schema),
+            [at("/properties/e", Rule::DanglingRef)]
+        );
+    }
+
+    #[test]
+    fn openai_limits() {
+        // Depth: eleven nested objects.
+        let mut deep = json!({ "type": "object", "properties": {}, "required": [], "additionalProperties": false });
+        for _ in 0..10 {
+            deep = json!({ "type": "object", "properties": { "x": deep }, "required": ["x"], "additionalProperties": false });
+        }
+        let found = rules(Dialect::OpenAi, true, &deep);
+        assert_eq!(found, [at(&"/properties/x".repeat(10), Rule::TooDeep)]);
+
+        // Properties, enum values and characters.
+        let names: Map<String, Value> = (0..5001)
+            .map(|i| (format!("p{i}"), json!({ "type": "string" })))
+            .collect();
+        let required: Vec<Value> = names.keys().map(|k| json!(k)).collect();
+        let many = json!({ "type": "object", "properties": names, "required": required, "additionalProperties": false });
+        assert_eq!(
+            rules(Dialect::OpenAi, true, &many),
+            [at("", Rule::TooManyProperties)]
+        );
+
+        let values: Vec<Value> = (0..1001).map(|i| json!(format!("{i:0>60}"))).collect();
+        let enums = json!({
+            "type": "object",
+            "properties": { "e": { "type": "string", "enum": values } },
+            "required": ["e"],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            rules(Dialect::OpenAi, true, &enums),
+            [
+                at("/properties/e", Rule::EnumTooLong),
+                at("", Rule::TooManyEnumValues)
+            ]
+        );
+
+        let long = "n".repeat(OPENAI_MAX_CHARS + 1);
+        let chars = json!({
+            "type": "object",
+            "properties": { long.clone(): { "type": "string" } },
+            "required": [long],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            rules(Dialect::OpenAi, true, &chars),
+            [at("", Rule::TooManyChars)]
+        );
+        // Non-strict OpenAI does not apply the Structured Outputs limits.
+        assert!(rules(Dialect::OpenAi, false, &chars).is_empty());
+    }
+
+    #[test]
+    fn gemini_rules() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": ["string", "null"] },
+                "b": { "type": "object", "additionalProperties": { "type": "string" } },
+                "c": { "$ref": "#/$defs/C" },
+                "d": { "type": "integer", "enum": [1, 2] },
+                "e": { "type": "string", "format": "uuid" },
+                "f": { "type": "string", "format": "enum", "enum": ["X"] },
+                "g": { "type": "string", "const": "x" }
+            },
+            "$defs": { "C": { "type": "string" } }
+        });
+        assert_eq!(
+            rules(Dialect::Gemini, false, &schema),
+            [
+                at("", Rule::RefNotAllowed),
+                at("/properties/a", Rule::TypeArray),
+                at("/properties/b", Rule::AdditionalProperties),
+                at("/properties/c", Rule::RefNotAllowed),
+                at("/properties/d", Rule::NonStringEnum),
+                at("/properties/d", Rule::NonStringEnum),
+                at("/properties/e", Rule::UnsupportedFormat),
+                at("/properties/g", Rule::UnsupportedKeyword),
+            ]
+        );
+        // The JSON Schema path of Gemini accepts all of it.
+        assert!(rules(Dialect::GeminiJsonSchema, false, &schema).is_empty());
+    }
+
+    #[test]
+    fn anthropic_strict_rules() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "n": { "type": "integer", "minimum": 0 },
+                "open": { "type": "object" },
+                "tree": { "$ref": "#/$defs/Tree" },
+                "flat": { "$ref": "#/$defs/Flat" }
+            },
+            "additionalProperties": false,
+            "$defs": {
+                "Tree": {
+                    "type": "object",
+                    "properties": { "kids": { "type": "array", "items": { "$ref": "#/$defs/Tree" } } },
+                    "additionalProperties": false
+                },
+                "Flat": { "type": "object", "properties": {}, "additionalProperties": false }
+            }
+        });
+        assert_eq!(
+            rules(Dialect::Anthropic, true, &schema),
+            [
+                at("/properties/n", Rule::UnsupportedKeyword),
+                at("/properties/open", Rule::OpenObject),
+                at("/properties/tree", Rule::RecursiveRef),
+                at("/$defs/Tree/properties/kids/items", Rule::RecursiveRef),
+            ]
+        );
+        // Non-strict Anthropic accepts recursion and open objects.
+        assert!(rules(Dialect::Anthropic, false, &schema).is_empty());
+    }
+
+    #[test]
+    fn violations_display_path_and_message() {
+        let v = check(Dialect::OpenAi, true, &json!({ "type": "string" }));
+        assert_eq!(v[0].to_string().split(": ").next(), Some("/"));
+        assert!(v[0].message.starts_with("the root schema"));
     }
 }

@@ -264,27 +264,3 @@ impl fmt::Display for Diagnostic {
 }
 
 impl std::error::Error for Diagnostic {}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn links_example_dump() {
-        let source = include_str!("../../proto/links/v1/links.proto");
-        let pool = test_support::compile_files(
-            &[("links/v1/links.proto", source)],
-            "links/v1/links.proto",
-        );
-        let tools = tools_in_file(&pool, "links/v1/links.proto").expect("valid");
-        for tool in &tools {
-            println!(
-                "== {} {:?} {:?} {:?}",
-                tool.name, tool.request_aliases, tool.response_aliases, tool.output_prefix
-            );
-            for d in Dialect::ALL {
-                println!("{d}: {}", tool.render(d));
-            }
-        }
-    }
-}

@@ -791,3 +791,592 @@ fn diag(file: &FileDescriptor, (line, column): Location, message: String) -> Dia
         message,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Dialect;
+    use crate::test_support::{HEADER, compile, compile_files};
+    use serde_json::json;
+
+    fn tools(body: &str) -> Vec<ToolSpec> {
+        let pool = compile(&format!("{HEADER}{body}"));
+        match tools_in_file(&pool, "test.proto") {
+            Ok(tools) => tools,
+            Err(diags) => panic!("unexpected diagnostics: {diags:#?}"),
+        }
+    }
+
+    fn diagnostics(body: &str) -> Vec<String> {
+        let pool = compile(&format!("{HEADER}{body}"));
+        match tools_in_file(&pool, "test.proto") {
+            Ok(_) => panic!("expected diagnostics"),
+            Err(diags) => diags.iter().map(ToString::to_string).collect(),
+        }
+    }
+
+    /// A service with one tool `t` taking `Req`.
+    fn with_tool(messages: &str, strict: bool) -> String {
+        format!(
+            "{messages}\nmessage Resp {{}}\nservice S {{\n  rpc M(Req) returns (Resp) {{\n    option (ai.context.v1.rpc_tool) = {{ name: \"t\" description: \"Do it.\" strict: {strict} }};\n  }}\n}}\n"
+        )
+    }
+
+    fn params(messages: &str, dialect: Dialect, strict: bool) -> serde_json::Value {
+        tools(&with_tool(messages, strict))[0].render(dialect)
+    }
+
+    #[test]
+    fn scalars() {
+        let schema = params(
+            "message Req {
+  double d = 1; float f = 2; int32 i32 = 3; int64 i64 = 4; uint32 u32 = 5; uint64 u64 = 6;
+  sint32 s32 = 7; sint64 s64 = 8; fixed32 f32 = 9; fixed64 f64 = 10; sfixed32 sf32 = 11;
+  sfixed64 sf64 = 12; bool b = 13; string s = 14; bytes by = 15;
+}",
+            Dialect::JsonSchema,
+            false,
+        );
+        let int = json!({ "type": "integer" });
+        let uint = json!({ "type": "integer", "minimum": 0 });
+        assert_eq!(
+            schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "d": { "type": "number" }, "f": { "type": "number" },
+                    "i32": int, "i64": int, "u32": uint, "u64": uint, "s32": int, "s64": int,
+                    "f32": uint, "f64": uint, "sf32": int, "sf64": int,
+                    "b": { "type": "boolean" }, "s": { "type": "string" },
+                    "by": { "type": "string", "format": "byte" }
+                },
+                "required": ["d", "f", "i32", "i64", "u32", "u64", "s32", "s64", "f32", "f64",
+                             "sf32", "sf64", "b", "s", "by"],
+                "additionalProperties": false
+            })
+        );
+        // Property order is proto order.
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys[..3], ["d", "f", "i32"]);
+        // OpenAI strict: no `byte` format, said in the description instead.
+        let strict = params("message Req { bytes by = 1; }", Dialect::OpenAi, true);
+        assert_eq!(
+            strict["properties"]["by"],
+            json!({ "type": "string", "description": "Base64-encoded bytes." })
+        );
+        // Anthropic strict: no numeric bounds.
+        let strict = params("message Req { uint32 n = 1; }", Dialect::Anthropic, true);
+        assert_eq!(
+            strict["properties"]["n"],
+            json!({ "type": "integer", "description": "An integer at least 0." })
+        );
+    }
+
+    #[test]
+    fn enums_leave_out_zero_and_list_commented_values() {
+        let messages = "// A color.
+enum Color {
+  COLOR_UNSPECIFIED = 0;
+  // Like the sky.
+  BLUE = 1;
+  RED = 2;
+}
+message Req {
+  // Pick one.
+  Color color = 1;
+  optional Color maybe = 2;
+  repeated Color many = 3;
+}";
+        let schema = params(messages, Dialect::JsonSchema, false);
+        assert_eq!(
+            schema["properties"],
+            json!({
+                "color": { "type": "string", "description": "Pick one.\n\n- `BLUE`: Like the sky.", "enum": ["BLUE", "RED"] },
+                "maybe": { "type": "string", "description": "- `BLUE`: Like the sky.", "enum": ["BLUE", "RED"] },
+                "many": { "type": "array", "description": "- `BLUE`: Like the sky.", "items": { "type": "string", "enum": ["BLUE", "RED"] } }
+            })
+        );
+        assert_eq!(schema["required"], json!(["color", "many"]));
+        let strict = params(messages, Dialect::OpenAi, true);
+        assert_eq!(
+            strict["properties"]["maybe"],
+            json!({ "type": ["string", "null"], "description": "- `BLUE`: Like the sky.", "enum": ["BLUE", "RED", null] })
+        );
+    }
+
+    #[test]
+    fn maps_per_dialect() {
+        let messages = "message Req { map<string, int32> counts = 1; }";
+        assert_eq!(
+            params(messages, Dialect::JsonSchema, false)["properties"]["counts"],
+            json!({ "type": "object", "additionalProperties": { "type": "integer" } })
+        );
+        let entries = json!({
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": { "key": { "type": "string" }, "value": { "type": "integer" } },
+                "required": ["key", "value"],
+                "additionalProperties": false
+            }
+        });
+        assert_eq!(
+            params(messages, Dialect::OpenAi, true)["properties"]["counts"],
+            entries
+        );
+        assert_eq!(
+            params(messages, Dialect::Anthropic, true)["properties"]["counts"],
+            entries
+        );
+        let mut gemini = entries.clone();
+        gemini["items"]
+            .as_object_mut()
+            .unwrap()
+            .remove("additionalProperties");
+        assert_eq!(
+            params(messages, Dialect::Gemini, false)["properties"]["counts"],
+            gemini
+        );
+    }
+
+    #[test]
+    fn nested_messages_and_descriptions() {
+        let messages = r#"// An address.
+message Address {
+  string city = 1;
+}
+// The request.
+message Req {
+  // Where to ship.
+  Address to = 1;
+  Address from = 2;
+  repeated Address stops = 3;
+  string note = 4 [(ai.tools.v1.tool_field) = { description: "For the driver." usage_notes: "Keep it short." }];
+}"#;
+        let address = json!({
+            "type": "object",
+            "properties": { "city": { "type": "string" } },
+            "required": ["city"],
+            "additionalProperties": false
+        });
+        let mut described = address.clone();
+        described["description"] = json!("An address.");
+        let mut to = address.clone();
+        to["description"] = json!("Where to ship.");
+        assert_eq!(
+            params(messages, Dialect::JsonSchema, false),
+            json!({
+                "type": "object",
+                "description": "The request.",
+                "properties": {
+                    "to": to,
+                    "from": described,
+                    "stops": { "type": "array", "items": described },
+                    "note": { "type": "string", "description": "For the driver.\n\nKeep it short." }
+                },
+                "required": ["to", "from", "stops", "note"],
+                "additionalProperties": false
+            })
+        );
+        // `description` comes right after `type`.
+        let text = params(messages, Dialect::JsonSchema, false).to_string();
+        assert!(text.starts_with(r#"{"type":"object","description":"The request.","properties""#));
+    }
+
+    const TREE: &str = "// A tree node.
+message Node {
+  string name = 1;
+  // Child nodes.
+  repeated Node children = 2;
+}
+message Req { Node root = 1; }";
+
+    #[test]
+    fn recursion_uses_defs_where_allowed() {
+        let node = json!({
+            "type": "object",
+            "description": "A tree node.",
+            "properties": {
+                "name": { "type": "string" },
+                "children": { "type": "array", "description": "Child nodes.", "items": { "$ref": "#/$defs/t.Node" } }
+            },
+            "required": ["name", "children"],
+            "additionalProperties": false
+        });
+        assert_eq!(
+            params(TREE, Dialect::JsonSchema, false),
+            json!({
+                "type": "object",
+                "properties": { "root": { "$ref": "#/$defs/t.Node" } },
+                "required": ["root"],
+                "additionalProperties": false,
+                "$defs": { "t.Node": node }
+            })
+        );
+        for dialect in [
+            Dialect::OpenAi,
+            Dialect::Anthropic,
+            Dialect::GeminiJsonSchema,
+        ] {
+            let schema = params(TREE, dialect, false);
+            assert_eq!(schema["$defs"]["t.Node"], node, "{dialect}");
+        }
+        let strict = params(TREE, Dialect::OpenAi, true);
+        assert_eq!(
+            strict["properties"]["root"],
+            json!({ "$ref": "#/$defs/t.Node" })
+        );
+    }
+
+    #[test]
+    fn recursion_is_cut_where_not_allowed() {
+        for (dialect, strict) in [(Dialect::Gemini, false), (Dialect::Anthropic, true)] {
+            let schema = params(TREE, dialect, strict);
+            assert!(schema.get("$defs").is_none(), "{dialect}");
+            let root = &schema["properties"]["root"];
+            assert_eq!(root["description"], "A tree node.", "{dialect}");
+            // Level 1 and 2 are objects, level 3 is a JSON string.
+            let level2 = &root["properties"]["children"]["items"];
+            assert_eq!(level2["type"], "object", "{dialect}");
+            assert_eq!(
+                level2["properties"]["children"]["items"],
+                json!({ "type": "string", "description": "A tree node.\n\nA JSON-encoded `t.Node` object." }),
+                "{dialect}"
+            );
+        }
+    }
+
+    #[test]
+    fn openai_cuts_at_depth_ten() {
+        let mut messages = String::from("message L11 { string leaf = 1; }\n");
+        for i in (1..=10).rev() {
+            messages.push_str(&format!("message L{i} {{ L{} next = 1; }}\n", i + 1));
+        }
+        messages.push_str("message Req { L1 first = 1; }");
+        let schema = params(&messages, Dialect::OpenAi, true);
+        let mut node = &schema["properties"]["first"];
+        for _ in 1..9 {
+            node = &node["properties"]["next"];
+            assert_eq!(node["type"], "object");
+        }
+        // Root is level 1, `first` level 2, ... the 10th object is the last.
+        assert_eq!(
+            node["properties"]["next"],
+            json!({ "type": "string", "description": "A JSON-encoded `t.L10` object." })
+        );
+        // Canonical keeps everything.
+        let canonical = params(&messages, Dialect::JsonSchema, false);
+        assert!(canonical.to_string().contains("\"leaf\""));
+    }
+
+    #[test]
+    fn oneof_members_are_optional_and_exclusive() {
+        let messages = "message Req {
+  oneof target {
+    // By id.
+    string id = 1;
+    string slug = 2;
+  }
+  string other = 3;
+}";
+        let schema = params(messages, Dialect::JsonSchema, false);
+        assert_eq!(
+            schema["properties"],
+            json!({
+                "id": { "type": "string", "description": "By id.\n\nSet at most one of `id`, `slug`." },
+                "slug": { "type": "string", "description": "Set at most one of `id`, `slug`." },
+                "other": { "type": "string" }
+            })
+        );
+        assert_eq!(schema["required"], json!(["other"]));
+        assert!(schema.get("anyOf").is_none());
+        let strict = params(messages, Dialect::OpenAi, true);
+        assert_eq!(
+            strict["properties"]["slug"]["type"],
+            json!(["string", "null"])
+        );
+        assert_eq!(strict["required"], json!(["id", "slug", "other"]));
+    }
+
+    const WKT: &str = r#"import "google/protobuf/timestamp.proto";
+import "google/protobuf/duration.proto";
+import "google/protobuf/field_mask.proto";
+import "google/protobuf/struct.proto";
+import "google/protobuf/wrappers.proto";
+import "google/protobuf/empty.proto";
+import "google/protobuf/any.proto";
+message Req {
+  google.protobuf.Timestamp at = 1;
+  google.protobuf.Duration wait = 2;
+  google.protobuf.FieldMask mask = 3;
+  google.protobuf.Struct meta = 4;
+  google.protobuf.Value value = 5;
+  google.protobuf.ListValue list = 6;
+  google.protobuf.StringValue name = 7;
+  google.protobuf.UInt32Value count = 8;
+  google.protobuf.Empty nothing = 9;
+  google.protobuf.Any any = 10;
+}"#;
+
+    #[test]
+    fn well_known_types_canonical() {
+        let any_type = json!(["object", "array", "string", "number", "boolean", "null"]);
+        assert_eq!(
+            params(WKT, Dialect::JsonSchema, false)["properties"],
+            json!({
+                "at": { "type": "string", "format": "date-time" },
+                "wait": { "type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?s$" },
+                "mask": { "type": "string" },
+                "meta": { "type": "object", "additionalProperties": true },
+                "value": { "type": any_type },
+                "list": { "type": "array", "items": { "type": any_type } },
+                "name": { "type": ["string", "null"] },
+                "count": { "type": ["integer", "null"], "minimum": 0 },
+                "nothing": { "type": "object", "properties": {}, "additionalProperties": false },
+                "any": {
+                    "type": "object",
+                    "properties": { "@type": { "type": "string", "description": "The type URL of the message, e.g. `type.googleapis.com/google.protobuf.Duration`." } },
+                    "required": ["@type"],
+                    "additionalProperties": true
+                }
+            })
+        );
+    }
+
+    #[test]
+    fn well_known_types_strict_and_gemini() {
+        let strict = params(WKT, Dialect::OpenAi, true);
+        let p = &strict["properties"];
+        assert_eq!(
+            p["meta"],
+            json!({ "type": "string", "description": "A JSON-encoded object." })
+        );
+        assert_eq!(
+            p["value"],
+            json!({ "type": "string", "description": "A JSON-encoded value of any JSON type." })
+        );
+        assert_eq!(
+            p["list"]["items"],
+            json!({ "type": "string", "description": "A JSON-encoded value of any JSON type." })
+        );
+        assert_eq!(
+            p["nothing"],
+            json!({ "type": "object", "properties": {}, "required": [], "additionalProperties": false })
+        );
+        assert_eq!(
+            p["any"],
+            json!({ "type": "string", "description": "A JSON-encoded `google.protobuf.Any` object." })
+        );
+        let gemini = params(WKT, Dialect::Gemini, false);
+        let p = &gemini["properties"];
+        assert_eq!(p["at"], json!({ "type": "string", "format": "date-time" }));
+        assert_eq!(
+            p["wait"],
+            json!({ "type": "string", "description": "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`." })
+        );
+        assert_eq!(p["name"], json!({ "type": "string", "nullable": true }));
+        assert_eq!(p["nothing"], json!({ "type": "object" }));
+        let anthropic = params(WKT, Dialect::Anthropic, true);
+        assert_eq!(
+            anthropic["properties"]["name"],
+            json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] })
+        );
+    }
+
+    #[test]
+    fn left_out_and_required_fields() {
+        let messages = "message Req {
+  string id = 1 [(google.api.field_behavior) = OUTPUT_ONLY];
+  string secret = 2 [(ai.tools.v1.tool_field).skip = true];
+  optional string must = 3 [(google.api.field_behavior) = REQUIRED];
+  optional string may = 4;
+  string plain = 5;
+}";
+        let schema = params(messages, Dialect::JsonSchema, false);
+        let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["must", "may", "plain"]);
+        assert_eq!(schema["required"], json!(["must", "plain"]));
+    }
+
+    #[test]
+    fn aliases_and_output_prefix() {
+        let body = r#"
+message Item {
+  string id = 1 [(ai.tools.v1.tool_field).alias_prefix = "item"];
+  repeated string tag_ids = 2 [(ai.tools.v1.tool_field).alias_prefix = "tag"];
+  repeated Item children = 3;
+}
+message Req {
+  string item_id = 1 [(ai.tools.v1.tool_field).alias_prefix = "item"];
+  Item item = 2;
+  Item other = 3;
+}
+message Resp { string note = 1; repeated Item items = 2; }
+message Wrapped { string id = 1 [(ai.tools.v1.tool_field).alias_prefix = "wrap"]; Item item = 2; }
+service S {
+  rpc A(Req) returns (Resp) { option (ai.tools.v1.rpc_tool) = { name: "a" description: "A." }; }
+  rpc B(Req) returns (Wrapped) { option (ai.tools.v1.rpc_tool) = { name: "b" description: "B." }; }
+}"#;
+        let source = format!(
+            "syntax = \"proto3\";\npackage t;\nimport \"ai/tools/v1/rpc_tool.proto\";\nimport \"ai/tools/v1/annotations.proto\";\n{body}"
+        );
+        let pool = compile(&source);
+        let tools = tools_in_file(&pool, "test.proto").expect("valid");
+        let alias = |m: &str, f: &str, p: &str| FieldAlias {
+            message: m.into(),
+            field: f.into(),
+            prefix: p.into(),
+        };
+        assert_eq!(
+            tools[0].request_aliases,
+            [
+                alias("t.Req", "item_id", "item"),
+                alias("t.Item", "id", "item"),
+                alias("t.Item", "tag_ids", "tag"),
+            ]
+        );
+        assert_eq!(
+            tools[0].response_aliases,
+            [
+                alias("t.Item", "id", "item"),
+                alias("t.Item", "tag_ids", "tag")
+            ]
+        );
+        assert_eq!(tools[0].output_prefix.as_deref(), Some("item"));
+        assert_eq!(tools[1].output_prefix.as_deref(), Some("wrap"));
+        assert_eq!(tools[1].service, "t.S");
+        assert_eq!(tools[1].method, "B");
+        assert_eq!(tools[1].request, "t.Req");
+        assert_eq!(tools[1].response, "t.Wrapped");
+    }
+
+    #[test]
+    fn tools_of_imports_are_not_listed() {
+        let dep = format!(
+            "{HEADER}message Req {{}}\nmessage Resp {{}}\nservice Dep {{ rpc M(Req) returns (Resp) {{ option (ai.context.v1.rpc_tool) = {{ name: \"dep\" description: \"D.\" }}; }} }}"
+        );
+        let main = format!(
+            "{HEADER}import \"dep.proto\";\nservice Main {{ rpc M(t.Req) returns (t.Resp) {{ option (ai.context.v1.rpc_tool) = {{ name: \"main\" description: \"M.\" strict: true }}; }} }}"
+        );
+        let pool = compile_files(&[("dep.proto", &dep), ("main.proto", &main)], "main.proto");
+        let tools = tools_in_file(&pool, "main.proto").expect("valid");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["main"]);
+        assert!(tools[0].strict);
+    }
+
+    #[test]
+    fn diagnostic_bad_tool_name() {
+        let diags = diagnostics(
+            "message Req {}\nmessage Resp {}\nservice S {\n  rpc M(Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"links.create\" description: \"D.\" };\n  }\n}\n",
+        );
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(diags[0].starts_with("test.proto:10:5: "), "{}", diags[0]);
+        assert!(
+            diags[0].contains("rpc `M`: tool name `links.create` contains `.`"),
+            "{}",
+            diags[0]
+        );
+    }
+
+    #[test]
+    fn diagnostic_duplicate_tool_name() {
+        let diags = diagnostics(
+            "message Req {}\nmessage Resp {}\nservice S {\n  rpc A(Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"same\" description: \"A.\" };\n  }\n  rpc B(Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"same\" description: \"B.\" };\n  }\n}\n",
+        );
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(diags[0].starts_with("test.proto:13:5: "), "{}", diags[0]);
+        assert!(
+            diags[0].contains("tool name `same` is already used by rpc `t.S.A` (test.proto:10:5)"),
+            "{}",
+            diags[0]
+        );
+        assert!(
+            diags[0].contains("give rpc `t.S.B` a different `name`"),
+            "{}",
+            diags[0]
+        );
+    }
+
+    #[test]
+    fn diagnostic_empty_description() {
+        let diags = diagnostics(
+            "message Req {}\nmessage Resp {}\nservice S {\n  rpc M(Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"m\" description: \"  \" };\n  }\n}\n",
+        );
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(diags[0].starts_with("test.proto:10:5: "), "{}", diags[0]);
+        assert!(
+            diags[0].contains("rpc `M` has an empty tool `description`"),
+            "{}",
+            diags[0]
+        );
+    }
+
+    #[test]
+    fn diagnostic_streaming() {
+        let diags = diagnostics(
+            "message Req {}\nmessage Resp {}\nservice S {\n  rpc A(stream Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"a\" description: \"A.\" };\n  }\n  rpc B(Req) returns (stream Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"b\" description: \"B.\" };\n  }\n  rpc C(stream Req) returns (stream Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"c\" description: \"C.\" };\n  }\n}\n",
+        );
+        assert_eq!(diags.len(), 3, "{diags:#?}");
+        assert!(diags[0].starts_with("test.proto:10:5: "), "{}", diags[0]);
+        assert!(diags[0].contains("rpc `A` is client-streaming and cannot be a tool"));
+        assert!(diags[1].contains("rpc `B` is server-streaming"));
+        assert!(diags[2].contains("rpc `C` is bidirectional-streaming"));
+    }
+
+    #[test]
+    fn diagnostic_alias_prefix() {
+        let diags = diagnostics(
+            "message Req {\n  int32 n = 1 [(ai.tools.v1.tool_field).alias_prefix = \"num\"];\n  string s = 2 [(ai.tools.v1.tool_field).alias_prefix = \"Bad-Prefix\"];\n  repeated string ok = 3 [(ai.tools.v1.tool_field).alias_prefix = \"ok\"];\n  map<string, string> m = 4 [(ai.tools.v1.tool_field).alias_prefix = \"map\"];\n}\nmessage Resp {}\nservice S {\n  rpc M(Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"m\" description: \"M.\" };\n  }\n}\n",
+        );
+        assert_eq!(diags.len(), 3, "{diags:#?}");
+        assert!(diags[0].starts_with("test.proto:7:"), "{}", diags[0]);
+        assert!(
+            diags[0].contains("field `t.Req.n` has an `alias_prefix` but is of type `int32`"),
+            "{}",
+            diags[0]
+        );
+        assert!(diags[1].starts_with("test.proto:8:"), "{}", diags[1]);
+        assert!(
+            diags[1]
+                .contains("field `t.Req.s`: alias prefix `Bad-Prefix` must start with a lowercase"),
+            "{}",
+            diags[1]
+        );
+        assert!(
+            diags[2].contains("field `t.Req.m` has an `alias_prefix` but is a map"),
+            "{}",
+            diags[2]
+        );
+    }
+
+    #[test]
+    fn diagnostic_no_annotated_method() {
+        let diags = diagnostics("message Req {}\nservice S { rpc M(Req) returns (Req); }\n");
+        assert_eq!(
+            diags,
+            [
+                "test.proto: `test.proto` has no method annotated with `rpc_tool`; add `option (ai.context.v1.rpc_tool) = {...}` to at least one rpc"
+            ]
+        );
+        // Without any annotation proto in the pool, nothing is annotated either.
+        let pool = compile(
+            "syntax = \"proto3\";\nmessage Req {}\nservice S { rpc M(Req) returns (Req); }\n",
+        );
+        let err = tools_in_file(&pool, "test.proto").unwrap_err();
+        assert!(err[0].message.contains("has no method annotated"));
+        let err = tools_in_file(&pool, "missing.proto").unwrap_err();
+        assert_eq!(
+            err[0].to_string(),
+            "missing.proto: `missing.proto` is not in the descriptor pool; compile it (with its imports) into the pool first"
+        );
+    }
+
+    #[test]
+    fn diagnostics_are_all_collected() {
+        let diags = diagnostics(
+            "message Req { int32 n = 1 [(ai.tools.v1.tool_field).alias_prefix = \"n\"]; }\nmessage Resp {}\nservice S {\n  rpc A(Req) returns (Resp) { option (ai.context.v1.rpc_tool) = { name: \"9\" description: \"\" }; }\n}\n",
+        );
+        assert_eq!(diags.len(), 3, "{diags:#?}");
+    }
+}

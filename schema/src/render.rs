@@ -12,7 +12,7 @@
 //! | nullable scalar | `type: [T, "null"]` | `type: [T, "null"]` | `anyOf: [T, null]` | `nullable: true` |
 //! | nullable object / `$ref` | `anyOf: [X, {"type":"null"}]` | the same | the same | `nullable: true` |
 //! | [`Kind::Map`] | `object` + `additionalProperties: V` | array of `{key, value}` | array of `{key, value}` | array of `{key, value}` |
-//! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` | `$ref` into root `$defs` | inlined, cut after [`RECURSION_UNROLL`] levels | inlined, cut after [`RECURSION_UNROLL`] levels |
+//! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` (OpenAI: a described `$ref` is wrapped in a one-branch `anyOf`) | `$ref` into root `$defs` | inlined, cut after [`RECURSION_UNROLL`] levels | inlined, cut after [`RECURSION_UNROLL`] levels |
 //! | open [`Object`] (`Struct`, `Any`) | `object`, `additionalProperties: true` | JSON-encoded string | JSON-encoded string | JSON-encoded string |
 //! | [`Kind::Any`] (`Value`) | `type` of every JSON type | JSON-encoded string | JSON-encoded string | JSON-encoded string |
 //! | closed [`Object`] | `additionalProperties: false` | the same, `required: []` when empty | the same, `required: []` when empty | no `additionalProperties` |
@@ -130,6 +130,10 @@ pub(crate) struct Profile {
     pub(crate) openai_limits: bool,
     /// Enum values must be strings.
     pub(crate) string_enums: bool,
+    /// A `$ref` node may carry other keywords (`description`). OpenAI rejects
+    /// them ("`$ref` cannot have keywords"), so there a described reference
+    /// is wrapped in a one-branch `anyOf`.
+    pub(crate) ref_siblings: bool,
 }
 
 /// Keywords OpenAI strict mode accepts.
@@ -225,6 +229,7 @@ impl Profile {
         keywords: None,
         openai_limits: false,
         string_enums: false,
+        ref_siblings: true,
     };
 
     const OPENAI_STRICT: Profile = Profile {
@@ -244,6 +249,7 @@ impl Profile {
         keywords: Some(OPENAI_KEYWORDS),
         openai_limits: true,
         string_enums: false,
+        ref_siblings: false,
     };
 
     pub(crate) fn of(dialect: Dialect, strict: bool) -> Profile {
@@ -254,6 +260,7 @@ impl Profile {
             (Dialect::GeminiJsonSchema, _) => Profile::CANONICAL,
             (Dialect::OpenAi, false) => Profile {
                 max_depth: Some(OPENAI_MAX_DEPTH),
+                ref_siblings: false,
                 ..Profile::CANONICAL
             },
             (Dialect::Anthropic, true) => Profile {
@@ -483,11 +490,14 @@ impl Renderer {
                     return (m, Shape::Other);
                 }
                 let count = self.stack.iter().filter(|n| *n == name).count();
-                match self.defs.get(name.as_str()).cloned() {
+                let def = self.defs.get(name.as_str()).cloned();
+                if description.is_none()
+                    && let Some(def) = &def
+                {
+                    description.clone_from(&def.description);
+                }
+                match def {
                     Some(def) if count < RECURSION_UNROLL => {
-                        if description.is_none() {
-                            description.clone_from(&def.description);
-                        }
                         return self.body(&def, depth, hints, &mut None);
                     }
                     _ => return cut(&format!("`{name}` object"), hints),
@@ -620,6 +630,11 @@ impl Renderer {
                     }
                 }
             }
+        }
+        if description.is_some() && body.contains_key("$ref") && !self.p.ref_siblings {
+            let mut outer = Map::new();
+            outer.insert("anyOf".into(), json!([Value::Object(body)]));
+            body = outer;
         }
         // `type` first, then `description`, then the rest.
         let mut out = Map::new();

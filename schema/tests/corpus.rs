@@ -1,0 +1,113 @@
+//! Every rendering of every tool of `tests/corpus.proto` passes its own
+//! dialect's checker, and renderings are deterministic.
+
+use ai_tools_schema::check::check;
+use ai_tools_schema::{Dialect, ToolSpec, tools_in_file};
+
+fn corpus() -> Vec<ToolSpec> {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut compiler = protox::Compiler::new([format!("{root}/proto"), format!("{root}/tests")])
+        .expect("include paths");
+    compiler.include_imports(true).include_source_info(true);
+    compiler.open_file("corpus.proto").expect("corpus compiles");
+    let pool = compiler.descriptor_pool();
+    tools_in_file(&pool, "corpus.proto").expect("corpus is valid")
+}
+
+#[test]
+fn every_rendering_passes_its_checker() {
+    let tools = corpus();
+    assert_eq!(tools.len(), 5);
+    let mut failures = Vec::new();
+    for tool in &tools {
+        for dialect in Dialect::ALL {
+            for strict in [false, true] {
+                let schema = ai_tools_schema::render::parameters(&tool.parameters, dialect, strict);
+                for v in check(dialect, strict, &schema) {
+                    failures.push(format!("{} {dialect} strict={strict}: {v}", tool.name));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn renderings_are_deterministic() {
+    let a = corpus();
+    let b = corpus();
+    for (a, b) in a.iter().zip(&b) {
+        for dialect in Dialect::ALL {
+            assert_eq!(
+                a.render(dialect).to_string(),
+                b.render(dialect).to_string(),
+                "{} {dialect}",
+                a.name
+            );
+        }
+    }
+}
+
+#[test]
+fn no_empty_descriptions_and_every_node_typed() {
+    fn walk(v: &serde_json::Value, path: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                if map.get("description").and_then(|d| d.as_str()) == Some("") {
+                    out.push(format!("{path}: empty description"));
+                }
+                for (k, v) in map {
+                    walk(v, &format!("{path}/{k}"), out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, &format!("{path}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for tool in corpus() {
+        for dialect in Dialect::ALL {
+            walk(
+                &tool.render(dialect),
+                &format!("{} {dialect}", tool.name),
+                &mut out,
+            );
+        }
+    }
+    assert!(out.is_empty(), "{out:#?}");
+}
+
+#[test]
+fn corpus_aliases() {
+    let tools = corpus();
+    let everything = &tools[0];
+    let fields: Vec<(&str, &str, &str)> = everything
+        .request_aliases
+        .iter()
+        .map(|a| (a.message.as_str(), a.field.as_str(), a.prefix.as_str()))
+        .collect();
+    assert_eq!(
+        fields,
+        [
+            ("corpus.v1.EverythingRequest", "target_id", "node"),
+            ("corpus.v1.EverythingRequest", "node_ids", "node"),
+            ("corpus.v1.Node", "id", "node"),
+        ]
+    );
+    assert_eq!(everything.output_prefix.as_deref(), Some("node"));
+    assert_eq!(tools[3].output_prefix.as_deref(), Some("node"));
+}
+
+/// Prints every rendering; run with `--nocapture` to review them.
+#[test]
+fn print_renderings() {
+    for tool in corpus() {
+        for dialect in Dialect::ALL {
+            println!("{} {dialect}: {}", tool.name, tool.render(dialect));
+        }
+    }
+}
