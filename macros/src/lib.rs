@@ -5,6 +5,7 @@ mod compile;
 mod expand;
 mod input;
 mod locate;
+mod tool_input;
 
 use std::path::PathBuf;
 
@@ -21,6 +22,14 @@ pub fn ai_tools(input: TokenStream) -> TokenStream {
         .unwrap_or_default();
     let invoking_file_dir = invoking_file_dir();
     expand::ai_tools(&input, &manifest_dir, invoking_file_dir.as_deref()).into()
+}
+
+/// Derives `ai_tools::ToolInput`: a tool input's schema from a Rust struct or
+/// enum and its serde attributes. Documented in the `ai-tools` crate.
+#[proc_macro_derive(ToolInput, attributes(tool))]
+pub fn derive_tool_input(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    tool_input::derive(&input).into()
 }
 
 /// The directory of the source file that invokes the macro, made absolute
