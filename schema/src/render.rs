@@ -341,6 +341,7 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
             .map(|(k, v)| (k.to_owned(), v.clone()))
             .collect(),
         stack: Vec::new(),
+        ref_stack: Vec::new(),
         used: BTreeSet::new(),
     };
     let mut root = r.node(schema, 0, false);
@@ -395,6 +396,9 @@ struct Renderer {
     defs: BTreeMap<String, Schema>,
     /// Names of the named objects being rendered, outermost first.
     stack: Vec<String>,
+    /// Names of the references being inlined, outermost first (bounds
+    /// recursion through unnamed definitions too).
+    ref_stack: Vec<String>,
     /// Definitions referred to by `$ref`.
     used: BTreeSet<String>,
 }
@@ -489,7 +493,12 @@ impl Renderer {
                     m.insert("$ref".into(), def_pointer(name).into());
                     return (m, Shape::Other);
                 }
-                let count = self.stack.iter().filter(|n| *n == name).count();
+                let count = self
+                    .stack
+                    .iter()
+                    .filter(|n| *n == name)
+                    .count()
+                    .max(self.ref_stack.iter().filter(|n| *n == name).count());
                 let def = self.defs.get(name.as_str()).cloned();
                 if description.is_none()
                     && let Some(def) = &def
@@ -498,7 +507,10 @@ impl Renderer {
                 }
                 match def {
                     Some(def) if count < RECURSION_UNROLL => {
-                        return self.body(&def, depth, hints, &mut None);
+                        self.ref_stack.push(name.clone());
+                        let out = self.body(&def, depth, hints, &mut None);
+                        self.ref_stack.pop();
+                        return out;
                     }
                     _ => return cut(&format!("`{name}` object"), hints),
                 }
@@ -691,4 +703,75 @@ fn join_all(description: Option<String>, hints: Vec<String>) -> Option<String> {
         parts.push(hints.join(" "));
     }
     (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::check;
+    use crate::ir::{Object, Schema};
+
+    #[test]
+    fn unnamed_and_bare_recursive_definitions_terminate() {
+        // `A` is a bare reference to itself; `B` an unnamed object referring to itself.
+        let root = Object::new()
+            .property("a", Schema::reference("A"), true)
+            .property("b", Schema::reference("B"), false)
+            .property("missing", Schema::reference("Nowhere"), false)
+            .define("A", Schema::reference("A"))
+            .define(
+                "B",
+                Schema::object(Object::new().property("next", Schema::reference("B"), false)),
+            );
+        let schema = Schema::object(root);
+        for dialect in Dialect::ALL {
+            for strict in [false, true] {
+                let rendered = parameters(&schema, dialect, strict);
+                assert_eq!(rendered["type"], "object", "{dialect} {strict}");
+            }
+        }
+        let gemini = parameters(&schema, Dialect::Gemini, false);
+        assert_eq!(gemini["properties"]["missing"]["type"], "string");
+        assert!(check(Dialect::Gemini, false, &gemini).is_empty());
+    }
+
+    #[test]
+    fn hand_built_schema_renders_and_checks() {
+        let schema = Schema::object(
+            Object::new()
+                .property("when", Schema::string_format("date"), true)
+                .property("email", Schema::string_format("email"), false)
+                .property("n", Schema::integer().minimum(1).maximum(9), false)
+                .property("raw", Schema::any().describe("Anything."), false)
+                .property(
+                    "tags",
+                    Schema::array(Schema::enumeration(["A", "B"])),
+                    false,
+                ),
+        );
+        for dialect in Dialect::ALL {
+            for strict in [false, true] {
+                let rendered = parameters(&schema, dialect, strict);
+                let violations = check(dialect, strict, &rendered);
+                assert!(violations.is_empty(), "{dialect} {strict}: {violations:#?}");
+            }
+        }
+        let gemini = parameters(&schema, Dialect::Gemini, false);
+        assert_eq!(
+            gemini["properties"]["when"],
+            serde_json::json!({ "type": "string", "description": "Format: `date`." })
+        );
+        assert_eq!(
+            gemini["properties"]["raw"]["description"],
+            "Anything.\n\nA JSON-encoded value of any JSON type."
+        );
+    }
+
+    #[test]
+    fn empty_descriptions_are_not_emitted() {
+        let schema =
+            Schema::object(Object::new().property("a", Schema::string().describe("  "), true));
+        let rendered = parameters(&schema, Dialect::JsonSchema, false);
+        assert!(rendered["properties"]["a"].get("description").is_none());
+    }
 }

@@ -111,3 +111,41 @@ fn print_renderings() {
         }
     }
 }
+
+/// Golden renderings of every tool of `proto/links/v1/links.proto`, per
+/// dialect: a schema change shows as a diff. Regenerate with
+/// `AI_TOOLS_BLESS=1 cargo test -p ai-tools-schema --test corpus golden`.
+#[test]
+fn golden_renderings() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let mut compiler = protox::Compiler::new([format!("{root}/proto"), format!("{root}/../proto")])
+        .expect("include paths");
+    compiler.include_imports(true).include_source_info(true);
+    compiler
+        .open_file("links/v1/links.proto")
+        .expect("links compiles");
+    let links =
+        tools_in_file(&compiler.descriptor_pool(), "links/v1/links.proto").expect("links is valid");
+    for (name, tools) in [("links", links)] {
+        let mut out = serde_json::Map::new();
+        for tool in &tools {
+            let mut per = serde_json::Map::new();
+            for dialect in Dialect::ALL {
+                per.insert(dialect.to_string(), tool.render(dialect));
+            }
+            out.insert(tool.name.clone(), serde_json::Value::Object(per));
+        }
+        let text = serde_json::to_string_pretty(&out).expect("serializable") + "\n";
+        let path = format!("{root}/tests/golden/{name}.json");
+        if std::env::var_os("AI_TOOLS_BLESS").is_some() {
+            std::fs::create_dir_all(format!("{root}/tests/golden")).expect("mkdir");
+            std::fs::write(&path, &text).expect("write golden");
+        } else {
+            let expected = std::fs::read_to_string(&path).unwrap_or_default();
+            assert!(
+                expected == text,
+                "{name}: renderings differ from tests/golden/{name}.json; review and re-run with AI_TOOLS_BLESS=1"
+            );
+        }
+    }
+}
