@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
 use prost_reflect::DescriptorPool;
-use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver};
+use protox::file::{
+    ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
+};
 
 use crate::locate::Located;
 

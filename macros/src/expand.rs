@@ -23,7 +23,11 @@ const EXECUTOR_METHODS: &[&str] = &[
 
 /// Runs the whole pipeline; every error becomes a `compile_error!` beside
 /// stub items, so code that uses the generated names shows only the real error.
-pub fn ai_tools(input: &MacroInput, manifest_dir: &Path, invoking_file_dir: Option<&Path>) -> TokenStream {
+pub fn ai_tools(
+    input: &MacroInput,
+    manifest_dir: &Path,
+    invoking_file_dir: Option<&Path>,
+) -> TokenStream {
     match generate(input, manifest_dir, invoking_file_dir) {
         Ok(tokens) => tokens,
         Err(error) => {
@@ -41,8 +45,13 @@ fn generate(
 ) -> syn::Result<TokenStream> {
     let at_path = |message: String| syn::Error::new(input.path.span(), message);
     let includes: Vec<String> = input.includes.iter().map(syn::LitStr::value).collect();
-    let located = locate::locate(&input.path.value(), &includes, manifest_dir, invoking_file_dir)
-        .map_err(at_path)?;
+    let located = locate::locate(
+        &input.path.value(),
+        &includes,
+        manifest_dir,
+        invoking_file_dir,
+    )
+    .map_err(at_path)?;
     let compiled = compile::compile(&located).map_err(at_path)?;
     let tools = ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).map_err(
         |diagnostics| {
@@ -69,11 +78,16 @@ fn render_checked(tools: &[ToolSpec]) -> Result<Vec<Rendered>, String> {
     let mut all = Vec::with_capacity(tools.len());
     for tool in tools {
         let mut texts = Vec::with_capacity(Dialect::ALL.len());
-        for dialect in [Dialect::JsonSchema, Dialect::OpenAi, Dialect::Anthropic, Dialect::Gemini] {
+        for dialect in [
+            Dialect::JsonSchema,
+            Dialect::OpenAi,
+            Dialect::Anthropic,
+            Dialect::Gemini,
+        ] {
             let schema = tool.render(dialect);
             for violation in ai_tools_schema::check::check(dialect, tool.strict, &schema) {
                 errors.push(format!(
-                    "tool `{}` cannot be rendered for {dialect:?}: {violation}",
+                    "tool `{}` cannot be rendered for {dialect}: {violation}",
                     tool.name
                 ));
             }
@@ -137,15 +151,22 @@ fn ident_allowing_keywords(name: &str) -> syn::Ident {
     }
 }
 
-fn expand(compiled: &Compiled, tools: &[ToolSpec], rendered: &[Rendered], names: &[RustNames]) -> TokenStream {
+fn expand(
+    compiled: &Compiled,
+    tools: &[ToolSpec],
+    rendered: &[Rendered],
+    names: &[RustNames],
+) -> TokenStream {
     let watched = compiled.read_files.iter().map(|path| {
         let path = path.display().to_string();
         quote! { const _: &[u8] = ::core::include_bytes!(#path); }
     });
     let pool_bytes = Literal::byte_string(&compiled.encoded_pool);
-    let statics = tools.iter().zip(rendered).zip(names).map(|((tool, rendered), names)| {
-        tool_static(tool, rendered, &names.static_name)
-    });
+    let statics = tools
+        .iter()
+        .zip(rendered)
+        .zip(names)
+        .map(|((tool, rendered), names)| tool_static(tool, rendered, &names.static_name));
     let static_names: Vec<&syn::Ident> = names.iter().map(|names| &names.static_name).collect();
     let count = tools.len();
     let methods = tools.iter().zip(names).map(|(tool, names)| {
@@ -357,6 +378,9 @@ mod tests {
     fn keywords_and_executor_methods_get_usable_names() {
         assert_eq!(ident_allowing_keywords("type").to_string(), "r#type");
         assert_eq!(ident_allowing_keywords("self").to_string(), "self_");
-        assert_eq!(ident_allowing_keywords("links_create").to_string(), "links_create");
+        assert_eq!(
+            ident_allowing_keywords("links_create").to_string(),
+            "links_create"
+        );
     }
 }

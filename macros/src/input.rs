@@ -50,7 +50,9 @@ impl Parse for MacroInput {
             } else {
                 return Err(syn::Error::new(
                     key.span(),
-                    format!("unknown ai_tools argument `{key}`; the only key is `includes = [\"dir\", ...]`"),
+                    format!(
+                        "unknown ai_tools argument `{key}`; the only key is `includes = [\"dir\", ...]`"
+                    ),
                 ));
             }
         }
@@ -100,7 +102,11 @@ mod tests {
 
     #[test]
     fn path_and_includes_with_trailing_comma() {
-        let input = parse(quote::quote!("a.proto", includes = ["proto", "third_party"],)).unwrap();
+        let input = parse(quote::quote!(
+            "a.proto",
+            includes = ["proto", "third_party"],
+        ))
+        .unwrap();
         let dirs: Vec<String> = input.includes.iter().map(LitStr::value).collect();
         assert_eq!(dirs, ["proto", "third_party"]);
     }
@@ -115,13 +121,21 @@ mod tests {
 
     #[test]
     fn rejects_unknown_and_duplicate_keys() {
-        let error = parse(quote::quote!("a.proto", include = ["x"])).err().unwrap();
-        assert!(error.to_string().contains("unknown ai_tools argument `include`"));
+        let error = parse(quote::quote!("a.proto", include = ["x"]))
+            .err()
+            .unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("unknown ai_tools argument `include`")
+        );
         let error = parse(quote::quote!("a.proto", includes = ["x"], includes = ["y"]))
             .err()
             .unwrap();
         assert!(error.to_string().contains("duplicate `includes`"));
-        let error = parse(quote::quote!("a.proto", includes = [1])).err().unwrap();
+        let error = parse(quote::quote!("a.proto", includes = [1]))
+            .err()
+            .unwrap();
         assert!(error.to_string().contains("include directory"));
     }
 }

@@ -38,7 +38,10 @@ pub fn locate(
             "`{path}` is an absolute path; give a path relative to the crate's `Cargo.toml` so the crate builds on every machine"
         ));
     }
-    if relative.extension().is_none_or(|extension| extension != "proto") {
+    if relative
+        .extension()
+        .is_none_or(|extension| extension != "proto")
+    {
         return Err(format!(
             "`{path}` is not a `.proto` file; give the path of the proto file that declares the annotated services"
         ));
@@ -54,7 +57,10 @@ pub fn locate(
         ));
     };
     let includes = if includes.is_empty() {
-        vec![base.join(default_include(relative))]
+        vec![match default_include(relative) {
+            Some(top) => base.join(top),
+            None => base.clone(),
+        }]
     } else {
         includes.iter().map(|dir| base.join(dir)).collect()
     };
@@ -81,12 +87,12 @@ fn candidate_bases(manifest_dir: &Path, invoking_file_dir: Option<&Path>) -> Vec
     bases
 }
 
-/// `proto` for `proto/links/v1/links.proto`; empty (the base) for `links.proto`.
-fn default_include(relative: &Path) -> PathBuf {
+/// `proto` for `proto/links/v1/links.proto`; `None` (the base) for `links.proto`.
+fn default_include(relative: &Path) -> Option<&std::ffi::OsStr> {
     let mut components = relative.components();
     match (components.next(), components.next()) {
-        (Some(Component::Normal(first)), Some(_)) => PathBuf::from(first),
-        _ => PathBuf::new(),
+        (Some(Component::Normal(first)), Some(_)) => Some(first),
+        _ => None,
     }
 }
 
@@ -99,10 +105,8 @@ mod tests {
 
     impl TempTree {
         fn new(name: &str, files: &[&str]) -> TempTree {
-            let root = std::env::temp_dir().join(format!(
-                "ai-tools-locate-{name}-{}",
-                std::process::id()
-            ));
+            let root =
+                std::env::temp_dir().join(format!("ai-tools-locate-{name}-{}", std::process::id()));
             let _ = fs::remove_dir_all(&root);
             for file in files {
                 let path = root.join(file);
@@ -135,6 +139,7 @@ mod tests {
         let located = locate("bad.proto", &[], &manifest, Some(&tree.0.join("cases"))).unwrap();
         assert_eq!(located.file, tree.0.join("cases/bad.proto"));
         assert_eq!(located.includes, [tree.0.join("cases")]);
+        assert!(!located.includes[0].to_string_lossy().ends_with('/'));
     }
 
     #[test]
@@ -163,14 +168,25 @@ mod tests {
         let tree = TempTree::new("missing", &[]);
         fs::create_dir_all(tree.0.join("member")).unwrap();
         let error = locate("proto/none.proto", &[], &tree.0.join("member"), None).unwrap_err();
-        assert!(error.starts_with("proto file `proto/none.proto` not found"), "{error}");
+        assert!(
+            error.starts_with("proto file `proto/none.proto` not found"),
+            "{error}"
+        );
         assert!(error.contains(&tree.0.join("member").display().to_string()));
         assert!(error.contains("parent directories"));
     }
 
     #[test]
     fn absolute_and_non_proto_paths_are_refused() {
-        assert!(locate("/etc/a.proto", &[], Path::new("/tmp"), None).unwrap_err().contains("absolute"));
-        assert!(locate("a.txt", &[], Path::new("/tmp"), None).unwrap_err().contains("not a `.proto`"));
+        assert!(
+            locate("/etc/a.proto", &[], Path::new("/tmp"), None)
+                .unwrap_err()
+                .contains("absolute")
+        );
+        assert!(
+            locate("a.txt", &[], Path::new("/tmp"), None)
+                .unwrap_err()
+                .contains("not a `.proto`")
+        );
     }
 }
