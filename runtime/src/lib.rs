@@ -7,6 +7,76 @@
 //! `link-1`, [`Sessions`] that scope one alias namespace per conversation,
 //! and the [`Transport`]s calls travel over ([`TonicTransport`],
 //! [`InProcessTransport`]).
+//!
+//! # Executing tool calls
+//!
+//! The expansion of `ai_tools!` holds an `Executor<T>` over any
+//! [`Transport`]. Hand it the tool name and the arguments JSON exactly as the
+//! model sent them; what comes back is a [`ToolResult`] whose `output` goes
+//! back to the model as the tool result, error or not:
+//!
+//! ```no_run
+//! mod gentools {
+//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect().await?;
+//! let sessions = ai_tools::Sessions::new(ai_tools::TonicTransport::new(channel), Duration::from_secs(1800));
+//!
+//! let exec = sessions.for_conversation::<gentools::Executor<_>>("conversation-42");
+//! let result = exec.execute("links_create", r#"{"destination":"https://x.y"}"#).await;
+//! // {"link":{"id":"link-1","pageThemeId":"theme-1","workspaceId":"9c1d…",…}}
+//! println!("{} {}", result.is_error, result.output);
+//!
+//! let result = exec.execute("workflow_steps_create", r#"{"link_id":"link-1","action":"ACTION_EMAIL"}"#).await;
+//! // the server received the UUID behind link-1
+//! # let _ = result;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! On the way in, the arguments are parsed with bounds ([`ExecutorOptions`]),
+//! provider shaping is undone by the request descriptor (`null` for an
+//! absent optional field, maps sent as `[{key, value}]`, messages and
+//! `Struct`s sent as JSON strings), unknown or hidden fields are refused by
+//! name, and the aliases in `alias_prefix` fields are resolved with their
+//! prefix checked: an alias the conversation never issued (`step-0`), one of
+//! another prefix, or a raw UUID it never saw is refused before any call,
+//! with the valid aliases named. On the way out, the response is protojson
+//! (camelCase field names, the form the Go plugin's tooling expects) with
+//! the UUIDs of `alias_prefix` fields registered under their own field's
+//! prefix and replaced by aliases; other fields (a `workspaceId`) stay raw.
+//! A gRPC error becomes a sentence with the status code, the server's
+//! message (its known UUIDs aliased) and what to do next.
+//!
+//! # Scope one executor per conversation
+//!
+//! Aliases are numbered per [`AliasManager`]: `link-1` means something only
+//! inside one conversation. A process-wide executor would let one user's
+//! `link-1` resolve to another user's link. [`Sessions`] keys alias managers
+//! by conversation id over one shared transport, forgets idle conversations
+//! after a TTL and the least recently used past a capacity, and gives an
+//! empty id a throwaway namespace. Executors are cheap: build one per turn
+//! with [`Sessions::for_conversation`]; every executor (and hand-written
+//! tool, through [`Sessions::alias_manager`]) of a conversation shares its
+//! aliases. [`AliasManager::snapshot`] and [`Sessions::restore`] carry a
+//! conversation across a restart.
+//!
+//! ```
+//! use std::time::Duration;
+//! use ai_tools::{InProcessTransport, Sessions};
+//!
+//! let sessions = Sessions::new(InProcessTransport::new(), Duration::from_secs(1800));
+//! let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
+//! // context injected into the prompt: register its ids, then aliasify the text
+//! let aliases = sessions.alias_manager("conversation-42");
+//! aliases.register("link", uuid).unwrap();
+//! let prompt = aliases.aliasify_text(&format!("The user is editing link {uuid}."));
+//! assert_eq!(prompt, "The user is editing link link-1.");
+//! assert!(sessions.alias_manager("another-conversation").resolve("link-1").is_none());
+//! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
