@@ -467,7 +467,20 @@ impl AliasManager {
     ///
     /// # Examples
     ///
-    /// See the integration tests; generated executors call this on every response.
+    /// ```
+    /// use ai_tools::{AliasManager, FieldPrefix};
+    /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
+    ///
+    /// let desc = DescriptorPool::global().get_message_by_name("google.protobuf.StringValue").unwrap();
+    /// let mut message = DynamicMessage::new(desc);
+    /// message.set_field_by_name("value", Value::String("D290F1EE-6C54-4B01-90E6-D701748F0851".into()));
+    ///
+    /// let aliases = AliasManager::new();
+    /// let prefixes = [FieldPrefix { message: "google.protobuf.StringValue", field: "value", prefix: "link" }];
+    /// aliases.register_message(&mut message, &prefixes);
+    /// assert_eq!(message.get_field_by_name("value").unwrap().as_str(), Some("link-1"));
+    /// assert!(aliases.resolve("link-1").is_some());
+    /// ```
     pub fn register_message(&self, message: &mut DynamicMessage, prefixes: &[FieldPrefix]) {
         let mut state = self.lock();
         walk_message(message, prefixes, 0, &mut |fp, s| {

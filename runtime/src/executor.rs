@@ -539,7 +539,9 @@ impl<T: Transport> ProtoExecutor<T> {
     }
 
     fn status_sentence(&self, tool: &AgentTool, status: &Status) -> String {
-        let message = self.aliases.aliasify_text(status.message.trim());
+        let message = self
+            .aliases
+            .aliasify_text(status.message.trim().trim_end_matches('.'));
         let hint = match status.code {
             Code::Unavailable => {
                 " The service is unreachable right now; try again later or tell the user."
