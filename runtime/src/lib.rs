@@ -80,6 +80,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[doc = include_str!("ai_tools_macro.md")]
 pub use ai_tools_macros::ai_tools;
 pub use ai_tools_schema as schema;
 
