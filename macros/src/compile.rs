@@ -4,7 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
-use prost_reflect::DescriptorPool;
+use prost_reflect::prost::Message;
+use prost_reflect::{DescriptorPool, DynamicMessage, Value};
 use protox::file::{
     ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
 };
@@ -53,12 +54,35 @@ pub fn compile(located: &Located) -> Result<Compiled, String> {
         .filter_map(|file| file.path())
         .map(absolute)
         .collect();
+    let pool = compiler.descriptor_pool();
+    let encoded_pool = without_source_info(&pool, compiler.encode_file_descriptor_set());
     Ok(Compiled {
-        pool: compiler.descriptor_pool(),
-        encoded_pool: compiler.encode_file_descriptor_set(),
+        pool,
+        encoded_pool,
         file_name,
         read_files,
     })
+}
+
+/// The encoded set without `source_code_info`: the comments already live in
+/// the generated descriptions, and dropping them shrinks what every binary
+/// embeds several times over. Custom options survive: the set is re-encoded
+/// through the pool, which knows their extensions.
+fn without_source_info(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
+    let Some(set_descriptor) = pool.get_message_by_name("google.protobuf.FileDescriptorSet") else {
+        return encoded;
+    };
+    let Ok(mut set) = DynamicMessage::decode(set_descriptor, encoded.as_slice()) else {
+        return encoded;
+    };
+    if let Some(Value::List(files)) = set.get_field_by_name_mut("file") {
+        for file in files {
+            if let Value::Message(file) = file {
+                file.clear_field_by_name("source_code_info");
+            }
+        }
+    }
+    set.encode_to_vec()
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -134,4 +158,72 @@ fn list_dirs(dirs: &[PathBuf]) -> String {
         .map(|dir| format!("`{}`", dir.display()))
         .collect();
     dirs.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost_reflect::ExtensionDescriptor;
+
+    fn example() -> Located {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto");
+        Located {
+            file: root.join("links/v1/links.proto"),
+            includes: vec![root],
+        }
+    }
+
+    fn rpc_tool(pool: &DescriptorPool) -> ExtensionDescriptor {
+        pool.get_message_by_name("google.protobuf.MethodOptions")
+            .and_then(|options| options.get_extension(ai_tools_schema::RPC_TOOL_EXTENSION))
+            .expect("the rpc_tool extension is in the pool")
+    }
+
+    #[test]
+    fn the_embedded_pool_keeps_options_and_drops_comments() {
+        let compiled = compile(&example()).unwrap();
+        let full = compiled.pool.encode_to_vec();
+        assert!(
+            compiled.encoded_pool.len() * 4 < full.len() * 3,
+            "stripped {} bytes, with comments {}",
+            compiled.encoded_pool.len(),
+            full.len()
+        );
+        let decoded = DescriptorPool::decode(compiled.encoded_pool.as_slice()).unwrap();
+        let file = decoded.get_file_by_name("links/v1/links.proto").unwrap();
+        assert!(file.file_descriptor_proto().source_code_info.is_none());
+        let method = decoded
+            .get_service_by_name("links.v1.LinksService")
+            .and_then(|service| service.methods().find(|m| m.name() == "CreateLink"))
+            .unwrap();
+        let options = method.options();
+        let tool = options.get_extension(&rpc_tool(&decoded));
+        let tool = tool.as_message().expect("a ToolDefinition");
+        assert_eq!(
+            tool.get_field_by_number(1).unwrap().as_str(),
+            Some("links_create")
+        );
+    }
+
+    #[test]
+    fn files_read_from_disk_are_reported_and_embedded_ones_are_not() {
+        let compiled = compile(&example()).unwrap();
+        assert_eq!(compiled.file_name, "links/v1/links.proto");
+        // links.proto plus the annotation protos reached through the symlinks
+        // of the workspace's proto/ directory; google/protobuf/* are served
+        // from memory.
+        assert!(
+            compiled
+                .read_files
+                .iter()
+                .any(|path| path.ends_with("links/v1/links.proto"))
+        );
+        assert!(compiled.read_files.iter().all(|path| path.is_absolute()));
+        assert!(
+            !compiled
+                .read_files
+                .iter()
+                .any(|path| path.ends_with("descriptor.proto"))
+        );
+    }
 }
