@@ -1,0 +1,614 @@
+//! One set of tools for a model loop: generated (proto) tools and native
+//! ones, one alias namespace, one `execute`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use ai_tools_schema::{Dialect, check, names};
+use serde_json::{Value, json};
+
+use crate::alias::AliasManager;
+use crate::executor::{ProtoExecutor, ToolResult};
+use crate::native::NativeTool;
+use crate::tool::AgentTool;
+use crate::transport::{BoxFuture, Transport};
+
+/// An executor of generated tools that a [`Toolkit`] can hold: the tools it
+/// runs, the alias namespace it uses, and a way to run one.
+///
+/// Implemented for [`ProtoExecutor`]; the `Executor` that `ai_tools!`
+/// generates wraps one.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{GeneratedTools, InProcessTransport, ProtoExecutor};
+/// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+///
+/// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
+/// assert!(GeneratedTools::agent_tools(&exec).is_empty());
+/// ```
+pub trait GeneratedTools: Send + Sync + 'static {
+    /// The tools this executor runs.
+    fn agent_tools(&self) -> &'static [&'static AgentTool];
+    /// The alias namespace the executor resolves and registers ids in.
+    fn aliases(&self) -> &Arc<AliasManager>;
+    /// Runs `tool` with the model's JSON arguments.
+    fn execute_tool<'a>(&'a self, tool: &'a str, args_json: &'a str) -> BoxFuture<'a, ToolResult>;
+}
+
+impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
+    fn agent_tools(&self) -> &'static [&'static AgentTool] {
+        self.tools()
+    }
+
+    fn aliases(&self) -> &Arc<AliasManager> {
+        self.alias_manager()
+    }
+
+    fn execute_tool<'a>(&'a self, tool: &'a str, args_json: &'a str) -> BoxFuture<'a, ToolResult> {
+        Box::pin(self.execute(tool, args_json))
+    }
+}
+
+/// Why a [`Toolkit`] could not be built.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{NativeTool, Toolkit, ToolkitError};
+/// #[derive(serde::Deserialize, ai_tools::ToolInput)]
+/// struct Args { text: String }
+/// let echo = || NativeTool::new::<Args, _, _>("echo", "Echo.", |_, a: Args| async move { a.text });
+/// let err = Toolkit::builder().native(echo()).native(echo()).build().unwrap_err();
+/// assert_eq!(err, ToolkitError::DuplicateName("echo".into()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolkitError {
+    /// Two tools have the same name.
+    #[error("two tools are named `{0}`; rename one of them")]
+    DuplicateName(String),
+    /// A native tool's name is not one every provider accepts.
+    #[error("native tool `{name}`: {reason}")]
+    InvalidName {
+        /// The name.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A native tool's input is not an object (a tool's arguments always are).
+    #[error(
+        "native tool `{0}` takes an input whose schema is not an object; use a struct with named fields"
+    )]
+    NotAnObject(String),
+    /// A native tool's schema breaks a provider's documented limits.
+    #[error("native tool `{tool}` cannot be rendered for {dialect}: {violations}")]
+    Schema {
+        /// The tool.
+        tool: String,
+        /// The dialect whose checker refused it.
+        dialect: Dialect,
+        /// What the checker found, joined with `; `.
+        violations: String,
+    },
+    /// A generated executor uses another alias namespace than the toolkit.
+    #[error(
+        "the executor of `{0}` has its own alias manager; build it with the toolkit's (`with_alias_manager`) so that ids move between tools"
+    )]
+    SeparateAliasManagers(String),
+}
+
+/// Collects the tools of a [`Toolkit`]; see [`Toolkit::builder`].
+///
+/// # Examples
+///
+/// ```
+/// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
+/// assert!(toolkit.tools().is_empty());
+/// ```
+#[derive(Default)]
+pub struct ToolkitBuilder {
+    aliases: Option<Arc<AliasManager>>,
+    entries: Vec<Entry>,
+}
+
+enum Entry {
+    Generated(Arc<dyn GeneratedTools>),
+    Native(NativeTool),
+}
+
+impl ToolkitBuilder {
+    /// Uses `aliases` as the conversation's namespace (from
+    /// [`Sessions::alias_manager`](crate::Sessions::alias_manager)). Without
+    /// it, the toolkit takes its first generated executor's, or a fresh one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let aliases = Arc::new(ai_tools::AliasManager::new());
+    /// let toolkit = ai_tools::Toolkit::builder().aliases(aliases.clone()).build().unwrap();
+    /// assert!(Arc::ptr_eq(toolkit.alias_manager(), &aliases));
+    /// ```
+    pub fn aliases(mut self, aliases: Arc<AliasManager>) -> Self {
+        self.aliases = Some(aliases);
+        self
+    }
+
+    /// Adds every tool of a generated executor. It must use the toolkit's
+    /// alias manager (build it with `with_alias_manager`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::{InProcessTransport, ProtoExecutor, Toolkit};
+    /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    ///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    ///
+    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
+    /// let aliases = exec.alias_manager().clone();
+    /// let toolkit = Toolkit::builder().generated(exec).build().unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(toolkit.alias_manager(), &aliases));
+    /// ```
+    pub fn generated(mut self, executor: impl GeneratedTools) -> Self {
+        self.entries.push(Entry::Generated(Arc::new(executor)));
+        self
+    }
+
+    /// Adds a native tool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let echo = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// let toolkit = ai_tools::Toolkit::builder().native(echo).build();
+    /// assert!(toolkit.is_err()); // a `String` input is not an object
+    /// ```
+    pub fn native(mut self, tool: NativeTool) -> Self {
+        self.entries.push(Entry::Native(tool));
+        self
+    }
+
+    /// Checks names (valid, unique), native schemas (objects, within every
+    /// provider's limits) and alias namespaces (one), and builds the toolkit.
+    ///
+    /// # Errors
+    ///
+    /// The first [`ToolkitError`] found, in the order tools were added.
+    ///
+    /// # Examples
+    ///
+    /// See [`ToolkitError`].
+    pub fn build(self) -> Result<Toolkit, ToolkitError> {
+        let aliases = self.aliases.clone().unwrap_or_else(|| {
+            self.entries
+                .iter()
+                .find_map(|e| match e {
+                    Entry::Generated(g) => Some(g.aliases().clone()),
+                    Entry::Native(_) => None,
+                })
+                .unwrap_or_default()
+        });
+        let mut tools = Vec::new();
+        let mut sources = Vec::new();
+        let mut index = HashMap::new();
+        for entry in self.entries {
+            match entry {
+                Entry::Generated(source) => {
+                    let n = sources.len();
+                    for agent in source.agent_tools() {
+                        if !Arc::ptr_eq(source.aliases(), &aliases) {
+                            return Err(ToolkitError::SeparateAliasManagers(agent.name.to_owned()));
+                        }
+                        push(
+                            &mut tools,
+                            &mut index,
+                            Tool {
+                                kind: Kind::Generated {
+                                    tool: agent,
+                                    source: n,
+                                },
+                            },
+                        )?;
+                    }
+                    sources.push(source);
+                }
+                Entry::Native(native) => {
+                    names::validate_tool_name(native.name()).map_err(|reason| {
+                        ToolkitError::InvalidName {
+                            name: native.name().to_owned(),
+                            reason,
+                        }
+                    })?;
+                    check_native(&native)?;
+                    push(
+                        &mut tools,
+                        &mut index,
+                        Tool {
+                            kind: Kind::Native(native),
+                        },
+                    )?;
+                }
+            }
+        }
+        Ok(Toolkit {
+            tools,
+            index,
+            sources,
+            aliases,
+        })
+    }
+}
+
+fn push(
+    tools: &mut Vec<Tool>,
+    index: &mut HashMap<String, usize>,
+    tool: Tool,
+) -> Result<(), ToolkitError> {
+    let name = tool.name().to_owned();
+    if index.contains_key(&name) {
+        return Err(ToolkitError::DuplicateName(name));
+    }
+    index.insert(name, tools.len());
+    tools.push(tool);
+    Ok(())
+}
+
+fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
+    if tool.input().schema.as_object().is_none() {
+        return Err(ToolkitError::NotAnObject(tool.name().to_owned()));
+    }
+    for dialect in [
+        Dialect::JsonSchema,
+        Dialect::OpenAi,
+        Dialect::Anthropic,
+        Dialect::Gemini,
+    ] {
+        let violations = check::check(dialect, tool.is_strict(), &tool.parameters(dialect));
+        if !violations.is_empty() {
+            return Err(ToolkitError::Schema {
+                tool: tool.name().to_owned(),
+                dialect,
+                violations: violations
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Generated and native tools behind one name → tool map and one alias
+/// namespace, for one conversation.
+///
+/// Build one per conversation with the conversation's alias manager
+/// ([`Sessions::alias_manager`](crate::Sessions::alias_manager)), so that an
+/// id one tool returns (`link-1`) is understood by every other tool.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+///
+/// /// Search the docs.
+/// #[derive(serde::Deserialize, ToolInput)]
+/// struct SearchInput {
+///     /// What to look for.
+///     query: String,
+///     #[serde(default)]
+///     limit: Option<u32>,
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let search = NativeTool::new::<SearchInput, _, _>("search", "Search the docs.", |_ctx, input: SearchInput| async move {
+///     Ok(format!("query={} limit={:?}", input.query, input.limit))
+/// });
+/// let toolkit = Toolkit::builder().native(search).build().unwrap();
+///
+/// let result = toolkit.execute("search", r#"{"query":"adapters"}"#).await;
+/// assert_eq!(result.output, "query=adapters limit=None");
+/// assert_eq!(toolkit.to_openai()[0]["function"]["name"], "search");
+/// # }
+/// ```
+pub struct Toolkit {
+    tools: Vec<Tool>,
+    index: HashMap<String, usize>,
+    sources: Vec<Arc<dyn GeneratedTools>>,
+    aliases: Arc<AliasManager>,
+}
+
+impl std::fmt::Debug for Toolkit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Toolkit")
+            .field("tools", &self.tools)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Toolkit {
+    /// An empty builder.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit`].
+    pub fn builder() -> ToolkitBuilder {
+        ToolkitBuilder::default()
+    }
+
+    /// Every tool, in the order they were added.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
+    /// assert_eq!(toolkit.tools().len(), 0);
+    /// ```
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// The tool named `name`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::Toolkit::builder().build().unwrap().get("search").is_none());
+    /// ```
+    pub fn get(&self, name: &str) -> Option<&Tool> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// The conversation's alias namespace, shared by every tool.
+    ///
+    /// # Examples
+    ///
+    /// See [`ToolkitBuilder::aliases`].
+    pub fn alias_manager(&self) -> &Arc<AliasManager> {
+        &self.aliases
+    }
+
+    /// Runs the tool `name` with the model's arguments (JSON text). Never
+    /// panics: an unknown tool, bad arguments, a failed call, a tool's error
+    /// or a panic in a native tool is a [`ToolResult`] with `is_error` set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
+    /// let result = toolkit.execute("nope", "{}").await;
+    /// assert!(result.is_error);
+    /// assert!(result.output.contains("unknown tool `nope`"));
+    /// # }
+    /// ```
+    pub async fn execute(&self, name: &str, args_json: &str) -> ToolResult {
+        let Some(tool) = self.get(name) else {
+            let known: Vec<&str> = self.tools.iter().map(Tool::name).collect();
+            let known = if known.is_empty() {
+                "none".to_owned()
+            } else {
+                known.join(", ")
+            };
+            return ToolResult::error(format!("unknown tool `{name}`; the tools are: {known}"));
+        };
+        match &tool.kind {
+            Kind::Generated { source, .. } => match self.sources.get(*source) {
+                Some(source) => source.execute_tool(name, args_json).await,
+                None => {
+                    ToolResult::error(format!("{name} has no executor; this is a bug of ai-tools"))
+                }
+            },
+            Kind::Native(native) => native.call(self.aliases.clone(), args_json).await,
+        }
+    }
+
+    /// Every tool in the shape of OpenAI Chat Completions' `tools`:
+    /// `[{"type":"function","function":{name, description, parameters, strict}}]`.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit`].
+    pub fn to_openai(&self) -> Value {
+        Value::Array(self.tools.iter().map(Tool::to_openai).collect())
+    }
+
+    /// Every tool in the shape of Anthropic's `tools`:
+    /// `[{name, description, input_schema}]`, with `strict: true` for strict tools.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::Toolkit::builder().build().unwrap().to_anthropic(), serde_json::json!([]));
+    /// ```
+    pub fn to_anthropic(&self) -> Value {
+        Value::Array(self.tools.iter().map(Tool::to_anthropic).collect())
+    }
+
+    /// Every tool as one Gemini tool:
+    /// `{"functionDeclarations":[{name, description, parameters}]}`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(
+    ///     ai_tools::Toolkit::builder().build().unwrap().to_gemini(),
+    ///     serde_json::json!({"functionDeclarations": []})
+    /// );
+    /// ```
+    pub fn to_gemini(&self) -> Value {
+        json!({ "functionDeclarations": self.tools.iter().map(Tool::to_gemini).collect::<Vec<_>>() })
+    }
+}
+
+/// One tool of a [`Toolkit`]: generated or native.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+/// #[derive(serde::Deserialize, ToolInput)]
+/// struct Input { text: String }
+/// let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
+/// let toolkit = Toolkit::builder().native(shout).build().unwrap();
+/// let tool = toolkit.get("shout").unwrap();
+/// assert_eq!((tool.name(), tool.description(), tool.is_strict()), ("shout", "Shout.", false));
+/// assert!(tool.native().is_some() && tool.agent_tool().is_none());
+/// ```
+#[derive(Debug)]
+pub struct Tool {
+    kind: Kind,
+}
+
+#[derive(Debug)]
+enum Kind {
+    Generated {
+        tool: &'static AgentTool,
+        source: usize,
+    },
+    Native(NativeTool),
+}
+
+impl Tool {
+    /// The name the model calls.
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn name(&self) -> &str {
+        match &self.kind {
+            Kind::Generated { tool, .. } => tool.name,
+            Kind::Native(tool) => tool.name(),
+        }
+    }
+
+    /// What the tool does, for the model.
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn description(&self) -> &str {
+        match &self.kind {
+            Kind::Generated { tool, .. } => tool.description,
+            Kind::Native(tool) => tool.description(),
+        }
+    }
+
+    /// Whether providers are asked to enforce the schema exactly.
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn is_strict(&self) -> bool {
+        match &self.kind {
+            Kind::Generated { tool, .. } => tool.strict,
+            Kind::Native(tool) => tool.is_strict(),
+        }
+    }
+
+    /// The generated tool's static definition, if it is one.
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn agent_tool(&self) -> Option<&'static AgentTool> {
+        match &self.kind {
+            Kind::Generated { tool, .. } => Some(tool),
+            Kind::Native(_) => None,
+        }
+    }
+
+    /// The native tool, if it is one.
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn native(&self) -> Option<&NativeTool> {
+        match &self.kind {
+            Kind::Generated { .. } => None,
+            Kind::Native(tool) => Some(tool),
+        }
+    }
+
+    /// The parameters' schema for `dialect`. A generated tool's are the
+    /// texts `ai_tools!` rendered and checked at compile time (its canonical
+    /// JSON Schema for [`Dialect::JsonSchema`] and [`Dialect::GeminiJsonSchema`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// # #[derive(serde::Deserialize, ToolInput)]
+    /// # struct Input { text: String }
+    /// # let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
+    /// # let toolkit = Toolkit::builder().native(shout).build().unwrap();
+    /// let schema = toolkit.get("shout").unwrap().parameters(ai_tools::schema::Dialect::OpenAi);
+    /// assert_eq!(schema["properties"]["text"]["type"], "string");
+    /// ```
+    pub fn parameters(&self, dialect: Dialect) -> Value {
+        match &self.kind {
+            Kind::Generated { tool, .. } => {
+                let text = match dialect {
+                    Dialect::OpenAi => tool.renderings.openai,
+                    Dialect::Anthropic => tool.renderings.anthropic,
+                    Dialect::Gemini => tool.renderings.gemini,
+                    Dialect::JsonSchema | Dialect::GeminiJsonSchema => tool.parameters,
+                };
+                // The macro wrote these texts with serde_json; they parse.
+                serde_json::from_str(text).unwrap_or(Value::Null)
+            }
+            Kind::Native(tool) => tool.parameters(dialect),
+        }
+    }
+
+    /// This tool in OpenAI Chat Completions' shape.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit`].
+    pub fn to_openai(&self) -> Value {
+        json!({
+            "type": "function",
+            "function": {
+                "name": self.name(),
+                "description": self.description(),
+                "parameters": self.parameters(Dialect::OpenAi),
+                "strict": self.is_strict(),
+            }
+        })
+    }
+
+    /// This tool in Anthropic's shape.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit::to_anthropic`].
+    pub fn to_anthropic(&self) -> Value {
+        let mut tool = json!({
+            "name": self.name(),
+            "description": self.description(),
+            "input_schema": self.parameters(Dialect::Anthropic),
+        });
+        if self.is_strict() {
+            tool["strict"] = Value::Bool(true);
+        }
+        tool
+    }
+
+    /// This tool as one Gemini function declaration.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit::to_gemini`].
+    pub fn to_gemini(&self) -> Value {
+        json!({
+            "name": self.name(),
+            "description": self.description(),
+            "parameters": self.parameters(Dialect::Gemini),
+        })
+    }
+}
