@@ -226,4 +226,43 @@ mod tests {
                 .any(|path| path.ends_with("descriptor.proto"))
         );
     }
+
+    #[test]
+    fn a_users_own_copy_of_an_annotation_proto_wins_without_clashing() {
+        let root = std::env::temp_dir().join(format!("ai-tools-own-copy-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let own = root.join("ai/context/v1/annotations.proto");
+        std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+        // The Go plugin's file, as a user would have copied it into their tree.
+        std::fs::write(
+            &own,
+            "syntax = \"proto3\";\npackage ai.context.v1;\nimport \"google/protobuf/descriptor.proto\";\n\
+             message ToolDefinition { string name = 1; string description = 2; bool strict = 3; }\n\
+             extend google.protobuf.MethodOptions { ToolDefinition rpc_tool = 52104; }\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("svc.proto"),
+            "syntax = \"proto3\";\npackage svc;\nimport \"ai/context/v1/annotations.proto\";\n\
+             import \"ai/tools/v1/annotations.proto\";\n\
+             message Req { string id = 1 [(ai.tools.v1.tool_field).alias_prefix = \"thing\"]; }\nmessage Resp {}\n\
+             service S { rpc Get(Req) returns (Resp) { option (ai.context.v1.rpc_tool) = { name: \"get\" description: \"Get.\" }; } }\n",
+        )
+        .unwrap();
+        let compiled = compile(&Located {
+            file: root.join("svc.proto"),
+            includes: vec![root.clone()],
+        })
+        .unwrap();
+        let own = std::fs::canonicalize(&own).unwrap();
+        assert!(
+            compiled.read_files.contains(&own),
+            "{:?}",
+            compiled.read_files
+        );
+        let tools = ai_tools_schema::tools_in_file(&compiled.pool, "svc.proto").unwrap();
+        assert_eq!(tools[0].name, "get");
+        assert_eq!(tools[0].request_aliases[0].prefix, "thing");
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }
