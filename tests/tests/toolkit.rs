@@ -1,0 +1,337 @@
+//! Generated and native tools in one `Toolkit`, against the real links
+//! service: one alias namespace, ids passed from one kind to the other.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ai_tools::schema::{Dialect, check};
+use ai_tools::{
+    AliasManager, NativeTool, ProtoExecutor, Sessions, TonicTransport, ToolContext, ToolError,
+    ToolInput, Toolkit, ToolkitError,
+};
+use ai_tools_tests::{LinksBackend, Received, serve};
+use serde_json::{Value, json};
+
+mod links {
+    ai_tools::ai_tools!("proto/links/v1/links.proto");
+}
+
+/// Write a note about a link.
+#[derive(serde::Deserialize, ToolInput)]
+struct NoteInput {
+    /// The link the note is about.
+    #[tool(
+        alias_prefix = "link",
+        usage_notes = "Use an id a tool returned; never invent one."
+    )]
+    link_id: String,
+    /// The note.
+    text: String,
+}
+
+/// Pick the oldest link of the workspace.
+#[derive(serde::Deserialize, ToolInput)]
+struct PickInput {}
+
+fn toolkit_for(
+    transport: TonicTransport,
+    aliases: Arc<AliasManager>,
+    backend: LinksBackend,
+    seen: Arc<Mutex<Vec<String>>>,
+) -> Toolkit {
+    let note = NativeTool::new::<NoteInput, _, _>(
+        "links_note",
+        "Write a note about a link.",
+        move |_ctx, input: NoteInput| {
+            let seen = seen.clone();
+            async move {
+                seen.lock()
+                    .map_err(|_| ToolError::new("poisoned"))?
+                    .push(input.link_id.clone());
+                Ok(json!({ "link_id": input.link_id, "note": input.text }))
+            }
+        },
+    );
+    let pick = NativeTool::new::<PickInput, _, _>(
+        "links_pick_oldest",
+        "Pick the oldest link.",
+        move |ctx: ToolContext, _: PickInput| {
+            let backend = backend.clone();
+            async move {
+                let oldest = backend
+                    .links()
+                    .last()
+                    .cloned()
+                    .ok_or_else(|| ToolError::new("there are no links"))?;
+                let alias = ctx
+                    .aliases()
+                    .register("link", &oldest.id)
+                    .map_err(|e| ToolError::new(e))?;
+                Ok(format!(
+                    "The oldest link is {alias} ({}).",
+                    oldest.destination
+                ))
+            }
+        },
+    );
+    Toolkit::builder()
+        .aliases(aliases.clone())
+        .generated(ProtoExecutor::with_alias_manager(
+            links::all_tools(),
+            links::descriptor_pool(),
+            transport,
+            aliases,
+        ))
+        .native(note)
+        .native(pick)
+        .build()
+        .expect("valid toolkit")
+}
+
+#[tokio::test]
+async fn ids_move_between_generated_and_native_tools() {
+    let backend = LinksBackend::with_links(1);
+    let oldest = backend.links()[0].id.clone();
+    let server = serve(backend.clone()).await.expect("bind loopback");
+    let sessions = Sessions::new(
+        TonicTransport::new(server.channel().expect("url")),
+        Duration::from_secs(60),
+    );
+    let aliases = sessions.alias_manager("conversation-1");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let toolkit = toolkit_for(
+        sessions.transport().clone(),
+        aliases.clone(),
+        backend.clone(),
+        seen.clone(),
+    );
+
+    // Generated → native: the alias the executor issued resolves in the native tool.
+    let created = toolkit
+        .execute("links_create", r#"{"destination":"https://a.b"}"#)
+        .await;
+    assert!(!created.is_error, "{}", created.output);
+    let created: Value = serde_json::from_str(&created.output).unwrap();
+    assert_eq!(created["link"]["id"], "link-1");
+    let new_id = backend.links()[0].id.clone();
+
+    let noted = toolkit
+        .execute("links_note", r#"{"link_id":"link-1","text":"promo"}"#)
+        .await;
+    assert!(!noted.is_error, "{}", noted.output);
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [new_id.clone()],
+        "the native tool got the UUID"
+    );
+    // ... and its output shows the UUID as the alias again.
+    assert_eq!(
+        serde_json::from_str::<Value>(&noted.output).unwrap(),
+        json!({"link_id": "link-1", "note": "promo"})
+    );
+
+    // Native → generated: an id a native tool registered is understood by the executor.
+    let picked = toolkit.execute("links_pick_oldest", "").await;
+    assert_eq!(
+        picked.output,
+        "The oldest link is link-2 (https://example.com/0)."
+    );
+    let updated = toolkit
+        .execute("links_update", r#"{"link_id":"link-2","name":"Renamed"}"#)
+        .await;
+    assert!(!updated.is_error, "{}", updated.output);
+    let Some(Received::UpdateLink(request)) = backend.received().last().cloned() else {
+        panic!("no update")
+    };
+    assert_eq!(request.link_id, oldest);
+
+    // An invented alias never reaches the tool; the error names the valid ones.
+    let invented = toolkit
+        .execute("links_note", r#"{"link_id":"link-7","text":"x"}"#)
+        .await;
+    assert!(invented.is_error);
+    assert!(
+        invented.output.contains("link-7") && invented.output.contains("link-1, link-2"),
+        "{}",
+        invented.output
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    // A wrong-prefix alias is refused the same way.
+    aliases
+        .register("step", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")
+        .unwrap();
+    let wrong = toolkit
+        .execute("links_note", r#"{"link_id":"step-1","text":"x"}"#)
+        .await;
+    assert!(
+        wrong.is_error && wrong.output.contains("is a step id"),
+        "{}",
+        wrong.output
+    );
+
+    // The conversation's namespace is the session's: another toolkit of the same conversation sees link-1.
+    let again = toolkit_for(
+        sessions.transport().clone(),
+        sessions.alias_manager("conversation-1"),
+        backend.clone(),
+        seen.clone(),
+    );
+    let noted = again
+        .execute("links_note", r#"{"link_id":"link-1","text":"again"}"#)
+        .await;
+    assert!(!noted.is_error, "{}", noted.output);
+    let other = toolkit_for(
+        sessions.transport().clone(),
+        sessions.alias_manager("conversation-2"),
+        backend,
+        seen,
+    );
+    assert!(
+        other
+            .execute("links_note", r#"{"link_id":"link-1","text":"x"}"#)
+            .await
+            .is_error
+    );
+}
+
+#[tokio::test]
+async fn tools_render_for_every_provider() {
+    let backend = LinksBackend::with_links(0);
+    let server = serve(backend.clone()).await.expect("bind loopback");
+    let transport = TonicTransport::new(server.channel().expect("url"));
+    let toolkit = toolkit_for(
+        transport,
+        Arc::new(AliasManager::new()),
+        backend,
+        Arc::default(),
+    );
+
+    let names: Vec<&str> = toolkit.tools().iter().map(|t| t.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "links_create",
+            "links_update",
+            "links_list",
+            "workflow_steps_create",
+            "workflow_steps_delete",
+            "links_note",
+            "links_pick_oldest"
+        ]
+    );
+    let create = toolkit.get("links_create").unwrap();
+    assert!(create.agent_tool().is_some() && create.is_strict());
+    assert_eq!(
+        create.parameters(Dialect::OpenAi),
+        serde_json::from_str::<Value>(links::LINKS_CREATE.renderings.openai).unwrap()
+    );
+    let note = toolkit.get("links_note").unwrap();
+    assert!(note.native().is_some() && !note.is_strict());
+    assert_eq!(
+        note.parameters(Dialect::Anthropic)["properties"]["link_id"]["description"],
+        "The link the note is about.\n\nUse an id a tool returned; never invent one."
+    );
+
+    let openai = toolkit.to_openai();
+    let anthropic = toolkit.to_anthropic();
+    let gemini = toolkit.to_gemini();
+    for (i, tool) in toolkit.tools().iter().enumerate() {
+        let o = &openai[i];
+        assert_eq!(o["type"], "function");
+        assert_eq!(o["function"]["name"], tool.name());
+        assert_eq!(o["function"]["description"], tool.description());
+        assert_eq!(o["function"]["strict"], tool.is_strict());
+        let a = &anthropic[i];
+        assert_eq!(a["name"], tool.name());
+        assert_eq!(a.get("strict").is_some(), tool.is_strict());
+        let g = &gemini["functionDeclarations"][i];
+        assert_eq!(g["name"], tool.name());
+        for (dialect, schema) in [
+            (Dialect::OpenAi, &o["function"]["parameters"]),
+            (Dialect::Anthropic, &a["input_schema"]),
+            (Dialect::Gemini, &g["parameters"]),
+        ] {
+            let violations = check::check(dialect, tool.is_strict(), schema);
+            assert!(
+                violations.is_empty(),
+                "{} in {dialect}: {violations:?}",
+                tool.name()
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn build_errors() {
+    let server = serve(LinksBackend::with_links(0))
+        .await
+        .expect("bind loopback");
+    let transport = TonicTransport::new(server.channel().expect("url"));
+    let shadow = NativeTool::new::<PickInput, _, _>(
+        "links_create",
+        "Shadows the generated tool.",
+        |_, _: PickInput| async { "x" },
+    );
+    let aliases = Arc::new(AliasManager::new());
+    let generated = || {
+        ProtoExecutor::with_alias_manager(
+            links::all_tools(),
+            links::descriptor_pool(),
+            transport.clone(),
+            aliases.clone(),
+        )
+    };
+
+    let err = Toolkit::builder()
+        .generated(generated())
+        .native(shadow)
+        .build()
+        .unwrap_err();
+    assert_eq!(err, ToolkitError::DuplicateName("links_create".into()));
+    assert_eq!(
+        err.to_string(),
+        "two tools are named `links_create`; rename one of them"
+    );
+
+    let err = Toolkit::builder()
+        .generated(generated())
+        .generated(generated())
+        .build()
+        .unwrap_err();
+    assert_eq!(err, ToolkitError::DuplicateName("links_create".into()));
+
+    let bad =
+        NativeTool::new::<PickInput, _, _>("links.pick", "Bad name.", |_, _: PickInput| async {
+            "x"
+        });
+    let err = Toolkit::builder().native(bad).build().unwrap_err();
+    assert!(
+        matches!(&err, ToolkitError::InvalidName { name, .. } if name == "links.pick"),
+        "{err}"
+    );
+
+    let separate = ProtoExecutor::new(
+        links::all_tools(),
+        links::descriptor_pool(),
+        transport.clone(),
+    );
+    let err = Toolkit::builder()
+        .aliases(aliases.clone())
+        .generated(separate)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ToolkitError::SeparateAliasManagers("links_create".into())
+    );
+
+    // Without `aliases`, the toolkit adopts the executor's namespace.
+    let toolkit = Toolkit::builder().generated(generated()).build().unwrap();
+    assert!(Arc::ptr_eq(toolkit.alias_manager(), &aliases));
+    let unknown = toolkit.execute("links_delete", "{}").await;
+    assert!(
+        unknown.is_error && unknown.output.contains("unknown tool `links_delete`"),
+        "{}",
+        unknown.output
+    );
+}
