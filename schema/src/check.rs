@@ -22,8 +22,9 @@
 //!   `date-time` and `enum` formats only.
 //!
 //! Per-request limits that span several tools (Anthropic's 20 strict tools,
-//! 24 optional and 16 union-typed parameters; Gemini's 128 declarations) are
-//! not a property of one schema and are not checked here.
+//! 24 optional and 16 union-typed parameters; Gemini's 128 declarations;
+//! unique, well-formed tool names) are not a property of one schema: check
+//! the whole tool list of a request with [`check_request`].
 //!
 //! # Examples
 //!
@@ -105,6 +106,22 @@ pub enum Rule {
     EnumTooLong,
     /// More characters of names and values than the dialect's limit.
     TooManyChars,
+    /// A tool name the dialect does not accept ([`check_request`]).
+    ToolName,
+    /// Two tools of one request share a name ([`check_request`]).
+    DuplicateToolName,
+    /// More tools in one request than the dialect accepts ([`check_request`]).
+    TooManyTools,
+    /// More strict tools in one request than the dialect accepts
+    /// ([`check_request`]).
+    TooManyStrictTools,
+    /// More optional parameters across the strict tools of one request than
+    /// the dialect accepts ([`check_request`]).
+    TooManyOptionalParameters,
+    /// More union-typed parameters (`anyOf`, or a `type` array such as
+    /// `["string", "null"]`) across the strict tools of one request than the
+    /// dialect accepts ([`check_request`]).
+    TooManyUnionParameters,
 }
 
 /// One broken rule, at one node.
@@ -537,6 +554,307 @@ impl Checker {
     }
 }
 
+/// Anthropic strict tool use: at most this many tools with `strict: true` in
+/// one request.
+///
+/// Source: "Schema complexity limits" of Anthropic's structured outputs,
+/// <https://platform.claude.com/docs/en/build-with-claude/structured-outputs>
+/// (strict tool use: <https://docs.claude.com/en/docs/agents-and-tools/tool-use/strict-tool-use>).
+pub const ANTHROPIC_MAX_STRICT_TOOLS: usize = 20;
+/// Anthropic strict tool use: at most this many optional parameters (properties
+/// left out of their object's `required`) across all strict schemas of one
+/// request. Source: as for [`ANTHROPIC_MAX_STRICT_TOOLS`].
+pub const ANTHROPIC_MAX_OPTIONAL_PARAMETERS: usize = 24;
+/// Anthropic strict tool use: at most this many parameters using `anyOf` or a
+/// type array (`["string", "null"]` counts) across all strict schemas of one
+/// request. Source: as for [`ANTHROPIC_MAX_STRICT_TOOLS`].
+pub const ANTHROPIC_MAX_UNION_PARAMETERS: usize = 16;
+/// Gemini: at most this many function declarations in one request.
+///
+/// Source: `Tool.functionDeclarations`, "Maximum 128 function declarations can
+/// be provided", <https://cloud.google.com/vertex-ai/generative-ai/docs/reference/rest/v1beta1/Tool>.
+pub const GEMINI_MAX_DECLARATIONS: usize = 128;
+/// OpenAI Chat Completions: at most this many function tools in one request.
+///
+/// Source: the `tools` parameter, "A max of 128 functions are supported",
+/// <https://platform.openai.com/docs/api-reference/chat/create#chat-create-tools>.
+/// The Responses API documents no other number; the same limit is applied.
+pub const OPENAI_MAX_TOOLS: usize = 128;
+
+/// What one strict schema spends of Anthropic's per-request budgets (see
+/// [`ANTHROPIC_MAX_OPTIONAL_PARAMETERS`], [`ANTHROPIC_MAX_UNION_PARAMETERS`]).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::check::{strict_counts, StrictCounts};
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": {
+///         "a": { "type": "string" },
+///         "b": { "type": ["string", "null"] },
+///         "c": { "anyOf": [{ "type": "integer" }, { "type": "null" }] }
+///     },
+///     "required": ["a"],
+///     "additionalProperties": false
+/// });
+/// assert_eq!(strict_counts(&schema), StrictCounts { optional_parameters: 2, union_parameters: 2 });
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StrictCounts {
+    /// Properties left out of their object's `required`, at every level
+    /// (each definition in `$defs` counted once).
+    pub optional_parameters: usize,
+    /// Nodes with `anyOf`/`oneOf` or with a `type` array of more than one
+    /// type, at every level.
+    pub union_parameters: usize,
+}
+
+/// Counts what `schema` spends of Anthropic's per-request strict budgets.
+///
+/// # Examples
+///
+/// See [`StrictCounts`].
+pub fn strict_counts(schema: &Value) -> StrictCounts {
+    let mut counts = StrictCounts::default();
+    let mut stack = vec![schema];
+    while let Some(v) = stack.pop() {
+        let Some(node) = v.as_object() else {
+            continue;
+        };
+        let union = node.contains_key("anyOf")
+            || node.contains_key("oneOf")
+            || node
+                .get("type")
+                .and_then(Value::as_array)
+                .is_some_and(|t| t.len() > 1);
+        if union {
+            counts.union_parameters += 1;
+        }
+        if let Some(Value::Object(properties)) = node.get("properties") {
+            let required: BTreeSet<&str> = node
+                .get("required")
+                .and_then(Value::as_array)
+                .map(|r| r.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            counts.optional_parameters += properties
+                .keys()
+                .filter(|k| !required.contains(k.as_str()))
+                .count();
+            stack.extend(properties.values());
+        }
+        for key in ["items", "additionalProperties", "not"] {
+            match node.get(key) {
+                Some(sub @ Value::Object(_)) => stack.push(sub),
+                Some(Value::Array(subs)) => stack.extend(subs),
+                _ => {}
+            }
+        }
+        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+            if let Some(Value::Array(subs)) = node.get(key) {
+                stack.extend(subs);
+            }
+        }
+        for key in ["$defs", "definitions"] {
+            if let Some(Value::Object(defs)) = node.get(key) {
+                stack.extend(defs.values());
+            }
+        }
+    }
+    counts
+}
+
+/// Checks the whole tool list of one request against the limits of `dialect`
+/// that span several tools, and returns every violation.
+///
+/// `tools` is `(name, strict, parameters)` per tool, in request order;
+/// `parameters` is the tool's rendered schema for `dialect` (only its
+/// counts matter here: check each schema itself with [`check`]).
+///
+/// What is checked:
+///
+/// - every dialect: tool names are unique;
+/// - OpenAI, Anthropic: names match `^[a-zA-Z0-9_-]{1,64}$`; Gemini (both
+///   forms): names start with a letter or `_`, then `a-zA-Z0-9_.:-`, at most
+///   64 characters;
+/// - OpenAI: at most [`OPENAI_MAX_TOOLS`] tools; Gemini: at most
+///   [`GEMINI_MAX_DECLARATIONS`] declarations;
+/// - Anthropic, over the tools with `strict` set: at most
+///   [`ANTHROPIC_MAX_STRICT_TOOLS`] of them,
+///   [`ANTHROPIC_MAX_OPTIONAL_PARAMETERS`] optional parameters and
+///   [`ANTHROPIC_MAX_UNION_PARAMETERS`] union-typed parameters in total (see
+///   [`strict_counts`]; a nullable `["string", "null"]` is a union).
+///
+/// A violation about one tool has the path `/tools/{index}`; one about the
+/// request as a whole has the path `/tools`, and its message names the tools
+/// that count towards the limit.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::check::{check_request, Rule};
+/// use ai_tools_schema::Dialect;
+/// use serde_json::json;
+///
+/// let schema = json!({
+///     "type": "object",
+///     "properties": { "note": { "type": ["string", "null"] } },
+///     "required": ["note"],
+///     "additionalProperties": false
+/// });
+/// let names: Vec<String> = (0..17).map(|i| format!("tool_{i}")).collect();
+/// let tools: Vec<(&str, bool, &serde_json::Value)> =
+///     names.iter().map(|n| (n.as_str(), true, &schema)).collect();
+///
+/// let violations = check_request(Dialect::Anthropic, &tools);
+/// assert_eq!(violations.len(), 1);
+/// assert_eq!(violations[0].rule, Rule::TooManyUnionParameters);
+/// assert!(violations[0].message.contains("tool_16: 1"));
+/// // Non-strict tools do not count; OpenAI has no such budget.
+/// let relaxed: Vec<_> = tools.iter().map(|&(n, _, s)| (n, false, s)).collect();
+/// assert!(check_request(Dialect::Anthropic, &relaxed).is_empty());
+/// assert!(check_request(Dialect::OpenAi, &tools).is_empty());
+/// ```
+pub fn check_request(dialect: Dialect, tools: &[(&str, bool, &Value)]) -> Vec<Violation> {
+    let mut out = Vec::new();
+    let mut push = |path: String, rule: Rule, message: String| {
+        out.push(Violation {
+            path,
+            rule,
+            message,
+        });
+    };
+    let provider = match dialect {
+        Dialect::JsonSchema => "JSON Schema",
+        Dialect::OpenAi => "OpenAI",
+        Dialect::Anthropic => "Anthropic",
+        Dialect::Gemini | Dialect::GeminiJsonSchema => "Gemini",
+    };
+
+    let mut first_index: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, (name, _, _)) in tools.iter().enumerate() {
+        if let Err(why) = tool_name(dialect, name) {
+            push(format!("/tools/{i}"), Rule::ToolName, why);
+        }
+        match first_index.get(name) {
+            Some(first) => push(
+                format!("/tools/{i}"),
+                Rule::DuplicateToolName,
+                format!(
+                    "tool `{name}` is listed twice (at {first} and {i}); {provider} rejects a request whose tool names repeat, so rename one or send it once"
+                ),
+            ),
+            None => {
+                first_index.insert(name, i);
+            }
+        }
+    }
+
+    let max_tools = match dialect {
+        Dialect::OpenAi => Some((OPENAI_MAX_TOOLS, "tools")),
+        Dialect::Gemini | Dialect::GeminiJsonSchema => {
+            Some((GEMINI_MAX_DECLARATIONS, "function declarations"))
+        }
+        Dialect::JsonSchema | Dialect::Anthropic => None,
+    };
+    if let Some((max, what)) = max_tools
+        && tools.len() > max
+    {
+        push(
+            "/tools".into(),
+            Rule::TooManyTools,
+            format!(
+                "the request has {} {what}; {provider} accepts at most {max}, so send only the tools this turn needs",
+                tools.len()
+            ),
+        );
+    }
+
+    if dialect == Dialect::Anthropic {
+        let strict: Vec<(&str, StrictCounts)> = tools
+            .iter()
+            .filter(|(_, strict, _)| *strict)
+            .map(|(name, _, schema)| (*name, strict_counts(schema)))
+            .collect();
+        if strict.len() > ANTHROPIC_MAX_STRICT_TOOLS {
+            let names: Vec<String> = strict.iter().map(|(n, _)| format!("`{n}`")).collect();
+            push(
+                "/tools".into(),
+                Rule::TooManyStrictTools,
+                format!(
+                    "the request has {} strict tools ({}); Anthropic strict tool use accepts at most {ANTHROPIC_MAX_STRICT_TOOLS}, so send some without `strict` or split the tools across requests",
+                    strict.len(),
+                    names.join(", ")
+                ),
+            );
+        }
+        for (rule, max, what, count) in [
+            (
+                Rule::TooManyOptionalParameters,
+                ANTHROPIC_MAX_OPTIONAL_PARAMETERS,
+                "optional parameters",
+                (|c: &StrictCounts| c.optional_parameters) as fn(&StrictCounts) -> usize,
+            ),
+            (
+                Rule::TooManyUnionParameters,
+                ANTHROPIC_MAX_UNION_PARAMETERS,
+                "union-typed parameters (`anyOf` or a type array such as `[\"string\", \"null\"]`)",
+                |c: &StrictCounts| c.union_parameters,
+            ),
+        ] {
+            let total: usize = strict.iter().map(|(_, c)| count(c)).sum();
+            if total > max {
+                let per_tool: Vec<String> = strict
+                    .iter()
+                    .filter(|(_, c)| count(c) > 0)
+                    .map(|(n, c)| format!("{n}: {}", count(c)))
+                    .collect();
+                push(
+                    "/tools".into(),
+                    rule,
+                    format!(
+                        "the strict tools of this request have {total} {what} in total ({}); Anthropic strict tool use accepts at most {max} across all strict tools, so send some of these tools without `strict`, make fields required, or split the tools across requests",
+                        per_tool.join(", ")
+                    ),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// Checks one tool name against the rule of `dialect`.
+fn tool_name(dialect: Dialect, name: &str) -> Result<(), String> {
+    const MAX: usize = 64;
+    let (first_ok, rest_ok, rule): (fn(char) -> bool, fn(char) -> bool, &str) = match dialect {
+        Dialect::JsonSchema => return Ok(()),
+        Dialect::OpenAi | Dialect::Anthropic => (
+            |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
+            |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
+            "`^[a-zA-Z0-9_-]{1,64}$`",
+        ),
+        Dialect::Gemini | Dialect::GeminiJsonSchema => (
+            |c| c.is_ascii_alphabetic() || c == '_',
+            |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'),
+            "`^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$`",
+        ),
+    };
+    let mut chars = name.chars();
+    let fits = match chars.next() {
+        None => false,
+        Some(first) => first_ok(first) && chars.all(rest_ok),
+    };
+    if fits && name.len() <= MAX {
+        Ok(())
+    } else {
+        Err(format!(
+            "tool name `{name}` does not match {rule}, which {dialect} requires; rename the tool"
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -734,6 +1052,207 @@ mod tests {
         );
         // Non-strict Anthropic accepts recursion and open objects.
         assert!(rules(Dialect::Anthropic, false, &schema).is_empty());
+    }
+
+    fn request_rules(dialect: Dialect, tools: &[(&str, bool, &Value)]) -> Vec<(String, Rule)> {
+        check_request(dialect, tools)
+            .into_iter()
+            .map(|v| (v.path, v.rule))
+            .collect()
+    }
+
+    /// A strict schema with `optional` optional strings and `unions` nullable
+    /// (required) strings.
+    fn strict_schema(optional: usize, unions: usize) -> Value {
+        let mut properties = Map::new();
+        let mut required = Vec::new();
+        for i in 0..optional {
+            properties.insert(format!("o{i}"), json!({ "type": "string" }));
+        }
+        for i in 0..unions {
+            properties.insert(format!("u{i}"), json!({ "type": ["string", "null"] }));
+            required.push(json!(format!("u{i}")));
+        }
+        json!({ "type": "object", "properties": properties, "required": required, "additionalProperties": false })
+    }
+
+    #[test]
+    fn strict_counts_walk_every_level_once() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": { "type": "array", "items": { "$ref": "#/$defs/D" } },
+                "b": { "anyOf": [{ "$ref": "#/$defs/D" }, { "type": "null" }] },
+                "c": { "type": "object", "additionalProperties": { "type": ["integer", "null"] } },
+                "d": { "type": ["string"] }
+            },
+            "required": ["a"],
+            "$defs": {
+                "D": {
+                    "type": "object",
+                    "properties": { "x": { "type": "string" }, "y": { "type": "string" } },
+                    "required": ["x"]
+                }
+            }
+        });
+        assert_eq!(
+            strict_counts(&schema),
+            StrictCounts {
+                // b, c, d at the root; y in D (counted once, not per reference).
+                optional_parameters: 4,
+                // b's anyOf and c's values; a one-type array is no union.
+                union_parameters: 2,
+            }
+        );
+        assert_eq!(strict_counts(&json!("x")), StrictCounts::default());
+    }
+
+    #[test]
+    fn anthropic_strict_budgets_span_tools() {
+        let twelve = strict_schema(12, 0);
+        let thirteen = strict_schema(13, 0);
+        // 12 + 12 optional parameters: exactly at the limit.
+        assert!(
+            request_rules(
+                Dialect::Anthropic,
+                &[("a", true, &twelve), ("b", true, &twelve)]
+            )
+            .is_empty()
+        );
+        // 12 + 13: over, and the message names the limit and the tools.
+        let v = check_request(
+            Dialect::Anthropic,
+            &[("a", true, &twelve), ("b", true, &thirteen)],
+        );
+        assert_eq!(v.len(), 1);
+        assert_eq!(
+            (v[0].path.as_str(), v[0].rule),
+            ("/tools", Rule::TooManyOptionalParameters)
+        );
+        assert!(
+            v[0].message.contains("25 optional parameters"),
+            "{}",
+            v[0].message
+        );
+        assert!(v[0].message.contains("at most 24"), "{}", v[0].message);
+        assert!(v[0].message.contains("a: 12, b: 13"), "{}", v[0].message);
+        // A non-strict tool spends nothing.
+        assert!(
+            request_rules(
+                Dialect::Anthropic,
+                &[("a", true, &twelve), ("b", false, &thirteen)]
+            )
+            .is_empty()
+        );
+
+        // Unions: `["string", "null"]` counts; 16 pass, 17 do not.
+        let eight = strict_schema(0, 8);
+        let nine = strict_schema(0, 9);
+        assert!(
+            request_rules(
+                Dialect::Anthropic,
+                &[("a", true, &eight), ("b", true, &eight)]
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            request_rules(
+                Dialect::Anthropic,
+                &[("a", true, &eight), ("b", true, &nine)]
+            ),
+            [at("/tools", Rule::TooManyUnionParameters)]
+        );
+
+        // Strict tools: 20 pass, 21 do not.
+        let empty = strict_schema(0, 0);
+        let names: Vec<String> = (0..21).map(|i| format!("t{i}")).collect();
+        let tools: Vec<(&str, bool, &Value)> =
+            names.iter().map(|n| (n.as_str(), true, &empty)).collect();
+        assert!(request_rules(Dialect::Anthropic, &tools[..20]).is_empty());
+        let v = check_request(Dialect::Anthropic, &tools);
+        assert_eq!(v.len(), 1);
+        assert_eq!(v[0].rule, Rule::TooManyStrictTools);
+        assert!(
+            v[0].message.contains("21 strict tools") && v[0].message.contains("`t20`"),
+            "{}",
+            v[0].message
+        );
+        // Other dialects have no strict budgets.
+        for dialect in [Dialect::OpenAi, Dialect::Gemini, Dialect::JsonSchema] {
+            assert!(request_rules(dialect, &tools).is_empty(), "{dialect}");
+        }
+    }
+
+    #[test]
+    fn tool_counts_per_dialect() {
+        let empty = strict_schema(0, 0);
+        let names: Vec<String> = (0..129).map(|i| format!("t{i}")).collect();
+        let tools: Vec<(&str, bool, &Value)> =
+            names.iter().map(|n| (n.as_str(), false, &empty)).collect();
+        for dialect in [Dialect::OpenAi, Dialect::Gemini, Dialect::GeminiJsonSchema] {
+            assert!(
+                request_rules(dialect, &tools[..128]).is_empty(),
+                "{dialect}"
+            );
+            let v = check_request(dialect, &tools);
+            assert_eq!(v.len(), 1, "{dialect}");
+            assert_eq!(v[0].rule, Rule::TooManyTools);
+            assert!(
+                v[0].message.contains("129") && v[0].message.contains("at most 128"),
+                "{}",
+                v[0].message
+            );
+        }
+        assert!(request_rules(Dialect::Anthropic, &tools).is_empty());
+    }
+
+    #[test]
+    fn tool_names_per_dialect() {
+        let s = strict_schema(0, 0);
+        let long = "a".repeat(65);
+        let tools: Vec<(&str, bool, &Value)> = vec![
+            ("ok_name-1", false, &s),
+            ("1starts_with_digit", false, &s),
+            ("has.dot", false, &s),
+            ("has space", false, &s),
+            (long.as_str(), false, &s),
+            ("", false, &s),
+            ("ok_name-1", false, &s),
+        ];
+        let openai = request_rules(Dialect::OpenAi, &tools);
+        assert_eq!(
+            openai,
+            [
+                at("/tools/2", Rule::ToolName),
+                at("/tools/3", Rule::ToolName),
+                at("/tools/4", Rule::ToolName),
+                at("/tools/5", Rule::ToolName),
+                at("/tools/6", Rule::DuplicateToolName),
+            ]
+        );
+        assert_eq!(request_rules(Dialect::Anthropic, &tools), openai);
+        assert_eq!(
+            request_rules(Dialect::Gemini, &tools),
+            [
+                at("/tools/1", Rule::ToolName),
+                at("/tools/3", Rule::ToolName),
+                at("/tools/4", Rule::ToolName),
+                at("/tools/5", Rule::ToolName),
+                at("/tools/6", Rule::DuplicateToolName),
+            ]
+        );
+        assert_eq!(
+            request_rules(Dialect::JsonSchema, &tools),
+            [at("/tools/6", Rule::DuplicateToolName)]
+        );
+        let dup = check_request(Dialect::OpenAi, &tools);
+        assert!(
+            dup[4]
+                .message
+                .contains("`ok_name-1` is listed twice (at 0 and 6)"),
+            "{}",
+            dup[4].message
+        );
     }
 
     #[test]
