@@ -828,23 +828,21 @@ pub fn check_request(dialect: Dialect, tools: &[(&str, bool, &Value)]) -> Vec<Vi
 /// Checks one tool name against the rule of `dialect`.
 fn tool_name(dialect: Dialect, name: &str) -> Result<(), String> {
     const MAX: usize = 64;
-    let (first_ok, rest_ok, rule): (fn(char) -> bool, fn(char) -> bool, &str) = match dialect {
+    let openai_like = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    let gemini_first = |c: char| c.is_ascii_alphabetic() || c == '_';
+    let gemini_rest = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-');
+    let mut chars = name.chars();
+    let first = chars.next();
+    let (fits, rule) = match dialect {
         Dialect::JsonSchema => return Ok(()),
         Dialect::OpenAi | Dialect::Anthropic => (
-            |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
-            |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
+            first.is_some_and(openai_like) && chars.all(openai_like),
             "`^[a-zA-Z0-9_-]{1,64}$`",
         ),
         Dialect::Gemini | Dialect::GeminiJsonSchema => (
-            |c| c.is_ascii_alphabetic() || c == '_',
-            |c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-'),
+            first.is_some_and(gemini_first) && chars.all(gemini_rest),
             "`^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$`",
         ),
-    };
-    let mut chars = name.chars();
-    let fits = match chars.next() {
-        None => false,
-        Some(first) => first_ok(first) && chars.all(rest_ok),
     };
     if fits && name.len() <= MAX {
         Ok(())
