@@ -68,6 +68,10 @@ impl ToolResult {
 
 /// Limits and policies of a [`ProtoExecutor`].
 ///
+/// Every bound gives an error result that names the bound and the value at
+/// fault (`links_create: \`tags\` has 5000 items, more than the limit of
+/// 1000; send at most 1000 items`), before anything is sent.
+///
 /// # Examples
 ///
 /// ```
@@ -82,6 +86,13 @@ pub struct ExecutorOptions {
     pub max_argument_bytes: usize,
     /// The deepest nesting of arrays and objects accepted (default 32).
     pub max_argument_depth: usize,
+    /// The longest string value (or object key) accepted, in bytes
+    /// (default 64 KiB). Strings that hold JSON (a message or `Struct` past a
+    /// dialect's cut) are bounded by it before they are decoded.
+    pub max_string_bytes: usize,
+    /// The most items accepted in one array (or entries in one map sent as
+    /// an array of entries; default 1,000).
+    pub max_array_items: usize,
     /// Pass a raw UUID the conversation has never seen through an
     /// alias-carrying field instead of refusing it (default `false`: a model
     /// that invents ids is stopped before the call).
@@ -95,6 +106,8 @@ impl Default for ExecutorOptions {
         Self {
             max_argument_bytes: 256 * 1024,
             max_argument_depth: 32,
+            max_string_bytes: 64 * 1024,
+            max_array_items: 1_000,
             pass_unknown_uuids: false,
             call: CallOptions::new(),
         }
@@ -318,7 +331,7 @@ impl<T: Transport> ProtoExecutor<T> {
         };
         match self.parse_args(args_json) {
             Ok(args) => self.run(def, args, options).await,
-            Err(message) => ToolResult::error(format!("{tool}: {message}")),
+            Err(message) => error_result(format!("{tool}: {message}")),
         }
     }
 
@@ -342,8 +355,10 @@ impl<T: Transport> ProtoExecutor<T> {
         let Some(def) = self.tool(tool) else {
             return self.unknown_tool(tool);
         };
-        if let Err(message) = check_depth(&args, self.options.max_argument_depth) {
-            return ToolResult::error(format!("{tool}: {message}"));
+        if let Err(message) =
+            check_shape(&args, &self.limits(), self.options.max_argument_depth, "")
+        {
+            return error_result(format!("{tool}: {message}"));
         }
         self.run(def, args, &self.options.call).await
     }
@@ -352,9 +367,18 @@ impl<T: Transport> ProtoExecutor<T> {
         self.tools.iter().copied().find(|t| t.name == name)
     }
 
+    fn limits(&self) -> Limits {
+        Limits {
+            depth: self.options.max_argument_depth,
+            string_bytes: self.options.max_string_bytes,
+            array_items: self.options.max_array_items,
+        }
+    }
+
     fn unknown_tool(&self, tool: &str) -> ToolResult {
         let names: Vec<&str> = self.tools.iter().map(|t| t.name).collect();
-        ToolResult::error(if names.is_empty() {
+        let tool = short(tool);
+        error_result(if names.is_empty() {
             format!("unknown tool `{tool}`; no tools are available here")
         } else {
             format!(
@@ -375,6 +399,10 @@ impl<T: Transport> ProtoExecutor<T> {
         if text.trim().is_empty() {
             return Ok(Value::Object(Map::new()));
         }
+        let max_depth = self.options.max_argument_depth;
+        if json_depth(text) > max_depth {
+            return Err(nested_too_deep(max_depth, ""));
+        }
         let mut value: Value = serde_json::from_str(text)
             .map_err(|e| format!("the arguments are not valid JSON ({e}); send one JSON object"))?;
         // Some models double-encode: a JSON string that holds the object.
@@ -383,7 +411,7 @@ impl<T: Transport> ProtoExecutor<T> {
         {
             value = obj;
         }
-        check_depth(&value, self.options.max_argument_depth)?;
+        check_shape(&value, &self.limits(), self.options.max_argument_depth, "")?;
         Ok(value)
     }
 
@@ -395,13 +423,13 @@ impl<T: Transport> ProtoExecutor<T> {
     ) -> ToolResult {
         match self.call(tool, args, options).await {
             Ok(output) => ToolResult::ok(output),
-            Err(CallError::Arguments(message)) => {
-                ToolResult::error(format!("{}: {message}", tool.name))
-            }
-            Err(CallError::Status(status)) => {
-                ToolResult::error(self.status_sentence(tool, &status))
-            }
-            Err(CallError::Internal(message)) => ToolResult::error(format!(
+            Err(CallError::Arguments(message)) => error_result(format!("{}: {message}", tool.name)),
+            Err(CallError::Status(status)) => error_result(self.status_sentence(tool, &status)),
+            Err(CallError::AliasLimit(e)) => error_result(format!(
+                "{} ran and the service answered, but the answer is withheld: {e}. Do not retry; tell the user.",
+                tool.name
+            )),
+            Err(CallError::Internal(message)) => error_result(format!(
                 "{} could not run because of an internal error ({message}); do not retry, tell the user",
                 tool.name
             )),
@@ -422,7 +450,8 @@ impl<T: Transport> ProtoExecutor<T> {
             .await
             .map_err(CallError::Status)?;
         self.aliases
-            .register_message(&mut response, tool.response_aliases);
+            .register_message(&mut response, tool.response_aliases)
+            .map_err(CallError::AliasLimit)?;
         let mut out = Vec::new();
         let mut ser = serde_json::Serializer::new(&mut out);
         response
@@ -467,14 +496,7 @@ impl<T: Transport> ProtoExecutor<T> {
             )));
         };
         let mut problems = Vec::new();
-        normalize_message(
-            desc,
-            obj,
-            "",
-            0,
-            self.options.max_argument_depth,
-            &mut problems,
-        );
+        normalize_message(desc, obj, "", 0, &self.limits(), &mut problems);
         if !problems.is_empty() {
             return Err(CallError::Arguments(problems.join("; ")));
         }
@@ -500,6 +522,7 @@ impl<T: Transport> ProtoExecutor<T> {
     }
 
     fn alias_problem(&self, field: &str, prefix: &str, value: &str, why: &Resolution) -> String {
+        let value = short(value);
         let mut text = match why {
             Resolution::WrongPrefix { actual } => {
                 format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
@@ -539,35 +562,161 @@ impl<T: Transport> ProtoExecutor<T> {
     }
 
     fn status_sentence(&self, tool: &AgentTool, status: &Status) -> String {
-        let message = self
-            .aliases
-            .aliasify_text(status.message.trim().trim_end_matches('.'));
-        let hint = match status.code {
-            Code::Unavailable => {
-                " The service is unreachable right now; try again later or tell the user."
-            }
-            Code::DeadlineExceeded => " The call took too long; try again later or tell the user.",
-            Code::InvalidArgument | Code::OutOfRange | Code::FailedPrecondition => {
-                " Fix the arguments and call the tool again."
-            }
-            Code::NotFound => " Check the ids you passed; use only ids returned by tools.",
-            Code::PermissionDenied | Code::Unauthenticated => {
-                " The user is not allowed to do this; tell the user."
-            }
-            _ => "",
-        };
+        let message = self.aliases.aliasify_text(&clean_message(&status.message));
+        let message = message.trim().trim_end_matches('.');
+        let hint = status_hint(status.code);
         if message.is_empty() {
             format!(
-                "{} failed with gRPC status {}.{hint}",
+                "{} failed with gRPC status {}. {hint}",
                 tool.name, status.code
             )
         } else {
             format!(
-                "{} failed with gRPC status {}: {message}.{hint}",
+                "{} failed with gRPC status {}: {message}. {hint}",
                 tool.name, status.code
             )
         }
     }
+}
+
+/// What a status code means for the model: what happened, and whether a retry may help.
+fn status_hint(code: Code) -> &'static str {
+    match code {
+        Code::Ok => {
+            "The service reported success but sent no usable answer; do not retry, tell the user."
+        }
+        Code::Cancelled => {
+            "The call was cancelled before it finished and may or may not have taken effect; a retry may help, but check first (for example by listing) when the call creates or changes something."
+        }
+        Code::Unknown => {
+            "The service failed for an unknown reason; a retry is unlikely to help, tell the user if it happens again."
+        }
+        Code::InvalidArgument => {
+            "The service rejected the arguments; do not retry as is: fix the arguments and call the tool again."
+        }
+        Code::DeadlineExceeded => {
+            "The call took too long and may or may not have taken effect; try again later (check first when it creates or changes something) or tell the user."
+        }
+        Code::NotFound => {
+            "Something the call refers to does not exist; do not retry with the same ids: check the ids you passed and use only ids returned by tools."
+        }
+        Code::AlreadyExists => {
+            "What the call would create exists already; do not retry: use the existing one."
+        }
+        Code::PermissionDenied => {
+            "The user is not allowed to do this; do not retry, tell the user."
+        }
+        Code::ResourceExhausted => {
+            "A quota or rate limit was reached; a retry after a pause may help, or tell the user."
+        }
+        Code::FailedPrecondition => {
+            "The system is not in a state that allows this; do not retry as is: fix the arguments or change what the call depends on first."
+        }
+        Code::Aborted => "The call conflicted with a concurrent change; a retry may help.",
+        Code::OutOfRange => {
+            "A value is outside the valid range; do not retry as is: fix the arguments and call the tool again."
+        }
+        Code::Unimplemented => {
+            "The service does not support this operation; do not retry, tell the user."
+        }
+        Code::Internal => {
+            "The service failed internally; a retry is unlikely to help, tell the user."
+        }
+        Code::Unavailable => {
+            "The service is unreachable right now; a retry may help: try again later or tell the user."
+        }
+        Code::DataLoss => "Data was lost or corrupted; do not retry, tell the user.",
+        Code::Unauthenticated => "The call was not authenticated; do not retry, tell the user.",
+    }
+}
+
+/// The longest error text handed to the model, in bytes.
+const MAX_ERROR_BYTES: usize = 4_000;
+/// The longest value of the model's echoed back in an error, in characters.
+const MAX_ECHO_CHARS: usize = 64;
+/// The longest server message passed on, in characters.
+const MAX_STATUS_CHARS: usize = 300;
+
+/// An error result, its text bounded.
+fn error_result(mut text: String) -> ToolResult {
+    if text.len() > MAX_ERROR_BYTES {
+        let mut cut = MAX_ERROR_BYTES;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(" …");
+    }
+    ToolResult::error(text)
+}
+
+/// `s`, cut to [`MAX_ECHO_CHARS`] characters, for echoing a model's value in an error.
+fn short(s: &str) -> std::borrow::Cow<'_, str> {
+    match s.char_indices().nth(MAX_ECHO_CHARS) {
+        None => std::borrow::Cow::Borrowed(s),
+        Some((cut, _)) => std::borrow::Cow::Owned(format!("{}…", &s[..cut])),
+    }
+}
+
+/// A server's (or transport's) status message made fit for the model: its
+/// first line only (no stack trace), file-system paths replaced by `<path>`,
+/// at most [`MAX_STATUS_CHARS`] characters.
+fn clean_message(message: &str) -> String {
+    let first = message
+        .split(['\n', '\r'])
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut out = String::with_capacity(first.len());
+    for (i, token) in first.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if looks_like_path(token) {
+            out.push_str("<path>");
+        } else {
+            out.push_str(token);
+        }
+    }
+    match out.char_indices().nth(MAX_STATUS_CHARS) {
+        None => out,
+        Some((cut, _)) => format!("{}…", &out[..cut]),
+    }
+}
+
+/// A file-system path or source location: `/home/u/x.rs:12`, `C:\\src\\a.go`,
+/// `src/main.rs:40:7`. A gRPC method path (`/pkg.Service/Method`) is not one.
+fn looks_like_path(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| "()[]{}<>'\"`,;".contains(c));
+    let windows = t.len() > 2 && t.as_bytes()[1] == b':' && t[2..].starts_with('\\');
+    let absolute = [
+        "/home/",
+        "/root/",
+        "/usr/",
+        "/var/",
+        "/tmp/",
+        "/opt/",
+        "/etc/",
+        "/srv/",
+        "/Users/",
+        "/app/",
+        "/build/",
+        "/src/",
+        "/workspace/",
+        "/rustc/",
+        "/proc/",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p));
+    let no_line = t.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':');
+    let source = (t.contains('/') || t.contains('\\'))
+        && [
+            ".rs", ".go", ".py", ".java", ".kt", ".js", ".ts", ".rb", ".cs", ".cc", ".cpp", ".c",
+            ".h", ".php", ".scala", ".swift",
+        ]
+        .iter()
+        .any(|ext| no_line.ends_with(ext));
+    windows || absolute || source
 }
 
 enum CallError {
@@ -575,6 +724,8 @@ enum CallError {
     Arguments(String),
     /// The service answered with an error status.
     Status(Status),
+    /// The service answered, but the conversation cannot take its ids.
+    AliasLimit(crate::alias::AliasError),
     /// Our bug or a broken pool; nothing the model can fix.
     Internal(String),
 }
@@ -590,20 +741,80 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-fn check_depth(value: &Value, max: usize) -> Result<(), String> {
-    let mut stack = vec![(value, 0usize)];
-    while let Some((v, depth)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Array(items) => Box::new(items.iter()),
-            Value::Object(map) => Box::new(map.values()),
-            _ => continue,
-        };
-        if depth + 1 > max {
-            return Err(format!("the arguments are nested deeper than {max} levels"));
+/// The bounds on the shape of arguments.
+struct Limits {
+    depth: usize,
+    string_bytes: usize,
+    array_items: usize,
+}
+
+fn describe(path: &str) -> String {
+    if path.is_empty() {
+        "the arguments".to_owned()
+    } else {
+        format!("`{path}`")
+    }
+}
+
+/// Checks nesting (at most `max_depth` levels below `value`), string and key
+/// lengths and array sizes, without recursion; errors name the place at fault.
+fn check_shape(value: &Value, limits: &Limits, max_depth: usize, base: &str) -> Result<(), String> {
+    let mut stack = vec![(value, 0usize, base.to_owned())];
+    while let Some((v, depth, path)) = stack.pop() {
+        match v {
+            Value::String(s) if s.len() > limits.string_bytes => {
+                return Err(format!(
+                    "{} is a string of {} bytes, more than the limit of {}; send a shorter value",
+                    describe(&path),
+                    s.len(),
+                    limits.string_bytes
+                ));
+            }
+            Value::Array(items) => {
+                if depth + 1 > max_depth {
+                    return Err(nested_too_deep(max_depth, &path));
+                }
+                if items.len() > limits.array_items {
+                    return Err(format!(
+                        "{} has {} items, more than the limit of {}; send at most {} items",
+                        describe(&path),
+                        items.len(),
+                        limits.array_items,
+                        limits.array_items
+                    ));
+                }
+                for (i, item) in items.iter().enumerate() {
+                    stack.push((item, depth + 1, format!("{path}[{i}]")));
+                }
+            }
+            Value::Object(map) => {
+                if depth + 1 > max_depth {
+                    return Err(nested_too_deep(max_depth, &path));
+                }
+                for (key, item) in map {
+                    if key.len() > limits.string_bytes {
+                        return Err(format!(
+                            "{} has a key of {} bytes, more than the limit of {}; send shorter names",
+                            describe(&path),
+                            key.len(),
+                            limits.string_bytes
+                        ));
+                    }
+                    stack.push((item, depth + 1, join_path(&path, &short(key))));
+                }
+            }
+            _ => {}
         }
-        stack.extend(children.map(|c| (c, depth + 1)));
     }
     Ok(())
+}
+
+fn nested_too_deep(max: usize, path: &str) -> String {
+    if path.is_empty() {
+        format!("the arguments are nested deeper than {max} levels")
+    } else {
+        format!("the arguments are nested deeper than {max} levels (at `{path}`)")
+    }
 }
 
 /// Extension numbers of the annotations we read by number, whichever package declares them.
@@ -654,7 +865,7 @@ fn normalize_message(
     obj: &mut Map<String, Value>,
     path: &str,
     depth: usize,
-    max_depth: usize,
+    limits: &Limits,
     problems: &mut Vec<String>,
 ) {
     let mut unknown = Vec::new();
@@ -664,7 +875,7 @@ fn normalize_message(
             .get_field_by_name(&key)
             .or_else(|| desc.get_field_by_json_name(&key));
         let Some(field) = field.filter(is_exposed) else {
-            unknown.push(key);
+            unknown.push(short(&key).into_owned());
             continue;
         };
         // Strict dialects send `null` for every optional field they leave out.
@@ -678,9 +889,25 @@ fn normalize_message(
                 value,
                 &join_path(path, field.name()),
                 depth,
-                max_depth,
+                limits,
                 problems,
             );
+        }
+    }
+    // The protojson decoder refuses two members of a oneof without naming
+    // them; say which, so the model knows what to drop.
+    for oneof in desc.oneofs().filter(|oneof| !oneof.is_synthetic()) {
+        let present: Vec<String> = oneof
+            .fields()
+            .filter(|f| obj.contains_key(f.name()) || obj.contains_key(f.json_name()))
+            .map(|f| format!("`{}`", join_path(path, f.name())))
+            .collect();
+        if present.len() > 1 {
+            problems.push(format!(
+                "{} are alternatives (oneof `{}`): send only one of them",
+                present.join(" and "),
+                oneof.name()
+            ));
         }
     }
     if !unknown.is_empty() {
@@ -689,11 +916,16 @@ fn normalize_message(
             .filter(is_exposed)
             .map(|f| format!("`{}`", f.name()))
             .collect();
-        let list = unknown
+        const SHOWN: usize = 10;
+        let mut list = unknown
             .iter()
+            .take(SHOWN)
             .map(|k| format!("`{k}`"))
             .collect::<Vec<_>>()
             .join(", ");
+        if unknown.len() > SHOWN {
+            let _ = write!(list, " (and {} more)", unknown.len() - SHOWN);
+        }
         let (noun, where_) = if path.is_empty() {
             (
                 if unknown.len() == 1 {
@@ -729,14 +961,21 @@ fn normalize_field(
     value: &mut Value,
     path: &str,
     depth: usize,
-    max_depth: usize,
+    limits: &Limits,
     problems: &mut Vec<String>,
 ) {
     if field.is_map() {
         let Kind::Message(entry) = field.kind() else {
             return;
         };
-        decode_json_string(value, |v| v.is_object() || v.is_array(), depth, max_depth);
+        decode_json_string(
+            value,
+            |v| v.is_object() || v.is_array(),
+            depth,
+            limits,
+            path,
+            problems,
+        );
         // Dialects without open objects send a map as [{key, value}, ...].
         if let Value::Array(items) = value
             && let Some(map) = entries_to_map(items)
@@ -749,16 +988,16 @@ fn normalize_field(
                 normalize_single(
                     &value_kind,
                     v,
-                    &format!("{path}[{k}]"),
+                    &format!("{path}[{}]", short(k)),
                     depth + 1,
-                    max_depth,
+                    limits,
                     problems,
                 );
             }
         }
     } else if field.is_list() {
         if matches!(field.kind(), Kind::Message(_)) {
-            decode_json_string(value, Value::is_array, depth, max_depth);
+            decode_json_string(value, Value::is_array, depth, limits, path, problems);
         }
         if let Value::Array(items) = value {
             let kind = field.kind();
@@ -768,13 +1007,13 @@ fn normalize_field(
                     item,
                     &format!("{path}[{i}]"),
                     depth + 1,
-                    max_depth,
+                    limits,
                     problems,
                 );
             }
         }
     } else {
-        normalize_single(&field.kind(), value, path, depth, max_depth, problems);
+        normalize_single(&field.kind(), value, path, depth, limits, problems);
     }
 }
 
@@ -783,52 +1022,103 @@ fn normalize_single(
     value: &mut Value,
     path: &str,
     depth: usize,
-    max_depth: usize,
+    limits: &Limits,
     problems: &mut Vec<String>,
 ) {
     let Kind::Message(desc) = kind else { return };
     match desc.full_name() {
-        "google.protobuf.Struct" => decode_json_string(value, Value::is_object, depth, max_depth),
-        "google.protobuf.ListValue" => decode_json_string(value, Value::is_array, depth, max_depth),
-        // A Value may well be a string: only a string holding an object or array is decoded.
-        "google.protobuf.Value" => {
-            decode_json_string(value, |v| v.is_object() || v.is_array(), depth, max_depth)
+        "google.protobuf.Struct" => {
+            decode_json_string(value, Value::is_object, depth, limits, path, problems)
         }
+        "google.protobuf.ListValue" => {
+            decode_json_string(value, Value::is_array, depth, limits, path, problems)
+        }
+        // A Value may well be a string: only a string holding an object or array is decoded.
+        "google.protobuf.Value" => decode_json_string(
+            value,
+            |v| v.is_object() || v.is_array(),
+            depth,
+            limits,
+            path,
+            problems,
+        ),
         // Well-known types with their own JSON forms.
         name if name.starts_with("google.protobuf.") => {}
         _ => {
             // Past the recursion cut of a dialect, a message arrives as a JSON string.
-            decode_json_string(value, Value::is_object, depth, max_depth);
+            decode_json_string(value, Value::is_object, depth, limits, path, problems);
             if let Value::Object(obj) = value {
-                if depth >= max_depth {
+                if depth >= limits.depth {
                     problems.push(format!("`{path}` is nested too deeply"));
                     return;
                 }
-                normalize_message(desc, obj, path, depth + 1, max_depth, problems);
+                normalize_message(desc, obj, path, depth + 1, limits, problems);
             }
         }
     }
 }
 
-/// Replaces a string holding JSON with that JSON, when `accept` likes it and
-/// it is no deeper than what remains of the depth budget.
+/// Replaces a string holding JSON with that JSON, when `accept` likes it.
+/// The decoded JSON is held to the same bounds as the arguments (its depth
+/// to what remains of the budget); past them it is a problem at `path`.
 fn decode_json_string(
     value: &mut Value,
     accept: impl Fn(&Value) -> bool,
     depth: usize,
-    max_depth: usize,
+    limits: &Limits,
+    path: &str,
+    problems: &mut Vec<String>,
 ) {
     let Value::String(s) = value else { return };
     let t = s.trim_start();
     if !(t.starts_with('{') || t.starts_with('[')) {
         return;
     }
-    if let Ok(parsed) = serde_json::from_str::<Value>(s)
-        && accept(&parsed)
-        && check_depth(&parsed, max_depth.saturating_sub(depth)).is_ok()
-    {
-        *value = parsed;
+    let budget = limits.depth.saturating_sub(depth);
+    if json_depth(s) > budget {
+        problems.push(nested_too_deep(limits.depth, path));
+        return;
     }
+    let Ok(parsed) = serde_json::from_str::<Value>(s) else {
+        return;
+    };
+    if !accept(&parsed) {
+        return;
+    }
+    match check_shape(&parsed, limits, budget, path) {
+        Ok(()) => *value = parsed,
+        Err(problem) => problems.push(problem),
+    }
+}
+
+/// The deepest nesting of arrays and objects in JSON text, found without
+/// parsing it, so that deep text is refused before a `Value` is built
+/// (serde_json stops at 128 levels with a less helpful message).
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {

@@ -163,3 +163,26 @@ async fn in_process_failures_are_actionable() {
         r.output
     );
 }
+
+#[tokio::test]
+async fn one_member_of_a_oneof_is_accepted_and_two_are_refused_by_name() {
+    let exec = echo();
+    let out = ok_json(
+        &exec
+            .execute_value("shapes_echo", json!({"url": "https://x.y", "email": null}))
+            .await,
+    );
+    assert_eq!(out, json!({"url": "https://x.y"}));
+    let result = exec
+        .execute_value(
+            "shapes_echo",
+            json!({"url": "https://x.y", "email": "a@b.c"}),
+        )
+        .await;
+    assert!(result.is_error, "{}", result.output);
+    assert!(
+        result.output.contains("url") && result.output.contains("email"),
+        "the error names both members: {}",
+        result.output
+    );
+}
