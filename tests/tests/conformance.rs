@@ -1,0 +1,262 @@
+//! The conformance corpus through the macro: every tool of
+//! `proto/conformance/v1/conformance.proto`, expanded by `ai_tools!`, has
+//! static renderings that pass their own dialect's checker, and the tool list
+//! of a request stays within each provider's per-request limits (or is
+//! reported with the limit and the tools named).
+
+use ai_tools::AgentTool;
+use ai_tools::schema::Dialect;
+use ai_tools::schema::check::{Rule, check, check_request, strict_counts};
+use serde_json::Value;
+
+mod conformance {
+    ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
+}
+
+/// Every static rendering of `tool`, parsed, with the dialect it is for.
+fn renderings(tool: &AgentTool) -> Vec<(Dialect, Value)> {
+    let parse = |text: &str| -> Value {
+        serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: not JSON ({e})", tool.name))
+    };
+    vec![
+        (Dialect::JsonSchema, parse(tool.parameters)),
+        (Dialect::OpenAi, parse(tool.renderings.openai)),
+        (Dialect::Anthropic, parse(tool.renderings.anthropic)),
+        (Dialect::Gemini, parse(tool.renderings.gemini)),
+    ]
+}
+
+fn tools() -> &'static [&'static AgentTool] {
+    conformance::all_tools()
+}
+
+#[test]
+fn the_corpus_has_strict_and_loose_tools() {
+    let names: Vec<(&str, bool)> = tools().iter().map(|t| (t.name, t.strict)).collect();
+    assert_eq!(
+        names,
+        [
+            ("conformance_everything", false),
+            ("conformance_everything_strict", true),
+            ("conformance_scalars", true),
+            ("conformance_well_known", false),
+            ("conformance_well_known_strict", true),
+            ("conformance_maps", true),
+            ("conformance_search", false),
+            ("conformance_search_strict", true),
+            ("conformance_deep", true),
+            ("conformance_tree", false),
+            ("conformance_tree_strict", true),
+            ("conformance_nothing", true),
+            ("conformance_nothing_loose", false),
+        ]
+    );
+}
+
+#[test]
+fn every_static_rendering_passes_its_checker() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for tool in tools() {
+        for (dialect, schema) in renderings(tool) {
+            checked += 1;
+            for v in check(dialect, tool.strict, &schema) {
+                failures.push(format!("{} {dialect}: {v}", tool.name));
+            }
+        }
+        // The canonical rendering of a non-strict tool is also what Gemini's
+        // `parametersJsonSchema` takes.
+        if !tool.strict {
+            let schema: Value = serde_json::from_str(tool.parameters).expect("JSON");
+            checked += 1;
+            for v in check(Dialect::GeminiJsonSchema, false, &schema) {
+                failures.push(format!("{} gemini_json_schema: {v}", tool.name));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    // 13 tools in 4 dialects, and the 5 loose tools as `parametersJsonSchema`.
+    assert_eq!(checked, 13 * 4 + 5);
+}
+
+/// Text of every rendering of every tool, per dialect.
+fn all_text(dialect: Dialect) -> String {
+    tools()
+        .iter()
+        .flat_map(|tool| renderings(tool))
+        .filter(|(d, _)| *d == dialect)
+        .map(|(_, v)| v.to_string())
+        .collect()
+}
+
+#[test]
+fn the_corpus_exercises_every_rule() {
+    let canonical = all_text(Dialect::JsonSchema);
+    let openai = all_text(Dialect::OpenAi);
+    let anthropic = all_text(Dialect::Anthropic);
+    let gemini = all_text(Dialect::Gemini);
+    for (what, text, needle) in [
+        // recursion by reference where the dialect allows it
+        ("canonical $defs", &canonical, "\"$defs\""),
+        ("openai $ref", &openai, "\"$ref\""),
+        // maps as open objects, and as entry arrays
+        (
+            "canonical open map",
+            &canonical,
+            "\"additionalProperties\":{",
+        ),
+        (
+            "openai map entries",
+            &openai,
+            "\"required\":[\"key\",\"value\"]",
+        ),
+        (
+            "gemini map entries",
+            &gemini,
+            "\"required\":[\"key\",\"value\"]",
+        ),
+        // nulls per dialect
+        ("openai nullable optional", &openai, "\"null\"]"),
+        (
+            "anthropic strict wrapper",
+            &anthropic,
+            "{\"type\":\"null\"}",
+        ),
+        ("gemini nullable", &gemini, "\"nullable\":true"),
+        // well-known types
+        ("date-time", &canonical, "\"format\":\"date-time\""),
+        ("gemini date-time", &gemini, "\"format\":\"date-time\""),
+        ("duration pattern", &canonical, "\"pattern\":"),
+        ("gemini duration hint", &gemini, "A duration in seconds"),
+        (
+            "canonical any value",
+            &canonical,
+            "\"type\":[\"object\",\"array\",\"string\",\"number\",\"boolean\",\"null\"]",
+        ),
+        // cuts to JSON strings
+        ("openai json string", &openai, "A JSON-encoded"),
+        ("anthropic json string", &anthropic, "A JSON-encoded"),
+        ("gemini json string", &gemini, "A JSON-encoded"),
+        // enums without the zero value, nested enums
+        ("enum", &canonical, "[\"PRIORITY_LOW\",\"PRIORITY_HIGH\"]"),
+        (
+            "nested enum",
+            &canonical,
+            "[\"ACTION_WEBHOOK\",\"ACTION_EMAIL\"]",
+        ),
+        // descriptions and usage notes
+        (
+            "usage notes",
+            &canonical,
+            "A note for the record.\\n\\nKeep it short.",
+        ),
+        // unsigned bounds
+        ("uint minimum", &canonical, "\"minimum\":0"),
+    ] {
+        assert!(text.contains(needle), "{what}: `{needle}` not found");
+    }
+    for hidden in ["server_id", "internal"] {
+        for dialect in [
+            Dialect::JsonSchema,
+            Dialect::OpenAi,
+            Dialect::Anthropic,
+            Dialect::Gemini,
+        ] {
+            assert!(
+                !all_text(dialect).contains(&format!("\"{hidden}\"")),
+                "{hidden} must be left out of {dialect}"
+            );
+        }
+    }
+}
+
+#[test]
+fn oneofs_and_required_fields() {
+    let everything: Value =
+        serde_json::from_str(conformance::CONFORMANCE_EVERYTHING.parameters).expect("JSON");
+    let required: Vec<&str> = everything["required"]
+        .as_array()
+        .expect("required")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    // Oneof members and `optional` fields are optional; REQUIRED wins over `optional`.
+    for member in ["target_id", "target_node", "no_target", "maybe_priority"] {
+        assert!(!required.contains(&member), "{member}");
+    }
+    for field in ["scalars", "wkt", "note", "must", "node_ids"] {
+        assert!(required.contains(&field), "{field}");
+    }
+    assert!(everything.get("anyOf").is_none() && everything.get("oneOf").is_none());
+    // In OpenAI strict every property is required, optional ones nullable.
+    let strict: Value =
+        serde_json::from_str(conformance::CONFORMANCE_EVERYTHING_STRICT.renderings.openai)
+            .expect("JSON");
+    let props = strict["properties"].as_object().expect("properties");
+    assert_eq!(
+        strict["required"].as_array().map(Vec::len),
+        Some(props.len())
+    );
+    assert_eq!(
+        strict["properties"]["target_id"]["type"],
+        serde_json::json!(["string", "null"])
+    );
+}
+
+#[test]
+fn request_limits_of_the_whole_file() {
+    let per_dialect = |dialect: Dialect, pick: fn(&AgentTool) -> &'static str| {
+        let parsed: Vec<(&str, bool, Value)> = tools()
+            .iter()
+            .map(|t| {
+                (
+                    t.name,
+                    t.strict,
+                    serde_json::from_str(pick(t)).expect("JSON"),
+                )
+            })
+            .collect();
+        let refs: Vec<(&str, bool, &Value)> = parsed.iter().map(|(n, s, v)| (*n, *s, v)).collect();
+        check_request(dialect, &refs)
+    };
+    assert!(per_dialect(Dialect::OpenAi, |t| t.renderings.openai).is_empty());
+    assert!(per_dialect(Dialect::Gemini, |t| t.renderings.gemini).is_empty());
+    assert!(per_dialect(Dialect::GeminiJsonSchema, |t| t.parameters).is_empty());
+
+    // Anthropic strict: the strict tools of this file together spend more
+    // than the per-request budgets; the violations say which and by whom.
+    let anthropic = per_dialect(Dialect::Anthropic, |t| t.renderings.anthropic);
+    let rules: Vec<Rule> = anthropic.iter().map(|v| v.rule).collect();
+    assert!(
+        rules.contains(&Rule::TooManyOptionalParameters),
+        "{anthropic:#?}"
+    );
+    for v in &anthropic {
+        assert_eq!(v.path, "/tools");
+        assert!(
+            v.message.contains("conformance_everything_strict"),
+            "{}",
+            v.message
+        );
+        assert!(
+            !v.message.contains("conformance_everything:"),
+            "a loose tool counted: {}",
+            v.message
+        );
+    }
+    // Some strict tools alone spend more than Anthropic's budget of optional
+    // parameters: such a tool can only go to Anthropic without `strict`.
+    let mut alone_over = Vec::new();
+    for tool in tools().iter().filter(|t| t.strict) {
+        let schema: Value = serde_json::from_str(tool.renderings.anthropic).expect("JSON");
+        let counts = strict_counts(&schema);
+        println!("{}: {counts:?}", tool.name);
+        if !check_request(Dialect::Anthropic, &[(tool.name, true, &schema)]).is_empty() {
+            alone_over.push(tool.name);
+        }
+    }
+    assert_eq!(
+        alone_over,
+        ["conformance_everything_strict", "conformance_search_strict"]
+    );
+}
