@@ -1,6 +1,6 @@
 //! Short aliases (`link-1`) for the UUIDs a model sees, one namespace per conversation.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Mutex, MutexGuard};
 
 use prost_reflect::{DynamicMessage, Kind, ReflectMessage, Value as ProtoValue};
@@ -22,6 +22,15 @@ pub enum AliasError {
     /// A snapshot entry is inconsistent (bad alias, duplicate, counter too low).
     #[error("invalid alias snapshot: {0}")]
     InvalidSnapshot(String),
+    /// The conversation already holds its maximum number of aliases; nothing
+    /// of the refused registration was kept.
+    #[error(
+        "this conversation already holds the maximum of {limit} ids; nothing more can be registered in it (start a new conversation)"
+    )]
+    LimitReached {
+        /// The limit in force ([`AliasManager::limit`]).
+        limit: usize,
+    },
 }
 
 /// The UUID ↔ alias maps of one conversation.
@@ -47,9 +56,28 @@ pub enum AliasError {
 /// assert_eq!(aliases.resolve("link-1").as_deref(), Some("d290f1ee-6c54-4b01-90e6-d701748f0851"));
 /// assert_eq!(aliases.resolve("link-10"), None);
 /// ```
-#[derive(Debug, Default)]
+///
+/// # Bounds
+///
+/// A manager holds at most [`limit`](Self::limit) aliases (default
+/// [`DEFAULT_LIMIT`](Self::DEFAULT_LIMIT)), so that one conversation cannot
+/// grow without bound. At the limit, a registration of a new UUID fails
+/// with [`AliasError::LimitReached`] and keeps nothing: [`register_new_uuids`](Self::register_new_uuids)
+/// and [`register_message`](Self::register_message) are all-or-nothing.
+/// Already known UUIDs keep resolving and aliasing.
+#[derive(Debug)]
 pub struct AliasManager {
     state: Mutex<State>,
+    limit: usize,
+}
+
+impl Default for AliasManager {
+    fn default() -> Self {
+        Self {
+            state: Mutex::default(),
+            limit: Self::DEFAULT_LIMIT,
+        }
+    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -121,6 +149,10 @@ pub enum Resolution {
 }
 
 impl AliasManager {
+    /// The default bound on the aliases of one manager (one conversation):
+    /// about 5 MB of maps at most.
+    pub const DEFAULT_LIMIT: usize = 10_000;
+
     /// An empty manager.
     ///
     /// # Examples
@@ -186,7 +218,41 @@ impl AliasManager {
         }
         Ok(Self {
             state: Mutex::new(state),
+            limit: Self::DEFAULT_LIMIT,
         })
+    }
+
+    /// Sets the bound on the number of aliases (at least 1). A manager
+    /// restored from a larger snapshot keeps every entry but registers no
+    /// new UUID until it is under the bound.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::{AliasError, AliasManager};
+    /// let aliases = AliasManager::new().with_limit(1);
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// assert_eq!(
+    ///     aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7"),
+    ///     Err(AliasError::LimitReached { limit: 1 })
+    /// );
+    /// // a known UUID keeps its alias
+    /// assert_eq!(aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap(), "link-1");
+    /// ```
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = limit.max(1);
+        self
+    }
+
+    /// The bound on the number of aliases.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::AliasManager::new().limit(), ai_tools::AliasManager::DEFAULT_LIMIT);
+    /// ```
+    pub fn limit(&self) -> usize {
+        self.limit
     }
 
     /// A copy of every registration and counter, for [`from_snapshot`](Self::from_snapshot).
@@ -233,7 +299,8 @@ impl AliasManager {
     ///
     /// # Errors
     ///
-    /// [`AliasError::InvalidPrefix`] or [`AliasError::NotAUuid`].
+    /// [`AliasError::InvalidPrefix`], [`AliasError::NotAUuid`], or
+    /// [`AliasError::LimitReached`] for a new UUID at the [`limit`](Self::limit).
     ///
     /// # Examples
     ///
@@ -247,7 +314,11 @@ impl AliasManager {
     pub fn register(&self, prefix: &str, uuid: &str) -> Result<String, AliasError> {
         check_prefix(prefix)?;
         let uuid = canonical_uuid(uuid).ok_or_else(|| AliasError::NotAUuid(uuid.to_owned()))?;
-        Ok(self.lock().register(prefix, uuid))
+        let mut state = self.lock();
+        if state.alias_of(prefix, &uuid).is_none() && state.entries.len() >= self.limit {
+            return Err(AliasError::LimitReached { limit: self.limit });
+        }
+        Ok(state.register(prefix, uuid))
     }
 
     /// The UUID behind `alias` (matched case-insensitively, surrounding
@@ -416,18 +487,27 @@ impl AliasManager {
     ///
     /// # Errors
     ///
-    /// [`AliasError::InvalidPrefix`].
+    /// [`AliasError::InvalidPrefix`], or [`AliasError::LimitReached`] when
+    /// the new UUIDs do not all fit under the [`limit`](Self::limit); then
+    /// none of them is registered.
     pub fn register_new_uuids(&self, prefix: &str, text: &str) -> Result<Vec<String>, AliasError> {
         check_prefix(prefix)?;
         let mut state = self.lock();
-        let mut added = Vec::new();
+        let mut new: Vec<String> = Vec::new();
+        let mut seen = HashSet::new();
         for (start, end) in uuid_tokens(text) {
             let uuid = text[start..end].to_ascii_lowercase();
-            if !state.by_uuid.contains_key(&uuid) {
-                added.push(state.register(prefix, uuid));
+            if !state.by_uuid.contains_key(&uuid) && seen.insert(uuid.clone()) {
+                new.push(uuid);
             }
         }
-        Ok(added)
+        if state.entries.len().saturating_add(new.len()) > self.limit {
+            return Err(AliasError::LimitReached { limit: self.limit });
+        }
+        Ok(new
+            .into_iter()
+            .map(|uuid| state.register(prefix, uuid))
+            .collect())
     }
 
     /// `text` with every whole UUID token this manager knows replaced by its
@@ -477,17 +557,40 @@ impl AliasManager {
     ///
     /// let aliases = AliasManager::new();
     /// let prefixes = [FieldPrefix { message: "google.protobuf.StringValue", field: "value", prefix: "link" }];
-    /// aliases.register_message(&mut message, &prefixes);
+    /// aliases.register_message(&mut message, &prefixes).unwrap();
     /// assert_eq!(message.get_field_by_name("value").unwrap().as_str(), Some("link-1"));
     /// assert!(aliases.resolve("link-1").is_some());
     /// ```
-    pub fn register_message(&self, message: &mut DynamicMessage, prefixes: &[FieldPrefix]) {
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::LimitReached`] when the message's new UUIDs do not all
+    /// fit under the [`limit`](Self::limit); then nothing is registered and
+    /// the message is left unchanged.
+    pub fn register_message(
+        &self,
+        message: &mut DynamicMessage,
+        prefixes: &[FieldPrefix],
+    ) -> Result<(), AliasError> {
         let mut state = self.lock();
+        // First count what is new, so that nothing is half-registered at the limit.
+        let mut new: HashSet<(&str, String)> = HashSet::new();
+        walk_message(message, prefixes, 0, &mut |fp, s| {
+            if let Some(uuid) = canonical_uuid(s)
+                && state.alias_of(fp.prefix, &uuid).is_none()
+            {
+                new.insert((fp.prefix, uuid));
+            }
+        });
+        if state.entries.len().saturating_add(new.len()) > self.limit {
+            return Err(AliasError::LimitReached { limit: self.limit });
+        }
         walk_message(message, prefixes, 0, &mut |fp, s| {
             if let Some(uuid) = canonical_uuid(s) {
                 *s = state.register(fp.prefix, uuid);
             }
         });
+        Ok(())
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -871,6 +974,72 @@ mod tests {
         let mut bad = snap;
         bad.entries[0].uuid = "nope".into();
         assert!(AliasManager::from_snapshot(bad).is_err());
+    }
+
+    #[test]
+    fn the_alias_limit_is_all_or_nothing() {
+        let m = AliasManager::new().with_limit(3);
+        m.register("link", &uuid(1)).unwrap();
+        m.register("link", &uuid(2)).unwrap();
+        // two new UUIDs do not fit under a limit of 3: none is registered
+        let text = format!("{} {} {}", uuid(1), uuid(3), uuid(4));
+        assert_eq!(
+            m.register_new_uuids("link", &text),
+            Err(AliasError::LimitReached { limit: 3 })
+        );
+        assert_eq!(m.len(), 2);
+        // the same UUID twice counts once
+        let text = format!("{} {}", uuid(3), uuid(3).to_uppercase());
+        assert_eq!(m.register_new_uuids("link", &text).unwrap(), ["link-3"]);
+        assert_eq!(
+            m.register("step", &uuid(9)),
+            Err(AliasError::LimitReached { limit: 3 })
+        );
+        // known UUIDs still register to their alias, resolve and aliasify
+        assert_eq!(m.register("link", &uuid(1)).unwrap(), "link-1");
+        let mut v = json!([uuid(2)]);
+        m.aliasify_json(&mut v);
+        assert_eq!(v, json!(["link-2"]));
+        assert_eq!(m.snapshot().counters["link"], 3);
+        assert!(!m.snapshot().counters.contains_key("step"));
+        let restored = AliasManager::from_snapshot(m.snapshot())
+            .unwrap()
+            .with_limit(2);
+        assert_eq!(restored.len(), 3, "a snapshot over the limit is kept whole");
+        assert!(restored.register("link", &uuid(5)).is_err());
+    }
+
+    #[test]
+    fn register_message_at_the_limit_leaves_the_message_unchanged() {
+        let desc = prost_reflect::DescriptorPool::global()
+            .get_message_by_name("google.protobuf.StringValue")
+            .unwrap();
+        let prefixes = [FieldPrefix {
+            message: "google.protobuf.StringValue",
+            field: "value",
+            prefix: "link",
+        }];
+        let m = AliasManager::new().with_limit(1);
+        m.register("link", &uuid(1)).unwrap();
+        let mut message = DynamicMessage::new(desc.clone());
+        message.set_field_by_name("value", ProtoValue::String(uuid(2)));
+        assert_eq!(
+            m.register_message(&mut message, &prefixes),
+            Err(AliasError::LimitReached { limit: 1 })
+        );
+        assert_eq!(
+            message.get_field_by_name("value").unwrap().as_str(),
+            Some(uuid(2).as_str())
+        );
+        assert_eq!(m.len(), 1);
+        // a message of known ids still goes through
+        let mut known = DynamicMessage::new(desc);
+        known.set_field_by_name("value", ProtoValue::String(uuid(1).to_uppercase()));
+        m.register_message(&mut known, &prefixes).unwrap();
+        assert_eq!(
+            known.get_field_by_name("value").unwrap().as_str(),
+            Some("link-1")
+        );
     }
 
     #[test]

@@ -672,8 +672,16 @@ fn clean_message(message: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
-        if looks_like_path(token) {
+        let core = token.trim_matches(|c: char| PATH_PUNCTUATION.contains(c));
+        if looks_like_path(core) {
+            // Keep the punctuation around the path: `(see <path>)`.
+            let start = token.len()
+                - token
+                    .trim_start_matches(|c: char| PATH_PUNCTUATION.contains(c))
+                    .len();
+            out.push_str(&token[..start]);
             out.push_str("<path>");
+            out.push_str(&token[start + core.len()..]);
         } else {
             out.push_str(token);
         }
@@ -684,10 +692,11 @@ fn clean_message(message: &str) -> String {
     }
 }
 
+const PATH_PUNCTUATION: &str = "()[]{}<>'\"`,;";
+
 /// A file-system path or source location: `/home/u/x.rs:12`, `C:\\src\\a.go`,
 /// `src/main.rs:40:7`. A gRPC method path (`/pkg.Service/Method`) is not one.
-fn looks_like_path(token: &str) -> bool {
-    let t = token.trim_matches(|c: char| "()[]{}<>'\"`,;".contains(c));
+fn looks_like_path(t: &str) -> bool {
     let windows = t.len() > 2 && t.as_bytes()[1] == b':' && t[2..].starts_with('\\');
     let absolute = [
         "/home/",
@@ -1076,7 +1085,10 @@ fn decode_json_string(
     }
     let budget = limits.depth.saturating_sub(depth);
     if json_depth(s) > budget {
-        problems.push(nested_too_deep(limits.depth, path));
+        // Too deep to take apart: a problem if it is JSON, else it is text.
+        if serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok() {
+            problems.push(nested_too_deep(limits.depth, path));
+        }
         return;
     }
     let Ok(parsed) = serde_json::from_str::<Value>(s) else {
@@ -1163,5 +1175,70 @@ fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, 
                 "the arguments are invalid: {whole}"
             )))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_messages_lose_stack_traces_and_paths() {
+        let m = "boom at /home/dev/svc/src/handler.rs:42:7 (see src/db/pool.go:10)\n   0: std::backtrace\n   1: main";
+        assert_eq!(clean_message(m), "boom at <path> (see <path>)");
+        assert_eq!(
+            clean_message("no handler for /links.v1.LinksService/ListLinks"),
+            "no handler for /links.v1.LinksService/ListLinks"
+        );
+        assert_eq!(
+            clean_message(r"open C:\\srv\\data.db failed"),
+            "open <path> failed"
+        );
+        assert_eq!(
+            clean_message("\n\n  second line first  \n"),
+            "second line first"
+        );
+        let long = "x".repeat(1000);
+        assert_eq!(clean_message(&long).chars().count(), MAX_STATUS_CHARS + 1);
+    }
+
+    #[test]
+    fn every_code_says_whether_a_retry_may_help() {
+        for n in 0..17 {
+            let hint = status_hint(Code::from_i32(n));
+            assert!(
+                hint.contains("retry") || hint.contains("try again"),
+                "{n}: {hint}"
+            );
+        }
+    }
+
+    #[test]
+    fn echoes_and_errors_are_bounded() {
+        assert_eq!(short("link-1"), "link-1");
+        let long = "é".repeat(100);
+        assert_eq!(short(&long).chars().count(), MAX_ECHO_CHARS + 1);
+        let r = error_result("ü".repeat(5000));
+        assert!(r.output.len() <= MAX_ERROR_BYTES + 4);
+    }
+
+    #[test]
+    fn shape_bounds_name_the_place() {
+        let limits = Limits {
+            depth: 4,
+            string_bytes: 8,
+            array_items: 2,
+        };
+        let check = |v: Value| check_shape(&v, &limits, limits.depth, "");
+        assert!(check(serde_json::json!({"a": [1, 2], "b": "12345678"})).is_ok());
+        let e = check(serde_json::json!({"a": {"b": [1, 2, 3]}})).unwrap_err();
+        assert!(e.contains("`a.b` has 3 items"), "{e}");
+        let e = check(serde_json::json!({"a": ["x", "123456789"]})).unwrap_err();
+        assert!(e.contains("`a[1]` is a string of 9 bytes"), "{e}");
+        let e = check(serde_json::json!({"123456789": 1})).unwrap_err();
+        assert!(e.contains("a key of 9 bytes"), "{e}");
+        let e = check(serde_json::json!({"a": [[[[1]]]]})).unwrap_err();
+        assert!(e.contains("nested deeper than 4"), "{e}");
+        assert_eq!(json_depth(r#"{"a": "[[[[", "b": [{}]}"#), 3);
     }
 }

@@ -41,6 +41,20 @@ pub trait SessionExecutor<T>: Sized {
 /// the TTL is forgotten; past the capacity, the least recently used one is.
 /// An empty conversation id gets a throwaway namespace, never a shared one.
 ///
+/// # In use, eviction and bounds
+///
+/// A conversation is *in use* while anything besides `Sessions` holds its
+/// `Arc<AliasManager>`: an executor from [`for_conversation`](Self::for_conversation)
+/// (which a running call holds), or a manager from [`alias_manager`](Self::alias_manager).
+/// A conversation in use is never forgotten, neither by the TTL nor by the
+/// capacity bound, so two executors of one conversation always share one
+/// namespace. The capacity therefore bounds the *idle* conversations kept:
+/// when every kept conversation is in use, a new one is still admitted (the
+/// count exceeds the capacity by at most the number of conversations in use
+/// at once), and the excess idle ones are forgotten, least recently used
+/// first, as soon as they are released and another conversation arrives.
+/// Each namespace is bounded too ([`with_alias_limit`](Self::with_alias_limit)).
+///
 /// # Examples
 ///
 /// ```
@@ -59,6 +73,7 @@ pub struct Sessions<T> {
     transport: T,
     ttl: Duration,
     capacity: usize,
+    alias_limit: usize,
     inner: Mutex<Inner>,
 }
 
@@ -72,6 +87,19 @@ struct Inner {
 struct Entry {
     aliases: Arc<AliasManager>,
     last_used: Instant,
+}
+
+impl Entry {
+    /// Held outside `Sessions` (by an executor, a running call, a caller).
+    /// Checked under the `Sessions` lock: an `Arc` only the map holds cannot
+    /// be cloned by anyone else meanwhile.
+    fn in_use(&self) -> bool {
+        Arc::strong_count(&self.aliases) > 1
+    }
+
+    fn is_live(&self, now: Instant, ttl: Duration) -> bool {
+        self.in_use() || now.saturating_duration_since(self.last_used) <= ttl
+    }
 }
 
 impl<T> Sessions<T> {
@@ -88,21 +116,48 @@ impl<T> Sessions<T> {
             transport,
             ttl,
             capacity: Self::DEFAULT_CAPACITY,
+            alias_limit: AliasManager::DEFAULT_LIMIT,
             inner: Mutex::default(),
         }
     }
 
-    /// Keeps at most `capacity` conversations (at least 1), evicting the
-    /// least recently used.
+    /// Bounds the aliases of every conversation created from now on (see
+    /// [`AliasManager::with_limit`]); the default is [`AliasManager::DEFAULT_LIMIT`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).with_alias_limit(100);
+    /// assert_eq!(sessions.alias_manager("a").limit(), 100);
+    /// assert_eq!(sessions.alias_manager("").limit(), 100);
+    /// ```
+    pub fn with_alias_limit(mut self, limit: usize) -> Self {
+        self.alias_limit = limit.max(1);
+        self
+    }
+
+    fn new_manager(&self) -> AliasManager {
+        AliasManager::new().with_limit(self.alias_limit)
+    }
+
+    /// Keeps at most `capacity` idle conversations (at least 1), evicting
+    /// the least recently used; conversations in use are never evicted (see
+    /// [`Sessions`]).
     ///
     /// # Examples
     ///
     /// ```
     /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).with_capacity(1);
-    /// let first = sessions.alias_manager("a");
+    /// let first = std::sync::Arc::downgrade(&sessions.alias_manager("a"));
     /// sessions.alias_manager("b");
     /// assert_eq!(sessions.len(), 1);
-    /// assert!(!std::sync::Arc::ptr_eq(&first, &sessions.alias_manager("a")));
+    /// assert!(first.upgrade().is_none(), "the idle conversation a was evicted");
+    ///
+    /// // a conversation in use is kept past the capacity
+    /// let b = sessions.alias_manager("b");
+    /// sessions.alias_manager("c");
+    /// assert_eq!(sessions.len(), 2);
+    /// assert!(std::sync::Arc::ptr_eq(&b, &sessions.alias_manager("b")));
     /// ```
     pub fn with_capacity(mut self, capacity: usize) -> Self {
         self.capacity = capacity.max(1);
@@ -135,19 +190,19 @@ impl<T> Sessions<T> {
     /// ```
     pub fn alias_manager(&self, conversation_id: &str) -> Arc<AliasManager> {
         if conversation_id.is_empty() {
-            return Arc::new(AliasManager::new());
+            return Arc::new(self.new_manager());
         }
         let now = Instant::now();
         let mut inner = self.lock();
         self.sweep(&mut inner, now);
         if let Some(entry) = inner.entries.get_mut(conversation_id) {
-            if now.saturating_duration_since(entry.last_used) <= self.ttl {
+            if entry.in_use() || now.saturating_duration_since(entry.last_used) <= self.ttl {
                 entry.last_used = now;
                 return entry.aliases.clone();
             }
             inner.entries.remove(conversation_id);
         }
-        let aliases = Arc::new(AliasManager::new());
+        let aliases = Arc::new(self.new_manager());
         self.insert(&mut inner, conversation_id, aliases.clone(), now);
         aliases
     }
@@ -218,7 +273,7 @@ impl<T> Sessions<T> {
         conversation_id: &str,
         snapshot: AliasSnapshot,
     ) -> Result<Arc<AliasManager>, AliasError> {
-        let aliases = Arc::new(AliasManager::from_snapshot(snapshot)?);
+        let aliases = Arc::new(AliasManager::from_snapshot(snapshot)?.with_limit(self.alias_limit));
         if !conversation_id.is_empty() {
             let now = Instant::now();
             let mut inner = self.lock();
@@ -228,7 +283,7 @@ impl<T> Sessions<T> {
         Ok(aliases)
     }
 
-    /// Forgets every conversation idle longer than the TTL.
+    /// Forgets every conversation idle longer than the TTL (and not in use).
     ///
     /// # Examples
     ///
@@ -243,10 +298,24 @@ impl<T> Sessions<T> {
         let now = Instant::now();
         let mut inner = self.lock();
         let ttl = self.ttl;
-        inner
-            .entries
-            .retain(|_, e| now.saturating_duration_since(e.last_used) <= ttl);
+        inner.entries.retain(|_, e| e.is_live(now, ttl));
         inner.last_sweep = Some(now);
+    }
+
+    /// The number of conversations kept that are in use (see [`Sessions`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
+    /// let held = sessions.alias_manager("a");
+    /// sessions.alias_manager("b");
+    /// assert_eq!(sessions.in_use(), 1);
+    /// drop(held);
+    /// assert_eq!(sessions.in_use(), 0);
+    /// ```
+    pub fn in_use(&self) -> usize {
+        self.lock().entries.values().filter(|e| e.in_use()).count()
     }
 
     /// The number of conversations kept (expired ones may still count until
@@ -287,18 +356,18 @@ impl<T> Sessions<T> {
             .is_none_or(|t| now.saturating_duration_since(t) >= every);
         if due {
             let ttl = self.ttl;
-            inner
-                .entries
-                .retain(|_, e| now.saturating_duration_since(e.last_used) <= ttl);
+            inner.entries.retain(|_, e| e.is_live(now, ttl));
             inner.last_sweep = Some(now);
         }
     }
 
     fn insert(&self, inner: &mut Inner, id: &str, aliases: Arc<AliasManager>, now: Instant) {
         while inner.entries.len() >= self.capacity {
+            // Only idle conversations may go; with none idle, admit past the capacity.
             let oldest = inner
                 .entries
                 .iter()
+                .filter(|(_, e)| !e.in_use())
                 .min_by_key(|(_, e)| e.last_used)
                 .map(|(k, _)| k.clone());
             match oldest {
@@ -313,5 +382,66 @@ impl<T> Sessions<T> {
                 last_used: now,
             },
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UUID: &str = "d290f1ee-6c54-4b01-90e6-d701748f0851";
+
+    #[test]
+    fn a_conversation_in_use_outlives_its_ttl() {
+        let sessions = Sessions::new((), Duration::ZERO);
+        let held = sessions.alias_manager("a");
+        held.register("link", UUID).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        sessions.evict_expired();
+        let again = sessions.alias_manager("a");
+        assert!(
+            Arc::ptr_eq(&held, &again),
+            "two namespaces for one conversation"
+        );
+        drop((held, again));
+        std::thread::sleep(Duration::from_millis(5));
+        sessions.evict_expired();
+        assert!(sessions.is_empty());
+    }
+
+    #[test]
+    fn capacity_evicts_only_idle_conversations_least_recent_first() {
+        let sessions = Sessions::new((), Duration::from_secs(60)).with_capacity(3);
+        let a = sessions.alias_manager("a");
+        let b = sessions.alias_manager("b");
+        let c = sessions.alias_manager("c");
+        // every one in use: a fourth is admitted past the capacity
+        let d = sessions.alias_manager("d");
+        assert_eq!((sessions.len(), sessions.in_use()), (4, 4));
+        for (id, held) in [("a", &a), ("b", &b), ("c", &c), ("d", &d)] {
+            assert!(Arc::ptr_eq(held, &sessions.alias_manager(id)), "{id}");
+        }
+        drop((a, c));
+        std::thread::sleep(Duration::from_millis(2));
+        sessions.alias_manager("c"); // c is now more recent than a
+        // e arrives: idle a and c go (a first), until the count is under the capacity
+        let _e = sessions.alias_manager("e");
+        assert_eq!(sessions.len(), 3);
+        assert!(sessions.snapshot("a").is_none() && sessions.snapshot("c").is_none());
+        assert!(Arc::ptr_eq(&b, &sessions.alias_manager("b")));
+        assert!(Arc::ptr_eq(&d, &sessions.alias_manager("d")));
+    }
+
+    #[test]
+    fn the_alias_limit_applies_to_every_conversation() {
+        let sessions = Sessions::new((), Duration::from_secs(60)).with_alias_limit(1);
+        let a = sessions.alias_manager("a");
+        a.register("link", UUID).unwrap();
+        let restored = sessions.restore("b", a.snapshot()).unwrap();
+        assert_eq!(restored.limit(), 1);
+        assert!(matches!(
+            restored.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7"),
+            Err(AliasError::LimitReached { limit: 1 })
+        ));
     }
 }

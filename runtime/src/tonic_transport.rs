@@ -168,6 +168,11 @@ impl Decoder for DynamicDecoder {
     fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Self::Item>, Self::Error> {
         DynamicMessage::decode(self.desc.clone(), buf)
             .map(Some)
-            .map_err(|e| tonic::Status::internal(format!("decoding the response: {e}")))
+            .map_err(|e| {
+                tonic::Status::internal(format!(
+                    "the service's response does not decode as a {} ({e}): the service and this tool disagree on the message type",
+                    self.desc.full_name()
+                ))
+            })
     }
 }

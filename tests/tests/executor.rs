@@ -448,6 +448,7 @@ async fn sessions_evict_idle_and_least_recently_used_conversations() {
             .await,
     );
     assert!(sessions.alias_manager("a").resolve("link-1").is_some());
+    drop(a); // a conversation in use is never forgotten
     tokio::time::sleep(Duration::from_millis(250)).await;
     assert!(
         sessions.alias_manager("a").resolve("link-1").is_none(),
