@@ -64,7 +64,7 @@ pub use ai_tools_macros::ToolInput;
 ///
 /// Derive it with `#[derive(serde::Deserialize, ai_tools::ToolInput)]`; it is
 /// implemented for strings, `char`, integers (bounded by their range),
-/// floats, `bool`, `Vec`/`VecDeque`/arrays/sets (arrays), `HashMap`/`BTreeMap`
+/// floats, `bool`, `Vec`/`VecDeque`/sets (arrays), `HashMap`/`BTreeMap`
 /// with string or integer keys (maps), `Option` (an optional property),
 /// `Box`/`Arc` (the inner type), and `serde_json::Value` (any value).
 ///
@@ -543,15 +543,6 @@ impl<T: ToolInput + Ord> ToolInput for BTreeSet<T> {
     }
 }
 
-impl<T: ToolInput, const N: usize> ToolInput for [T; N]
-where
-    [T; N]: DeserializeOwned,
-{
-    fn schema_in(generator: &mut SchemaGenerator) -> Schema {
-        Schema::array(T::schema_in(generator)).describe(format!("Exactly {N} items."))
-    }
-}
-
 /// A type that can carry an alias: a string, or an `Option`, `Box` or list
 /// of strings. `#[tool(alias_prefix = "...")]` is accepted only on fields of
 /// such a type, because aliases stand for UUIDs, which travel as strings.
@@ -579,7 +570,6 @@ impl<T: AliasString> AliasString for Vec<T> {}
 impl<T: AliasString> AliasString for VecDeque<T> {}
 impl<T: AliasString + Eq + Hash> AliasString for HashSet<T> {}
 impl<T: AliasString + Ord> AliasString for BTreeSet<T> {}
-impl<T: AliasString, const N: usize> AliasString for [T; N] where [T; N]: DeserializeOwned {}
 
 /// A map key type: a JSON object key serde can parse into it.
 ///

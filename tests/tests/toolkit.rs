@@ -63,10 +63,7 @@ fn toolkit_for(
                     .last()
                     .cloned()
                     .ok_or_else(|| ToolError::new("there are no links"))?;
-                let alias = ctx
-                    .aliases()
-                    .register("link", &oldest.id)
-                    .map_err(|e| ToolError::new(e))?;
+                let alias = ctx.aliases().register("link", &oldest.id)?;
                 Ok(format!(
                     "The oldest link is {alias} ({}).",
                     oldest.destination
@@ -121,7 +118,7 @@ async fn ids_move_between_generated_and_native_tools() {
     assert!(!noted.is_error, "{}", noted.output);
     assert_eq!(
         seen.lock().unwrap().as_slice(),
-        [new_id.clone()],
+        std::slice::from_ref(&new_id),
         "the native tool got the UUID"
     );
     // ... and its output shows the UUID as the alias again.
