@@ -44,8 +44,13 @@ use std::collections::BTreeMap;
 pub const FORMAT_DATE_TIME: &str = "date-time";
 /// The OpenAPI `format` of base64-encoded bytes.
 pub const FORMAT_BYTE: &str = "byte";
-/// The protojson form of `google.protobuf.Duration`: seconds with an `s`.
-pub const DURATION_PATTERN: &str = r"^-?[0-9]+(\.[0-9]+)?s$";
+/// The protojson form of `google.protobuf.Duration`: seconds with an `s`,
+/// within protobuf's range (at most 12 digits of seconds, 9 of fraction).
+pub const DURATION_PATTERN: &str = r"^-?[0-9]{1,12}(\.[0-9]{1,9})?s$";
+/// The protojson form of `google.protobuf.FieldMask`: comma-separated field
+/// paths in lowerCamelCase (`displayName,address.city`), maybe empty.
+pub const FIELD_MASK_PATTERN: &str =
+    r"^([a-z][a-zA-Z0-9]*(\.[a-z][a-zA-Z0-9]*)*(,[a-z][a-zA-Z0-9]*(\.[a-z][a-zA-Z0-9]*)*)*)?$";
 
 /// A schema node: a kind, a description, and whether `null` is a value.
 #[derive(Debug, Clone, PartialEq)]

@@ -28,7 +28,8 @@
 //! - oneof members become optional properties whose description says
 //!   "Set at most one of `a`, `b`.";
 //! - well-known types: `Timestamp` is a `date-time` string, `Duration` a
-//!   string matching [`ir::DURATION_PATTERN`], `FieldMask` a string, `Struct`
+//!   string matching [`ir::DURATION_PATTERN`], `FieldMask` a string matching
+//!   [`ir::FIELD_MASK_PATTERN`], `Struct`
 //!   an open object, `Value` any value, `ListValue` an array of any, wrappers
 //!   nullable scalars, `Empty` an object without properties, and `Any` an open
 //!   object with a required `@type` string;
@@ -549,7 +550,7 @@ fn well_known(message: &MessageDescriptor) -> Option<Schema> {
     let schema = match message.full_name() {
         "google.protobuf.Timestamp" => Schema::string_format(ir::FORMAT_DATE_TIME),
         "google.protobuf.Duration" => Schema::string_pattern(ir::DURATION_PATTERN),
-        "google.protobuf.FieldMask" => Schema::string(),
+        "google.protobuf.FieldMask" => Schema::string_pattern(ir::FIELD_MASK_PATTERN),
         "google.protobuf.Struct" => Schema::object(Object::open()),
         "google.protobuf.Value" => Schema::any(),
         "google.protobuf.ListValue" => Schema::array(Schema::any()),
@@ -571,7 +572,7 @@ fn well_known(message: &MessageDescriptor) -> Option<Schema> {
         .property(
             "@type",
             Schema::string().describe(
-                "The type URL of the message, e.g. `type.googleapis.com/google.protobuf.Duration`.",
+                "The type URL of the message, e.g. `type.googleapis.com/pkg.Message`; the message's fields sit beside it, or, for a `google.protobuf` well-known type, its JSON value in `value` (`{\"@type\": \"type.googleapis.com/google.protobuf.Duration\", \"value\": \"1.5s\"}`).",
             ),
             true,
         )),
@@ -1125,8 +1126,8 @@ message Req {
             params(WKT, Dialect::JsonSchema, false)["properties"],
             json!({
                 "at": { "type": "string", "format": "date-time" },
-                "wait": { "type": "string", "pattern": "^-?[0-9]+(\\.[0-9]+)?s$" },
-                "mask": { "type": "string" },
+                "wait": { "type": "string", "pattern": "^-?[0-9]{1,12}(\\.[0-9]{1,9})?s$" },
+                "mask": { "type": "string", "pattern": ir::FIELD_MASK_PATTERN },
                 "meta": { "type": "object", "additionalProperties": true },
                 "value": { "type": any_type },
                 "list": { "type": "array", "items": { "type": any_type } },
@@ -1135,7 +1136,7 @@ message Req {
                 "nothing": { "type": "object", "properties": {}, "additionalProperties": false },
                 "any": {
                     "type": "object",
-                    "properties": { "@type": { "type": "string", "description": "The type URL of the message, e.g. `type.googleapis.com/google.protobuf.Duration`." } },
+                    "properties": { "@type": { "type": "string", "description": "The type URL of the message, e.g. `type.googleapis.com/pkg.Message`; the message's fields sit beside it, or, for a `google.protobuf` well-known type, its JSON value in `value` (`{\"@type\": \"type.googleapis.com/google.protobuf.Duration\", \"value\": \"1.5s\"}`)." } },
                     "required": ["@type"],
                     "additionalProperties": true
                 }
@@ -1181,6 +1182,56 @@ message Req {
             anthropic["properties"]["name"],
             json!({ "anyOf": [{ "type": "string" }, { "type": "null" }] })
         );
+    }
+
+    #[test]
+    fn typed_map_keys_and_field_masks() {
+        use crate::check::check;
+        let messages = "import \"google/protobuf/field_mask.proto\";
+message Req {
+  map<int32, string> by_i32 = 1;
+  map<uint64, string> by_u64 = 2;
+  map<bool, string> flags = 3;
+  map<string, string> labels = 4;
+  google.protobuf.FieldMask mask = 5;
+}";
+        let canonical = params(messages, Dialect::JsonSchema, false);
+        let p = &canonical["properties"];
+        assert_eq!(
+            p["by_i32"],
+            json!({
+                "type": "object",
+                "description": "Keys are integers written as strings, e.g. `\"-7\"`.",
+                "propertyNames": { "type": "string", "pattern": "^-?[0-9]+$" },
+                "additionalProperties": { "type": "string" }
+            })
+        );
+        assert_eq!(p["by_u64"]["propertyNames"]["pattern"], "^[0-9]+$");
+        assert_eq!(p["flags"]["propertyNames"]["pattern"], "^(true|false)$");
+        assert!(p["labels"].get("propertyNames").is_none());
+        // Entry arrays carry typed keys themselves.
+        let strict = params(messages, Dialect::OpenAi, true);
+        assert_eq!(
+            strict["properties"]["by_i32"]["items"]["properties"]["key"],
+            json!({ "type": "integer" })
+        );
+        let gemini = params(messages, Dialect::Gemini, false);
+        assert_eq!(
+            gemini["properties"]["mask"],
+            json!({
+                "type": "string",
+                "description": "Comma-separated field paths in lowerCamelCase, e.g. `displayName,address.city`."
+            })
+        );
+        for dialect in Dialect::ALL {
+            for strict in [false, true] {
+                let rendered = params(messages, dialect, strict);
+                assert!(
+                    check(dialect, strict, &rendered).is_empty(),
+                    "{dialect} {strict}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! | optional property | left out of `required` | in `required`, nullable | left out of `required` | left out of `required`, `nullable: true` |
 //! | nullable scalar | `type: [T, "null"]` | `type: [T, "null"]` | `anyOf: [T, null]` | `nullable: true` |
 //! | nullable object / `$ref` | `anyOf: [X, {"type":"null"}]` | the same | the same | `nullable: true` |
-//! | [`Kind::Map`] | `object` + `additionalProperties: V` | array of `{key, value}` | array of `{key, value}` | array of `{key, value}` |
+//! | [`Kind::Map`] | `object` + `additionalProperties: V` (integer or boolean keys: `propertyNames` with a pattern, and a hint) | array of `{key, value}` | array of `{key, value}` | array of `{key, value}` |
 //! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` (OpenAI: a described `$ref` is wrapped in a one-branch `anyOf`) | `$ref` into root `$defs` | inlined, cut after [`RECURSION_UNROLL`] levels | inlined, cut after [`RECURSION_UNROLL`] levels |
 //! | open [`Object`] (`Struct`, `Any`) | `object`, `additionalProperties: true` | JSON-encoded string | JSON-encoded string | JSON-encoded string |
 //! | [`Kind::Any`] (`Value`) | `type` of every JSON type | JSON-encoded string | JSON-encoded string | JSON-encoded string |
@@ -545,6 +545,10 @@ impl Renderer {
         let mut m = Map::new();
         if self.p.open_objects {
             m.insert("type".into(), "object".into());
+            if let Some((names, hint)) = map_keys(&map.key) {
+                m.insert("propertyNames".into(), names);
+                hints.push(hint);
+            }
             let value = self.node(&map.value, depth + 1, false);
             m.insert("additionalProperties".into(), value);
             return (m, Shape::Typed);
@@ -687,11 +691,40 @@ fn format_hint(format: &str) -> String {
 }
 
 fn pattern_hint(pattern: &str) -> String {
-    if pattern == ir::DURATION_PATTERN {
-        "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`.".to_owned()
-    } else {
-        format!("Must match the regular expression `{pattern}`.")
+    match pattern {
+        ir::DURATION_PATTERN => {
+            "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`.".to_owned()
+        }
+        ir::FIELD_MASK_PATTERN => {
+            "Comma-separated field paths in lowerCamelCase, e.g. `displayName,address.city`."
+                .to_owned()
+        }
+        _ => format!("Must match the regular expression `{pattern}`."),
     }
+}
+
+/// `propertyNames` and a hint for the keys of a map rendered as an open
+/// object, when they are not free strings (JSON object keys are always
+/// strings: an integer key `42` is written `"42"`).
+fn map_keys(key: &Schema) -> Option<(Value, String)> {
+    let (pattern, hint) = match &key.kind {
+        Kind::Integer(IntegerSchema {
+            minimum: Some(min), ..
+        }) if *min >= 0 => (
+            "^[0-9]+$",
+            "Keys are non-negative integers written as strings, e.g. `\"42\"`.",
+        ),
+        Kind::Integer(_) => (
+            "^-?[0-9]+$",
+            "Keys are integers written as strings, e.g. `\"-7\"`.",
+        ),
+        Kind::Boolean => ("^(true|false)$", "Keys are `\"true\"` or `\"false\"`."),
+        _ => return None,
+    };
+    Some((
+        json!({ "type": "string", "pattern": pattern }),
+        hint.to_owned(),
+    ))
 }
 
 fn join_all(description: Option<String>, hints: Vec<String>) -> Option<String> {
