@@ -1,0 +1,9 @@
+use ai_tools::ToolInput;
+
+#[derive(serde::Deserialize, ToolInput)]
+struct Open {
+    #[tool(alias_prefix = "Link-Id")]
+    link_id: String,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+use ai_tools::ToolInput;
+
+#[derive(serde::Deserialize, ToolInput)]
+struct Page<T> {
+    items: Vec<T>,
+}
+
+fn main() {}

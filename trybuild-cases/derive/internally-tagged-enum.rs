@@ -1,0 +1,10 @@
+use ai_tools::ToolInput;
+
+#[derive(serde::Deserialize, ToolInput)]
+#[serde(tag = "type")]
+enum Action {
+    Webhook { url: String },
+    Email { to: String },
+}
+
+fn main() {}

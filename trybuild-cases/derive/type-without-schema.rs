@@ -1,0 +1,8 @@
+use ai_tools::ToolInput;
+
+#[derive(serde::Deserialize, ToolInput)]
+struct Wait {
+    how_long: std::time::Duration,
+}
+
+fn main() {}
