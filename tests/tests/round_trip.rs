@@ -1,0 +1,743 @@
+//! Round trips: arguments valid against a tool's *rendered* schema, for every
+//! dialect, decode into the tool's request message.
+//!
+//! A small generator turns a rendered schema (any `serde_json::Value`) into a
+//! proptest strategy of argument values that the schema accepts: objects with
+//! their required properties and some optional ones, `null` where a type
+//! array, `anyOf` or `nullable` allows it, arrays, enums, map entry arrays,
+//! and strings of the shape the schema (or, where the dialect dropped the
+//! keyword, the description) asks for: RFC 3339 date-times, durations,
+//! base64, JSON-encoded objects at cuts. Each value goes through the real
+//! inbound path, `ProtoExecutor::execute_value` over an in-process transport
+//! whose handler records the request it received; every call must arrive.
+//!
+//! Where the schema cannot say what decodes, the generator plays the model
+//! that read the description: integers stay within `i32`, an `Any` names a
+//! type the pool knows, alias-carrying fields get aliases the conversation
+//! issued (by property name).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex};
+
+use ai_tools::{AgentTool, InProcessTransport, ProtoExecutor};
+use proptest::prelude::*;
+use proptest::strategy::{BoxedStrategy, Just, Union};
+use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use prost_reflect::{DescriptorPool, DynamicMessage};
+use serde_json::{Map, Value, json};
+
+mod conformance {
+    ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
+}
+
+mod links {
+    ai_tools::ai_tools!("proto/links/v1/links.proto");
+}
+
+/// Cases per tool and dialect.
+const CASES: u32 = 48;
+
+/// Past this many nested schema nodes, only minimal values are generated.
+const GROW_DEPTH: usize = 12;
+
+/// Requests received by the in-process service, in order.
+type Log = Arc<Mutex<Vec<DynamicMessage>>>;
+
+/// An executor over an in-process service that records every request and
+/// answers every method with its response type's default message.
+fn recording_executor(
+    tools: &'static [&'static AgentTool],
+    pool: &'static DescriptorPool,
+) -> (ProtoExecutor<InProcessTransport>, Log) {
+    let log: Log = Arc::default();
+    let mut transport = InProcessTransport::new();
+    for tool in tools {
+        let path = format!("/{}/{}", tool.method.service, tool.method.method);
+        let Some(response) = pool.get_message_by_name(tool.method.response) else {
+            panic!("{}: response type missing from the pool", tool.name);
+        };
+        let log = log.clone();
+        transport = transport.with_handler(path, move |request, _| {
+            let log = log.clone();
+            let response = DynamicMessage::new(response.clone());
+            async move {
+                log.lock().expect("log").push(request);
+                Ok(response)
+            }
+        });
+    }
+    (ProtoExecutor::new(tools, pool, transport), log)
+}
+
+/// Registers two ids for every alias prefix the tools resolve; returns the
+/// aliases to use per request field name.
+fn issue_aliases(
+    exec: &ProtoExecutor<InProcessTransport>,
+    tools: &[&AgentTool],
+) -> BTreeMap<String, Vec<String>> {
+    let mut by_prefix: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    let mut by_field: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for tool in tools {
+        for fp in tool.request_aliases {
+            let aliases = by_prefix.entry(fp.prefix).or_insert_with(|| {
+                (0..2)
+                    .map(|i| {
+                        let uuid =
+                            format!("6f1c2d3e-4b5a-4c6d-8e7f-{:012x}", fp.prefix.len() * 16 + i);
+                        exec.alias_manager()
+                            .register(fp.prefix, &uuid)
+                            .expect("a valid uuid")
+                    })
+                    .collect()
+            });
+            by_field
+                .entry(fp.field.to_owned())
+                .or_default()
+                .extend(aliases.iter().cloned());
+        }
+    }
+    by_field
+}
+
+/// Turns a rendered schema into a strategy of values it accepts.
+struct Generator<'a> {
+    root: &'a Value,
+    aliases: &'a BTreeMap<String, Vec<String>>,
+}
+
+impl Generator<'_> {
+    fn strategy(&self) -> BoxedStrategy<Value> {
+        self.node(self.root, &[], 0, None, false)
+    }
+
+    /// `refs`: definitions being expanded; `alias`: the aliases a string here
+    /// takes; `minimal`: generate the smallest valid value.
+    fn node(
+        &self,
+        node: &Value,
+        refs: &[String],
+        depth: usize,
+        alias: Option<&Vec<String>>,
+        minimal: bool,
+    ) -> BoxedStrategy<Value> {
+        let minimal = minimal || depth > GROW_DEPTH;
+        let Some(obj) = node.as_object() else {
+            // `true` (or a non-schema): anything goes.
+            return small_json();
+        };
+        if depth > 64 {
+            return Just(Value::Null).boxed();
+        }
+        if let Some(target) = obj.get("$ref").and_then(Value::as_str) {
+            let name = target
+                .strip_prefix("#/$defs/")
+                .unwrap_or(target)
+                .replace("~1", "/")
+                .replace("~0", "~");
+            let def = &self.root["$defs"][&name];
+            let again = refs.contains(&name);
+            let mut refs = refs.to_vec();
+            refs.push(name);
+            return self.node(def, &refs, depth + 1, alias, minimal || again);
+        }
+        if let Some(Value::Array(branches)) = obj.get("anyOf") {
+            let null = branches.iter().any(|b| b["type"] == "null");
+            if minimal && null {
+                return Just(Value::Null).boxed();
+            }
+            // The description (with the hints of dropped keywords) sits on
+            // the union; its branches inherit it.
+            let branches: Vec<Value> = branches
+                .iter()
+                .map(|b| match (b, obj.get("description")) {
+                    (Value::Object(b), Some(d)) if !b.contains_key("description") => {
+                        let mut b = b.clone();
+                        b.insert("description".into(), d.clone());
+                        Value::Object(b)
+                    }
+                    (b, _) => b.clone(),
+                })
+                .collect();
+            if minimal || branches.len() == 1 {
+                let first = branches.first().unwrap_or(&Value::Null);
+                return self.node(first, refs, depth + 1, alias, minimal);
+            }
+            return Union::new(
+                branches
+                    .iter()
+                    .map(|b| self.node(b, refs, depth + 1, alias, minimal)),
+            )
+            .boxed();
+        }
+        let types: Vec<&str> = match obj.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec!["object", "array", "string", "number", "boolean", "null"],
+        };
+        let nullable = obj.get("nullable") == Some(&Value::Bool(true)) || types.contains(&"null");
+        if minimal && nullable {
+            return Just(Value::Null).boxed();
+        }
+        if let Some(Value::Array(values)) = obj.get("enum") {
+            let values = values.clone();
+            return (0..values.len())
+                .prop_map(move |i| values[i].clone())
+                .boxed();
+        }
+        let mut options: Vec<BoxedStrategy<Value>> = types
+            .iter()
+            .filter(|t| **t != "null")
+            .map(|t| self.typed(t, obj, refs, depth, alias, minimal))
+            .collect();
+        if nullable {
+            options.push(Just(Value::Null).boxed());
+        }
+        if options.len() == 1 {
+            options.pop().unwrap_or_else(|| Just(Value::Null).boxed())
+        } else {
+            Union::new(options).boxed()
+        }
+    }
+
+    fn typed(
+        &self,
+        t: &str,
+        obj: &Map<String, Value>,
+        refs: &[String],
+        depth: usize,
+        alias: Option<&Vec<String>>,
+        minimal: bool,
+    ) -> BoxedStrategy<Value> {
+        match t {
+            "string" => string(obj, alias),
+            "integer" => {
+                let hint = |word: &str| -> Option<i64> {
+                    let description = obj.get("description").and_then(Value::as_str)?;
+                    let rest = description.split(&format!("An integer {word} ")).nth(1)?;
+                    rest.split('.').next()?.parse().ok()
+                };
+                let bound = |key: &str, word: &str, default: i64| {
+                    obj.get(key)
+                        .and_then(Value::as_i64)
+                        .or_else(|| hint(word))
+                        .unwrap_or(default)
+                };
+                let lo = bound("minimum", "at least", i64::from(i32::MIN)).max(i64::from(i32::MIN));
+                let hi = bound("maximum", "at most", i64::from(i32::MAX)).min(i64::from(i32::MAX));
+                (lo..=hi).prop_map(Value::from).boxed()
+            }
+            "number" => (-1.0e6f64..1.0e6).prop_map(|f| json!(f)).boxed(),
+            "boolean" => any::<bool>().prop_map(Value::Bool).boxed(),
+            "array" => {
+                if minimal {
+                    return Just(json!([])).boxed();
+                }
+                let items = obj.get("items").unwrap_or(&Value::Bool(true));
+                proptest::collection::vec(self.node(items, refs, depth + 1, alias, minimal), 0..3)
+                    .prop_map(Value::Array)
+                    .boxed()
+            }
+            "object" => self.object(obj, refs, depth, minimal),
+            _ => Just(Value::Null).boxed(),
+        }
+    }
+
+    fn object(
+        &self,
+        obj: &Map<String, Value>,
+        refs: &[String],
+        depth: usize,
+        minimal: bool,
+    ) -> BoxedStrategy<Value> {
+        let empty = Map::new();
+        let properties = obj
+            .get("properties")
+            .and_then(Value::as_object)
+            .unwrap_or(&empty);
+        if properties.contains_key("@type") {
+            // `google.protobuf.Any`: a type the pool knows, with its JSON form.
+            return Just(any_duration()).boxed();
+        }
+        let required: BTreeSet<&str> = obj
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut fields: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
+        for (name, schema) in properties {
+            let alias = self.aliases.get(name);
+            let is_required = required.contains(name.as_str());
+            if !is_required && minimal {
+                continue;
+            }
+            let name = name.clone();
+            let value = self
+                .node(schema, refs, depth + 1, alias, minimal)
+                .prop_map(move |v| (name.clone(), v));
+            fields.push(if is_required {
+                value.prop_map(Some).boxed()
+            } else {
+                proptest::option::of(value).boxed()
+            });
+        }
+        let extra: BoxedStrategy<Vec<(String, Value)>> = match obj.get("additionalProperties") {
+            Some(schema @ Value::Object(_)) if !minimal => proptest::collection::vec(
+                (
+                    map_key(obj.get("propertyNames")),
+                    self.node(schema, refs, depth + 1, None, minimal),
+                ),
+                0..3,
+            )
+            .boxed(),
+            Some(Value::Bool(true)) if !minimal => {
+                proptest::collection::vec(("[a-z]{1,4}", small_json()), 0..3).boxed()
+            }
+            _ => Just(Vec::new()).boxed(),
+        };
+        // Oneof members say "Set at most one of `a`, `b`." in their
+        // description: send one of them, as a model that read it would.
+        let mut groups: Vec<Vec<String>> = Vec::new();
+        for schema in properties.values() {
+            let description = schema
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("");
+            if let Some(rest) = description.split("Set at most one of ").nth(1) {
+                let members: Vec<String> = rest
+                    .split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .map(str::to_owned)
+                    .collect();
+                if !groups.contains(&members) {
+                    groups.push(members);
+                }
+            }
+        }
+        let required: BTreeSet<String> = required.into_iter().map(str::to_owned).collect();
+        (fields, extra)
+            .prop_map(move |(fields, extra)| {
+                let mut out: Map<String, Value> = fields.into_iter().flatten().collect();
+                for group in &groups {
+                    let mut chosen = false;
+                    for member in group {
+                        match out.get(member) {
+                            Some(v) if !v.is_null() && !chosen => chosen = true,
+                            Some(_) if required.contains(member) => {
+                                out.insert(member.clone(), Value::Null);
+                            }
+                            Some(_) => {
+                                out.remove(member);
+                            }
+                            None => {}
+                        }
+                    }
+                }
+                for (k, v) in extra {
+                    out.entry(k).or_insert(v);
+                }
+                Value::Object(out)
+            })
+            .boxed()
+    }
+}
+
+/// A string of the shape the node asks for, by keyword or by the hint the
+/// renderer wrote into the description where the dialect dropped it.
+fn string(obj: &Map<String, Value>, alias: Option<&Vec<String>>) -> BoxedStrategy<Value> {
+    let description = obj.get("description").and_then(Value::as_str).unwrap_or("");
+    let format = obj.get("format").and_then(Value::as_str).unwrap_or("");
+    let pattern = obj.get("pattern").and_then(Value::as_str).unwrap_or("");
+    if let Some(aliases) = alias {
+        let mut choices = aliases.clone();
+        choices.push(String::new());
+        return (0..choices.len())
+            .prop_map(move |i| Value::String(choices[i].clone()))
+            .boxed();
+    }
+    if format == "date-time" || description.contains("RFC 3339") {
+        return rfc3339().prop_map(Value::String).boxed();
+    }
+    if format == "byte" || description.contains("Base64") {
+        return proptest::collection::vec(any::<u8>(), 0..12)
+            .prop_map(|b| Value::String(base64(&b)))
+            .boxed();
+    }
+    if pattern == ai_tools::schema::ir::DURATION_PATTERN
+        || description.contains("A duration in seconds")
+    {
+        return duration().prop_map(Value::String).boxed();
+    }
+    if pattern == ai_tools::schema::ir::FIELD_MASK_PATTERN
+        || description.contains("Comma-separated field paths")
+    {
+        return proptest::collection::vec(
+            "[a-z][a-zA-Z0-9]{0,5}(\\.[a-z][a-zA-Z0-9]{0,5}){0,2}",
+            0..3,
+        )
+        .prop_map(|paths| Value::String(paths.join(",")))
+        .boxed();
+    }
+    if description.contains("JSON-encoded value of any JSON type") {
+        return small_json()
+            .prop_map(|v| Value::String(v.to_string()))
+            .boxed();
+    }
+    if description.contains("JSON-encoded `google.protobuf.Any` object") {
+        return Just(Value::String(any_duration().to_string())).boxed();
+    }
+    if description.contains("A JSON-encoded object.") {
+        return proptest::collection::btree_map("[a-z]{1,4}", small_json(), 0..3)
+            .prop_map(|m| Value::String(json!(m).to_string()))
+            .boxed();
+    }
+    if description.contains("A JSON-encoded") {
+        // A message past a cut, or a map: the empty one always decodes.
+        return Just(Value::String("{}".into())).boxed();
+    }
+    "[a-zA-Z0-9 _.-]{0,10}".prop_map(Value::String).boxed()
+}
+
+/// Keys of an open-object map: by `propertyNames`, else free strings.
+fn map_key(names: Option<&Value>) -> BoxedStrategy<String> {
+    match names.and_then(|n| n["pattern"].as_str()) {
+        Some("^[0-9]+$") => (0u32..=u32::MAX).prop_map(|k| k.to_string()).boxed(),
+        Some("^-?[0-9]+$") => any::<i32>().prop_map(|k| k.to_string()).boxed(),
+        Some("^(true|false)$") => any::<bool>().prop_map(|k| k.to_string()).boxed(),
+        _ => "[a-z]{1,4}".boxed(),
+    }
+}
+
+/// The `google.protobuf.Any` the description of `@type` suggests.
+fn any_duration() -> Value {
+    json!({ "@type": "type.googleapis.com/google.protobuf.Duration", "value": "1.5s" })
+}
+
+/// Small JSON values of every type.
+fn small_json() -> BoxedStrategy<Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-1000i32..1000).prop_map(Value::from),
+        "[a-z ]{0,6}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        prop_oneof![
+            proptest::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+            proptest::collection::btree_map("[a-z]{1,3}", inner, 0..3).prop_map(|m| json!(m)),
+        ]
+    })
+    .boxed()
+}
+
+/// RFC 3339 date-times, with `Z` or an offset and an optional fraction.
+fn rfc3339() -> impl Strategy<Value = String> {
+    (
+        1971u32..2100,
+        1u32..=12,
+        1u32..=28,
+        0u32..24,
+        0u32..60,
+        0u32..60,
+        proptest::option::of(0u32..1_000_000_000),
+        prop_oneof![
+            Just("Z".to_owned()),
+            (0u32..14, 0u32..60, any::<bool>())
+                .prop_map(|(h, m, neg)| format!("{}{h:02}:{m:02}", if neg { '-' } else { '+' }))
+        ],
+    )
+        .prop_map(|(y, mo, d, h, mi, s, frac, zone)| {
+            let frac = frac.map(|f| format!(".{f:09}")).unwrap_or_default();
+            format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}{frac}{zone}")
+        })
+}
+
+/// Durations matching the rendered pattern.
+fn duration() -> impl Strategy<Value = String> {
+    (
+        any::<bool>(),
+        0u64..=315_576_000_000,
+        proptest::option::of(0u32..1_000_000_000),
+    )
+        .prop_map(|(neg, secs, frac)| {
+            let sign = if neg { "-" } else { "" };
+            let frac = frac.map(|f| format!(".{f:09}")).unwrap_or_default();
+            format!("{sign}{secs}{frac}s")
+        })
+}
+
+fn base64(bytes: &[u8]) -> String {
+    const TABLE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(TABLE[((n >> (18 - 6 * i)) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// The renderings of a tool, per dialect name.
+fn renderings(tool: &AgentTool) -> [(&'static str, &'static str); 4] {
+    [
+        ("json_schema", tool.parameters),
+        ("openai", tool.renderings.openai),
+        ("anthropic", tool.renderings.anthropic),
+        ("gemini", tool.renderings.gemini),
+    ]
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
+fn config() -> Config {
+    Config {
+        cases: CASES,
+        failure_persistence: None,
+        ..Config::default()
+    }
+}
+
+/// Every tool, every dialect: generated arguments reach the service.
+fn every_rendering_round_trips(
+    tools: &'static [&'static AgentTool],
+    pool: &'static DescriptorPool,
+) -> usize {
+    let rt = runtime();
+    let (exec, log) = recording_executor(tools, pool);
+    let aliases = issue_aliases(&exec, tools);
+    let calls = std::cell::Cell::new(0usize);
+    let mut failures = Vec::new();
+    for tool in tools {
+        for (dialect, text) in renderings(tool) {
+            let schema: Value = serde_json::from_str(text).expect("rendering is JSON");
+            let strategy = Generator {
+                root: &schema,
+                aliases: &aliases,
+            }
+            .strategy();
+            let mut runner = TestRunner::new(config());
+            let outcome = runner.run(&strategy, |args| {
+                let before = log.lock().expect("log").len();
+                let args = without_any_strings(&args);
+                let result = rt.block_on(exec.execute_value(tool.name, args));
+                calls.set(calls.get() + 1);
+                if result.is_error {
+                    return Err(TestCaseError::fail(format!(
+                        "error result: {}",
+                        result.output
+                    )));
+                }
+                let after = log.lock().expect("log").len();
+                prop_assert_eq!(after, before + 1, "the call did not reach the service");
+                Ok(())
+            });
+            if let Err(e) = outcome {
+                failures.push(format!("{} {dialect}: {e}", tool.name));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    calls.get()
+}
+
+#[test]
+fn conformance_arguments_decode_in_every_dialect() {
+    let calls =
+        every_rendering_round_trips(conformance::all_tools(), conformance::descriptor_pool());
+    println!("{calls} calls");
+    assert!(calls >= conformance::all_tools().len() * 4 * CASES as usize);
+}
+
+#[test]
+fn links_arguments_decode_in_every_dialect() {
+    let calls = every_rendering_round_trips(links::all_tools(), links::descriptor_pool());
+    assert!(calls >= links::all_tools().len() * 4 * CASES as usize);
+}
+
+/// Whether the executor turns a `google.protobuf.Any` sent as a JSON string
+/// (the cut that OpenAI strict, Anthropic strict and Gemini renderings ask
+/// for) back into the message. It does not yet: `normalize_single` in
+/// `runtime/src/executor.rs` skips every `google.protobuf.*` type but
+/// `Struct`, `ListValue` and `Value`, so the string reaches protojson, which
+/// wants an object ("invalid type: string …, expected a map"). Until it
+/// does, the round trips leave such arguments out, and
+/// `a_json_string_any_decodes` (ignored) shows the failure.
+const RUNTIME_DECODES_ANY_STRINGS: bool = false;
+
+/// `value` without the JSON-string `Any`s, unless the runtime decodes them.
+fn without_any_strings(value: &Value) -> Value {
+    let cut_any = |v: &Value| {
+        !RUNTIME_DECODES_ANY_STRINGS && v.as_str().is_some_and(|s| s.contains("\"@type\""))
+    };
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !cut_any(v))
+                .map(|(k, v)| (k.clone(), without_any_strings(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(
+            items
+                .iter()
+                .filter(|v| !cut_any(v))
+                .map(without_any_strings)
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[test]
+#[ignore = "runtime bug: the executor does not decode a JSON-string google.protobuf.Any (see RUNTIME_DECODES_ANY_STRINGS)"]
+fn a_json_string_any_decodes() {
+    let rt = runtime();
+    let tools = conformance::all_tools();
+    let (exec, log) = recording_executor(tools, conformance::descriptor_pool());
+    // What the OpenAI strict rendering asks for: `any` is a JSON-encoded string.
+    let schema: Value =
+        serde_json::from_str(conformance::CONFORMANCE_WELL_KNOWN_STRICT.renderings.openai)
+            .expect("JSON");
+    assert_eq!(
+        schema["properties"]["wkt"]["properties"]["any"]["type"],
+        "string"
+    );
+    let args = json!({ "wkt": { "any": any_duration().to_string() } });
+    let result = rt.block_on(exec.execute_value("conformance_well_known_strict", args));
+    assert!(!result.is_error, "{}", result.output);
+    assert_eq!(log.lock().expect("log").len(), 1);
+}
+
+/// Removes every object property whose value is `null`, at every level.
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn strict_openai_nulls_decode_like_absent_fields() {
+    let rt = runtime();
+    let tools = conformance::all_tools();
+    let (exec, log) = recording_executor(tools, conformance::descriptor_pool());
+    let aliases = issue_aliases(&exec, tools);
+    let mut failures = Vec::new();
+    let compared = std::cell::Cell::new(0usize);
+    for tool in tools.iter().filter(|t| t.strict) {
+        let schema: Value = serde_json::from_str(tool.renderings.openai).expect("JSON");
+        // All-null optionals: the minimal value of the strict schema.
+        let minimal = Generator {
+            root: &schema,
+            aliases: &aliases,
+        }
+        .node(&schema, &[], 0, None, true);
+        let any = Generator {
+            root: &schema,
+            aliases: &aliases,
+        }
+        .strategy();
+        for strategy in [minimal, any] {
+            let mut runner = TestRunner::new(config());
+            let outcome = runner.run(&strategy, |args| {
+                let mut decoded = Vec::new();
+                let args = without_any_strings(&args);
+                for args in [args.clone(), without_nulls(&args)] {
+                    let result = rt.block_on(exec.execute_value(tool.name, args));
+                    prop_assert!(!result.is_error, "{}", result.output);
+                    decoded.push(log.lock().expect("log").last().cloned());
+                }
+                compared.set(compared.get() + 1);
+                prop_assert_eq!(&decoded[0], &decoded[1]);
+                Ok(())
+            });
+            if let Err(e) = outcome {
+                failures.push(format!("{}: {e}", tool.name));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(compared.get() > 0);
+}
+
+#[test]
+fn the_minimal_strict_value_is_all_nulls() {
+    let schema: Value =
+        serde_json::from_str(conformance::CONFORMANCE_SCALARS.renderings.openai).expect("JSON");
+    let aliases = BTreeMap::new();
+    let strategy = Generator {
+        root: &schema,
+        aliases: &aliases,
+    }
+    .node(&schema, &[], 0, None, true);
+    let mut runner = TestRunner::new(config());
+    let value = strategy.new_tree(&mut runner).expect("a value").current();
+    assert_eq!(value["maybe"], Value::Null, "{value}");
+    assert_eq!(value["scalars"]["maybe_s"], Value::Null, "{value}");
+    assert!(
+        value["all"].as_array().is_some_and(Vec::is_empty),
+        "{value}"
+    );
+}
+
+/// The generator is not degenerate: over a run it sets optional fields,
+/// fills maps (as objects and as entry arrays) and picks oneof members.
+#[test]
+fn generated_arguments_cover_the_schema() {
+    let aliases = BTreeMap::new();
+    let mut runner = TestRunner::new(config());
+    for (text, maps_are_arrays) in [
+        (conformance::CONFORMANCE_EVERYTHING.parameters, false),
+        (conformance::CONFORMANCE_EVERYTHING.renderings.gemini, true),
+    ] {
+        let schema: Value = serde_json::from_str(text).expect("JSON");
+        let strategy = Generator {
+            root: &schema,
+            aliases: &aliases,
+        }
+        .strategy();
+        let (mut maps, mut oneofs, mut optionals) = (0, 0, 0);
+        for _ in 0..CASES {
+            let v = strategy.new_tree(&mut runner).expect("a value").current();
+            let by_i64 = &v["maps"]["by_i64"];
+            let filled = if maps_are_arrays {
+                by_i64.as_array().is_some_and(|a| !a.is_empty())
+            } else {
+                by_i64.as_object().is_some_and(|m| !m.is_empty())
+            };
+            maps += usize::from(filled);
+            oneofs += usize::from(
+                ["text", "number", "priority", "node", "any"]
+                    .iter()
+                    .filter(|m| v["filter"].get(**m).is_some_and(|x| !x.is_null()))
+                    .count()
+                    == 1,
+            );
+            optionals += usize::from(v.get("maybe_priority").is_some_and(|x| !x.is_null()));
+        }
+        assert!(
+            maps > 0 && oneofs > 0 && optionals > 0,
+            "{maps} {oneofs} {optionals}"
+        );
+    }
+}
