@@ -273,6 +273,25 @@ fn expand(
         }
 
         #[automatically_derived]
+        impl<T: ::ai_tools::Transport> ::ai_tools::GeneratedTools for Executor<T> {
+            fn agent_tools(&self) -> &'static [&'static ::ai_tools::AgentTool] {
+                ::ai_tools::GeneratedTools::agent_tools(&self.inner)
+            }
+
+            fn aliases(&self) -> &::std::sync::Arc<::ai_tools::AliasManager> {
+                ::ai_tools::GeneratedTools::aliases(&self.inner)
+            }
+
+            fn execute_tool<'a>(
+                &'a self,
+                tool: &'a str,
+                args_json: &'a str,
+            ) -> ::ai_tools::BoxFuture<'a, ::ai_tools::ToolResult> {
+                ::ai_tools::GeneratedTools::execute_tool(&self.inner, tool, args_json)
+            }
+        }
+
+        #[automatically_derived]
         impl<T: ::ai_tools::Transport + ::core::clone::Clone> ::ai_tools::SessionExecutor<T> for Executor<T> {
             fn for_session(
                 transport: T,

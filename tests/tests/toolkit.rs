@@ -73,12 +73,7 @@ fn toolkit_for(
     );
     Toolkit::builder()
         .aliases(aliases.clone())
-        .generated(ProtoExecutor::with_alias_manager(
-            links::all_tools(),
-            links::descriptor_pool(),
-            transport,
-            aliases,
-        ))
+        .generated(links::Executor::with_alias_manager(transport, aliases))
         .native(note)
         .native(pick)
         .build()
