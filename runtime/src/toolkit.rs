@@ -418,7 +418,14 @@ impl Toolkit {
     }
 
     /// Every tool in the shape of Anthropic's `tools`:
-    /// `[{name, description, input_schema}]`, with `strict: true` for strict tools.
+    /// `[{name, description, input_schema}]`, with `strict: true` for strict
+    /// tools as long as the request stays within Anthropic's strict budgets
+    /// (at most [`ANTHROPIC_MAX_STRICT_TOOLS`](ai_tools_schema::check::ANTHROPIC_MAX_STRICT_TOOLS)
+    /// strict tools, [`ANTHROPIC_MAX_OPTIONAL_PARAMETERS`](ai_tools_schema::check::ANTHROPIC_MAX_OPTIONAL_PARAMETERS)
+    /// optional and [`ANTHROPIC_MAX_UNION_PARAMETERS`](ai_tools_schema::check::ANTHROPIC_MAX_UNION_PARAMETERS)
+    /// union-typed parameters in all). Anthropic refuses a whole request past
+    /// those, so a strict tool that would overspend them is sent, in tool
+    /// order, without `strict`: its schema is the same, only not enforced.
     ///
     /// # Examples
     ///
@@ -426,7 +433,29 @@ impl Toolkit {
     /// assert_eq!(ai_tools::Toolkit::builder().build().unwrap().to_anthropic(), serde_json::json!([]));
     /// ```
     pub fn to_anthropic(&self) -> Value {
-        Value::Array(self.tools.iter().map(Tool::to_anthropic).collect())
+        use ai_tools_schema::check::{
+            ANTHROPIC_MAX_OPTIONAL_PARAMETERS, ANTHROPIC_MAX_STRICT_TOOLS,
+            ANTHROPIC_MAX_UNION_PARAMETERS, strict_counts,
+        };
+        let (mut strict_tools, mut optional, mut unions) = (0, 0, 0);
+        let tools = self.tools.iter().map(|tool| {
+            let mut shape = tool.to_anthropic();
+            if tool.is_strict() {
+                let counts = strict_counts(&shape["input_schema"]);
+                let fits = strict_tools < ANTHROPIC_MAX_STRICT_TOOLS
+                    && optional + counts.optional_parameters <= ANTHROPIC_MAX_OPTIONAL_PARAMETERS
+                    && unions + counts.union_parameters <= ANTHROPIC_MAX_UNION_PARAMETERS;
+                if fits {
+                    strict_tools += 1;
+                    optional += counts.optional_parameters;
+                    unions += counts.union_parameters;
+                } else if let Some(shape) = shape.as_object_mut() {
+                    shape.remove("strict");
+                }
+            }
+            shape
+        });
+        Value::Array(tools.collect())
     }
 
     /// Every tool as one Gemini tool:

@@ -260,3 +260,39 @@ fn request_limits_of_the_whole_file() {
         ["conformance_everything_strict", "conformance_search_strict"]
     );
 }
+
+/// A toolkit's Anthropic tool list keeps `strict` only within Anthropic's
+/// per-request budgets, so the whole corpus is one request Anthropic accepts.
+#[test]
+fn the_toolkits_anthropic_list_stays_within_the_strict_budgets() {
+    let executor = conformance::Executor::new(ai_tools::InProcessTransport::new());
+    let toolkit = ai_tools::Toolkit::builder()
+        .generated(executor)
+        .build()
+        .expect("valid toolkit");
+    let list = toolkit.to_anthropic();
+    let list = list.as_array().expect("an array of tools");
+    let shapes: Vec<(&str, bool, &Value)> = list
+        .iter()
+        .map(|tool| {
+            (
+                tool["name"].as_str().expect("a name"),
+                tool.get("strict").and_then(Value::as_bool).unwrap_or(false),
+                &tool["input_schema"],
+            )
+        })
+        .collect();
+    assert_eq!(check_request(Dialect::Anthropic, &shapes), []);
+    let kept = shapes.iter().filter(|(_, strict, _)| *strict).count();
+    let strict_tools = tools().iter().filter(|tool| tool.strict).count();
+    assert!(kept > 0, "some strict tools keep `strict`");
+    assert!(
+        kept < strict_tools,
+        "the corpus overspends Anthropic's budgets, so some strict tools lose `strict`"
+    );
+    let everything = shapes
+        .iter()
+        .find(|(name, _, _)| *name == "conformance_everything_strict")
+        .expect("the tool is listed");
+    assert!(!everything.1, "alone over the optional-parameter budget");
+}
