@@ -1051,6 +1051,10 @@ fn normalize_single(
             path,
             problems,
         ),
+        // An `Any` is an object in protojson; dialects without open objects send it JSON-encoded.
+        "google.protobuf.Any" => {
+            decode_json_string(value, Value::is_object, depth, limits, path, problems)
+        }
         // Well-known types with their own JSON forms.
         name if name.starts_with("google.protobuf.") => {}
         _ => {

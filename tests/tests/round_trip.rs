@@ -533,7 +533,6 @@ fn every_rendering_round_trips(
             let mut runner = TestRunner::new(config());
             let outcome = runner.run(&strategy, |args| {
                 let before = log.lock().expect("log").len();
-                let args = without_any_strings(&args);
                 let result = rt.block_on(exec.execute_value(tool.name, args));
                 calls.set(calls.get() + 1);
                 if result.is_error {
@@ -569,41 +568,7 @@ fn links_arguments_decode_in_every_dialect() {
     assert!(calls >= links::all_tools().len() * 4 * CASES as usize);
 }
 
-/// Whether the executor turns a `google.protobuf.Any` sent as a JSON string
-/// (the cut that OpenAI strict, Anthropic strict and Gemini renderings ask
-/// for) back into the message. It does not yet: `normalize_single` in
-/// `runtime/src/executor.rs` skips every `google.protobuf.*` type but
-/// `Struct`, `ListValue` and `Value`, so the string reaches protojson, which
-/// wants an object ("invalid type: string …, expected a map"). Until it
-/// does, the round trips leave such arguments out, and
-/// `a_json_string_any_decodes` (ignored) shows the failure.
-const RUNTIME_DECODES_ANY_STRINGS: bool = false;
-
-/// `value` without the JSON-string `Any`s, unless the runtime decodes them.
-fn without_any_strings(value: &Value) -> Value {
-    let cut_any = |v: &Value| {
-        !RUNTIME_DECODES_ANY_STRINGS && v.as_str().is_some_and(|s| s.contains("\"@type\""))
-    };
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !cut_any(v))
-                .map(|(k, v)| (k.clone(), without_any_strings(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(
-            items
-                .iter()
-                .filter(|v| !cut_any(v))
-                .map(without_any_strings)
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 #[test]
-#[ignore = "runtime bug: the executor does not decode a JSON-string google.protobuf.Any (see RUNTIME_DECODES_ANY_STRINGS)"]
 fn a_json_string_any_decodes() {
     let rt = runtime();
     let tools = conformance::all_tools();
@@ -661,7 +626,6 @@ fn strict_openai_nulls_decode_like_absent_fields() {
             let mut runner = TestRunner::new(config());
             let outcome = runner.run(&strategy, |args| {
                 let mut decoded = Vec::new();
-                let args = without_any_strings(&args);
                 for args in [args.clone(), without_nulls(&args)] {
                     let result = rt.block_on(exec.execute_value(tool.name, args));
                     prop_assert!(!result.is_error, "{}", result.output);
