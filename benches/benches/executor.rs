@@ -1,0 +1,341 @@
+//! Executor overhead: a tool call through the `ai_tools!`-generated
+//! `Executor::execute` over `TonicTransport` on loopback, against the same
+//! RPC through the tonic-generated client of the same proto, on the same
+//! server, with a small (one link) and a ~100 KB (a list of links) response:
+//! sequential latency and 64-way concurrent throughput. Then where the
+//! executor's time goes, stage by stage, without the network.
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ai_tools::{InProcessTransport, SessionExecutor, TonicTransport};
+use ai_tools_benches::links;
+use ai_tools_tests::pb::links_service_client::LinksServiceClient;
+use ai_tools_tests::pb::{ListLinksRequest, ListLinksResponse, UpdateLinkRequest};
+use ai_tools_tests::{LinksBackend, serve};
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
+use prost::Message as _;
+use prost_reflect::{DeserializeOptions, DynamicMessage, SerializeOptions};
+use tonic::transport::Channel;
+
+/// Links the server holds: the list response is ~100 KB of protojson.
+const LINKS: usize = 560;
+/// Tasks in flight at once in the throughput benchmarks.
+const CONCURRENCY: usize = 64;
+
+const UPDATE_ARGS: &str = r#"{"link_id":"link-1","name":"Renamed"}"#;
+const LIST_ARGS: &str = r#"{}"#;
+
+fn typed_update(uuid: &str) -> UpdateLinkRequest {
+    UpdateLinkRequest {
+        link_id: uuid.to_owned(),
+        name: Some("Renamed".to_owned()),
+        destination: None,
+    }
+}
+
+/// Runs `iters` calls of `call` spread over [`CONCURRENCY`] tasks; the time they all took.
+async fn concurrent<F, Fut>(iters: u64, call: F) -> Duration
+where
+    F: Fn() -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = ()> + Send,
+{
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..CONCURRENCY as u64)
+        .map(|t| {
+            let n = iters / CONCURRENCY as u64 + u64::from(t < iters % CONCURRENCY as u64);
+            let call = call.clone();
+            tokio::spawn(async move {
+                for _ in 0..n {
+                    call().await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await.expect("task");
+    }
+    started.elapsed()
+}
+
+fn main() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let server = rt
+        .block_on(serve(LinksBackend::with_links(LINKS)))
+        .expect("server");
+    let channel: Channel = {
+        let _guard = rt.enter();
+        server.channel().expect("channel")
+    };
+    let exec = links::Executor::new(TonicTransport::new(channel.clone()));
+    let client = LinksServiceClient::new(channel.clone());
+
+    // The model lists first, so that `link-1` is an alias this conversation issued.
+    let listed = rt.block_on(exec.execute("links_list", LIST_ARGS));
+    assert!(!listed.is_error, "{}", listed.output);
+    let target_uuid = exec.alias_manager().resolve("link-1").expect("link-1");
+    let updated = rt.block_on(exec.execute("links_update", UPDATE_ARGS));
+    assert!(!updated.is_error, "{}", updated.output);
+    let list_proto = rt
+        .block_on(client.clone().list_links(ListLinksRequest { page_size: 0 }))
+        .expect("list")
+        .into_inner();
+    println!(
+        "executor bench: list response {} bytes protobuf, {} bytes JSON to the model; update response {} bytes JSON",
+        list_proto.encoded_len(),
+        listed.output.len(),
+        updated.output.len()
+    );
+
+    let mut c = Criterion::default().configure_from_args();
+    {
+        let mut group = c.benchmark_group("executor/sequential");
+        group
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3));
+        group.bench_function(BenchmarkId::new("generated_client", "small"), |b| {
+            b.iter(|| {
+                rt.block_on(client.clone().update_link(typed_update(&target_uuid)))
+                    .expect("update")
+            });
+        });
+        group.bench_function(BenchmarkId::new("ai_tools_execute", "small"), |b| {
+            b.iter(|| {
+                let r = rt.block_on(exec.execute("links_update", black_box(UPDATE_ARGS)));
+                debug_assert!(!r.is_error);
+                r
+            });
+        });
+        group.bench_function(BenchmarkId::new("generated_client", "100KB"), |b| {
+            b.iter(|| {
+                rt.block_on(client.clone().list_links(ListLinksRequest { page_size: 0 }))
+                    .expect("list")
+            });
+        });
+        group.bench_function(BenchmarkId::new("ai_tools_execute", "100KB"), |b| {
+            b.iter(|| rt.block_on(exec.execute("links_list", black_box(LIST_ARGS))));
+        });
+        group.finish();
+    }
+    {
+        let mut group = c.benchmark_group("executor/concurrent64");
+        group
+            .warm_up_time(Duration::from_secs(1))
+            .measurement_time(Duration::from_secs(3))
+            .throughput(Throughput::Elements(1));
+        let uuid = Arc::new(target_uuid.clone());
+        let make_client = {
+            let client = client.clone();
+            let uuid = uuid.clone();
+            move || {
+                let mut client = client.clone();
+                let uuid = uuid.clone();
+                async move {
+                    client
+                        .update_link(typed_update(&uuid))
+                        .await
+                        .expect("update");
+                }
+            }
+        };
+        group.bench_function(BenchmarkId::new("generated_client", "small"), |b| {
+            b.iter_custom(|iters| rt.block_on(concurrent(iters, make_client.clone())));
+        });
+        let make_exec = {
+            let exec = exec.clone();
+            move || {
+                let exec = exec.clone();
+                async move {
+                    black_box(exec.execute("links_update", UPDATE_ARGS).await);
+                }
+            }
+        };
+        group.bench_function(BenchmarkId::new("ai_tools_execute", "small"), |b| {
+            b.iter_custom(|iters| rt.block_on(concurrent(iters, make_exec.clone())));
+        });
+        let list_client = {
+            let client = client.clone();
+            move || {
+                let mut client = client.clone();
+                async move {
+                    client
+                        .list_links(ListLinksRequest { page_size: 0 })
+                        .await
+                        .expect("list");
+                }
+            }
+        };
+        group.bench_function(BenchmarkId::new("generated_client", "100KB"), |b| {
+            b.iter_custom(|iters| rt.block_on(concurrent(iters, list_client.clone())));
+        });
+        let list_exec = {
+            let exec = exec.clone();
+            move || {
+                let exec = exec.clone();
+                async move {
+                    black_box(exec.execute("links_list", LIST_ARGS).await);
+                }
+            }
+        };
+        group.bench_function(BenchmarkId::new("ai_tools_execute", "100KB"), |b| {
+            b.iter_custom(|iters| rt.block_on(concurrent(iters, list_exec.clone())));
+        });
+        group.finish();
+    }
+    breakdown(&mut c, &rt, &exec, &list_proto, &target_uuid);
+    c.final_summary();
+    rt.block_on(server.shutdown());
+}
+
+/// The stages of one `execute`, each alone, plus the whole executor over an
+/// in-process transport that answers with a prepared response (no network).
+fn breakdown(
+    c: &mut Criterion,
+    rt: &tokio::runtime::Runtime,
+    exec: &links::Executor<TonicTransport>,
+    list_proto: &ListLinksResponse,
+    target_uuid: &str,
+) {
+    let pool = links::descriptor_pool();
+    let list_desc = pool
+        .get_message_by_name("links.v1.ListLinksResponse")
+        .expect("ListLinksResponse");
+    let update_req_desc = pool
+        .get_message_by_name("links.v1.UpdateLinkRequest")
+        .expect("UpdateLinkRequest");
+    let update_resp_desc = pool
+        .get_message_by_name("links.v1.UpdateLinkResponse")
+        .expect("UpdateLinkResponse");
+    let list_bytes = list_proto.encode_to_vec();
+    let one_link = ai_tools_tests::pb::UpdateLinkResponse {
+        link: list_proto.links.last().cloned(),
+    };
+    let one_link_bytes = one_link.encode_to_vec();
+    let aliases = exec.alias_manager().clone();
+
+    let mut group = c.benchmark_group("executor/breakdown");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+
+    // Inbound (small request).
+    group.bench_function("in/parse_args_json", |b| {
+        b.iter(|| serde_json::from_str::<serde_json::Value>(black_box(UPDATE_ARGS)).expect("json"));
+    });
+    let args: serde_json::Value = serde_json::from_str(UPDATE_ARGS).expect("json");
+    group.bench_function("in/json_to_dynamic_message", |b| {
+        b.iter_batched(
+            || args.clone(),
+            |args| {
+                DynamicMessage::deserialize_with_options(
+                    update_req_desc.clone(),
+                    args,
+                    &DeserializeOptions::new(),
+                )
+                .expect("request")
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.bench_function("in/resolve_alias_for_field", |b| {
+        b.iter(|| aliases.resolve_for_field("link", black_box("link-1")));
+    });
+    let request = DynamicMessage::deserialize_with_options(
+        update_req_desc.clone(),
+        args.clone(),
+        &DeserializeOptions::new(),
+    )
+    .expect("request");
+    group.bench_function("in/encode_dynamic", |b| b.iter(|| request.encode_to_vec()));
+    let typed = typed_update(target_uuid);
+    group.bench_function("in/encode_typed_baseline", |b| {
+        b.iter(|| typed.encode_to_vec())
+    });
+
+    // Outbound, one link and ~100 KB.
+    for (label, desc, bytes, aliases_of) in [
+        (
+            "small",
+            &update_resp_desc,
+            &one_link_bytes,
+            links::LINKS_UPDATE.response_aliases,
+        ),
+        (
+            "100KB",
+            &list_desc,
+            &list_bytes,
+            links::LINKS_LIST.response_aliases,
+        ),
+    ] {
+        group.throughput(Throughput::Bytes(bytes.len() as u64));
+        if label == "small" {
+            group.bench_function(BenchmarkId::new("out/decode_typed_baseline", label), |b| {
+                b.iter(|| {
+                    ai_tools_tests::pb::UpdateLinkResponse::decode(black_box(bytes.as_slice()))
+                        .expect("decode")
+                });
+            });
+        } else {
+            group.bench_function(BenchmarkId::new("out/decode_typed_baseline", label), |b| {
+                b.iter(|| ListLinksResponse::decode(black_box(bytes.as_slice())).expect("decode"));
+            });
+        }
+        group.bench_function(BenchmarkId::new("out/decode_dynamic", label), |b| {
+            b.iter(|| {
+                DynamicMessage::decode(desc.clone(), black_box(bytes.as_slice())).expect("decode")
+            });
+        });
+        let decoded = DynamicMessage::decode(desc.clone(), bytes.as_slice()).expect("decode");
+        group.bench_function(BenchmarkId::new("out/register_and_aliasify", label), |b| {
+            b.iter_batched_ref(
+                || decoded.clone(),
+                |m| aliases.register_message(m, aliases_of),
+                BatchSize::LargeInput,
+            );
+        });
+        let mut aliased = decoded.clone();
+        aliases
+            .register_message(&mut aliased, aliases_of)
+            .expect("register");
+        group.bench_function(BenchmarkId::new("out/dynamic_to_json", label), |b| {
+            b.iter(|| {
+                let mut out = Vec::new();
+                let mut ser = serde_json::Serializer::new(&mut out);
+                aliased
+                    .serialize_with_options(&mut ser, &SerializeOptions::new())
+                    .expect("json");
+                out
+            });
+        });
+    }
+
+    // The whole executor with the network taken out.
+    group.throughput(Throughput::Elements(1));
+    let list_response =
+        DynamicMessage::decode(list_desc.clone(), list_bytes.as_slice()).expect("decode");
+    let update_response =
+        DynamicMessage::decode(update_resp_desc.clone(), one_link_bytes.as_slice())
+            .expect("decode");
+    let transport = InProcessTransport::new()
+        .with_handler("/links.v1.LinksService/ListLinks", move |_req, _opts| {
+            let response = list_response.clone();
+            async move { Ok(response) }
+        })
+        .with_handler("/links.v1.LinksService/UpdateLink", move |_req, _opts| {
+            let response = update_response.clone();
+            async move { Ok(response) }
+        });
+    let in_process = links::Executor::for_session(transport, aliases.clone());
+    group.bench_function(BenchmarkId::new("in_process_execute", "small"), |b| {
+        b.iter(|| rt.block_on(in_process.execute("links_update", black_box(UPDATE_ARGS))));
+    });
+    group.bench_function(BenchmarkId::new("in_process_execute", "100KB"), |b| {
+        b.iter(|| rt.block_on(in_process.execute("links_list", black_box(LIST_ARGS))));
+    });
+    group.finish();
+}

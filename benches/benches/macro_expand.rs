@@ -1,0 +1,186 @@
+//! Macro expansion: the `ai_tools!` pipeline (locate → protox compile →
+//! schema model → render + check every dialect → expand to tokens), run
+//! in-process on the macro's own modules, for the example proto and a
+//! generated large proto (200 RPCs, 1,000 messages, nesting 6 deep); against
+//! prost + tonic code generation (`tonic-prost-build`) of the same protos.
+//!
+//! A proc-macro crate cannot be linked by a bench, so its plain-Rust modules
+//! are compiled into this bench with `#[path]`: the very code the macro runs.
+
+// The modules' own unit tests are compiled out but their imports are not.
+#![allow(dead_code, unused_imports)]
+
+#[path = "../../macros/src/compile.rs"]
+mod compile;
+#[path = "../../macros/src/expand.rs"]
+mod expand;
+#[path = "../../macros/src/input.rs"]
+mod input;
+#[path = "../../macros/src/locate.rs"]
+mod locate;
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use ai_tools_benches::{LargeProtoShape, quick_mode, write_large_proto};
+use ai_tools_schema::Dialect;
+use criterion::{BenchmarkId, Criterion, SamplingMode};
+
+/// One proto the macro is pointed at, as a user's crate would name it.
+struct Case {
+    label: &'static str,
+    manifest_dir: PathBuf,
+    macro_input: input::MacroInput,
+}
+
+impl Case {
+    fn located(&self) -> locate::Located {
+        let includes: Vec<String> = self
+            .macro_input
+            .includes
+            .iter()
+            .map(syn::LitStr::value)
+            .collect();
+        locate::locate(
+            &self.macro_input.path.value(),
+            &includes,
+            &self.manifest_dir,
+            None,
+        )
+        .expect("located")
+    }
+
+    fn expand(&self) -> proc_macro2::TokenStream {
+        expand::ai_tools(&self.macro_input, &self.manifest_dir, None)
+    }
+}
+
+fn render_and_check(tools: &[ai_tools_schema::ToolSpec]) -> usize {
+    let mut bytes = 0;
+    for tool in tools {
+        for dialect in [
+            Dialect::JsonSchema,
+            Dialect::OpenAi,
+            Dialect::Anthropic,
+            Dialect::Gemini,
+        ] {
+            let schema = tool.render(dialect);
+            assert!(ai_tools_schema::check::check(dialect, tool.strict, &schema).is_empty());
+            bytes += schema.to_string().len();
+        }
+    }
+    bytes
+}
+
+/// prost + tonic code generation of the same file, as a `build.rs` would run it.
+fn tonic_codegen(located: &locate::Located, out_dir: &Path) {
+    let compiled = compile::compile(located).expect("compiles");
+    let fds = prost_reflect::prost::Message::decode(compiled.pool.encode_to_vec().as_slice())
+        .expect("file descriptor set");
+    tonic_prost_build::configure()
+        .build_client(true)
+        .build_server(true)
+        .out_dir(out_dir)
+        .compile_fds(fds)
+        .expect("tonic codegen");
+}
+
+fn main() {
+    let large_root =
+        std::env::temp_dir().join(format!("ai-tools-bench-large-{}", std::process::id()));
+    let large_path =
+        write_large_proto(&large_root, LargeProtoShape::ISSUE).expect("write large proto");
+    let codegen_out = large_root.join("codegen");
+    std::fs::create_dir_all(&codegen_out).expect("codegen dir");
+
+    let cases = [
+        Case {
+            label: "example_links",
+            manifest_dir: Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf(),
+            macro_input: syn::parse_str("\"proto/links/v1/links.proto\"").expect("input"),
+        },
+        Case {
+            label: "large_200rpc_1000msg",
+            manifest_dir: large_root.clone(),
+            macro_input: syn::parse_str(&format!("{large_path:?}")).expect("input"),
+        },
+    ];
+
+    // Sanity and sizes, once.
+    for case in &cases {
+        let started = Instant::now();
+        let tokens = case.expand().to_string();
+        let elapsed = started.elapsed();
+        assert!(
+            !tokens.contains("compile_error"),
+            "{}: {}",
+            case.label,
+            &tokens[..tokens.len().min(2000)]
+        );
+        let compiled = compile::compile(&case.located()).expect("compiles");
+        let tools =
+            ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).expect("tools");
+        println!(
+            "macro bench: {}: {} tools, {} messages in the pool, expansion {} bytes of tokens, embedded pool {} bytes, rendered schemas {} bytes; first expansion {:.1} ms",
+            case.label,
+            tools.len(),
+            compiled.pool.all_messages().count(),
+            tokens.len(),
+            compiled.encoded_pool.len(),
+            render_and_check(&tools),
+            elapsed.as_secs_f64() * 1e3,
+        );
+    }
+
+    let mut c = Criterion::default().configure_from_args();
+    let mut group = c.benchmark_group("macro");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(if quick_mode() { 1 } else { 5 }))
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(20);
+    for case in &cases {
+        let located = case.located();
+        group.bench_function(
+            BenchmarkId::new("ai_tools_whole_pipeline", case.label),
+            |b| {
+                b.iter(|| case.expand());
+            },
+        );
+        group.bench_function(
+            BenchmarkId::new("stage1_locate_protox_compile", case.label),
+            |b| {
+                b.iter(|| compile::compile(&case.located()).expect("compiles"));
+            },
+        );
+        let compiled = compile::compile(&located).expect("compiles");
+        group.bench_function(BenchmarkId::new("stage2_tools_in_file", case.label), |b| {
+            b.iter(|| {
+                ai_tools_schema::tools_in_file(black_box(&compiled.pool), &compiled.file_name)
+                    .expect("tools")
+            });
+        });
+        let tools =
+            ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).expect("tools");
+        group.bench_function(
+            BenchmarkId::new("stage3_render_check_4_dialects", case.label),
+            |b| {
+                b.iter(|| render_and_check(black_box(&tools)));
+            },
+        );
+        group.bench_function(BenchmarkId::new("tokens_to_string", case.label), |b| {
+            let tokens = case.expand();
+            b.iter(|| tokens.to_string());
+        });
+        group.bench_function(
+            BenchmarkId::new("baseline_protox_plus_tonic_prost_build", case.label),
+            |b| {
+                b.iter(|| tonic_codegen(&located, &codegen_out));
+            },
+        );
+    }
+    group.finish();
+    c.final_summary();
+    let _ = std::fs::remove_dir_all(&large_root);
+}

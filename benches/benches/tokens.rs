@@ -1,0 +1,230 @@
+//! Tokens: what each tool definition costs the model, counted with
+//! o200k_base (the GPT-4o/o-series vocabulary) for every rendering of the
+//! test corpus, per tool and per dialect; then what the renderings spend on
+//! things that do not help the model, each measured as the tokens saved by
+//! removing it.
+
+use ai_tools_benches::{CORPUS, corpus_tools, quick_mode};
+use ai_tools_schema::{Dialect, ToolSpec};
+use serde_json::{Map, Value};
+use tiktoken_rs::CoreBPE;
+
+fn tokens(bpe: &CoreBPE, text: &str) -> usize {
+    bpe.encode_ordinary(text).len()
+}
+
+/// Whether an object member (key, value, the object it is in) is to go.
+type DropRule = dyn Fn(&str, &Value, &Map<String, Value>) -> bool;
+
+/// Removes, everywhere in `v`, object members for which `drop(key, value, parent)` holds.
+fn strip(v: &mut Value, drop: &DropRule) {
+    match v {
+        Value::Object(map) => {
+            let parent = map.clone();
+            map.retain(|k, val| !drop(k, val, &parent));
+            for val in map.values_mut() {
+                strip(val, drop);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| strip(i, drop)),
+        _ => {}
+    }
+}
+
+/// A candidate waste: its name and how to remove it from a rendering.
+struct Candidate {
+    name: &'static str,
+    drop: &'static DropRule,
+    /// Dialects where removing it changes nothing the provider requires.
+    applies: fn(Dialect, bool) -> bool,
+}
+
+fn candidates() -> Vec<Candidate> {
+    vec![
+        Candidate {
+            name: "empty `description` strings",
+            drop: &|k, v, _| k == "description" && v.as_str() == Some(""),
+            applies: |_, _| true,
+        },
+        Candidate {
+            name: "`required: []` (empty)",
+            drop: &|k, v, _| k == "required" && v.as_array().is_some_and(Vec::is_empty),
+            // OpenAI strict demands `required` on every object.
+            applies: |d, strict| !(d == Dialect::OpenAi && strict),
+        },
+        Candidate {
+            name: "`additionalProperties: false`",
+            drop: &|k, v, _| k == "additionalProperties" && v == &Value::Bool(false),
+            // Required by OpenAI strict and Anthropic strict; elsewhere a hint only.
+            applies: |d, strict| !(strict && matches!(d, Dialect::OpenAi | Dialect::Anthropic)),
+        },
+        Candidate {
+            name: "`properties: {}` (empty)",
+            drop: &|k, v, _| k == "properties" && v.as_object().is_some_and(Map::is_empty),
+            applies: |d, strict| !(d == Dialect::OpenAi && strict),
+        },
+        Candidate {
+            name: "`type` beside `enum` (the values already say string)",
+            drop: &|k, _, parent| k == "type" && parent.contains_key("enum"),
+            // Every node carries a type by design (some providers reject typeless nodes).
+            applies: |_, _| false,
+        },
+        Candidate {
+            name: "`title` keywords",
+            drop: &|k, v, _| k == "title" && v.is_string(),
+            applies: |_, _| true,
+        },
+        Candidate {
+            name: "`$schema` keywords",
+            drop: &|k, _, _| k == "$schema",
+            applies: |_, _| true,
+        },
+        Candidate {
+            name: "`format` keywords",
+            drop: &|k, _, _| k == "format",
+            applies: |_, _| false,
+        },
+    ]
+}
+
+/// Descriptions repeated verbatim by a child of the node that has them (a
+/// `$ref`/`anyOf` wrapper and its target, an array and its items).
+fn repeated_descriptions(v: &mut Value) {
+    fn walk(v: &mut Value, inherited: Option<&str>) {
+        match v {
+            Value::Object(map) => {
+                if let (Some(parent), Some(Value::String(own))) =
+                    (inherited, map.get("description"))
+                    && parent == own
+                {
+                    map.remove("description");
+                }
+                let own = map
+                    .get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                for (k, child) in map.iter_mut() {
+                    if k == "properties" || k == "$defs" || k == "definitions" {
+                        if let Value::Object(props) = child {
+                            props.values_mut().for_each(|p| walk(p, None));
+                        }
+                    } else {
+                        walk(child, own.as_deref());
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(|i| walk(i, inherited)),
+            _ => {}
+        }
+    }
+    walk(v, None);
+}
+
+fn render(tool: &ToolSpec, dialect: Dialect) -> Value {
+    tool.render(dialect)
+}
+
+fn main() {
+    let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
+    let quick = quick_mode();
+    let mut per_dialect = [0usize; Dialect::ALL.len()];
+    let mut pretty_per_dialect = [0usize; Dialect::ALL.len()];
+    println!(
+        "tokens: o200k_base; parameters = the minified parameters schema as ai_tools! embeds it; def = name + description + parameters"
+    );
+    println!(
+        "| proto | tool | strict | {} |",
+        Dialect::ALL.map(|d| d.as_str()).join(" | ")
+    );
+    println!("|---|---|---|{}", "---:|".repeat(Dialect::ALL.len()));
+    let mut all: Vec<(ToolSpec, Dialect, Value)> = Vec::new();
+    for proto in CORPUS {
+        let tools = corpus_tools(proto).expect("corpus compiles");
+        for tool in tools {
+            let mut cells = Vec::new();
+            for (i, dialect) in Dialect::ALL.into_iter().enumerate() {
+                let schema = render(&tool, dialect);
+                let text = schema.to_string();
+                let n = tokens(&bpe, &text);
+                let def = n + tokens(&bpe, &tool.name) + tokens(&bpe, &tool.description);
+                per_dialect[i] += def;
+                pretty_per_dialect[i] +=
+                    tokens(&bpe, &serde_json::to_string_pretty(&schema).expect("json"))
+                        + tokens(&bpe, &tool.name)
+                        + tokens(&bpe, &tool.description);
+                cells.push(format!("{n} ({def})"));
+                all.push((tool.clone(), dialect, schema));
+            }
+            println!(
+                "| {} | {} | {} | {} |",
+                proto.file,
+                tool.name,
+                tool.strict,
+                cells.join(" | ")
+            );
+            if quick {
+                break;
+            }
+        }
+    }
+    println!(
+        "| all | total def tokens | | {} |",
+        per_dialect.map(|n| n.to_string()).join(" | ")
+    );
+    println!(
+        "| all | total def tokens if sent pretty-printed | | {} |",
+        pretty_per_dialect.map(|n| n.to_string()).join(" | ")
+    );
+
+    println!(
+        "\ntokens: candidate waste (tokens saved by removing it, over every rendering where the provider does not require it)"
+    );
+    for candidate in candidates() {
+        let mut saved = [0usize; Dialect::ALL.len()];
+        let mut required_saved = 0usize;
+        for (tool, dialect, schema) in &all {
+            let before = tokens(&bpe, &schema.to_string());
+            let mut stripped = schema.clone();
+            strip(&mut stripped, candidate.drop);
+            let gain = before - tokens(&bpe, &stripped.to_string()).min(before);
+            if (candidate.applies)(*dialect, tool.strict) {
+                let i = Dialect::ALL.iter().position(|d| d == dialect).unwrap_or(0);
+                saved[i] += gain;
+            } else {
+                required_saved += gain;
+            }
+        }
+        println!(
+            "tokens: waste {:<55} {} | where required or kept by design: {required_saved}",
+            candidate.name,
+            Dialect::ALL
+                .iter()
+                .zip(saved)
+                .map(|(d, s)| format!("{d}={s}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    let mut saved = [0usize; Dialect::ALL.len()];
+    for (_, dialect, schema) in &all {
+        let mut stripped = schema.clone();
+        repeated_descriptions(&mut stripped);
+        let i = Dialect::ALL.iter().position(|d| d == dialect).unwrap_or(0);
+        saved[i] += tokens(&bpe, &schema.to_string()) - tokens(&bpe, &stripped.to_string());
+    }
+    println!(
+        "tokens: waste {:<55} {}",
+        "descriptions repeated by a wrapped child",
+        Dialect::ALL
+            .iter()
+            .zip(saved)
+            .map(|(d, s)| format!("{d}={s}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    if std::env::var_os("AI_TOOLS_BENCH_DUMP").is_some() {
+        for (tool, dialect, schema) in &all {
+            println!("{} {dialect} {schema}", tool.name);
+        }
+    }
+}
