@@ -71,19 +71,14 @@ struct Rendered {
     openai: String,
     anthropic: String,
     gemini: String,
+    gemini_json_schema: String,
 }
 
 fn render_checked(tools: &[ToolSpec]) -> Result<Vec<Rendered>, String> {
     let mut errors = Vec::new();
     let mut all = Vec::with_capacity(tools.len());
     for tool in tools {
-        let mut texts = Vec::with_capacity(Dialect::ALL.len());
-        for dialect in [
-            Dialect::JsonSchema,
-            Dialect::OpenAi,
-            Dialect::Anthropic,
-            Dialect::Gemini,
-        ] {
+        let mut render = |dialect: Dialect| {
             let schema = tool.render(dialect);
             for violation in ai_tools_schema::check::check(dialect, tool.strict, &schema) {
                 errors.push(format!(
@@ -91,15 +86,14 @@ fn render_checked(tools: &[ToolSpec]) -> Result<Vec<Rendered>, String> {
                     tool.name
                 ));
             }
-            texts.push(schema.to_string());
-        }
-        let [canonical, openai, anthropic, gemini] =
-            <[String; 4]>::try_from(texts).map_err(|_| "internal: four renderings expected")?;
+            schema.to_string()
+        };
         all.push(Rendered {
-            canonical,
-            openai,
-            anthropic,
-            gemini,
+            canonical: render(Dialect::JsonSchema),
+            openai: render(Dialect::OpenAi),
+            anthropic: render(Dialect::Anthropic),
+            gemini: render(Dialect::Gemini),
+            gemini_json_schema: render(Dialect::GeminiJsonSchema),
         });
     }
     if errors.is_empty() {
@@ -319,6 +313,7 @@ fn tool_static(tool: &ToolSpec, rendered: &Rendered, static_name: &syn::Ident) -
         openai,
         anthropic,
         gemini,
+        gemini_json_schema,
     } = rendered;
     let doc = doc_lines(description);
     let rpc_doc = format!("Tool `{name}`: {}.", rpc_of(tool));
@@ -341,6 +336,7 @@ fn tool_static(tool: &ToolSpec, rendered: &Rendered, static_name: &syn::Ident) -
                 openai: #openai,
                 anthropic: #anthropic,
                 gemini: #gemini,
+                gemini_json_schema: #gemini_json_schema,
             },
             method: ::ai_tools::MethodRef {
                 service: #service,

@@ -36,6 +36,8 @@ pub struct Renderings {
     pub anthropic: &'static str,
     /// Gemini `functionDeclarations[].parameters` (OpenAPI subset).
     pub gemini: &'static str,
+    /// Gemini `functionDeclarations[].parametersJsonSchema` (JSON Schema).
+    pub gemini_json_schema: &'static str,
 }
 
 /// The gRPC method behind a tool.

@@ -458,6 +458,42 @@ impl Toolkit {
         Value::Array(tools.collect())
     }
 
+    /// Every tool in the shape of OpenAI Responses' `tools`:
+    /// `[{"type":"function", name, description, parameters, strict}]`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(
+    ///     ai_tools::Toolkit::builder().build().unwrap().to_openai_responses(),
+    ///     serde_json::json!([])
+    /// );
+    /// ```
+    pub fn to_openai_responses(&self) -> Value {
+        Value::Array(self.tools.iter().map(Tool::to_openai_responses).collect())
+    }
+
+    /// Every tool as one Gemini tool whose declarations carry JSON Schema:
+    /// `{"functionDeclarations":[{name, description, parametersJsonSchema}]}`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(
+    ///     ai_tools::Toolkit::builder().build().unwrap().to_gemini_json_schema(),
+    ///     serde_json::json!({"functionDeclarations": []})
+    /// );
+    /// ```
+    pub fn to_gemini_json_schema(&self) -> Value {
+        json!({
+            "functionDeclarations": self
+                .tools
+                .iter()
+                .map(Tool::to_gemini_json_schema)
+                .collect::<Vec<_>>()
+        })
+    }
+
     /// Every tool as one Gemini tool:
     /// `{"functionDeclarations":[{name, description, parameters}]}`.
     ///
@@ -564,8 +600,7 @@ impl Tool {
     }
 
     /// The parameters' schema for `dialect`. A generated tool's are the
-    /// texts `ai_tools!` rendered and checked at compile time (its canonical
-    /// JSON Schema for [`Dialect::JsonSchema`] and [`Dialect::GeminiJsonSchema`]).
+    /// texts `ai_tools!` rendered and checked at compile time.
     ///
     /// # Examples
     ///
@@ -585,7 +620,8 @@ impl Tool {
                     Dialect::OpenAi => tool.renderings.openai,
                     Dialect::Anthropic => tool.renderings.anthropic,
                     Dialect::Gemini => tool.renderings.gemini,
-                    Dialect::JsonSchema | Dialect::GeminiJsonSchema => tool.parameters,
+                    Dialect::GeminiJsonSchema => tool.renderings.gemini_json_schema,
+                    Dialect::JsonSchema => tool.parameters,
                 };
                 // The macro wrote these texts with serde_json; they parse.
                 serde_json::from_str(text).unwrap_or(Value::Null)
@@ -608,6 +644,34 @@ impl Tool {
                 "parameters": self.parameters(Dialect::OpenAi),
                 "strict": self.is_strict(),
             }
+        })
+    }
+
+    /// This tool in OpenAI Responses' shape.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit::to_openai_responses`].
+    pub fn to_openai_responses(&self) -> Value {
+        json!({
+            "type": "function",
+            "name": self.name(),
+            "description": self.description(),
+            "parameters": self.parameters(Dialect::OpenAi),
+            "strict": self.is_strict(),
+        })
+    }
+
+    /// This tool as one Gemini function declaration with a JSON Schema.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit::to_gemini_json_schema`].
+    pub fn to_gemini_json_schema(&self) -> Value {
+        json!({
+            "name": self.name(),
+            "description": self.description(),
+            "parametersJsonSchema": self.parameters(Dialect::GeminiJsonSchema),
         })
     }
 

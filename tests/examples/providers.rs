@@ -54,14 +54,7 @@ fn main() {
     print("OpenAI Chat Completions `tools`", &chat);
 
     // OpenAI Responses: the same function, flattened.
-    let function = &tool.to_openai()["function"];
-    let responses = json!([{
-        "type": "function",
-        "name": function["name"],
-        "description": function["description"],
-        "parameters": function["parameters"],
-        "strict": function["strict"],
-    }]);
+    let responses = json!([tool.to_openai_responses()]);
     print("OpenAI Responses `tools`", &responses);
 
     // Anthropic Messages: `tools`.
@@ -73,13 +66,7 @@ fn main() {
     print("Gemini `tools` (parameters)", &gemini);
 
     // Gemini: the JSON Schema form.
-    let gemini_json = json!([{
-        "functionDeclarations": [{
-            "name": tool.name(),
-            "description": tool.description(),
-            "parametersJsonSchema": tool.parameters(Dialect::GeminiJsonSchema),
-        }]
-    }]);
+    let gemini_json = json!([{ "functionDeclarations": [tool.to_gemini_json_schema()] }]);
     print("Gemini `tools` (parametersJsonSchema)", &gemini_json);
 
     // Every schema obeys its dialect, and the list its per-request limits.

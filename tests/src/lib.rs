@@ -44,6 +44,7 @@ pub mod tools {
         openai: "{}",
         anthropic: "{}",
         gemini: "{}",
+        gemini_json_schema: "{}",
     };
 
     const LINK_RESPONSE: &[FieldPrefix] = &[

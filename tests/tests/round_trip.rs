@@ -488,12 +488,13 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 /// The renderings of a tool, per dialect name.
-fn renderings(tool: &AgentTool) -> [(&'static str, &'static str); 4] {
+fn renderings(tool: &AgentTool) -> [(&'static str, &'static str); 5] {
     [
         ("json_schema", tool.parameters),
         ("openai", tool.renderings.openai),
         ("anthropic", tool.renderings.anthropic),
         ("gemini", tool.renderings.gemini),
+        ("gemini_json_schema", tool.renderings.gemini_json_schema),
     ]
 }
 

@@ -227,7 +227,16 @@ async fn tools_render_for_every_provider() {
     let openai = toolkit.to_openai();
     let anthropic = toolkit.to_anthropic();
     let gemini = toolkit.to_gemini();
+    let responses = toolkit.to_openai_responses();
+    let gemini_json = toolkit.to_gemini_json_schema();
     for (i, tool) in toolkit.tools().iter().enumerate() {
+        let r = &responses[i];
+        assert_eq!(r["type"], "function");
+        assert_eq!(r["name"], tool.name());
+        assert_eq!(r["strict"], tool.is_strict());
+        assert_eq!(r["parameters"], openai[i]["function"]["parameters"]);
+        let gj = &gemini_json["functionDeclarations"][i];
+        assert_eq!(gj["name"], tool.name());
         let o = &openai[i];
         assert_eq!(o["type"], "function");
         assert_eq!(o["function"]["name"], tool.name());
@@ -242,6 +251,7 @@ async fn tools_render_for_every_provider() {
             (Dialect::OpenAi, &o["function"]["parameters"]),
             (Dialect::Anthropic, &a["input_schema"]),
             (Dialect::Gemini, &g["parameters"]),
+            (Dialect::GeminiJsonSchema, &gj["parametersJsonSchema"]),
         ] {
             let violations = check::check(dialect, tool.is_strict(), schema);
             assert!(
