@@ -87,6 +87,8 @@ pub use ai_tools_schema as schema;
 mod alias;
 mod executor;
 mod native;
+#[cfg(feature = "async-openai")]
+pub mod openai;
 mod sessions;
 #[cfg(feature = "tonic")]
 mod tonic_transport;
