@@ -86,6 +86,8 @@ pub use ai_tools_schema as schema;
 
 mod alias;
 mod executor;
+#[cfg(feature = "mcp")]
+pub mod mcp;
 mod native;
 #[cfg(feature = "async-openai")]
 pub mod openai;

@@ -1,0 +1,959 @@
+//! Serve a [`Toolkit`] over the [Model Context Protocol](https://modelcontextprotocol.io)
+//! (feature `mcp`), with the official Rust SDK [`rmcp`].
+//!
+//! An MCP host (Claude Desktop, an IDE, an agent framework) lists the tools
+//! and calls them; each call runs through [`Toolkit::execute`], so a
+//! generated tool is a real gRPC call and UUIDs reach the host as aliases
+//! (`link-1`).
+//!
+//! ```no_run
+//! mod links {
+//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
+//! let transport = ai_tools::TonicTransport::new(channel);
+//!
+//! // One toolkit per MCP session, built on that session's alias namespace.
+//! let server = ai_tools::mcp::McpServer::new(move |aliases| {
+//!     ai_tools::Toolkit::builder()
+//!         .aliases(aliases.clone())
+//!         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
+//!         .build()
+//! });
+//! server.serve_http("127.0.0.1:8080").await?; // or .serve_stdio() for desktop hosts
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # One alias namespace per MCP session
+//!
+//! `link-1` means something only inside one conversation. Over stdio the
+//! conversation is the process (one client); over streamable HTTP it is the
+//! MCP session (`Mcp-Session-Id`): the server keeps one [`AliasManager`] per
+//! session id in a [`Sessions`] and builds that session's toolkit on it, so
+//! two hosts connected at once never resolve each other's aliases. A
+//! session's namespace lives as long as the session; when the client ends
+//! it (HTTP `DELETE`) or the server drops it, the namespace is forgotten.
+//!
+//! Sessions belong to the handshake era of MCP (protocol versions up to
+//! `2025-11-25`); protocol `2026-07-28` removes them, and with them any
+//! place to keep a conversation's aliases. The server therefore advertises
+//! the handshake-era versions only: a current client (the Python SDK's
+//! `auto` mode, for one) asks `server/discover`, sees them, and falls back
+//! to `initialize`. A stateless request that still arrives gets a
+//! throwaway namespace, never a shared one.
+//!
+//! # The tool list
+//!
+//! MCP's `inputSchema` is JSON Schema and a host forwards it to its model
+//! provider, most often Anthropic's. The tools are listed in the
+//! [`Dialect::Anthropic`] rendering by default ([`MCP_DIALECT`]): a plain
+//! object at the root, optional fields left out of `required` rather than
+//! typed `["T","null"]`, and, for strict tools, no open objects (maps as
+//! `[{key, value}]` entries, which the executor turns back into maps). Pick
+//! another with [`McpServer::with_dialect`]; the executor accepts the
+//! arguments of every dialect.
+//!
+//! No `outputSchema` is declared: a tool's output is protojson with aliases
+//! in place of ids and default values left out, which a schema derived from
+//! the response message would not describe exactly, and a host that
+//! validates `structuredContent` against a declared schema refuses every
+//! mismatch. A successful output that is a JSON object is sent both as text
+//! (what hosts show the model) and as `structuredContent`.
+//!
+//! # Errors and shutdown
+//!
+//! Every failure of a call — bad arguments, an invented alias, a gRPC error,
+//! a native tool's error — is a tool result with `isError: true` whose text
+//! tells the model what to do, never a protocol error; only a tool name the
+//! server does not have is a protocol error (`-32602`), as MCP specifies.
+//! Nothing is written to stdout but the protocol. [`McpServer::serve_stdio`]
+//! returns when stdin closes or on ctrl-c / `SIGTERM`;
+//! [`McpServer::serve_http`] on ctrl-c / `SIGTERM`; the `_until` variants
+//! take any shutdown future.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use ai_tools_schema::Dialect;
+pub use rmcp;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::sync::CancellationToken;
+
+use crate::alias::AliasManager;
+use crate::sessions::Sessions;
+use crate::tool::AgentTool;
+use crate::toolkit::{Tool, Toolkit, ToolkitError};
+
+/// The dialect of the tools' `inputSchema` unless [`McpServer::with_dialect`]
+/// says otherwise: Anthropic's, the provider behind most MCP hosts, and a
+/// plain JSON Schema every host accepts (see the [module docs](self)).
+pub const MCP_DIALECT: Dialect = Dialect::Anthropic;
+
+/// The path the streamable-HTTP endpoint is served at: `http://ADDR/mcp`.
+pub const HTTP_PATH: &str = "/mcp";
+
+/// The newest protocol version served: the last one with sessions, hence
+/// with a place for a conversation's aliases (see the [module docs](self)).
+pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// How long a graceful HTTP shutdown waits for open connections to finish.
+const HTTP_DRAIN: Duration = Duration::from_secs(5);
+
+/// Why an MCP server could not start or stopped with an error.
+///
+/// # Examples
+///
+/// ```
+/// let err = ai_tools::mcp::ServeError::SharedToolkit;
+/// assert!(err.to_string().contains("McpServer::new"));
+/// ```
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServeError {
+    /// The per-session toolkit could not be built (checked once at start).
+    #[error("the toolkit cannot be built: {0}")]
+    Toolkit(#[from] ToolkitError),
+    /// A socket or stdio error.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// The client never completed the MCP handshake.
+    #[error("the MCP session did not start: {0}")]
+    Handshake(String),
+    /// The task that ran the session failed.
+    #[error("the MCP session task failed: {0}")]
+    Task(String),
+    /// `serve_http` was given one toolkit: HTTP serves many sessions, and
+    /// one toolkit means one alias namespace shared by all of them.
+    #[error(
+        "serving HTTP needs a toolkit per MCP session so that sessions never share aliases; build the server with McpServer::new(|aliases| …)"
+    )]
+    SharedToolkit,
+}
+
+/// The shape of a per-session toolkit builder.
+type Factory = dyn Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync;
+
+/// Where a session's alias namespace comes from: a [`Sessions`] of any transport.
+trait Namespaces: Send + Sync {
+    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager>;
+    fn forget(&self, session_id: &str);
+}
+
+impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
+    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager> {
+        Sessions::alias_manager(self, session_id)
+    }
+
+    fn forget(&self, session_id: &str) {
+        let _ = self.remove(session_id);
+    }
+}
+
+enum Source {
+    /// A toolkit per session, on the session's namespace.
+    PerSession {
+        factory: Arc<Factory>,
+        sessions: Arc<dyn Namespaces>,
+    },
+    /// One toolkit (stdio: one client, one namespace).
+    Fixed(Arc<Toolkit>),
+}
+
+/// An MCP server of one [`Toolkit`] per session: configure it, then serve it
+/// over stdio ([`serve_stdio`](Self::serve_stdio)) or streamable HTTP
+/// ([`serve_http`](Self::serve_http)).
+///
+/// # Examples
+///
+/// ```no_run
+/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+///
+/// /// Say hello.
+/// #[derive(serde::Deserialize, ToolInput)]
+/// struct Hello {
+///     /// Whom to greet.
+///     name: String,
+/// }
+///
+/// # async fn run() -> Result<(), ai_tools::mcp::ServeError> {
+/// ai_tools::mcp::McpServer::new(|aliases| {
+///     let hello = NativeTool::new::<Hello, _, _>("hello", "Say hello.", |_, h: Hello| async move {
+///         format!("Hello, {}!", h.name)
+///     });
+///     Toolkit::builder().aliases(aliases).native(hello).build()
+/// })
+/// .with_server_info("hello", "1.0.0")
+/// .with_instructions("Greet whoever the user names.")
+/// .serve_stdio()
+/// .await
+/// # }
+/// ```
+pub struct McpServer {
+    source: Source,
+    dialect: Dialect,
+    info: Implementation,
+    instructions: Option<String>,
+    stdio_session: String,
+    allowed_hosts: Option<Vec<String>>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("dialect", &self.dialect)
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server that builds the toolkit of each MCP session with
+    /// `per_session`, given the session's alias namespace. Build every
+    /// generated executor of the toolkit on that namespace
+    /// (`Executor::with_alias_manager(transport, aliases)`) and pass it to
+    /// [`ToolkitBuilder::aliases`](crate::ToolkitBuilder::aliases).
+    ///
+    /// The namespaces are kept in a `Sessions` of their own (idle TTL of 30
+    /// minutes); share yours with [`with_sessions`](Self::with_sessions).
+    ///
+    /// # Examples
+    ///
+    /// See [`McpServer`].
+    pub fn new<F>(per_session: F) -> Self
+    where
+        F: Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync + 'static,
+    {
+        let sessions: Arc<dyn Namespaces> =
+            Arc::new(Sessions::new((), Duration::from_secs(30 * 60)));
+        Self::with_source(Source::PerSession {
+            factory: Arc::new(per_session),
+            sessions,
+        })
+    }
+
+    /// A server of one toolkit, for stdio, where the process serves one
+    /// client: its alias namespace is the toolkit's. [`serve_http`](Self::serve_http)
+    /// refuses it ([`ServeError::SharedToolkit`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap());
+    /// assert_eq!(server.tools().unwrap().len(), 0);
+    /// ```
+    pub fn from_toolkit(toolkit: Toolkit) -> Self {
+        Self::with_source(Source::Fixed(Arc::new(toolkit)))
+    }
+
+    fn with_source(source: Source) -> Self {
+        Self {
+            source,
+            dialect: MCP_DIALECT,
+            info: Implementation::new("ai-tools", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            stdio_session: "stdio".to_owned(),
+            allowed_hosts: None,
+        }
+    }
+
+    /// Keeps the sessions' alias namespaces in `sessions` (its TTL, capacity
+    /// and alias limit apply), keyed by MCP session id over HTTP and by
+    /// `"stdio"` over stdio ([`with_stdio_session_id`](Self::with_stdio_session_id)).
+    /// Only the namespaces are used, not the transport.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// let sessions = Arc::new(ai_tools::Sessions::new((), Duration::from_secs(600)).with_alias_limit(1000));
+    /// let server = ai_tools::mcp::McpServer::new(|aliases| ai_tools::Toolkit::builder().aliases(aliases).build())
+    ///     .with_sessions(sessions.clone());
+    /// # let _ = server;
+    /// ```
+    pub fn with_sessions<T: Send + Sync + 'static>(mut self, sessions: Arc<Sessions<T>>) -> Self {
+        if let Source::PerSession { sessions: kept, .. } = &mut self.source {
+            *kept = sessions;
+        }
+        self
+    }
+
+    /// The conversation id of the stdio session in the `Sessions` (default
+    /// `"stdio"`): set it when several processes share one alias store.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().aliases(a).build())
+    ///     .with_stdio_session_id("desktop-user-7");
+    /// # let _ = server;
+    /// ```
+    pub fn with_stdio_session_id(mut self, id: impl Into<String>) -> Self {
+        self.stdio_session = id.into();
+        self
+    }
+
+    /// The dialect of the listed `inputSchema`s (default [`MCP_DIALECT`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::schema::Dialect;
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_dialect(Dialect::JsonSchema);
+    /// # let _ = server;
+    /// ```
+    pub fn with_dialect(mut self, dialect: Dialect) -> Self {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The name and version the server reports in `initialize`
+    /// (default `ai-tools` and this crate's version).
+    ///
+    /// # Examples
+    ///
+    /// See [`McpServer`].
+    pub fn with_server_info(mut self, name: impl Into<String>, version: impl Into<String>) -> Self {
+        self.info = Implementation::new(name, version);
+        self
+    }
+
+    /// Instructions for the host's model, sent in `initialize`.
+    ///
+    /// # Examples
+    ///
+    /// See [`McpServer`].
+    pub fn with_instructions(mut self, instructions: impl Into<String>) -> Self {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// The `Host` header values the HTTP server accepts. By default only
+    /// loopback names (`localhost`, `127.0.0.1`, `::1`), which guards a
+    /// local server against DNS rebinding; a public deployment lists its own
+    /// host names.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().aliases(a).build())
+    ///     .with_allowed_hosts(["tools.example.com"]);
+    /// # let _ = server;
+    /// ```
+    pub fn with_allowed_hosts(
+        mut self,
+        hosts: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// The tools as the server lists them, in the configured dialect. For a
+    /// per-session server this builds one toolkit on a throwaway namespace.
+    ///
+    /// # Errors
+    ///
+    /// When the toolkit cannot be built.
+    ///
+    /// # Examples
+    ///
+    /// See [`from_toolkit`](Self::from_toolkit).
+    pub fn tools(&self) -> Result<Vec<rmcp::model::Tool>, ToolkitError> {
+        let list = |toolkit: &Toolkit| {
+            toolkit
+                .tools()
+                .iter()
+                .map(|t| to_mcp_tool(t, self.dialect))
+                .collect()
+        };
+        match &self.source {
+            Source::Fixed(toolkit) => Ok(list(toolkit)),
+            Source::PerSession { factory, .. } => {
+                Ok(list(&factory(Arc::new(AliasManager::new()))?))
+            }
+        }
+    }
+
+    /// Checks the toolkit once and freezes what every session shares.
+    fn prepare(self) -> Result<Arc<Shared>, ServeError> {
+        let tools = self.tools()?;
+        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(self.info)
+            .with_protocol_version(MAX_PROTOCOL_VERSION);
+        if let Some(instructions) = self.instructions {
+            config = config.with_instructions(instructions);
+        }
+        Ok(Arc::new(Shared {
+            source: self.source,
+            tools,
+            config,
+            stdio_session: self.stdio_session,
+            allowed_hosts: self.allowed_hosts,
+        }))
+    }
+
+    /// Serves one client over this process's stdin and stdout until stdin
+    /// closes, or ctrl-c / `SIGTERM` ([`shutdown_signal`]). Nothing else is
+    /// written to stdout.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError`]: the toolkit does not build, the handshake failed.
+    ///
+    /// # Examples
+    ///
+    /// See [`McpServer`].
+    pub async fn serve_stdio(self) -> Result<(), ServeError> {
+        self.serve_stdio_until(shutdown_signal()).await
+    }
+
+    /// [`serve_stdio`](Self::serve_stdio) until stdin closes or `shutdown` completes.
+    ///
+    /// # Errors
+    ///
+    /// See [`serve_stdio`](Self::serve_stdio).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run(server: ai_tools::mcp::McpServer) -> Result<(), ai_tools::mcp::ServeError> {
+    /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    /// server.serve_stdio_until(async { let _ = stopped.await; }).await
+    /// # }
+    /// ```
+    pub async fn serve_stdio_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError> {
+        let (read, write) = rmcp::transport::stdio_pipes();
+        self.serve_io(read, write, shutdown).await
+    }
+
+    /// Serves one client over a byte stream pair (newline-delimited JSON-RPC,
+    /// as stdio) until it closes or `shutdown` completes: a Unix socket, a
+    /// child's pipes, an in-memory duplex in a test. The session's
+    /// namespace is the stdio one ([`with_stdio_session_id`](Self::with_stdio_session_id)).
+    ///
+    /// # Errors
+    ///
+    /// See [`serve_stdio`](Self::serve_stdio).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap());
+    /// let (client, server_end) = tokio::io::duplex(64 * 1024);
+    /// let (read, write) = tokio::io::split(server_end);
+    /// let serving = tokio::spawn(server.serve_io(read, write, std::future::pending()));
+    ///
+    /// let (client_read, mut client_write) = tokio::io::split(client);
+    /// let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"doc","version":"1"}}}"#;
+    /// client_write.write_all(format!("{init}\n").as_bytes()).await.unwrap();
+    /// let mut lines = BufReader::new(client_read).lines();
+    /// let reply = lines.next_line().await.unwrap().unwrap();
+    /// assert!(reply.contains(r#""protocolVersion":"2025-06-18""#));
+    /// drop(client_write); // the client hangs up: the server returns
+    /// drop(lines);
+    /// serving.await.unwrap().unwrap();
+    /// # }
+    /// ```
+    pub async fn serve_io<R, W>(
+        self,
+        read: R,
+        write: W,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> Result<(), ServeError>
+    where
+        R: AsyncRead + Send + Unpin + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let shared = self.prepare()?;
+        let session = shared.stdio_session.clone();
+        let handler = Handler::new(shared, Some(session));
+        let ct = CancellationToken::new();
+        let mut shutdown = std::pin::pin!(shutdown);
+        let running = tokio::select! {
+            running = handler.serve_with_ct((read, write), ct.clone()) => {
+                running.map_err(|e| ServeError::Handshake(e.to_string()))?
+            }
+            () = &mut shutdown => {
+                ct.cancel();
+                return Ok(());
+            }
+        };
+        let stop = running.cancellation_token();
+        let mut waiting = std::pin::pin!(running.waiting());
+        let done = tokio::select! {
+            done = &mut waiting => done,
+            () = &mut shutdown => {
+                stop.cancel();
+                waiting.await
+            }
+        };
+        done.map(drop).map_err(|e| ServeError::Task(e.to_string()))
+    }
+
+    /// Serves streamable HTTP at `http://ADDR/mcp` ([`HTTP_PATH`]) until
+    /// ctrl-c / `SIGTERM` ([`shutdown_signal`]), one alias namespace per MCP
+    /// session.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError`]: the address cannot be bound, the toolkit does not
+    /// build, or the server holds one toolkit ([`ServeError::SharedToolkit`]).
+    ///
+    /// # Examples
+    ///
+    /// See the [module docs](self).
+    pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> Result<(), ServeError> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        self.serve_http_until(listener, shutdown_signal()).await
+    }
+
+    /// [`serve_http`](Self::serve_http) on a bound listener (bind port 0 and
+    /// read [`local_addr`](tokio::net::TcpListener::local_addr) to learn the
+    /// port) until `shutdown` completes. On shutdown every session is ended
+    /// and open connections get a few seconds to finish.
+    ///
+    /// # Errors
+    ///
+    /// See [`serve_http`](Self::serve_http).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run(server: ai_tools::mcp::McpServer) -> Result<(), ai_tools::mcp::ServeError> {
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// eprintln!("MCP at http://{}/mcp", listener.local_addr()?);
+    /// server.serve_http_until(listener, ai_tools::mcp::shutdown_signal()).await
+    /// # }
+    /// ```
+    pub async fn serve_http_until(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServeError> {
+        if matches!(self.source, Source::Fixed(_)) {
+            return Err(ServeError::SharedToolkit);
+        }
+        let shared = self.prepare()?;
+        let ct = CancellationToken::new();
+        let mut config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(ct.child_token())
+            .with_legacy_session_mode(true);
+        if let Some(hosts) = &shared.allowed_hosts {
+            config = config.with_allowed_hosts(hosts.clone());
+        }
+        let factory_shared = shared.clone();
+        let service = StreamableHttpService::new(
+            move || Ok(Handler::new(factory_shared.clone(), None)),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let router = axum::Router::new().nest_service(HTTP_PATH, service);
+        let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
+        let stop = ct.clone();
+        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
+            shutdown.await;
+            stop.cancel();
+            let _ = drained_tx.send(());
+        });
+        let server = std::pin::pin!(server.into_future());
+        let deadline = async move {
+            if drained_rx.await.is_ok() {
+                tokio::time::sleep(HTTP_DRAIN).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            served = server => served?,
+            () = deadline => {}
+        }
+        ct.cancel();
+        Ok(())
+    }
+}
+
+/// Serves one toolkit over stdin/stdout until stdin closes or ctrl-c /
+/// `SIGTERM`: the few lines a desktop host (Claude Desktop, an IDE) needs.
+/// The process is the session, so the toolkit's alias namespace is the
+/// session's. See [`McpServer`] for the options.
+///
+/// # Errors
+///
+/// See [`McpServer::serve_stdio`].
+///
+/// # Examples
+///
+/// ```no_run
+/// mod links {
+///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+/// }
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
+/// let toolkit = ai_tools::Toolkit::builder()
+///     .generated(links::Executor::new(ai_tools::TonicTransport::new(channel)))
+///     .build()?;
+/// ai_tools::mcp::serve_stdio(toolkit).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve_stdio(toolkit: Toolkit) -> Result<(), ServeError> {
+    McpServer::from_toolkit(toolkit).serve_stdio().await
+}
+
+/// Serves streamable HTTP at `http://ADDR/mcp` until ctrl-c / `SIGTERM`,
+/// building each MCP session's toolkit with `per_session` on that
+/// session's own alias namespace. See [`McpServer`] for the options.
+///
+/// # Errors
+///
+/// See [`McpServer::serve_http`].
+///
+/// # Examples
+///
+/// ```no_run
+/// mod links {
+///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+/// }
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
+/// let transport = ai_tools::TonicTransport::new(channel);
+/// ai_tools::mcp::serve_http(
+///     move |aliases| {
+///         ai_tools::Toolkit::builder()
+///             .aliases(aliases.clone())
+///             .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
+///             .build()
+///     },
+///     "127.0.0.1:8080",
+/// )
+/// .await?;
+/// # Ok(())
+/// # }
+/// ```
+pub async fn serve_http<F>(
+    per_session: F,
+    addr: impl tokio::net::ToSocketAddrs,
+) -> Result<(), ServeError>
+where
+    F: Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync + 'static,
+{
+    McpServer::new(per_session).serve_http(addr).await
+}
+
+/// Completes on ctrl-c, or on `SIGTERM` on Unix: the signals a host or a
+/// service manager stops a server with. If a handler cannot be installed,
+/// that signal is not waited for.
+///
+/// # Examples
+///
+/// ```no_run
+/// # async fn run() {
+/// ai_tools::mcp::shutdown_signal().await;
+/// eprintln!("stopping");
+/// # }
+/// ```
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut term) => {
+                term.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}
+
+/// `tool` as an MCP tool, its `inputSchema` in `dialect`'s rendering.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+/// use ai_tools::schema::Dialect;
+/// #[derive(serde::Deserialize, ToolInput)]
+/// struct Input { text: String }
+/// let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
+/// let toolkit = Toolkit::builder().native(shout).build().unwrap();
+///
+/// let tool = ai_tools::mcp::to_mcp_tool(&toolkit.tools()[0], Dialect::Anthropic);
+/// assert_eq!(tool.name, "shout");
+/// assert_eq!(tool.input_schema["properties"]["text"]["type"], "string");
+/// let same: ai_tools::mcp::rmcp::model::Tool = (&toolkit.tools()[0]).into();
+/// assert_eq!(same, tool);
+/// ```
+pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
+    rmcp::model::Tool::new(
+        tool.name().to_owned(),
+        tool.description().to_owned(),
+        schema_object(tool.parameters(dialect)),
+    )
+}
+
+/// A generated tool as an MCP tool, its `inputSchema` in `dialect`'s
+/// rendering (the texts `ai_tools!` checked at compile time).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{AgentTool, MethodRef, Renderings};
+/// use ai_tools::schema::Dialect;
+/// static TOOL: AgentTool = AgentTool {
+///     name: "links_list", description: "List links.", strict: false,
+///     parameters: r#"{"type":"object","properties":{}}"#,
+///     renderings: Renderings { openai: "{}", anthropic: r#"{"type":"object"}"#, gemini: "{}" },
+///     method: MethodRef { service: "links.v1.LinksService", method: "ListLinks",
+///         request: "links.v1.ListLinksRequest", response: "links.v1.ListLinksResponse" },
+///     request_aliases: &[], response_aliases: &[], output_prefix: None,
+/// };
+/// let tool = ai_tools::mcp::agent_tool_to_mcp(&TOOL, Dialect::JsonSchema);
+/// assert_eq!(tool.input_schema["properties"], serde_json::json!({}));
+/// let tool: ai_tools::mcp::rmcp::model::Tool = (&TOOL).into();
+/// assert_eq!(tool.input_schema["type"], "object");
+/// ```
+pub fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
+    let text = match dialect {
+        Dialect::OpenAi => tool.renderings.openai,
+        Dialect::Anthropic => tool.renderings.anthropic,
+        Dialect::Gemini => tool.renderings.gemini,
+        Dialect::JsonSchema | Dialect::GeminiJsonSchema => tool.parameters,
+    };
+    rmcp::model::Tool::new(
+        tool.name,
+        tool.description,
+        schema_object(serde_json::from_str(text).unwrap_or(Value::Null)),
+    )
+}
+
+impl From<&Tool> for rmcp::model::Tool {
+    /// The tool in the [`MCP_DIALECT`] rendering.
+    fn from(tool: &Tool) -> Self {
+        to_mcp_tool(tool, MCP_DIALECT)
+    }
+}
+
+impl From<&AgentTool> for rmcp::model::Tool {
+    /// The tool in the [`MCP_DIALECT`] rendering.
+    fn from(tool: &AgentTool) -> Self {
+        agent_tool_to_mcp(tool, MCP_DIALECT)
+    }
+}
+
+/// A tool's parameters are always an object; anything else (never produced)
+/// becomes the empty object schema rather than a panic.
+fn schema_object(schema: Value) -> Arc<JsonObject> {
+    match schema {
+        Value::Object(map) => Arc::new(map),
+        _ => {
+            let mut map = JsonObject::new();
+            map.insert("type".to_owned(), Value::String("object".to_owned()));
+            Arc::new(map)
+        }
+    }
+}
+
+/// What every session of one server shares.
+struct Shared {
+    source: Source,
+    tools: Vec<rmcp::model::Tool>,
+    config: ServerConfig,
+    stdio_session: String,
+    allowed_hosts: Option<Vec<String>>,
+}
+
+/// One MCP session: rmcp builds one per stdio connection and one per HTTP
+/// session (at `initialize`), and drops it when the session ends.
+#[derive(Clone)]
+struct Handler {
+    state: Arc<SessionState>,
+}
+
+struct SessionState {
+    shared: Arc<Shared>,
+    /// The session id for stdio; over HTTP it comes with each request.
+    fixed_id: Option<String>,
+    /// The session's toolkit, built on first use, with its session id.
+    bound: Mutex<Option<(String, Arc<Toolkit>)>>,
+}
+
+impl Drop for SessionState {
+    /// The session is over: forget its namespace now rather than at the TTL.
+    fn drop(&mut self) {
+        let bound = self
+            .bound
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let (Some((id, _)), Source::PerSession { sessions, .. }) = (bound, &self.shared.source) {
+            if !id.is_empty() {
+                sessions.forget(&id);
+            }
+        }
+    }
+}
+
+impl Handler {
+    fn new(shared: Arc<Shared>, fixed_id: Option<String>) -> Self {
+        Self {
+            state: Arc::new(SessionState {
+                shared,
+                fixed_id,
+                bound: Mutex::new(None),
+            }),
+        }
+    }
+
+    fn bound(&self) -> MutexGuard<'_, Option<(String, Arc<Toolkit>)>> {
+        self.state
+            .bound
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The session's toolkit. Over HTTP the session is the request's
+    /// `Mcp-Session-Id`; a request without one (stateless) gets a toolkit on
+    /// a throwaway namespace.
+    fn toolkit(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Toolkit>, ErrorData> {
+        let (factory, sessions) = match &self.state.shared.source {
+            Source::Fixed(toolkit) => return Ok(toolkit.clone()),
+            Source::PerSession { factory, sessions } => (factory, sessions),
+        };
+        let id = match &self.state.fixed_id {
+            Some(id) => id.clone(),
+            None => context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.headers.get("mcp-session-id"))
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned(),
+        };
+        let mut bound = self.bound();
+        if let Some((kept, toolkit)) = bound.as_ref() {
+            if *kept == id && !id.is_empty() {
+                return Ok(toolkit.clone());
+            }
+        }
+        let toolkit = factory(sessions.alias_manager(&id))
+            .map(Arc::new)
+            .map_err(|e| {
+                ErrorData::internal_error(format!("the toolkit cannot be built: {e}"), None)
+            })?;
+        if !id.is_empty() {
+            *bound = Some((id, toolkit.clone()));
+        }
+        Ok(toolkit)
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        self.state.shared.config.clone()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&MAX_PROTOCOL_VERSION))
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(
+            self.state.shared.tools.clone(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.state
+            .shared
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if self.get_tool(&request.name).is_none() {
+            let known: Vec<&str> = self
+                .state
+                .shared
+                .tools
+                .iter()
+                .map(|t| t.name.as_ref())
+                .collect();
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "unknown tool `{}`; the tools are: {}",
+                    request.name,
+                    known.join(", ")
+                ),
+                None,
+            ));
+        }
+        let toolkit = self.toolkit(&context)?;
+        let args = match &request.arguments {
+            Some(args) => Value::Object(args.clone()).to_string(),
+            None => "{}".to_owned(),
+        };
+        let result = tokio::select! {
+            result = toolkit.execute(&request.name, &args) => result,
+            () = context.ct.cancelled() => {
+                crate::executor::ToolResult::error("the call was cancelled by the client")
+            }
+        };
+        Ok(to_call_tool_result(result).into())
+    }
+}
+
+/// A [`ToolResult`](crate::ToolResult) as an MCP tool result: the text as
+/// content, `isError` as is, and a JSON object output also as `structuredContent`.
+fn to_call_tool_result(result: crate::executor::ToolResult) -> CallToolResult {
+    if result.is_error {
+        return CallToolResult::error(vec![ContentBlock::text(result.output)]);
+    }
+    let structured = match serde_json::from_str::<Value>(&result.output) {
+        Ok(value @ Value::Object(_)) => Some(value),
+        _ => None,
+    };
+    let mut ok = CallToolResult::success(vec![ContentBlock::text(result.output)]);
+    ok.structured_content = structured;
+    ok
+}

@@ -1,0 +1,113 @@
+// The links service as an MCP server: a real tonic links server on
+// loopback (started in-process), and a `Toolkit` of the tools `ai_tools!`
+// generates from `links.proto` plus one native tool, served over stdio or
+// streamable HTTP.
+//
+// ```text
+// cargo run -p ai-tools-tests --features mcp --example mcp_server -- stdio
+// cargo run -p ai-tools-tests --features mcp --example mcp_server -- http 127.0.0.1:8080
+// ```
+//
+// Over HTTP the endpoint is `http://ADDR/mcp`; with port 0 (the default
+// address is `127.0.0.1:0`) the server picks a free port and prints
+// `listening on http://127.0.0.1:PORT/mcp` on stderr. Nothing but the
+// protocol is ever written to stdout. Stops on ctrl-c / SIGTERM, and in
+// stdio mode when stdin closes.
+
+use std::sync::Arc;
+
+use ai_tools::mcp::McpServer;
+use ai_tools::{AliasManager, NativeTool, ToolError, ToolInput, Toolkit, ToolkitError};
+use ai_tools_tests::{LinksBackend, serve};
+
+mod links {
+    ai_tools::ai_tools!("proto/links/v1/links.proto");
+}
+
+/// Write the text a user can paste to share a link.
+#[derive(serde::Deserialize, ToolInput)]
+struct ShareInput {
+    /// The link to share.
+    #[tool(
+        alias_prefix = "link",
+        usage_notes = "Use an id returned by a links tool; never invent one."
+    )]
+    link_id: String,
+}
+
+/// The toolkit of one MCP session: the generated links tools and the
+/// native `links_share_text`, all on the session's alias namespace.
+fn toolkit(
+    transport: &ai_tools::TonicTransport,
+    backend: &LinksBackend,
+    aliases: Arc<AliasManager>,
+) -> Result<Toolkit, ToolkitError> {
+    let backend = backend.clone();
+    let share = NativeTool::new::<ShareInput, _, _>(
+        "links_share_text",
+        "Write the text a user can paste to share a link.",
+        move |_ctx, input: ShareInput| {
+            // `input.link_id` is the UUID behind the alias the model sent.
+            let link = backend.links().into_iter().find(|l| l.id == input.link_id);
+            async move {
+                let link = link.ok_or_else(|| ToolError::new("that link no longer exists"))?;
+                let name = if link.name.is_empty() {
+                    "this link"
+                } else {
+                    &link.name
+                };
+                Ok(format!(
+                    "Check out {name}: https://sho.rt/{} (goes to {})",
+                    link.shortlink, link.destination
+                ))
+            }
+        },
+    );
+    Toolkit::builder()
+        .aliases(aliases.clone())
+        .generated(links::Executor::with_alias_manager(
+            transport.clone(),
+            aliases,
+        ))
+        .native(share)
+        .build()
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let mode = args.next().unwrap_or_else(|| "stdio".to_owned());
+
+    let grpc = serve(LinksBackend::with_links(0)).await?;
+    let channel = grpc.channel()?;
+    let transport = ai_tools::TonicTransport::new(channel);
+    let backend = grpc.backend.clone();
+    let server = McpServer::new(move |aliases| toolkit(&transport, &backend, aliases))
+        .with_server_info("links", env!("CARGO_PKG_VERSION"))
+        .with_instructions(
+            "Short links and the workflow steps that run when a link is visited. \
+             Ids look like link-1: pass them back exactly as a tool returned them.",
+        );
+    eprintln!("links gRPC service on {}", grpc.url());
+
+    match mode.as_str() {
+        "stdio" => {
+            eprintln!("serving MCP over stdio");
+            server.serve_stdio().await?;
+        }
+        "http" => {
+            let addr = args.next().unwrap_or_else(|| "127.0.0.1:0".to_owned());
+            let listener = tokio::net::TcpListener::bind(&addr).await?;
+            eprintln!("listening on http://{}/mcp", listener.local_addr()?);
+            server
+                .serve_http_until(listener, ai_tools::mcp::shutdown_signal())
+                .await?;
+        }
+        other => {
+            return Err(format!("unknown mode `{other}`: use `stdio` or `http [ADDR]`").into());
+        }
+    }
+    eprintln!("MCP server stopped");
+    grpc.shutdown().await;
+    Ok(())
+}
