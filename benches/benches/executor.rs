@@ -11,9 +11,11 @@ use std::time::{Duration, Instant};
 
 use ai_tools::{InProcessTransport, SessionExecutor, TonicTransport};
 use ai_tools_benches::links;
+use ai_tools_tests::LinksBackend;
 use ai_tools_tests::pb::links_service_client::LinksServiceClient;
+use ai_tools_tests::pb::links_service_server::LinksServiceServer;
+use ai_tools_tests::pb::workflow_steps_service_server::WorkflowStepsServiceServer;
 use ai_tools_tests::pb::{ListLinksRequest, ListLinksResponse, UpdateLinkRequest};
-use ai_tools_tests::{LinksBackend, serve};
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use prost::Message as _;
 use prost_reflect::{DeserializeOptions, DynamicMessage, SerializeOptions};
@@ -33,6 +35,23 @@ fn typed_update(uuid: &str) -> UpdateLinkRequest {
         name: Some("Renamed".to_owned()),
         destination: None,
     }
+}
+
+/// Serves the tests crate's links service on loopback, as
+/// `ai_tools_tests::serve` does but with `TCP_NODELAY` on the accepted
+/// sockets: without it (a `TcpIncoming` built from a listener leaves Nagle
+/// on) responses wait on delayed ACKs and both clients measure the stall.
+async fn serve(backend: LinksBackend) -> std::io::Result<std::net::SocketAddr> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let server = tonic::transport::Server::builder()
+        .add_service(LinksServiceServer::new(backend.clone()))
+        .add_service(WorkflowStepsServiceServer::new(backend));
+    tokio::spawn(async move {
+        let _ = server.serve_with_incoming(incoming).await;
+    });
+    Ok(addr)
 }
 
 /// Runs `iters` calls of `call` spread over [`CONCURRENCY`] tasks; the time they all took.
@@ -65,12 +84,14 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let server = rt
+    let addr = rt
         .block_on(serve(LinksBackend::with_links(LINKS)))
         .expect("server");
     let channel: Channel = {
         let _guard = rt.enter();
-        server.channel().expect("channel")
+        tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .expect("endpoint")
+            .connect_lazy()
     };
     let exec = links::Executor::new(TonicTransport::new(channel.clone()));
     let client = LinksServiceClient::new(channel.clone());
@@ -189,7 +210,6 @@ fn main() {
     }
     breakdown(&mut c, &rt, &exec, &list_proto, &target_uuid);
     c.final_summary();
-    rt.block_on(server.shutdown());
 }
 
 /// The stages of one `execute`, each alone, plus the whole executor over an

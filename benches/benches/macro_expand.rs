@@ -89,8 +89,15 @@ fn tonic_codegen(located: &locate::Located, out_dir: &Path) {
 fn main() {
     let large_root =
         std::env::temp_dir().join(format!("ai-tools-bench-large-{}", std::process::id()));
-    let large_path =
-        write_large_proto(&large_root, LargeProtoShape::ISSUE).expect("write large proto");
+    let large_path = write_large_proto(
+        &large_root,
+        if quick_mode() {
+            LargeProtoShape::QUICK
+        } else {
+            LargeProtoShape::ISSUE
+        },
+    )
+    .expect("write large proto");
     let codegen_out = large_root.join("codegen");
     std::fs::create_dir_all(&codegen_out).expect("codegen dir");
 

@@ -120,6 +120,74 @@ fn repeated_descriptions(v: &mut Value) {
     walk(v, None);
 }
 
+/// Keeps the oneof note ("Set at most one of ...") on the first member of
+/// each group only: every member repeats the same list today.
+fn oneof_note_once(v: &mut Value) {
+    const NOTE: &str = "\n\nSet at most one of ";
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = map.get_mut("properties") {
+                let mut seen = std::collections::HashSet::new();
+                for prop in props.values_mut() {
+                    if let Some(Value::String(d)) = prop.get_mut("description")
+                        && let Some(at) = d.find(NOTE)
+                        && !seen.insert(d[at..].to_owned())
+                    {
+                        d.truncate(at);
+                    }
+                }
+            }
+            map.values_mut().for_each(oneof_note_once);
+        }
+        Value::Array(items) => items.iter_mut().for_each(oneof_note_once),
+        _ => {}
+    }
+}
+
+/// Tokens spent on object subtrees that occur more than once, verbatim, in one
+/// rendering (a message used by several fields, inlined each time), less the
+/// `{"$ref":"#/$defs/x"}` that would replace each repeat.
+fn repeated_subtrees(bpe: &CoreBPE, v: &Value) -> usize {
+    fn collect(v: &Value, out: &mut std::collections::HashMap<String, usize>) {
+        match v {
+            Value::Object(map) => {
+                if map.get("type").and_then(Value::as_str) == Some("object")
+                    && map
+                        .get("properties")
+                        .and_then(Value::as_object)
+                        .is_some_and(|p| p.len() >= 2)
+                {
+                    *out.entry(v.to_string()).or_default() += 1;
+                }
+                map.values().for_each(|c| collect(c, out));
+            }
+            Value::Array(items) => items.iter().for_each(|c| collect(c, out)),
+            _ => {}
+        }
+    }
+    let mut seen = std::collections::HashMap::new();
+    collect(v, &mut seen);
+    // Count only outermost repeats: a repeated subtree inside another repeated one is already counted.
+    let mut repeats: Vec<(&String, usize)> = seen
+        .iter()
+        .filter(|(_, n)| **n > 1)
+        .map(|(s, n)| (s, *n))
+        .collect();
+    repeats.sort_by_key(|(s, _)| std::cmp::Reverse(s.len()));
+    let mut counted: Vec<&String> = Vec::new();
+    let mut saved = 0;
+    let reference = tokens(bpe, r##"{"$ref":"#/$defs/pkg.v1.Message"}"##);
+    for (text, n) in repeats {
+        if counted.iter().any(|outer| outer.contains(text.as_str())) {
+            continue;
+        }
+        saved += (n - 1) * tokens(bpe, text).saturating_sub(reference);
+        saved = saved.saturating_sub(reference);
+        counted.push(text);
+    }
+    saved
+}
+
 fn render(tool: &ToolSpec, dialect: Dialect) -> Value {
     tool.render(dialect)
 }
@@ -215,6 +283,38 @@ fn main() {
     println!(
         "tokens: waste {:<55} {}",
         "descriptions repeated by a wrapped child",
+        Dialect::ALL
+            .iter()
+            .zip(saved)
+            .map(|(d, s)| format!("{d}={s}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut saved = [0usize; Dialect::ALL.len()];
+    for (_, dialect, schema) in &all {
+        let mut stripped = schema.clone();
+        oneof_note_once(&mut stripped);
+        let i = Dialect::ALL.iter().position(|d| d == dialect).unwrap_or(0);
+        saved[i] += tokens(&bpe, &schema.to_string()) - tokens(&bpe, &stripped.to_string());
+    }
+    println!(
+        "tokens: waste {:<55} {}",
+        "oneof note repeated on every member",
+        Dialect::ALL
+            .iter()
+            .zip(saved)
+            .map(|(d, s)| format!("{d}={s}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    let mut saved = [0usize; Dialect::ALL.len()];
+    for (_, dialect, schema) in &all {
+        let i = Dialect::ALL.iter().position(|d| d == dialect).unwrap_or(0);
+        saved[i] += repeated_subtrees(&bpe, schema);
+    }
+    println!(
+        "tokens: waste {:<55} {} (estimate; only dialects with $defs could take it)",
+        "identical message subtrees inlined more than once",
         Dialect::ALL
             .iter()
             .zip(saved)

@@ -100,6 +100,14 @@ impl LargeProtoShape {
         depth: 6,
     };
 
+    /// A tenth of [`ISSUE`](Self::ISSUE), for quick mode.
+    pub const QUICK: Self = Self {
+        services: 2,
+        rpcs: 20,
+        chains: 10,
+        depth: 6,
+    };
+
     /// Messages declared: a request and a response per RPC, plus the entities.
     pub fn messages(&self) -> usize {
         2 * self.rpcs + self.chains * self.depth
