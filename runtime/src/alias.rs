@@ -1,11 +1,12 @@
 //! Short aliases (`link-1`) for the UUIDs a model sees, one namespace per conversation.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use prost_reflect::{DynamicMessage, Kind, ReflectMessage, Value as ProtoValue};
 use serde::{Deserialize, Serialize};
 
+use crate::store::{AliasStore, StoreError, prefix_of};
 use crate::tool::FieldPrefix;
 
 /// Why an alias could not be registered or a snapshot restored.
@@ -31,6 +32,16 @@ pub enum AliasError {
         /// The limit in force ([`AliasManager::limit`]).
         limit: usize,
     },
+    /// The conversation's [`AliasStore`] could not be reached; nothing was written.
+    #[error("{0}")]
+    Store(#[from] StoreError),
+    /// A synchronous registration on a manager whose aliases live in a
+    /// shared [`AliasStore`]: a new alias can only be given out by the
+    /// store, so register with [`AliasManager::assign`] (async).
+    #[error(
+        "this conversation's aliases live in a shared alias store: register ids with `AliasManager::assign(..).await`, not `register`"
+    )]
+    NeedsStore,
 }
 
 /// The UUID ↔ alias maps of one conversation.
@@ -65,10 +76,30 @@ pub enum AliasError {
 /// with [`AliasError::LimitReached`] and keeps nothing: [`register_new_uuids`](Self::register_new_uuids)
 /// and [`register_message`](Self::register_message) are all-or-nothing.
 /// Already known UUIDs keep resolving and aliasing.
+///
+/// # Shared conversations
+///
+/// A manager built [`with_store`](Self::with_store) keeps the conversation in
+/// an [`AliasStore`] (a [`RedisStore`](crate::store) shared by replicas, say)
+/// and holds a local copy of what it has learnt, on which the synchronous
+/// methods work. Before them, ask the store for what a step needs, once:
+/// [`fetch`](Self::fetch) the aliases and UUIDs about to be resolved or
+/// shown, [`assign`](Self::assign) or [`assign_message`](Self::assign_message)
+/// the new ids. Generated executors, native tools and the [`Toolkit`](crate::Toolkit)
+/// do this themselves. Without a store, those async methods are the
+/// synchronous ones and nothing is asked of anyone.
 #[derive(Debug)]
 pub struct AliasManager {
     state: Mutex<State>,
     limit: usize,
+    shared: Option<Shared>,
+}
+
+/// The store and key of a shared conversation.
+#[derive(Debug, Clone)]
+struct Shared {
+    store: Arc<dyn AliasStore>,
+    conversation: String,
 }
 
 impl Default for AliasManager {
@@ -76,12 +107,16 @@ impl Default for AliasManager {
         Self {
             state: Mutex::default(),
             limit: Self::DEFAULT_LIMIT,
+            shared: None,
         }
     }
 }
 
 #[derive(Debug, Default, Clone)]
-struct State {
+pub(crate) struct State {
+    /// The store's epoch of the conversation this copy was learnt in
+    /// (shared managers only).
+    epoch: Option<String>,
     /// alias → (prefix, uuid)
     by_alias: HashMap<String, (String, String)>,
     /// uuid → [(prefix, alias)] in registration order
@@ -219,7 +254,63 @@ impl AliasManager {
         Ok(Self {
             state: Mutex::new(state),
             limit: Self::DEFAULT_LIMIT,
+            shared: None,
         })
+    }
+
+    /// A manager of `conversation` whose aliases live in `store`, shared
+    /// with every process that uses the same store (see [Shared
+    /// conversations](Self#shared-conversations)). It starts with an empty
+    /// local copy and learns from the store as it goes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// use ai_tools::{AliasManager, MemoryStore};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let store = Arc::new(MemoryStore::new(Duration::from_secs(1800)));
+    /// let replica_a = AliasManager::with_store(store.clone(), "c1");
+    /// let replica_b = AliasManager::with_store(store, "c1");
+    /// let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
+    /// assert_eq!(replica_a.assign(&[("link", uuid)]).await.unwrap(), ["link-1"]);
+    /// replica_b.fetch(&["link-1"]).await.unwrap();
+    /// assert_eq!(replica_b.resolve("link-1").as_deref(), Some(uuid));
+    /// # }
+    /// ```
+    pub fn with_store(store: Arc<dyn AliasStore>, conversation: impl Into<String>) -> Self {
+        Self {
+            state: Mutex::default(),
+            limit: Self::DEFAULT_LIMIT,
+            shared: Some(Shared {
+                store,
+                conversation: conversation.into(),
+            }),
+        }
+    }
+
+    /// The store the conversation lives in, if it is shared.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::AliasManager::new().store().is_none());
+    /// ```
+    pub fn store(&self) -> Option<&Arc<dyn AliasStore>> {
+        self.shared.as_ref().map(|s| &s.store)
+    }
+
+    /// Whether the conversation lives in a store (see [`with_store`](Self::with_store)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!ai_tools::AliasManager::new().is_shared());
+    /// ```
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
     }
 
     /// Sets the bound on the number of aliases (at least 1). A manager
@@ -300,7 +391,9 @@ impl AliasManager {
     /// # Errors
     ///
     /// [`AliasError::InvalidPrefix`], [`AliasError::NotAUuid`], or
-    /// [`AliasError::LimitReached`] for a new UUID at the [`limit`](Self::limit).
+    /// [`AliasError::LimitReached`] for a new UUID at the [`limit`](Self::limit);
+    /// [`AliasError::NeedsStore`] on a [shared](Self#shared-conversations)
+    /// manager (use [`assign`](Self::assign)).
     ///
     /// # Examples
     ///
@@ -312,6 +405,9 @@ impl AliasManager {
     /// assert!(aliases.register("link", "not-a-uuid").is_err());
     /// ```
     pub fn register(&self, prefix: &str, uuid: &str) -> Result<String, AliasError> {
+        if self.is_shared() {
+            return Err(AliasError::NeedsStore);
+        }
         check_prefix(prefix)?;
         let uuid = canonical_uuid(uuid).ok_or_else(|| AliasError::NotAUuid(uuid.to_owned()))?;
         let mut state = self.lock();
@@ -463,7 +559,7 @@ impl AliasManager {
         let state = self.lock();
         walk_strings(value, &mut |s| {
             // Aliases are short; skip the allocation for long strings.
-            if s.len() <= 80
+            if s.len() <= MAX_ALIAS_LEN
                 && let Some((_, uuid)) = state.by_alias.get(&s.trim().to_ascii_lowercase())
             {
                 *s = uuid.clone();
@@ -489,8 +585,12 @@ impl AliasManager {
     ///
     /// [`AliasError::InvalidPrefix`], or [`AliasError::LimitReached`] when
     /// the new UUIDs do not all fit under the [`limit`](Self::limit); then
-    /// none of them is registered.
+    /// none of them is registered. [`AliasError::NeedsStore`] on a
+    /// [shared](Self#shared-conversations) manager.
     pub fn register_new_uuids(&self, prefix: &str, text: &str) -> Result<Vec<String>, AliasError> {
+        if self.is_shared() {
+            return Err(AliasError::NeedsStore);
+        }
         check_prefix(prefix)?;
         let mut state = self.lock();
         let mut new: Vec<String> = Vec::new();
@@ -566,12 +666,16 @@ impl AliasManager {
     ///
     /// [`AliasError::LimitReached`] when the message's new UUIDs do not all
     /// fit under the [`limit`](Self::limit); then nothing is registered and
-    /// the message is left unchanged.
+    /// the message is left unchanged. [`AliasError::NeedsStore`] on a
+    /// [shared](Self#shared-conversations) manager (use [`assign_message`](Self::assign_message)).
     pub fn register_message(
         &self,
         message: &mut DynamicMessage,
         prefixes: &[FieldPrefix],
     ) -> Result<(), AliasError> {
+        if self.is_shared() {
+            return Err(AliasError::NeedsStore);
+        }
         let mut state = self.lock();
         // First count what is new, so that nothing is half-registered at the limit.
         let mut new: HashSet<(&str, String)> = HashSet::new();
@@ -593,6 +697,246 @@ impl AliasManager {
         Ok(())
     }
 
+    /// Makes the local copy know every alias and UUID among `values` that
+    /// the conversation's store knows, in one request, so that the
+    /// synchronous methods ([`resolve_for_field`](Self::resolve_for_field),
+    /// [`resolve_json`](Self::resolve_json), [`aliasify_json`](Self::aliasify_json),
+    /// [`aliasify_text`](Self::aliasify_text)) see them. Values that are
+    /// neither alias- nor UUID-shaped are skipped. Refreshes the
+    /// conversation's TTL in the store. Without a store, does nothing.
+    ///
+    /// When the store's conversation is not the one the local copy was
+    /// learnt from (it expired and began again), the local copy is dropped.
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::Store`] when the store is unavailable; the local copy is unchanged.
+    ///
+    /// # Examples
+    ///
+    /// See [`with_store`](Self::with_store).
+    pub async fn fetch<S: AsRef<str>>(&self, values: &[S]) -> Result<(), AliasError> {
+        let Some(shared) = &self.shared else {
+            return Ok(());
+        };
+        let (aliases, uuids) = fetch_keys(values.iter().map(AsRef::as_ref));
+        if aliases.is_empty() && uuids.is_empty() {
+            return Ok(());
+        }
+        let found = shared
+            .store
+            .lookup(&shared.conversation, &aliases, &uuids)
+            .await?;
+        let mut state = self.lock();
+        state.enter_epoch(found.epoch.as_deref());
+        for (alias, uuid) in aliases.iter().zip(found.aliases) {
+            if let (Some(uuid), Some(prefix)) = (uuid, prefix_of(alias)) {
+                state.learn(prefix, uuid, alias.clone());
+            }
+        }
+        for (uuid, known) in uuids.iter().zip(found.uuids) {
+            for alias in known {
+                if let Some(prefix) = prefix_of(&alias) {
+                    state.learn(prefix, uuid.clone(), alias.clone());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// [`fetch`](Self::fetch) for the whole UUID tokens of `text` (a
+    /// server's error message, a prompt) before [`aliasify_text`](Self::aliasify_text).
+    ///
+    /// # Errors
+    ///
+    /// As [`fetch`](Self::fetch).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.fetch_text("no store: nothing to do").await.unwrap();
+    /// # }
+    /// ```
+    pub async fn fetch_text(&self, text: &str) -> Result<(), AliasError> {
+        if self.shared.is_none() {
+            return Ok(());
+        }
+        let tokens: Vec<&str> = uuid_tokens(text)
+            .into_iter()
+            .map(|(start, end)| &text[start..end])
+            .collect();
+        self.fetch(&tokens).await
+    }
+
+    /// Registers every `(prefix, uuid)` of `ids` and returns their aliases in
+    /// order: all or nothing under the [`limit`](Self::limit). With a store,
+    /// one atomic get-or-assign in the store (two replicas assigning the
+    /// same UUID at once get one alias); without, [`register`](Self::register)
+    /// for each.
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::InvalidPrefix`], [`AliasError::NotAUuid`],
+    /// [`AliasError::LimitReached`], or [`AliasError::Store`] when the store
+    /// is unavailable; nothing is registered then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let aliases = ai_tools::AliasManager::new();
+    /// let got = aliases
+    ///     .assign(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851"), ("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")])
+    ///     .await
+    ///     .unwrap();
+    /// assert_eq!(got, ["link-1", "theme-1"]);
+    /// # }
+    /// ```
+    pub async fn assign(&self, ids: &[(&str, &str)]) -> Result<Vec<String>, AliasError> {
+        let mut canonical = Vec::with_capacity(ids.len());
+        for (prefix, uuid) in ids {
+            check_prefix(prefix)?;
+            let uuid =
+                canonical_uuid(uuid).ok_or_else(|| AliasError::NotAUuid((*uuid).to_owned()))?;
+            canonical.push(((*prefix).to_owned(), uuid));
+        }
+        let Some(shared) = &self.shared else {
+            let mut state = self.lock();
+            let new: HashSet<(&str, &str)> = canonical
+                .iter()
+                .filter(|(p, u)| state.alias_of(p, u).is_none())
+                .map(|(p, u)| (p.as_str(), u.as_str()))
+                .collect();
+            if state.entries.len().saturating_add(new.len()) > self.limit {
+                return Err(AliasError::LimitReached { limit: self.limit });
+            }
+            return Ok(canonical
+                .into_iter()
+                .map(|(p, u)| state.register(&p, u))
+                .collect());
+        };
+        let unique = dedup(canonical.clone());
+        let got = self.assign_shared(shared, &unique).await?;
+        let by_id: HashMap<&(String, String), &String> = unique.iter().zip(&got).collect();
+        Ok(canonical
+            .iter()
+            .filter_map(|id| by_id.get(id).map(|a| (*a).clone()))
+            .collect())
+    }
+
+    /// [`register_message`](Self::register_message), with a store: the ids
+    /// of the message's alias-carrying fields are collected first, given
+    /// aliases in one atomic get-or-assign, then replaced. All or nothing:
+    /// on an error the message is unchanged and nothing is registered.
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::LimitReached`], or [`AliasError::Store`] when the store
+    /// is unavailable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::{AliasManager, FieldPrefix};
+    /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let desc = DescriptorPool::global().get_message_by_name("google.protobuf.StringValue").unwrap();
+    /// let mut message = DynamicMessage::new(desc);
+    /// message.set_field_by_name("value", Value::String("d290f1ee-6c54-4b01-90e6-d701748f0851".into()));
+    /// let prefixes = [FieldPrefix { message: "google.protobuf.StringValue", field: "value", prefix: "link" }];
+    /// AliasManager::new().assign_message(&mut message, &prefixes).await.unwrap();
+    /// assert_eq!(message.get_field_by_name("value").unwrap().as_str(), Some("link-1"));
+    /// # }
+    /// ```
+    pub async fn assign_message(
+        &self,
+        message: &mut DynamicMessage,
+        prefixes: &[FieldPrefix],
+    ) -> Result<(), AliasError> {
+        let Some(shared) = &self.shared else {
+            return self.register_message(message, prefixes);
+        };
+        let mut ids = Vec::new();
+        walk_message(message, prefixes, 0, &mut |fp, s| {
+            if let Some(uuid) = canonical_uuid(s) {
+                ids.push((fp.prefix.to_owned(), uuid));
+            }
+        });
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let ids = dedup(ids);
+        let got = self.assign_shared(shared, &ids).await?;
+        let by_id: HashMap<(&str, &str), &str> = ids
+            .iter()
+            .zip(&got)
+            .map(|((p, u), a)| ((p.as_str(), u.as_str()), a.as_str()))
+            .collect();
+        walk_message(message, prefixes, 0, &mut |fp, s| {
+            if let Some(uuid) = canonical_uuid(s)
+                && let Some(alias) = by_id.get(&(fp.prefix, uuid.as_str()))
+            {
+                *s = (*alias).to_owned();
+            }
+        });
+        Ok(())
+    }
+
+    /// Every alias of `prefix` in order, as [`aliases_of`](Self::aliases_of),
+    /// but asked of the store when the conversation is shared (a replica's
+    /// local copy may miss aliases another replica gave out).
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::Store`] when the store is unavailable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// assert_eq!(aliases.list("step").await.unwrap(), ["step-1"]);
+    /// # }
+    /// ```
+    pub async fn list(&self, prefix: &str) -> Result<Vec<String>, AliasError> {
+        match &self.shared {
+            None => Ok(self.aliases_of(prefix)),
+            Some(shared) => Ok(shared.store.list(&shared.conversation, prefix).await?),
+        }
+    }
+
+    async fn assign_shared(
+        &self,
+        shared: &Shared,
+        ids: &[(String, String)],
+    ) -> Result<Vec<String>, AliasError> {
+        let got = shared
+            .store
+            .assign(&shared.conversation, ids, self.limit)
+            .await?;
+        if got.aliases.len() != ids.len() {
+            return Err(AliasError::Store(StoreError::unavailable(format!(
+                "the store answered {} aliases for {} ids",
+                got.aliases.len(),
+                ids.len()
+            ))));
+        }
+        let mut state = self.lock();
+        state.enter_epoch(Some(&got.epoch));
+        for ((prefix, uuid), alias) in ids.iter().zip(&got.aliases) {
+            state.learn(prefix, uuid.clone(), alias.clone());
+        }
+        Ok(got.aliases)
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic elsewhere while holding the lock leaves the maps consistent
         // (every mutation is a few inserts), so keep serving.
@@ -603,7 +947,49 @@ impl AliasManager {
 }
 
 impl State {
-    fn alias_of(&self, prefix: &str, uuid: &str) -> Option<&str> {
+    /// Drops the local copy when it was learnt in another epoch of the conversation.
+    fn enter_epoch(&mut self, epoch: Option<&str>) {
+        if self.epoch.as_deref() != epoch {
+            *self = State {
+                epoch: epoch.map(str::to_owned),
+                ..State::default()
+            };
+        }
+    }
+
+    /// Records an alias the store gave out (no limit: the store enforces it).
+    pub(crate) fn learn(&mut self, prefix: &str, uuid: String, alias: String) {
+        if self.by_alias.contains_key(&alias) || self.alias_of(prefix, &uuid).is_some() {
+            return;
+        }
+        let n = crate::store::number_of(&alias);
+        let counter = self.counters.entry(prefix.to_owned()).or_insert(0);
+        if n != u64::MAX {
+            *counter = (*counter).max(n);
+        }
+        self.insert(prefix.to_owned(), uuid, alias);
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub(crate) fn uuid_of(&self, alias: &str) -> Option<&str> {
+        self.by_alias.get(alias).map(|(_, uuid)| uuid.as_str())
+    }
+
+    pub(crate) fn aliases_of_uuid(&self, uuid: &str) -> Vec<String> {
+        self.by_uuid
+            .get(uuid)
+            .map(|list| list.iter().map(|(_, a)| a.clone()).collect())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn aliases_of_prefix(&self, prefix: &str) -> Vec<String> {
+        self.by_prefix.get(prefix).cloned().unwrap_or_default()
+    }
+
+    pub(crate) fn alias_of(&self, prefix: &str, uuid: &str) -> Option<&str> {
         self.by_uuid
             .get(uuid)?
             .iter()
@@ -616,7 +1002,7 @@ impl State {
     }
 
     /// `uuid` must be canonical, `prefix` valid.
-    fn register(&mut self, prefix: &str, uuid: String) -> String {
+    pub(crate) fn register(&mut self, prefix: &str, uuid: String) -> String {
         if let Some(alias) = self.alias_of(prefix, &uuid) {
             return alias.to_owned();
         }
@@ -737,7 +1123,57 @@ fn walk_strings(value: &mut serde_json::Value, f: &mut dyn FnMut(&mut String)) {
     }
 }
 
-fn check_prefix(prefix: &str) -> Result<(), AliasError> {
+/// The distinct items of `items`, first occurrence first.
+fn dedup(items: Vec<(String, String)>) -> Vec<(String, String)> {
+    let mut seen = HashSet::with_capacity(items.len());
+    items
+        .into_iter()
+        .filter(|item| seen.insert(item.clone()))
+        .collect()
+}
+
+/// The longest string taken for an alias; aliases are short.
+const MAX_ALIAS_LEN: usize = 80;
+
+/// Splits `values` into the distinct alias-shaped keys (trimmed, lowercase)
+/// and the distinct UUIDs (lowercase) among them.
+pub(crate) fn fetch_keys<'a>(values: impl Iterator<Item = &'a str>) -> (Vec<String>, Vec<String>) {
+    let (mut aliases, mut uuids) = (Vec::new(), Vec::new());
+    let (mut seen_a, mut seen_u) = (HashSet::new(), HashSet::new());
+    for value in values {
+        let trimmed = value.trim();
+        if let Some(uuid) = canonical_uuid(trimmed) {
+            if seen_u.insert(uuid.clone()) {
+                uuids.push(uuid);
+            }
+        } else if trimmed.len() <= MAX_ALIAS_LEN {
+            let key = trimmed.to_ascii_lowercase();
+            if prefix_of(&key).is_some_and(|p| check_prefix(p).is_ok())
+                && seen_a.insert(key.clone())
+            {
+                aliases.push(key);
+            }
+        }
+    }
+    (aliases, uuids)
+}
+
+/// Every string of `value` (not keys), for [`AliasManager::fetch`].
+pub(crate) fn json_strings(value: &serde_json::Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut stack = vec![value];
+    while let Some(v) = stack.pop() {
+        match v {
+            serde_json::Value::String(s) => out.push(s.as_str()),
+            serde_json::Value::Array(items) => stack.extend(items.iter()),
+            serde_json::Value::Object(map) => stack.extend(map.values()),
+            _ => {}
+        }
+    }
+    out
+}
+
+pub(crate) fn check_prefix(prefix: &str) -> Result<(), AliasError> {
     let mut bytes = prefix.bytes();
     let ok = matches!(bytes.next(), Some(b'a'..=b'z'))
         && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'));
@@ -765,7 +1201,7 @@ pub(crate) fn canonical_uuid(s: &str) -> Option<String> {
 
 /// Byte ranges of the whole UUID tokens of `text`: a UUID not preceded or
 /// followed by a letter, digit, `-` or `_`.
-fn uuid_tokens(text: &str) -> Vec<(usize, usize)> {
+pub(crate) fn uuid_tokens(text: &str) -> Vec<(usize, usize)> {
     let bytes = text.as_bytes();
     let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
     let mut out = Vec::new();
@@ -1040,6 +1476,113 @@ mod tests {
             known.get_field_by_name("value").unwrap().as_str(),
             Some("link-1")
         );
+    }
+
+    fn shared_pair(ttl: std::time::Duration) -> (AliasManager, AliasManager) {
+        let store: Arc<dyn AliasStore> = Arc::new(crate::MemoryStore::new(ttl));
+        (
+            AliasManager::with_store(store.clone(), "c"),
+            AliasManager::with_store(store, "c"),
+        )
+    }
+
+    #[tokio::test]
+    async fn shared_managers_agree_through_their_store() {
+        let (a, b) = shared_pair(std::time::Duration::from_secs(60));
+        assert_eq!(a.register("link", &uuid(1)), Err(AliasError::NeedsStore));
+        assert_eq!(
+            a.assign(&[("link", &uuid(1)), ("link", &uuid(2)), ("link", &uuid(1))])
+                .await
+                .unwrap(),
+            ["link-1", "link-2", "link-1"]
+        );
+        // b learns nothing until it asks
+        assert_eq!(b.resolve("link-2"), None);
+        assert_eq!(
+            b.assign(&[("link", &uuid(3)), ("link", &uuid(2))])
+                .await
+                .unwrap(),
+            ["link-3", "link-2"]
+        );
+        b.fetch(&["LINK-1 ", "not an alias", &uuid(2).to_uppercase()])
+            .await
+            .unwrap();
+        assert_eq!(
+            b.resolve_for_field("link", "link-1"),
+            Resolution::Uuid(uuid(1))
+        );
+        assert_eq!(a.resolve("link-3"), None);
+        assert_eq!(
+            a.list("link").await.unwrap(),
+            ["link-1", "link-2", "link-3"]
+        );
+        a.fetch(&[uuid(3)]).await.unwrap();
+        let mut v = json!({"ids": [uuid(3), uuid(9)]});
+        a.aliasify_json(&mut v);
+        assert_eq!(v, json!({"ids": ["link-3", uuid(9)]}));
+    }
+
+    #[tokio::test]
+    async fn a_new_epoch_drops_the_local_copy() {
+        let (a, b) = shared_pair(std::time::Duration::from_millis(20));
+        a.assign(&[("link", &uuid(1))]).await.unwrap();
+        assert_eq!(a.resolve("link-1"), Some(uuid(1)));
+        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+        // expired in the store: b starts the conversation again
+        assert_eq!(b.assign(&[("link", &uuid(2))]).await.unwrap(), ["link-1"]);
+        a.fetch(&["link-1"]).await.unwrap();
+        assert_eq!(a.resolve("link-1"), Some(uuid(2)));
+        assert_eq!(a.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn shared_assign_message_is_all_or_nothing_at_the_limit() {
+        let desc = prost_reflect::DescriptorPool::global()
+            .get_message_by_name("google.protobuf.StringValue")
+            .unwrap();
+        let prefixes = [FieldPrefix {
+            message: "google.protobuf.StringValue",
+            field: "value",
+            prefix: "link",
+        }];
+        let (a, _) = shared_pair(std::time::Duration::from_secs(60));
+        let a = a.with_limit(1);
+        a.assign(&[("link", &uuid(1))]).await.unwrap();
+        let mut message = DynamicMessage::new(desc);
+        message.set_field_by_name("value", ProtoValue::String(uuid(2)));
+        assert_eq!(
+            a.assign_message(&mut message, &prefixes).await,
+            Err(AliasError::LimitReached { limit: 1 })
+        );
+        assert_eq!(
+            message.get_field_by_name("value").unwrap().as_str(),
+            Some(uuid(2).as_str())
+        );
+        message.set_field_by_name("value", ProtoValue::String(uuid(1).to_uppercase()));
+        a.assign_message(&mut message, &prefixes).await.unwrap();
+        assert_eq!(
+            message.get_field_by_name("value").unwrap().as_str(),
+            Some("link-1")
+        );
+    }
+
+    #[test]
+    fn fetch_keys_take_aliases_and_uuids_only() {
+        let (aliases, uuids) = fetch_keys(
+            [
+                " Link-1",
+                "link-1",
+                "free text",
+                "x-",
+                "-1",
+                "Step_2-10",
+                &uuid(1),
+                &uuid(1).to_uppercase(),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(aliases, ["link-1", "step_2-10"]);
+        assert_eq!(uuids, [uuid(1)]);
     }
 
     #[test]

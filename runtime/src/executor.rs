@@ -9,7 +9,8 @@ use prost_reflect::{
 };
 use serde_json::{Map, Value};
 
-use crate::alias::{AliasManager, Resolution, walk_message};
+use crate::alias::{AliasError, AliasManager, Resolution, walk_message};
+use crate::store::StoreError;
 use crate::tool::AgentTool;
 use crate::transport::{CallOptions, Code, Status, Transport};
 
@@ -424,7 +425,19 @@ impl<T: Transport> ProtoExecutor<T> {
         match self.call(tool, args, options).await {
             Ok(output) => ToolResult::ok(output),
             Err(CallError::Arguments(message)) => error_result(format!("{}: {message}", tool.name)),
-            Err(CallError::Status(status)) => error_result(self.status_sentence(tool, &status)),
+            Err(CallError::Status(status)) => {
+                // Best effort: a store that is down leaves unknown ids as they are.
+                let _ = self.aliases.fetch_text(&status.message).await;
+                error_result(self.status_sentence(tool, &status))
+            }
+            Err(CallError::StoreBeforeCall(e)) => error_result(format!(
+                "{} could not run: {e}, so the ids in the arguments could not be resolved; nothing was sent to the service. A retry may help: try again in a moment, or tell the user.",
+                tool.name
+            )),
+            Err(CallError::StoreAfterCall(e)) => error_result(format!(
+                "{} ran and the service answered, but the answer is withheld: {e}, so the ids in it could not be given aliases, and none was registered. The call took effect: do not repeat it blindly (when it creates or changes something, check first, for example by listing, once the store is back); tell the user.",
+                tool.name
+            )),
             Err(CallError::AliasLimit(e)) => error_result(format!(
                 "{} ran and the service answered, but the answer is withheld: {e}. Do not retry; tell the user.",
                 tool.name
@@ -443,15 +456,20 @@ impl<T: Transport> ProtoExecutor<T> {
         options: &CallOptions,
     ) -> Result<String, CallError> {
         let method = self.method(tool)?;
-        let request = self.build_request(tool, &method.input(), args)?;
+        let mut request = self.build_request(&method.input(), args)?;
+        self.resolve_request(tool, &mut request).await?;
         let mut response = self
             .transport
             .unary(&method, request, options)
             .await
             .map_err(CallError::Status)?;
         self.aliases
-            .register_message(&mut response, tool.response_aliases)
-            .map_err(CallError::AliasLimit)?;
+            .assign_message(&mut response, tool.response_aliases)
+            .await
+            .map_err(|e| match e {
+                AliasError::Store(e) => CallError::StoreAfterCall(e),
+                other => CallError::AliasLimit(other),
+            })?;
         let mut out = Vec::new();
         let mut ser = serde_json::Serializer::new(&mut out);
         response
@@ -485,7 +503,6 @@ impl<T: Transport> ProtoExecutor<T> {
 
     fn build_request(
         &self,
-        tool: &AgentTool,
         desc: &MessageDescriptor,
         mut args: Value,
     ) -> Result<DynamicMessage, CallError> {
@@ -500,65 +517,61 @@ impl<T: Transport> ProtoExecutor<T> {
         if !problems.is_empty() {
             return Err(CallError::Arguments(problems.join("; ")));
         }
-        let mut request = deserialize(desc, args)?;
-
-        let mut problems = Vec::new();
-        let lenient = self.options.pass_unknown_uuids;
-        walk_message(
-            &mut request,
-            tool.request_aliases,
-            0,
-            &mut |fp, s| match self.aliases.resolve_for_field(fp.prefix, s) {
-                Resolution::Uuid(uuid) => *s = uuid,
-                Resolution::Empty => {}
-                Resolution::UnknownUuid(uuid) if lenient => *s = uuid,
-                other => problems.push(self.alias_problem(fp.field, fp.prefix, s, &other)),
-            },
-        );
-        if !problems.is_empty() {
-            return Err(CallError::Arguments(problems.join("; ")));
-        }
-        Ok(request)
+        deserialize(desc, args)
     }
 
-    fn alias_problem(&self, field: &str, prefix: &str, value: &str, why: &Resolution) -> String {
-        let value = short(value);
-        let mut text = match why {
-            Resolution::WrongPrefix { actual } => {
-                format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
-            }
-            Resolution::UnknownUuid(_) => {
-                format!(
-                    "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
-                )
-            }
-            _ => format!(
-                "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
-            ),
-        };
-        let valid = self.aliases.aliases_of(prefix);
-        if valid.is_empty() {
-            let _ = write!(
-                text,
-                "; no {prefix} ids are known yet: call a tool that returns {prefix} ids first, and never invent one"
-            );
-        } else {
-            const SHOWN: usize = 20;
-            let _ = write!(
-                text,
-                "; use one of: {}",
-                valid
-                    .iter()
-                    .take(SHOWN)
-                    .cloned()
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            if valid.len() > SHOWN {
-                let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
-            }
+    /// Resolves the aliases of the request's alias-carrying fields, checking
+    /// prefixes. With a shared conversation, the store is asked once for all
+    /// of them first (and, when some are refused, for the valid aliases).
+    async fn resolve_request(
+        &self,
+        tool: &AgentTool,
+        request: &mut DynamicMessage,
+    ) -> Result<(), CallError> {
+        if self.aliases.is_shared() {
+            let mut values = Vec::new();
+            walk_message(request, tool.request_aliases, 0, &mut |_, s| {
+                values.push(s.clone());
+            });
+            self.aliases.fetch(&values).await.map_err(|e| match e {
+                AliasError::Store(e) => CallError::StoreBeforeCall(e),
+                other => CallError::Internal(other.to_string()),
+            })?;
         }
-        text
+        let mut refused = Vec::new();
+        let lenient = self.options.pass_unknown_uuids;
+        walk_message(request, tool.request_aliases, 0, &mut |fp, s| match self
+            .aliases
+            .resolve_for_field(fp.prefix, s)
+        {
+            Resolution::Uuid(uuid) => *s = uuid,
+            Resolution::Empty => {}
+            Resolution::UnknownUuid(uuid) if lenient => *s = uuid,
+            other => refused.push((fp.field, fp.prefix, s.clone(), other)),
+        });
+        if refused.is_empty() {
+            return Ok(());
+        }
+        let mut valid: Vec<(&str, Vec<String>)> = Vec::new();
+        let mut problems = Vec::new();
+        for (field, prefix, value, why) in &refused {
+            if !valid.iter().any(|(p, _)| p == prefix) {
+                // The store knows what other replicas gave out; when it is
+                // down, the local copy is the best there is.
+                let list = match self.aliases.list(prefix).await {
+                    Ok(list) => list,
+                    Err(_) => self.aliases.aliases_of(prefix),
+                };
+                valid.push((prefix, list));
+            }
+            let list = valid
+                .iter()
+                .find(|(p, _)| p == prefix)
+                .map(|(_, l)| l.as_slice())
+                .unwrap_or_default();
+            problems.push(alias_problem(field, prefix, value, why, list));
+        }
+        Err(CallError::Arguments(problems.join("; ")))
     }
 
     fn status_sentence(&self, tool: &AgentTool, status: &Status) -> String {
@@ -577,6 +590,53 @@ impl<T: Transport> ProtoExecutor<T> {
             )
         }
     }
+}
+
+/// The sentence the model reads when an alias-carrying field gets a value
+/// the conversation cannot resolve; `valid` are the aliases of `prefix`.
+fn alias_problem(
+    field: &str,
+    prefix: &str,
+    value: &str,
+    why: &Resolution,
+    valid: &[String],
+) -> String {
+    let value = short(value);
+    let mut text = match why {
+        Resolution::WrongPrefix { actual } => {
+            format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
+        }
+        Resolution::UnknownUuid(_) => {
+            format!(
+                "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
+            )
+        }
+        _ => format!(
+            "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
+        ),
+    };
+    if valid.is_empty() {
+        let _ = write!(
+            text,
+            "; no {prefix} ids are known yet: call a tool that returns {prefix} ids first, and never invent one"
+        );
+    } else {
+        const SHOWN: usize = 20;
+        let _ = write!(
+            text,
+            "; use one of: {}",
+            valid
+                .iter()
+                .take(SHOWN)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if valid.len() > SHOWN {
+            let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
+        }
+    }
+    text
 }
 
 /// What a status code means for the model: what happened, and whether a retry may help.
@@ -734,7 +794,11 @@ enum CallError {
     /// The service answered with an error status.
     Status(Status),
     /// The service answered, but the conversation cannot take its ids.
-    AliasLimit(crate::alias::AliasError),
+    AliasLimit(AliasError),
+    /// The alias store was down before the call: nothing was sent.
+    StoreBeforeCall(StoreError),
+    /// The alias store was down after the call: the answer is withheld.
+    StoreAfterCall(StoreError),
     /// Our bug or a broken pool; nothing the model can fix.
     Internal(String),
 }

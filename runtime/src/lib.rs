@@ -92,6 +92,7 @@ mod native;
 #[cfg(feature = "async-openai")]
 pub mod openai;
 mod sessions;
+pub mod store;
 #[cfg(feature = "tonic")]
 mod tonic_transport;
 mod tool;
@@ -103,6 +104,7 @@ pub use alias::{AliasEntry, AliasError, AliasManager, AliasSnapshot, Resolution}
 pub use executor::{ExecutorOptions, ProtoExecutor, ToolResult};
 pub use native::{NativeTool, ToolContext, ToolError, ToolOutput, ToolReturn};
 pub use sessions::{SessionExecutor, Sessions};
+pub use store::{AliasStore, MemoryStore, StoreError};
 #[cfg(feature = "tonic")]
 pub use tonic_transport::TonicTransport;
 pub use tool::{AgentTool, FieldPrefix, MethodRef, Renderings};

@@ -406,6 +406,17 @@ impl NativeTool {
     ///
     /// See [`NativeTool`].
     pub async fn call(&self, aliases: Arc<AliasManager>, args_json: &str) -> ToolResult {
+        // A shared conversation: learn the aliases and UUIDs of the arguments
+        // from the store first, in one request.
+        if aliases.is_shared()
+            && let Ok(value) = serde_json::from_str::<Value>(args_json)
+            && let Err(e) = aliases.fetch(&crate::alias::json_strings(&value)).await
+        {
+            return ToolResult::error(format!(
+                "{} could not run: {e}; nothing ran. A retry may help: try again in a moment, or tell the user.",
+                self.name
+            ));
+        }
         let args = match self.prepare(&aliases, args_json) {
             Ok(args) => args,
             Err(message) => return ToolResult::error(format!("{}: {message}", self.name)),
@@ -417,6 +428,24 @@ impl NativeTool {
             Ok(future) => CatchUnwind(future).await,
             Err(payload) => Err(panic_message(payload.as_ref())),
         };
+        // A shared conversation: learn the aliases of the output's UUIDs
+        // first; without them, known ids would reach the model raw.
+        if aliases.is_shared() {
+            let fetched = match &outcome {
+                Ok(Ok(ToolOutput::Text(text))) => aliases.fetch_text(text).await,
+                Ok(Ok(ToolOutput::Json(value))) => {
+                    aliases.fetch(&crate::alias::json_strings(value)).await
+                }
+                Ok(Err(Failure::Tool(error))) => aliases.fetch_text(error.message()).await,
+                _ => Ok(()),
+            };
+            if let Err(e) = fetched {
+                return ToolResult::error(format!(
+                    "{} ran, but its answer is withheld: {e}, so the ids in it could not be shown as aliases. It took effect: do not repeat it blindly; tell the user.",
+                    self.name
+                ));
+            }
+        }
         match outcome {
             Ok(Ok(ToolOutput::Text(text))) => ToolResult::ok(aliases.aliasify_text(&text)),
             Ok(Ok(ToolOutput::Json(mut value))) => {

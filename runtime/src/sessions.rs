@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::alias::{AliasError, AliasManager, AliasSnapshot};
+use crate::store::{AliasStore, StoreError};
 
 /// An executor that can be built for one conversation: a transport and the
 /// conversation's alias manager. `ai_tools!` implements it for its generated
@@ -55,6 +56,15 @@ pub trait SessionExecutor<T>: Sized {
 /// first, as soon as they are released and another conversation arrives.
 /// Each namespace is bounded too ([`with_alias_limit`](Self::with_alias_limit)).
 ///
+/// # Several replicas
+///
+/// With [`with_store`](Self::with_store), every conversation lives in an
+/// [`AliasStore`] (a `RedisStore` shared by the replicas): its managers are
+/// [shared](AliasManager#shared-conversations), and what `Sessions` keeps
+/// per conversation is only the local copy, so the TTL and capacity here
+/// bound memory, while the store's own TTL decides when a conversation is
+/// forgotten. The empty conversation id still gets a throwaway, unshared namespace.
+///
 /// # Examples
 ///
 /// ```
@@ -74,6 +84,7 @@ pub struct Sessions<T> {
     ttl: Duration,
     capacity: usize,
     alias_limit: usize,
+    store: Option<Arc<dyn AliasStore>>,
     inner: Mutex<Inner>,
 }
 
@@ -117,8 +128,38 @@ impl<T> Sessions<T> {
             ttl,
             capacity: Self::DEFAULT_CAPACITY,
             alias_limit: AliasManager::DEFAULT_LIMIT,
+            store: None,
             inner: Mutex::default(),
         }
+    }
+
+    /// Keeps every conversation (but the empty id's) in `store`, shared
+    /// with every other `Sessions` over the same store: another replica, or
+    /// this process after a restart (see [Several replicas](Self#several-replicas)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::{sync::Arc, time::Duration};
+    /// let store = Arc::new(ai_tools::MemoryStore::new(Duration::from_secs(1800)));
+    /// let sessions = ai_tools::Sessions::new((), Duration::from_secs(60)).with_store(store);
+    /// assert!(sessions.alias_manager("c1").is_shared());
+    /// assert!(!sessions.alias_manager("").is_shared());
+    /// ```
+    pub fn with_store(mut self, store: Arc<dyn AliasStore>) -> Self {
+        self.store = Some(store);
+        self
+    }
+
+    /// The store conversations live in, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).store().is_none());
+    /// ```
+    pub fn store(&self) -> Option<&Arc<dyn AliasStore>> {
+        self.store.as_ref()
     }
 
     /// Bounds the aliases of every conversation created from now on (see
@@ -136,8 +177,14 @@ impl<T> Sessions<T> {
         self
     }
 
-    fn new_manager(&self) -> AliasManager {
-        AliasManager::new().with_limit(self.alias_limit)
+    fn new_manager(&self, conversation_id: &str) -> AliasManager {
+        match &self.store {
+            Some(store) if !conversation_id.is_empty() => {
+                AliasManager::with_store(store.clone(), conversation_id)
+            }
+            _ => AliasManager::new(),
+        }
+        .with_limit(self.alias_limit)
     }
 
     /// Keeps at most `capacity` idle conversations (at least 1), evicting
@@ -190,7 +237,7 @@ impl<T> Sessions<T> {
     /// ```
     pub fn alias_manager(&self, conversation_id: &str) -> Arc<AliasManager> {
         if conversation_id.is_empty() {
-            return Arc::new(self.new_manager());
+            return Arc::new(self.new_manager(conversation_id));
         }
         let now = Instant::now();
         let mut inner = self.lock();
@@ -202,7 +249,7 @@ impl<T> Sessions<T> {
             }
             inner.entries.remove(conversation_id);
         }
-        let aliases = Arc::new(self.new_manager());
+        let aliases = Arc::new(self.new_manager(conversation_id));
         self.insert(&mut inner, conversation_id, aliases.clone(), now);
         aliases
     }
@@ -221,6 +268,8 @@ impl<T> Sessions<T> {
     }
 
     /// Forgets `conversation_id` now, returning its aliases if it was kept.
+    /// With a store, only this process's copy is forgotten; forget the
+    /// conversation everywhere with [`AliasStore::remove`].
     ///
     /// # Examples
     ///
@@ -237,7 +286,9 @@ impl<T> Sessions<T> {
             .map(|e| e.aliases)
     }
 
-    /// A snapshot of the aliases of `conversation_id`, if it is kept.
+    /// A snapshot of the aliases of `conversation_id`, if it is kept. With
+    /// a store, what this process has learnt of it (the store itself
+    /// outlives restarts: no snapshot is needed there).
     ///
     /// # Examples
     ///
@@ -263,7 +314,9 @@ impl<T> Sessions<T> {
     ///
     /// # Errors
     ///
-    /// [`AliasError`] when the snapshot is inconsistent.
+    /// [`AliasError`] when the snapshot is inconsistent; [`AliasError::Store`]
+    /// on `Sessions` [with a store](Self::with_store), whose conversations
+    /// live in the store and survive restarts there.
     ///
     /// # Examples
     ///
@@ -273,6 +326,11 @@ impl<T> Sessions<T> {
         conversation_id: &str,
         snapshot: AliasSnapshot,
     ) -> Result<Arc<AliasManager>, AliasError> {
+        if self.store.is_some() && !conversation_id.is_empty() {
+            return Err(AliasError::Store(StoreError::unavailable(
+                "a snapshot cannot be restored into a shared store; its conversations survive restarts there",
+            )));
+        }
         let aliases = Arc::new(AliasManager::from_snapshot(snapshot)?.with_limit(self.alias_limit));
         if !conversation_id.is_empty() {
             let now = Instant::now();

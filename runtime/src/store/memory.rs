@@ -1,0 +1,296 @@
+//! An [`AliasStore`] in this process's memory.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::{AliasStore, Assignment, Lookup, StoreError, new_epoch};
+use crate::alias::{AliasError, State};
+use crate::transport::BoxFuture;
+
+/// An [`AliasStore`] in this process's memory, shared by every
+/// [`Sessions`](crate::Sessions) (or [`AliasManager`](crate::AliasManager))
+/// of the process that holds it. It does not outlive the process: it is the
+/// reference implementation of the store's contract, and lets several
+/// `Sessions` in one process (or tests) share conversations. A conversation
+/// idle longer than the TTL is forgotten.
+///
+/// # Examples
+///
+/// ```
+/// use std::{sync::Arc, time::Duration};
+/// use ai_tools::{MemoryStore, Sessions};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let store = Arc::new(MemoryStore::new(Duration::from_secs(1800)));
+/// let a = Sessions::new((), Duration::from_secs(60)).with_store(store.clone());
+/// let b = Sessions::new((), Duration::from_secs(60)).with_store(store);
+/// let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
+/// assert_eq!(a.alias_manager("c1").assign(&[("link", uuid)]).await.unwrap(), ["link-1"]);
+/// let on_b = b.alias_manager("c1");
+/// on_b.fetch(&["link-1"]).await.unwrap();
+/// assert_eq!(on_b.resolve("link-1").as_deref(), Some(uuid));
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct MemoryStore {
+    ttl: Duration,
+    inner: Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    conversations: HashMap<String, Conversation>,
+    last_sweep: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct Conversation {
+    epoch: String,
+    state: State,
+    last_used: Instant,
+}
+
+impl MemoryStore {
+    /// A store forgetting a conversation `ttl` after its last use.
+    ///
+    /// # Examples
+    ///
+    /// See [`MemoryStore`].
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            ttl,
+            inner: Mutex::default(),
+        }
+    }
+
+    /// The number of conversations held (expired ones may count until the
+    /// next call sweeps them).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::MemoryStore::new(std::time::Duration::from_secs(1)).len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.lock().conversations.len()
+    }
+
+    /// Whether no conversation is held.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::MemoryStore::new(std::time::Duration::from_secs(1)).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The live conversation `id`, its TTL refreshed; expired ones swept.
+    fn live<'a>(
+        &self,
+        inner: &'a mut Inner,
+        id: &str,
+        now: Instant,
+    ) -> Option<&'a mut Conversation> {
+        let ttl = self.ttl;
+        let every = (ttl / 2).min(Duration::from_secs(60));
+        if inner
+            .last_sweep
+            .is_none_or(|t| now.saturating_duration_since(t) >= every)
+        {
+            inner
+                .conversations
+                .retain(|_, c| now.saturating_duration_since(c.last_used) <= ttl);
+            inner.last_sweep = Some(now);
+        }
+        let expired = inner
+            .conversations
+            .get(id)
+            .is_some_and(|c| now.saturating_duration_since(c.last_used) > ttl);
+        if expired {
+            inner.conversations.remove(id);
+        }
+        let conversation = inner.conversations.get_mut(id)?;
+        conversation.last_used = now;
+        Some(conversation)
+    }
+
+    fn assign_now(
+        &self,
+        id: &str,
+        ids: &[(String, String)],
+        limit: usize,
+    ) -> Result<Assignment, AliasError> {
+        let now = Instant::now();
+        let mut inner = self.lock();
+        let (new, len) = match self.live(&mut inner, id, now) {
+            Some(c) => (
+                ids.iter()
+                    .filter(|(p, u)| c.state.alias_of(p, u).is_none())
+                    .count(),
+                c.state.len(),
+            ),
+            None => (ids.len(), 0),
+        };
+        if new > 0 && len.saturating_add(new) > limit {
+            return Err(AliasError::LimitReached { limit });
+        }
+        let conversation =
+            inner
+                .conversations
+                .entry(id.to_owned())
+                .or_insert_with(|| Conversation {
+                    epoch: new_epoch(),
+                    state: State::default(),
+                    last_used: now,
+                });
+        let aliases = ids
+            .iter()
+            .map(|(p, u)| conversation.state.register(p, u.clone()))
+            .collect();
+        Ok(Assignment {
+            epoch: conversation.epoch.clone(),
+            aliases,
+        })
+    }
+
+    fn lookup_now(&self, id: &str, aliases: &[String], uuids: &[String]) -> Lookup {
+        let mut inner = self.lock();
+        match self.live(&mut inner, id, Instant::now()) {
+            None => Lookup {
+                epoch: None,
+                aliases: vec![None; aliases.len()],
+                uuids: vec![Vec::new(); uuids.len()],
+            },
+            Some(c) => Lookup {
+                epoch: Some(c.epoch.clone()),
+                aliases: aliases
+                    .iter()
+                    .map(|a| c.state.uuid_of(a).map(str::to_owned))
+                    .collect(),
+                uuids: uuids.iter().map(|u| c.state.aliases_of_uuid(u)).collect(),
+            },
+        }
+    }
+}
+
+impl AliasStore for MemoryStore {
+    fn assign<'a>(
+        &'a self,
+        conversation: &'a str,
+        ids: &'a [(String, String)],
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Assignment, AliasError>> {
+        let result = self.assign_now(conversation, ids, limit);
+        Box::pin(async move { result })
+    }
+
+    fn lookup<'a>(
+        &'a self,
+        conversation: &'a str,
+        aliases: &'a [String],
+        uuids: &'a [String],
+    ) -> BoxFuture<'a, Result<Lookup, StoreError>> {
+        let result = self.lookup_now(conversation, aliases, uuids);
+        Box::pin(async move { Ok(result) })
+    }
+
+    fn list<'a>(
+        &'a self,
+        conversation: &'a str,
+        prefix: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        let mut inner = self.lock();
+        let result = self
+            .live(&mut inner, conversation, Instant::now())
+            .map(|c| c.state.aliases_of_prefix(prefix))
+            .unwrap_or_default();
+        Box::pin(async move { Ok(result) })
+    }
+
+    fn remove<'a>(&'a self, conversation: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        self.lock().conversations.remove(conversation);
+        Box::pin(async move { Ok(()) })
+    }
+
+    fn ttl(&self) -> Duration {
+        self.ttl
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uuid(n: u32) -> String {
+        format!("{n:08x}-0000-4000-8000-000000000000")
+    }
+
+    fn id(p: &str, n: u32) -> (String, String) {
+        (p.to_owned(), uuid(n))
+    }
+
+    #[tokio::test]
+    async fn assignment_is_all_or_nothing_and_stable() {
+        let store = MemoryStore::new(Duration::from_secs(60));
+        let got = store
+            .assign("c", &[id("link", 1), id("link", 2), id("theme", 1)], 4)
+            .await
+            .unwrap();
+        assert_eq!(got.aliases, ["link-1", "link-2", "theme-1"]);
+        assert_eq!(
+            store
+                .assign("c", &[id("link", 3), id("link", 4)], 4)
+                .await
+                .unwrap_err(),
+            AliasError::LimitReached { limit: 4 }
+        );
+        let again = store
+            .assign("c", &[id("link", 2), id("link", 3)], 4)
+            .await
+            .unwrap();
+        assert_eq!(again.aliases, ["link-2", "link-3"]);
+        assert_eq!(again.epoch, got.epoch);
+        let found = store
+            .lookup(
+                "c",
+                &["theme-1".into(), "link-9".into()],
+                &[uuid(1), uuid(9)],
+            )
+            .await
+            .unwrap();
+        assert_eq!(found.aliases, [Some(uuid(1)), None]);
+        assert_eq!(
+            found.uuids,
+            [vec!["link-1".to_owned(), "theme-1".into()], vec![]]
+        );
+        assert_eq!(
+            store.list("c", "link").await.unwrap(),
+            ["link-1", "link-2", "link-3"]
+        );
+    }
+
+    #[tokio::test]
+    async fn idle_conversations_expire_and_begin_a_new_epoch() {
+        let store = MemoryStore::new(Duration::from_millis(20));
+        let first = store.assign("c", &[id("link", 1)], 10).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        let found = store.lookup("c", &["link-1".into()], &[]).await.unwrap();
+        assert_eq!(found.epoch, None);
+        assert_eq!(found.aliases, [None]);
+        let second = store.assign("c", &[id("link", 2)], 10).await.unwrap();
+        assert_eq!(second.aliases, ["link-1"]);
+        assert_ne!(first.epoch, second.epoch);
+        store.remove("c").await.unwrap();
+        assert!(store.is_empty());
+    }
+}

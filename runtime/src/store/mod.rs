@@ -1,0 +1,208 @@
+//! Where a conversation's aliases live when they must outlive one process
+//! or be shared by several: the [`AliasStore`] trait, the in-process
+//! [`MemoryStore`] and, behind the `redis` feature, the `RedisStore`.
+//!
+//! An [`AliasManager`](crate::AliasManager) without a store keeps its maps in
+//! memory and is the default. One built over a store
+//! ([`AliasManager::with_store`](crate::AliasManager::with_store), or
+//! [`Sessions::with_store`](crate::Sessions::with_store) for every
+//! conversation) keeps a local copy of what it has learnt for the fast,
+//! synchronous rewriting, and asks the store once per step of a tool call
+//! for what that step needs: one batched lookup of the aliases and UUIDs in
+//! the arguments before the call, one batched get-or-assign of the ids of the
+//! response after it.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::alias::AliasError;
+use crate::transport::BoxFuture;
+
+mod memory;
+
+pub use memory::MemoryStore;
+
+/// The alias store could not be reached or answered with something unusable.
+/// Nothing of the request that failed was written.
+///
+/// # Examples
+///
+/// ```
+/// let e = ai_tools::StoreError::unavailable("connection refused");
+/// assert_eq!(e.to_string(), "the alias store is unavailable (connection refused)");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the alias store is unavailable ({message})")]
+pub struct StoreError {
+    message: String,
+}
+
+impl StoreError {
+    /// An error saying why the store is unavailable.
+    ///
+    /// # Examples
+    ///
+    /// See [`StoreError`].
+    pub fn unavailable(message: impl fmt::Display) -> Self {
+        let mut message = message.to_string();
+        if message.len() > 200 {
+            let mut cut = 200;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push('…');
+        }
+        Self { message }
+    }
+
+    /// Why the store is unavailable.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(ai_tools::StoreError::unavailable("down").message(), "down");
+    /// ```
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// What [`AliasStore::assign`] gave out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    /// The conversation's epoch (see [`Lookup::epoch`]).
+    pub epoch: String,
+    /// The alias of every requested `(prefix, uuid)`, in request order.
+    pub aliases: Vec<String>,
+}
+
+/// What [`AliasStore::lookup`] found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lookup {
+    /// An id of this life of the conversation in the store, given when its
+    /// first alias is assigned; `None` when the store holds nothing for it.
+    /// When it changes (the conversation expired and began again), what a
+    /// process learnt before is stale and is dropped.
+    pub epoch: Option<String>,
+    /// For each requested alias, the UUID behind it.
+    pub aliases: Vec<Option<String>>,
+    /// For each requested UUID, its aliases (one per prefix), in the order
+    /// they were given out; empty when unknown.
+    pub uuids: Vec<Vec<String>>,
+}
+
+/// A conversation-keyed store of aliases, shared by every process that
+/// serves the conversation.
+///
+/// Every method is one request to the store (one round trip for a remote
+/// one), whatever the size of the batch. Implementations must make
+/// [`assign`](Self::assign) atomic: two processes assigning the same UUID
+/// under the same prefix at once get one alias, and two UUIDs never share one.
+/// Every call that touches a conversation refreshes its idle TTL.
+///
+/// Inputs are canonical: prefixes match `^[a-z][a-z0-9_]*$`, UUIDs are
+/// lowercase, aliases are lowercase and trimmed, batches hold no duplicates.
+///
+/// # Examples
+///
+/// A store used directly (the [`AliasManager`](crate::AliasManager) does this for you):
+///
+/// ```
+/// use std::time::Duration;
+/// use ai_tools::{AliasStore, MemoryStore};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let store = MemoryStore::new(Duration::from_secs(1800));
+/// let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851".to_owned();
+/// let got = store.assign("c1", &[("link".into(), uuid.clone())], 100).await.unwrap();
+/// assert_eq!(got.aliases, ["link-1"]);
+/// let found = store.lookup("c1", &["link-1".into()], &[uuid]).await.unwrap();
+/// assert_eq!(found.aliases[0].as_deref(), Some("d290f1ee-6c54-4b01-90e6-d701748f0851"));
+/// assert_eq!(found.uuids[0], ["link-1"]);
+/// assert_eq!(store.list("c1", "link").await.unwrap(), ["link-1"]);
+/// # }
+/// ```
+pub trait AliasStore: Send + Sync + fmt::Debug {
+    /// Gets or assigns, atomically, the alias of every `(prefix, uuid)` of
+    /// `ids` in `conversation`. All or nothing: when the new ones would take
+    /// the conversation past `limit` aliases, nothing is written and the
+    /// answer is [`AliasError::LimitReached`].
+    ///
+    /// # Errors
+    ///
+    /// [`AliasError::LimitReached`], or [`AliasError::Store`] when the store
+    /// is unavailable (then nothing was written).
+    fn assign<'a>(
+        &'a self,
+        conversation: &'a str,
+        ids: &'a [(String, String)],
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Assignment, AliasError>>;
+
+    /// Looks up, in one request, the UUIDs behind `aliases` and the aliases
+    /// of `uuids`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the store is unavailable.
+    fn lookup<'a>(
+        &'a self,
+        conversation: &'a str,
+        aliases: &'a [String],
+        uuids: &'a [String],
+    ) -> BoxFuture<'a, Result<Lookup, StoreError>>;
+
+    /// Every alias of `prefix` in `conversation`, in the order given out
+    /// (for error messages that name the valid choices).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the store is unavailable.
+    fn list<'a>(
+        &'a self,
+        conversation: &'a str,
+        prefix: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>>;
+
+    /// Forgets `conversation` now.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the store is unavailable.
+    fn remove<'a>(&'a self, conversation: &'a str) -> BoxFuture<'a, Result<(), StoreError>>;
+
+    /// How long a conversation is kept after its last use.
+    fn ttl(&self) -> Duration;
+}
+
+/// The prefix of an alias (`link` of `link-3`), if it is alias-shaped.
+pub(crate) fn prefix_of(alias: &str) -> Option<&str> {
+    let (prefix, n) = alias.rsplit_once('-')?;
+    (!prefix.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(prefix)
+}
+
+/// The number of an alias (`3` of `link-3`).
+pub(crate) fn number_of(alias: &str) -> u64 {
+    alias
+        .rsplit_once('-')
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or(u64::MAX)
+}
+
+/// A fresh epoch: unique across processes and restarts in practice (time,
+/// process id and a counter).
+pub(crate) fn new_epoch() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{nanos:x}-{:x}-{:x}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
