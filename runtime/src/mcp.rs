@@ -568,7 +568,9 @@ impl McpServer {
             Arc::new(LocalSessionManager::default()),
             config,
         );
-        let router = axum::Router::new().nest_service(HTTP_PATH, service);
+        let router = axum::Router::new()
+            .nest_service(HTTP_PATH, service)
+            .layer(axum::middleware::from_fn(deleted_is_no_content));
         let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
         let stop = ct.clone();
         let server = axum::serve(listener, router).with_graceful_shutdown(async move {
@@ -591,6 +593,21 @@ impl McpServer {
         ct.cancel();
         Ok(())
     }
+}
+
+/// rmcp answers a session's `DELETE` with `202 Accepted`, which the Python
+/// SDK reports as a failed termination (it expects 200 or 204); the session
+/// is closed by then, so say `204 No Content`.
+async fn deleted_is_no_content(
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let delete = request.method() == http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == http::StatusCode::ACCEPTED {
+        *response.status_mut() = http::StatusCode::NO_CONTENT;
+    }
+    response
 }
 
 /// Serves one toolkit over stdin/stdout until stdin closes or ctrl-c /
@@ -733,7 +750,7 @@ pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
 /// static TOOL: AgentTool = AgentTool {
 ///     name: "links_list", description: "List links.", strict: false,
 ///     parameters: r#"{"type":"object","properties":{}}"#,
-///     renderings: Renderings { openai: "{}", anthropic: r#"{"type":"object"}"#, gemini: "{}" },
+///     renderings: Renderings { openai: "{}", anthropic: r#"{"type":"object"}"#, gemini: "{}", gemini_json_schema: "{}" },
 ///     method: MethodRef { service: "links.v1.LinksService", method: "ListLinks",
 ///         request: "links.v1.ListLinksRequest", response: "links.v1.ListLinksResponse" },
 ///     request_aliases: &[], response_aliases: &[], output_prefix: None,
@@ -748,7 +765,8 @@ pub fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Too
         Dialect::OpenAi => tool.renderings.openai,
         Dialect::Anthropic => tool.renderings.anthropic,
         Dialect::Gemini => tool.renderings.gemini,
-        Dialect::JsonSchema | Dialect::GeminiJsonSchema => tool.parameters,
+        Dialect::GeminiJsonSchema => tool.renderings.gemini_json_schema,
+        Dialect::JsonSchema => tool.parameters,
     };
     rmcp::model::Tool::new(
         tool.name,
@@ -816,10 +834,10 @@ impl Drop for SessionState {
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        if let (Some((id, _)), Source::PerSession { sessions, .. }) = (bound, &self.shared.source) {
-            if !id.is_empty() {
-                sessions.forget(&id);
-            }
+        if let (Some((id, _)), Source::PerSession { sessions, .. }) = (bound, &self.shared.source)
+            && !id.is_empty()
+        {
+            sessions.forget(&id);
         }
     }
 }
@@ -861,10 +879,11 @@ impl Handler {
                 .to_owned(),
         };
         let mut bound = self.bound();
-        if let Some((kept, toolkit)) = bound.as_ref() {
-            if *kept == id && !id.is_empty() {
-                return Ok(toolkit.clone());
-            }
+        if let Some((kept, toolkit)) = bound.as_ref()
+            && *kept == id
+            && !id.is_empty()
+        {
+            return Ok(toolkit.clone());
         }
         let toolkit = factory(sessions.alias_manager(&id))
             .map(Arc::new)

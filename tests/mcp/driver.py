@@ -1,0 +1,330 @@
+"""Drives the example MCP server of ai-tools with the official MCP Python SDK.
+
+The server binary (tests/examples/mcp_server.rs) starts a real tonic links
+service on loopback and serves its generated tools plus one native tool over
+MCP. This driver talks to it the way a host would, through the SDK's stdio
+client and its streamable-HTTP client, and checks what the tools return:
+
+    python tests/mcp/driver.py --server target/debug/mcp_server
+
+It prints one line per check and closes with "N passed, M failed"; the exit
+code is 0 only when every check passed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.client import Client
+from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+EXPECTED_TOOLS = {
+    "links_create",
+    "links_update",
+    "links_list",
+    "workflow_steps_create",
+    "workflow_steps_delete",
+    "links_share_text",
+}
+TIMEOUT = 30.0
+
+
+class Warnings(logging.Handler):
+    """Collects the SDK's warnings (a failed session termination is one)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+class Checks:
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok: bool, what: str, detail: Any = "") -> None:
+        if ok:
+            self.passed += 1
+            print(f"ok   - {what}", flush=True)
+        else:
+            self.failed += 1
+            print(f"FAIL - {what}: {detail}", flush=True)
+
+
+def text_of(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def output(result: Any) -> dict[str, Any]:
+    """The JSON object a tool returned (its text content)."""
+    try:
+        value = json.loads(text_of(result))
+    except json.JSONDecodeError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+async def list_and_check_tools(session: ClientSession, checks: Checks, label: str) -> None:
+    listed = await session.list_tools()
+    names = {tool.name for tool in listed.tools}
+    checks.check(names == EXPECTED_TOOLS, f"{label}: tools/list names every tool", sorted(names))
+    create = next((t for t in listed.tools if t.name == "links_create"), None)
+    schema = create.input_schema if create else {}
+    checks.check(
+        schema.get("type") == "object"
+        and "destination" in schema.get("required", [])
+        and "name" not in schema.get("required", []),
+        f"{label}: links_create inputSchema is an object, destination required, name optional",
+        schema,
+    )
+    share = next((t for t in listed.tools if t.name == "links_share_text"), None)
+    checks.check(
+        share is not None and share.input_schema.get("properties", {}).get("link_id", {}).get("type") == "string",
+        f"{label}: the native tool is listed with its schema",
+        share,
+    )
+
+
+async def stdio_checks(server: str, checks: Checks) -> None:
+    label = "stdio"
+    params = StdioServerParameters(command=server, args=["stdio"])
+    with open(os.devnull, "w") as quiet:
+        async with stdio_client(params, errlog=quiet) as (read, write):
+            async with ClientSession(read, write) as session:
+                init = await session.initialize()
+                checks.check(init.server_info.name == "links", f"{label}: initialize names the server", init.server_info)
+                await list_and_check_tools(session, checks, label)
+
+                created = await session.call_tool(
+                    "links_create", {"destination": "https://example.com/spring", "name": "Spring sale"}
+                )
+                link = output(created).get("link", {})
+                checks.check(
+                    not created.is_error and link.get("id") == "link-1",
+                    f"{label}: links_create returns the new link as alias link-1",
+                    text_of(created),
+                )
+                checks.check(
+                    isinstance(created.structured_content, dict)
+                    and created.structured_content.get("link", {}).get("id") == "link-1",
+                    f"{label}: the JSON output also arrives as structuredContent",
+                    created.structured_content,
+                )
+                uuid = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+                checks.check(
+                    uuid.match(link.get("workspaceId", "")) is not None
+                    and link.get("pageThemeId") == "theme-1",
+                    f"{label}: annotated ids are aliased, the unannotated workspaceId stays raw",
+                    link,
+                )
+
+                updated = await session.call_tool("links_update", {"link_id": "link-1", "name": "Spring sale 2027"})
+                checks.check(
+                    not updated.is_error
+                    and output(updated).get("link", {}).get("name") == "Spring sale 2027"
+                    and output(updated).get("link", {}).get("id") == "link-1",
+                    f"{label}: links_update resolves link-1 to the created link",
+                    text_of(updated),
+                )
+                step = await session.call_tool("workflow_steps_create", {"link_id": "link-1", "action": "ACTION_EMAIL"})
+                step_out = output(step).get("step", {})
+                checks.check(
+                    not step.is_error and step_out.get("id") == "step-1" and step_out.get("linkId") == "link-1",
+                    f"{label}: workflow_steps_create takes link-1 and returns step-1",
+                    text_of(step),
+                )
+                shared = await session.call_tool("links_share_text", {"link_id": "link-1"})
+                checks.check(
+                    not shared.is_error and "Spring sale 2027" in text_of(shared),
+                    f"{label}: the native tool resolves the alias a generated tool gave out",
+                    text_of(shared),
+                )
+
+                invented = await session.call_tool("links_update", {"link_id": "link-42", "name": "x"})
+                checks.check(
+                    invented.is_error and "link-42" in text_of(invented) and "link-1" in text_of(invented),
+                    f"{label}: an invented alias is an isError result naming the valid ones",
+                    text_of(invented),
+                )
+                bad_args = await session.call_tool("links_list", {"limit": 5})
+                checks.check(
+                    bad_args.is_error and "limit" in text_of(bad_args),
+                    f"{label}: an unknown argument is an isError result naming it",
+                    text_of(bad_args),
+                )
+                try:
+                    await session.call_tool("links_delete_everything", {})
+                    checks.check(False, f"{label}: an unknown tool is a protocol error", "no error")
+                except MCPError as e:
+                    checks.check(e.error.code == -32602, f"{label}: an unknown tool is a protocol error (-32602)", e.error)
+
+
+def start_http_server(server: str) -> tuple[subprocess.Popen[str], str, list[str]]:
+    proc = subprocess.Popen(
+        [server, "http", "127.0.0.1:0"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    lines: list[str] = []
+    url: list[str] = []
+    ready = threading.Event()
+
+    def pump() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line.rstrip("\n"))
+            m = re.search(r"listening on (http://\S+)", line)
+            if m and not url:
+                url.append(m.group(1))
+                ready.set()
+        ready.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    if not ready.wait(TIMEOUT) or not url:
+        proc.kill()
+        raise RuntimeError(f"the HTTP server did not start: {lines}")
+    return proc, url[0], lines
+
+
+async def http_checks(server: str, checks: Checks) -> None:
+    proc, url, stderr_lines = start_http_server(server)
+    try:
+        await http_sessions(url, checks)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            code = proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = None
+        stdout = proc.stdout.read() if proc.stdout else ""
+        checks.check(code == 0, "http: SIGTERM stops the server gracefully (exit 0)", code)
+        time.sleep(0.1)
+        checks.check(
+            any("MCP server stopped" in line for line in stderr_lines),
+            "http: the server says it stopped, on stderr",
+            stderr_lines[-3:],
+        )
+        checks.check(stdout == "", "http: nothing on stdout", stdout[:200])
+
+
+async def http_sessions(url: str, checks: Checks) -> None:
+    label = "http"
+    warnings = Warnings()
+    logging.getLogger("mcp").addHandler(warnings)
+    async with streamable_http_client(url) as (read_a, write_a), streamable_http_client(url) as (read_b, write_b):
+        async with ClientSession(read_a, write_a) as a, ClientSession(read_b, write_b) as b:
+            init_a, init_b = await asyncio.gather(a.initialize(), b.initialize())
+            checks.check(
+                init_a.server_info.name == "links" and init_b.server_info.name == "links",
+                f"{label}: two sessions initialize at once",
+                (init_a.server_info, init_b.server_info),
+            )
+            await list_and_check_tools(a, checks, f"{label} A")
+
+            created_a = await a.call_tool("links_create", {"destination": "https://a.example/", "name": "A's link"})
+            checks.check(
+                not created_a.is_error and output(created_a).get("link", {}).get("id") == "link-1",
+                f"{label}: session A creates link-1",
+                text_of(created_a),
+            )
+            stolen = await b.call_tool("links_update", {"link_id": "link-1", "name": "hijacked"})
+            checks.check(
+                stolen.is_error and "link-1" in text_of(stolen),
+                f"{label}: session B cannot resolve session A's link-1 (isError)",
+                text_of(stolen),
+            )
+
+            # Both sessions work concurrently; each link-1 is its own link.
+            created_b, step_a = await asyncio.gather(
+                b.call_tool("links_create", {"destination": "https://b.example/", "name": "B's link"}),
+                a.call_tool("workflow_steps_create", {"link_id": "link-1", "action": "ACTION_WEBHOOK"}),
+            )
+            checks.check(
+                not created_b.is_error and output(created_b).get("link", {}).get("id") == "link-1",
+                f"{label}: session B's first link is its own link-1",
+                text_of(created_b),
+            )
+            checks.check(
+                not step_a.is_error and output(step_a).get("step", {}).get("linkId") == "link-1",
+                f"{label}: session A passes its link-1 to workflow_steps_create",
+                text_of(step_a),
+            )
+            renamed_a, renamed_b = await asyncio.gather(
+                a.call_tool("links_update", {"link_id": "link-1", "name": "A renamed"}),
+                b.call_tool("links_update", {"link_id": "link-1", "name": "B renamed"}),
+            )
+            link_a = output(renamed_a).get("link", {})
+            link_b = output(renamed_b).get("link", {})
+            checks.check(
+                link_a.get("destination") == "https://a.example/" and link_a.get("name") == "A renamed",
+                f"{label}: A's link-1 is A's link",
+                link_a,
+            )
+            checks.check(
+                link_b.get("destination") == "https://b.example/" and link_b.get("name") == "B renamed",
+                f"{label}: B's link-1 is B's link",
+                link_b,
+            )
+            invented = await a.call_tool("workflow_steps_delete", {"step_id": "step-9"})
+            checks.check(
+                invented.is_error and "step-1" in text_of(invented),
+                f"{label}: an invented step alias is an isError result naming step-1",
+                text_of(invented),
+            )
+
+    checks.check(
+        not any("termination" in m for m in warnings.messages),
+        f"{label}: both sessions end cleanly (DELETE accepted)",
+        warnings.messages,
+    )
+
+    # The SDK's default high-level client probes `server/discover` first and
+    # falls back to the initialize handshake: the server serves that too.
+    async with Client(url) as client:
+        listed = await client.list_tools()
+        checks.check(
+            {t.name for t in listed.tools} == EXPECTED_TOOLS and client.protocol_version <= "2025-11-25",
+            f"{label}: mcp.Client (auto mode) falls back to a session and lists the tools",
+            (client.protocol_version, [t.name for t in listed.tools]),
+        )
+        fresh = await client.call_tool("links_update", {"link_id": "link-1", "name": "x"})
+        checks.check(fresh.is_error, f"{label}: a new session starts with no aliases", text_of(fresh))
+
+
+async def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", required=True, help="path to the mcp_server binary")
+    args = parser.parse_args()
+    checks = Checks()
+    for name, run in (("stdio", stdio_checks), ("http", http_checks)):
+        try:
+            await asyncio.wait_for(run(args.server, checks), TIMEOUT * 2)
+        except Exception as e:  # a crash of one transport's checks is one failure, reported
+            checks.check(False, f"{name}: the checks ran to the end", repr(e))
+    print(f"{checks.passed} passed, {checks.failed} failed", flush=True)
+    return 0 if checks.failed == 0 and checks.passed > 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))

@@ -1,0 +1,354 @@
+//! The MCP server against clients: the official MCP Python SDK (stdio and
+//! streamable HTTP) driving the example server backed by a real tonic
+//! service, and raw JSON-RPC over an in-memory pipe.
+//!
+//! The Python part needs a Python with the `mcp` package: `AI_TOOLS_MCP_PYTHON`,
+//! else `target/mcp-venv/bin/python` (`.ci/run` makes it:
+//! `python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp`).
+//! Without one the test is skipped with the reason printed, unless
+//! `AI_TOOLS_REQUIRE_MCP=1` (as in CI), where it fails.
+
+#[cfg(not(feature = "mcp"))]
+#[test]
+fn mcp_tests_need_the_mcp_feature() {
+    eprintln!(
+        "SKIPPED: the MCP tests need the `mcp` feature: cargo test -p ai-tools-tests --features mcp --test mcp"
+    );
+    assert!(
+        std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
+        "AI_TOOLS_REQUIRE_MCP is set but the tests were built without the `mcp` feature"
+    );
+}
+
+#[cfg(feature = "mcp")]
+mod python_sdk {
+    use std::io::Read;
+    use std::path::{Path, PathBuf};
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+
+    /// The driver's time limit: it starts two servers and runs about 30 checks.
+    const LIMIT: Duration = Duration::from_secs(240);
+
+    fn required() -> bool {
+        std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_some_and(|v| !v.is_empty() && v != "0")
+    }
+
+    /// A Python that can `import mcp`, or why there is none.
+    fn python() -> Result<PathBuf, String> {
+        let server = Path::new(env!("CARGO_BIN_EXE_mcp_server"));
+        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut candidates = Vec::new();
+        if let Some(p) = std::env::var_os("AI_TOOLS_MCP_PYTHON") {
+            candidates.push(PathBuf::from(p));
+        }
+        // <target>/debug/mcp_server → <target>/mcp-venv
+        if let Some(target) = server.parent().and_then(Path::parent) {
+            candidates.push(target.join("mcp-venv/bin/python"));
+        }
+        candidates.push(workspace.join("target/mcp-venv/bin/python"));
+        let mut tried = Vec::new();
+        for candidate in candidates {
+            match Command::new(&candidate)
+                .args(["-c", "import mcp"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+            {
+                Ok(status) if status.success() => return Ok(candidate),
+                Ok(_) => tried.push(format!("{} (no `mcp` package)", candidate.display())),
+                Err(e) => tried.push(format!("{} ({e})", candidate.display())),
+            }
+        }
+        Err(format!(
+            "no Python with the MCP SDK: tried {}; make one with `python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp`",
+            tried.join(", ")
+        ))
+    }
+
+    #[test]
+    fn the_official_python_sdk_drives_the_example_server_over_stdio_and_http() {
+        let python = match python() {
+            Ok(p) => p,
+            Err(reason) if !required() => {
+                eprintln!("SKIPPED: {reason}");
+                return;
+            }
+            Err(reason) => panic!("AI_TOOLS_REQUIRE_MCP is set: {reason}"),
+        };
+        let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/driver.py");
+        let mut child = Command::new(&python)
+            .arg(&driver)
+            .arg("--server")
+            .arg(env!("CARGO_BIN_EXE_mcp_server"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("the driver starts");
+        let mut stdout = child.stdout.take().expect("piped");
+        let mut stderr = child.stderr.take().expect("piped");
+        let out = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stdout.read_to_string(&mut s);
+            s
+        });
+        let err = std::thread::spawn(move || {
+            let mut s = String::new();
+            let _ = stderr.read_to_string(&mut s);
+            s
+        });
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                break Some(status);
+            }
+            if started.elapsed() > LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let out = out.join().unwrap_or_default();
+        let err = err.join().unwrap_or_default();
+        println!("{out}");
+        eprintln!("{err}");
+        let status = status.unwrap_or_else(|| panic!("the driver ran past {LIMIT:?}"));
+        let summary = out
+            .lines()
+            .rev()
+            .find(|l| l.contains(" passed, "))
+            .unwrap_or("no summary");
+        assert!(
+            status.success(),
+            "the Python driver failed ({status}): {summary}"
+        );
+        assert!(summary.ends_with(" 0 failed"), "{summary}");
+    }
+}
+
+#[cfg(feature = "mcp")]
+mod in_process {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use ai_tools::mcp::{McpServer, ServeError};
+    use ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, ToolkitError};
+    use serde_json::Value;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    #[derive(serde::Deserialize, ai_tools::ToolInput)]
+    #[allow(dead_code)]
+    struct Pick {
+        /// A link.
+        #[tool(alias_prefix = "link")]
+        link_id: String,
+    }
+
+    #[derive(serde::Deserialize, ai_tools::ToolInput)]
+    struct Empty {}
+
+    const UUID: &str = "d290f1ee-6c54-4b01-90e6-d701748f0851";
+
+    fn toolkit(aliases: Arc<AliasManager>) -> Result<Toolkit, ToolkitError> {
+        let new =
+            NativeTool::new::<Empty, _, _>("links_new", "New link.", |ctx, _: Empty| async move {
+                Ok(format!("created {}", ctx.aliases().register("link", UUID)?))
+            });
+        let pick =
+            NativeTool::new::<Pick, _, _>("links_pick", "Pick a link.", |_, p: Pick| async move {
+                serde_json::json!({ "picked": p.link_id })
+            });
+        Toolkit::builder()
+            .aliases(aliases)
+            .native(new)
+            .native(pick)
+            .build()
+    }
+
+    struct Client {
+        lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+        write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+        next: u64,
+    }
+
+    impl Client {
+        async fn send(&mut self, message: Value) {
+            let text = format!("{message}\n");
+            self.write.write_all(text.as_bytes()).await.unwrap();
+        }
+
+        async fn request(&mut self, method: &str, params: Value) -> Value {
+            self.next += 1;
+            let id = self.next;
+            self.send(serde_json::json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}))
+                .await;
+            loop {
+                let line = self.lines.next_line().await.unwrap().unwrap();
+                let reply: Value = serde_json::from_str(&line).unwrap();
+                if reply["id"] == id {
+                    return reply;
+                }
+            }
+        }
+    }
+
+    async fn connect(
+        server: McpServer,
+    ) -> (Client, tokio::task::JoinHandle<Result<(), ServeError>>) {
+        let (client, server_end) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(server_end);
+        let serving = tokio::spawn(server.serve_io(read, write, std::future::pending()));
+        let (read, write) = tokio::io::split(client);
+        let mut client = Client {
+            lines: BufReader::new(read).lines(),
+            write,
+            next: 0,
+        };
+        let init = client
+            .request(
+                "initialize",
+                serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}),
+            )
+            .await;
+        assert_eq!(init["result"]["serverInfo"]["name"], "links", "{init}");
+        client
+            .send(serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
+            .await;
+        (client, serving)
+    }
+
+    #[tokio::test]
+    async fn lists_calls_and_reports_tool_errors_as_results() {
+        let sessions = Arc::new(Sessions::new((), Duration::from_secs(60)));
+        let server = McpServer::new(toolkit)
+            .with_sessions(sessions.clone())
+            .with_server_info("links", "1");
+        let (mut client, serving) = connect(server).await;
+
+        let list = client.request("tools/list", serde_json::json!({})).await;
+        let names: Vec<&str> = list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["links_new", "links_pick"]);
+        assert_eq!(
+            list["result"]["tools"][1]["inputSchema"]["properties"]["link_id"]["type"],
+            "string"
+        );
+
+        let created = client
+            .request(
+                "tools/call",
+                serde_json::json!({"name":"links_new","arguments":{}}),
+            )
+            .await;
+        assert_eq!(
+            created["result"]["content"][0]["text"], "created link-1",
+            "{created}"
+        );
+        assert_eq!(created["result"]["isError"], false);
+
+        let picked = client
+            .request(
+                "tools/call",
+                serde_json::json!({"name":"links_pick","arguments":{"link_id":"link-1"}}),
+            )
+            .await;
+        assert_eq!(
+            picked["result"]["structuredContent"]["picked"], "link-1",
+            "{picked}"
+        );
+        assert_eq!(picked["result"]["isError"], false);
+
+        let invented = client
+            .request(
+                "tools/call",
+                serde_json::json!({"name":"links_pick","arguments":{"link_id":"link-7"}}),
+            )
+            .await;
+        assert_eq!(invented["result"]["isError"], true, "{invented}");
+        assert!(
+            invented["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("link-1"),
+            "the error names the valid aliases: {invented}"
+        );
+
+        let unknown = client
+            .request(
+                "tools/call",
+                serde_json::json!({"name":"nope","arguments":{}}),
+            )
+            .await;
+        assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+        // the stdio session's namespace lives in the shared Sessions
+        assert!(sessions.alias_manager("stdio").resolve("link-1").is_some());
+
+        drop(client);
+        serving.await.unwrap().unwrap();
+        assert!(
+            sessions.is_empty(),
+            "the ended session's namespace is forgotten"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_shutdown_future_stops_a_session() {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let server = McpServer::new(toolkit).with_server_info("links", "1");
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        let (read, write) = tokio::io::split(server_end);
+        let serving = tokio::spawn(server.serve_io(read, write, async {
+            let _ = rx.await;
+        }));
+        let (read, write) = tokio::io::split(client_end);
+        let mut client = Client {
+            lines: BufReader::new(read).lines(),
+            write,
+            next: 0,
+        };
+        let init = client
+            .request(
+                "initialize",
+                serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}),
+            )
+            .await;
+        assert!(init["result"].is_object());
+        tx.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), serving)
+            .await
+            .expect("stopped in time")
+            .unwrap()
+            .unwrap();
+        drop(client);
+    }
+
+    #[tokio::test]
+    async fn one_toolkit_is_refused_for_http() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let server = McpServer::from_toolkit(toolkit(Arc::default()).unwrap());
+        let err = server
+            .serve_http_until(listener, std::future::ready(()))
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServeError::SharedToolkit));
+    }
+
+    #[tokio::test]
+    async fn a_toolkit_that_does_not_build_is_reported_before_serving() {
+        let server = McpServer::new(|_| Err(ToolkitError::DuplicateName("x".into())));
+        let (_client, server_end) = tokio::io::duplex(1024);
+        let (read, write) = tokio::io::split(server_end);
+        let err = server
+            .serve_io(read, write, std::future::pending())
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ServeError::Toolkit(_)), "{err}");
+    }
+}
