@@ -16,11 +16,10 @@ runs="${1:-5}"
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
+(cd "$root" && cargo run --quiet --release -p ai-tools-benches --bin large-proto -- "$work/shared" >/dev/null)
 # A target dir of its own under the workspace's, so the dependencies are
 # built once and kept between runs of this script.
 export CARGO_TARGET_DIR="${BUILD_DELTA_TARGET_DIR:-$root/target/build-delta}"
-
-cargo run --quiet --release -p ai-tools-benches --bin large-proto -- "$work/shared" >/dev/null
 mkdir -p "$work/shared/proto/links/v1"
 cp "$root/proto/links/v1/links.proto" "$work/shared/proto/links/v1/"
 
