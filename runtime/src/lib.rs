@@ -105,6 +105,8 @@ pub use executor::{ExecutorOptions, ProtoExecutor, ToolResult};
 pub use native::{NativeTool, ToolContext, ToolError, ToolOutput, ToolReturn};
 pub use sessions::{SessionExecutor, Sessions};
 pub use store::{AliasStore, MemoryStore, StoreError};
+#[cfg(feature = "redis")]
+pub use store::{RedisStore, RedisStoreOptions};
 #[cfg(feature = "tonic")]
 pub use tonic_transport::TonicTransport;
 pub use tool::{AgentTool, FieldPrefix, MethodRef, Renderings};

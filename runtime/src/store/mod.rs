@@ -19,8 +19,12 @@ use crate::alias::AliasError;
 use crate::transport::BoxFuture;
 
 mod memory;
+#[cfg(feature = "redis")]
+mod redis_store;
 
 pub use memory::MemoryStore;
+#[cfg(feature = "redis")]
+pub use redis_store::{RedisStore, RedisStoreOptions};
 
 /// The alias store could not be reached or answered with something unusable.
 /// Nothing of the request that failed was written.

@@ -1,0 +1,459 @@
+//! An [`AliasStore`] in Redis, shared by replicas and kept across restarts.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use ::redis::{Cmd, ErrorKind, RedisError, Script, ServerErrorKind, Value};
+
+use super::{AliasStore, Assignment, Lookup, StoreError, new_epoch, number_of, prefix_of};
+use crate::alias::AliasError;
+use crate::transport::BoxFuture;
+
+/// Get-or-assign a batch, atomically, all or nothing under the limit.
+///
+/// KEYS: aliases, uuids, meta. ARGV: ttl (ms), limit, a fresh epoch, then
+/// `prefix, uuid` pairs (distinct). Returns `{epoch, alias…}`, or
+/// `{'#limit'}` with nothing written.
+const ASSIGN: &str = r"
+local ttl = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local epoch = redis.call('HGET', KEYS[3], '#epoch')
+local out = {}
+local new = 0
+for i = 4, #ARGV, 2 do
+  local p, u = ARGV[i], ARGV[i + 1]
+  local found = false
+  local list = redis.call('HGET', KEYS[2], u)
+  if list then
+    for a in string.gmatch(list, '%S+') do
+      if string.sub(a, 1, #p + 1) == p .. '-' then
+        found = a
+        break
+      end
+    end
+  end
+  out[#out + 1] = found
+  if not found then new = new + 1 end
+end
+if new > 0 then
+  local len = tonumber(redis.call('HGET', KEYS[3], '#len') or '0')
+  if len + new > limit then
+    return {'#limit'}
+  end
+  if not epoch then
+    epoch = ARGV[3]
+    redis.call('HSET', KEYS[3], '#epoch', epoch)
+  end
+  for k = 1, #out do
+    if not out[k] then
+      local p, u = ARGV[2 + 2 * k], ARGV[3 + 2 * k]
+      local n = redis.call('HINCRBY', KEYS[3], p, 1)
+      while redis.call('HEXISTS', KEYS[1], p .. '-' .. n) == 1 do
+        n = redis.call('HINCRBY', KEYS[3], p, 1)
+      end
+      local a = p .. '-' .. n
+      redis.call('HSET', KEYS[1], a, u)
+      local list = redis.call('HGET', KEYS[2], u)
+      if list then list = list .. ' ' .. a else list = a end
+      redis.call('HSET', KEYS[2], u, list)
+      out[k] = a
+    end
+  end
+  redis.call('HINCRBY', KEYS[3], '#len', new)
+end
+if epoch then
+  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+local res = {epoch or false}
+for k = 1, #out do res[#res + 1] = out[k] end
+return res
+";
+
+/// Look up a batch of aliases and UUIDs.
+///
+/// KEYS: aliases, uuids, meta. ARGV: ttl (ms), the number of aliases, the
+/// aliases, then the UUIDs. Returns `{epoch|nil, uuid|nil…, aliases|nil…}`.
+const LOOKUP: &str = r"
+local epoch = redis.call('HGET', KEYS[3], '#epoch')
+local res = {epoch or false}
+local na = tonumber(ARGV[2])
+for i = 3, 2 + na do res[#res + 1] = redis.call('HGET', KEYS[1], ARGV[i]) end
+for i = 3 + na, #ARGV do res[#res + 1] = redis.call('HGET', KEYS[2], ARGV[i]) end
+if epoch then
+  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[1])) end
+end
+return res
+";
+
+/// Settings of a [`RedisStore`].
+///
+/// # Examples
+///
+/// ```
+/// let mut options = ai_tools::RedisStoreOptions::default();
+/// options.key_prefix = "my-agent".into();
+/// options.ttl = std::time::Duration::from_secs(24 * 3600);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RedisStoreOptions {
+    /// The first part of every key (default `ai-tools`); see [`RedisStore`].
+    pub key_prefix: String,
+    /// How long a conversation is kept after its last use (default 24 hours).
+    pub ttl: Duration,
+    /// How long one request may wait for its answer (default 2 s); past it
+    /// the tool call fails with "the alias store is unavailable".
+    pub response_timeout: Duration,
+    /// How long connecting may take (default 2 s).
+    pub connection_timeout: Duration,
+    /// Reconnection attempts after the connection drops, with exponential
+    /// backoff from 100 ms (default 3). A request made while the server is
+    /// down fails at once; the connection comes back by itself.
+    pub reconnect_retries: usize,
+}
+
+impl Default for RedisStoreOptions {
+    fn default() -> Self {
+        Self {
+            key_prefix: "ai-tools".to_owned(),
+            ttl: Duration::from_secs(24 * 3600),
+            response_timeout: Duration::from_secs(2),
+            connection_timeout: Duration::from_secs(2),
+            reconnect_retries: 3,
+        }
+    }
+}
+
+/// An [`AliasStore`] in Redis (feature `redis`): conversations shared by
+/// every replica that connects to the same server, kept across restarts,
+/// forgotten after an idle TTL.
+///
+/// # Keys
+///
+/// Three hashes per conversation, their names built from
+/// [`key_prefix`](RedisStoreOptions::key_prefix) (default `ai-tools`) and
+/// the conversation id in braces, a Redis Cluster *hash tag*, so that one
+/// conversation's keys share a slot and one script may touch them all:
+///
+/// | key | field → value |
+/// |---|---|
+/// | `ai-tools:{CONVERSATION}:aliases` | `link-3` → its UUID |
+/// | `ai-tools:{CONVERSATION}:uuids` | UUID → its aliases, space-separated, in the order given out (`link-3 theme-1`) |
+/// | `ai-tools:{CONVERSATION}:meta` | `link` → the last number given out under `link`; `#len` → aliases held; `#epoch` → the id of this life of the conversation |
+///
+/// Every request that touches a conversation sets the TTL of all three
+/// keys again (`PEXPIRE`). An alias is given out by a Lua script that looks
+/// up every id of the batch and assigns the missing ones (`HINCRBY` on the
+/// prefix's counter) in one atomic step: two replicas registering the same
+/// UUID at once get one alias, and two UUIDs never share one. Each tool call
+/// costs one round trip to resolve its arguments (`EVALSHA` of a lookup
+/// script) and one to register the ids of its answer; an unknown alias in
+/// the arguments costs one more (`HKEYS`) to name the valid ones.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::{sync::Arc, time::Duration};
+/// use ai_tools::{RedisStore, Sessions};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
+/// let sessions = Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store));
+/// let aliases = sessions.alias_manager("conversation-42");
+/// aliases.assign(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")]).await?;
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct RedisStore {
+    connection: ConnectionManager,
+    options: Arc<RedisStoreOptions>,
+    assign: Arc<Lua>,
+    lookup: Arc<Lua>,
+    round_trips: Arc<AtomicU64>,
+}
+
+impl fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RedisStore")
+            .field("options", &self.options)
+            .field("round_trips", &self.round_trips())
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Connects to the server at `url` (`redis://host:port/db`) with the
+    /// default [`RedisStoreOptions`].
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the URL is invalid or the server cannot be reached.
+    ///
+    /// # Examples
+    ///
+    /// See [`RedisStore`].
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, RedisStoreOptions::default()).await
+    }
+
+    /// Connects to the server at `url` with `options`, and loads the scripts.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the URL is invalid or the server cannot be reached.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), ai_tools::StoreError> {
+    /// let mut options = ai_tools::RedisStoreOptions::default();
+    /// options.key_prefix = "staging".into();
+    /// let store = ai_tools::RedisStore::connect_with("redis://127.0.0.1:6379", options).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn connect_with(url: &str, options: RedisStoreOptions) -> Result<Self, StoreError> {
+        let client = ::redis::Client::open(url).map_err(unavailable)?;
+        let config = ConnectionManagerConfig::new()
+            .set_response_timeout(Some(options.response_timeout))
+            .set_connection_timeout(Some(options.connection_timeout))
+            .set_number_of_retries(options.reconnect_retries)
+            .set_max_delay(Duration::from_secs(2));
+        let connection = ConnectionManager::new_with_config(client, config)
+            .await
+            .map_err(unavailable)?;
+        let store = Self {
+            connection,
+            options: Arc::new(options),
+            assign: Arc::new(Lua::new(ASSIGN)),
+            lookup: Arc::new(Lua::new(LOOKUP)),
+            round_trips: Arc::new(AtomicU64::new(0)),
+        };
+        for script in [&store.assign, &store.lookup] {
+            store.load(script).await.map_err(unavailable)?;
+        }
+        Ok(store)
+    }
+
+    /// The requests sent to the server so far (each one round trip),
+    /// connecting and script loading included.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run(store: ai_tools::RedisStore) {
+    /// let before = store.round_trips();
+    /// // … one tool call …
+    /// let per_call = store.round_trips() - before;
+    /// # }
+    /// ```
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// The options in force.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn f(store: ai_tools::RedisStore) {
+    /// assert_eq!(store.options().key_prefix, "ai-tools");
+    /// # }
+    /// ```
+    pub fn options(&self) -> &RedisStoreOptions {
+        &self.options
+    }
+
+    /// The keys of `conversation`: its aliases, UUIDs and meta hashes (see [`RedisStore`]).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # fn f(store: ai_tools::RedisStore) {
+    /// assert_eq!(store.keys("c1")[0], "ai-tools:{c1}:aliases");
+    /// # }
+    /// ```
+    pub fn keys(&self, conversation: &str) -> [String; 3] {
+        let p = &self.options.key_prefix;
+        [
+            format!("{p}:{{{conversation}}}:aliases"),
+            format!("{p}:{{{conversation}}}:uuids"),
+            format!("{p}:{{{conversation}}}:meta"),
+        ]
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        u64::try_from(self.options.ttl.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    async fn query(&self, cmd: &Cmd) -> Result<Value, RedisError> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        let mut connection = self.connection.clone();
+        cmd.query_async(&mut connection).await
+    }
+
+    async fn load(&self, script: &Lua) -> Result<(), RedisError> {
+        let mut cmd = ::redis::cmd("SCRIPT");
+        cmd.arg("LOAD").arg(script.code);
+        self.query(&cmd).await.map(|_| ())
+    }
+
+    /// `EVALSHA`, loading the script again if the server lost it (a restart).
+    async fn eval(
+        &self,
+        script: &Lua,
+        conversation: &str,
+        args: &[&[u8]],
+    ) -> Result<Vec<Option<String>>, StoreError> {
+        let mut cmd = ::redis::cmd("EVALSHA");
+        cmd.arg(script.script.get_hash())
+            .arg(3)
+            .arg(&self.keys(conversation)[..]);
+        for arg in args {
+            cmd.arg(*arg);
+        }
+        let value = match self.query(&cmd).await {
+            Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
+                self.load(script).await.map_err(unavailable)?;
+                self.query(&cmd).await
+            }
+            other => other,
+        }
+        .map_err(unavailable)?;
+        ::redis::from_redis_value(value).map_err(unavailable)
+    }
+}
+
+/// A Lua script and its SHA1.
+struct Lua {
+    script: Script,
+    code: &'static str,
+}
+
+impl Lua {
+    fn new(code: &'static str) -> Self {
+        Self {
+            script: Script::new(code),
+            code,
+        }
+    }
+}
+
+fn unavailable(e: impl fmt::Display) -> StoreError {
+    StoreError::unavailable(e)
+}
+
+impl AliasStore for RedisStore {
+    fn assign<'a>(
+        &'a self,
+        conversation: &'a str,
+        ids: &'a [(String, String)],
+        limit: usize,
+    ) -> BoxFuture<'a, Result<Assignment, AliasError>> {
+        Box::pin(async move {
+            let ttl = self.ttl_ms().to_string();
+            let limit = limit.to_string();
+            let epoch = new_epoch();
+            let mut args: Vec<&[u8]> = vec![ttl.as_bytes(), limit.as_bytes(), epoch.as_bytes()];
+            for (prefix, uuid) in ids {
+                args.push(prefix.as_bytes());
+                args.push(uuid.as_bytes());
+            }
+            let reply = self.eval(&self.assign, conversation, &args).await?;
+            match reply.split_first() {
+                Some((Some(flag), _)) if flag == "#limit" => Err(AliasError::LimitReached {
+                    limit: limit.parse().unwrap_or_default(),
+                }),
+                Some((Some(epoch), aliases)) if aliases.len() == ids.len() => {
+                    let aliases: Option<Vec<String>> = aliases.iter().cloned().collect();
+                    aliases
+                        .map(|aliases| Assignment {
+                            epoch: epoch.clone(),
+                            aliases,
+                        })
+                        .ok_or_else(|| malformed("an alias is missing").into())
+                }
+                _ => Err(malformed("the assignment has the wrong shape").into()),
+            }
+        })
+    }
+
+    fn lookup<'a>(
+        &'a self,
+        conversation: &'a str,
+        aliases: &'a [String],
+        uuids: &'a [String],
+    ) -> BoxFuture<'a, Result<Lookup, StoreError>> {
+        Box::pin(async move {
+            let ttl = self.ttl_ms().to_string();
+            let count = aliases.len().to_string();
+            let mut args: Vec<&[u8]> = vec![ttl.as_bytes(), count.as_bytes()];
+            args.extend(aliases.iter().map(|a| a.as_bytes()));
+            args.extend(uuids.iter().map(|u| u.as_bytes()));
+            let reply = self.eval(&self.lookup, conversation, &args).await?;
+            let Some((epoch, rest)) = reply.split_first() else {
+                return Err(malformed("the lookup is empty"));
+            };
+            if rest.len() != aliases.len() + uuids.len() {
+                return Err(malformed("the lookup has the wrong length"));
+            }
+            let (found_aliases, found_uuids) = rest.split_at(aliases.len());
+            Ok(Lookup {
+                epoch: epoch.clone(),
+                aliases: found_aliases.to_vec(),
+                uuids: found_uuids
+                    .iter()
+                    .map(|list| {
+                        list.as_deref()
+                            .unwrap_or_default()
+                            .split_whitespace()
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .collect(),
+            })
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        conversation: &'a str,
+        prefix: &'a str,
+    ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
+        Box::pin(async move {
+            let [aliases_key, ..] = self.keys(conversation);
+            let mut cmd = ::redis::cmd("HKEYS");
+            cmd.arg(aliases_key);
+            let value = self.query(&cmd).await.map_err(unavailable)?;
+            let all: Vec<String> = ::redis::from_redis_value(value).map_err(unavailable)?;
+            let mut mine: Vec<String> = all
+                .into_iter()
+                .filter(|a| prefix_of(a) == Some(prefix))
+                .collect();
+            mine.sort_by_key(|a| number_of(a));
+            Ok(mine)
+        })
+    }
+
+    fn remove<'a>(&'a self, conversation: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut cmd = ::redis::cmd("DEL");
+            cmd.arg(&self.keys(conversation)[..]);
+            self.query(&cmd).await.map(|_| ()).map_err(unavailable)
+        })
+    }
+
+    fn ttl(&self) -> Duration {
+        self.options.ttl
+    }
+}
+
+fn malformed(what: &str) -> StoreError {
+    StoreError::unavailable(format!("unexpected answer from Redis: {what}"))
+}
