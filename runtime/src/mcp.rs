@@ -228,6 +228,10 @@ impl McpServer {
     /// (`Executor::with_alias_manager(transport, aliases)`) and pass it to
     /// [`ToolkitBuilder::aliases`](crate::ToolkitBuilder::aliases).
     ///
+    /// `per_session` is called once when serving starts (a toolkit that does
+    /// not build is a [`ServeError::Toolkit`] then), and its tools are the
+    /// list every session gets: build the same tools for every session.
+    ///
     /// The namespaces are kept in a `Sessions` of their own (idle TTL of 30
     /// minutes); share yours with [`with_sessions`](Self::with_sessions).
     ///

@@ -8,11 +8,18 @@
 //! Without one the test is skipped with the reason printed, unless
 //! `AI_TOOLS_REQUIRE_MCP=1` (as in CI), where it fails.
 
+/// Says why a test is skipped where the test harness does not capture it
+/// (it captures `println!`/`eprintln!` of passing tests), so a skip is seen.
+fn skipped(reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {reason}");
+}
+
 #[cfg(not(feature = "mcp"))]
 #[test]
 fn mcp_tests_need_the_mcp_feature() {
-    eprintln!(
-        "SKIPPED: the MCP tests need the `mcp` feature: cargo test -p ai-tools-tests --features mcp --test mcp"
+    skipped(
+        "the MCP tests need the `mcp` feature: cargo test -p ai-tools-tests --features mcp --test mcp",
     );
     assert!(
         std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
@@ -71,7 +78,7 @@ mod python_sdk {
         let python = match python() {
             Ok(p) => p,
             Err(reason) if !required() => {
-                eprintln!("SKIPPED: {reason}");
+                super::skipped(&reason);
                 return;
             }
             Err(reason) => panic!("AI_TOOLS_REQUIRE_MCP is set: {reason}"),
