@@ -43,7 +43,9 @@
 //!   `tool_field.usage_notes` after a blank line; enum fields list the
 //!   commented values.
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::rc::Rc;
 
 use prost_reflect::{
     Cardinality, DescriptorPool, DynamicMessage, EnumDescriptor, ExtensionDescriptor,
@@ -258,10 +260,18 @@ pub fn message_schema(message: &MessageDescriptor) -> Schema {
 /// The leading comment of the element at `path` in `file`: comment lines with
 /// one leading space stripped, joined with `\n`, trimmed; `None` if empty or
 /// the file has no source info.
+///
+/// This scans the file's source locations; [`tools_in_file`] looks comments
+/// up through an index built once per file instead.
 pub fn leading_comment(file: &FileDescriptor, path: &[i32]) -> Option<String> {
     let info = file.file_descriptor_proto().source_code_info.as_ref()?;
     let location = info.location.iter().find(|l| l.path == path)?;
-    let raw = location.leading_comments.as_deref()?;
+    clean_comment(location.leading_comments.as_deref()?)
+}
+
+/// A raw leading comment as the model reads it: one leading space stripped
+/// per line, lines joined with `\n`, trimmed; `None` when nothing is left.
+fn clean_comment(raw: &str) -> Option<String> {
     let text = raw
         .lines()
         .map(|line| line.strip_prefix(' ').unwrap_or(line).trim_end())
@@ -269,6 +279,40 @@ pub fn leading_comment(file: &FileDescriptor, path: &[i32]) -> Option<String> {
         .join("\n");
     let text = text.trim();
     (!text.is_empty()).then(|| text.to_owned())
+}
+
+/// The leading comments of the files of a pool, indexed by descriptor path
+/// once per file: looking each element's comment up by scanning every
+/// location made schema building quadratic in the size of a file.
+#[derive(Default)]
+struct Comments {
+    by_file: RefCell<HashMap<String, Rc<HashMap<Vec<i32>, String>>>>,
+}
+
+impl Comments {
+    fn get(&self, file: &FileDescriptor, path: &[i32]) -> Option<String> {
+        let index = Rc::clone(
+            self.by_file
+                .borrow_mut()
+                .entry(file.name().to_owned())
+                .or_insert_with(|| Rc::new(index_comments(file))),
+        );
+        index.get(path).cloned()
+    }
+}
+
+fn index_comments(file: &FileDescriptor) -> HashMap<Vec<i32>, String> {
+    let Some(info) = file.file_descriptor_proto().source_code_info.as_ref() else {
+        return HashMap::new();
+    };
+    let mut index = HashMap::new();
+    for location in &info.location {
+        if let Some(text) = location.leading_comments.as_deref().and_then(clean_comment) {
+            // The first location of a path wins, as with a linear scan.
+            index.entry(location.path.clone()).or_insert(text);
+        }
+    }
+    index
 }
 
 /// The `rpc_tool` option of a method, read by number.
@@ -295,6 +339,7 @@ struct Annotations {
     rpc_tool: Option<ExtensionDescriptor>,
     tool_field: Option<ExtensionDescriptor>,
     field_behavior: Option<ExtensionDescriptor>,
+    comments: Comments,
 }
 
 impl Annotations {
@@ -307,7 +352,28 @@ impl Annotations {
                 .as_ref()
                 .and_then(|m| m.get_extension(TOOL_FIELD_EXTENSION)),
             field_behavior: field.and_then(|m| m.get_extension(FIELD_BEHAVIOR_EXTENSION)),
+            comments: Comments::default(),
         }
+    }
+
+    /// The leading comment of a message, for its object's description.
+    fn message_comment(&self, message: &MessageDescriptor) -> Option<String> {
+        self.comments.get(&message.parent_file(), message.path())
+    }
+
+    /// "- `NAME`: comment" for every commented non-zero value, if any.
+    fn enum_value_notes(&self, e: &EnumDescriptor) -> Option<String> {
+        let file = e.parent_file();
+        let lines: Vec<String> = e
+            .values()
+            .filter(|v| v.number() != 0)
+            .filter_map(|v| {
+                self.comments
+                    .get(&file, v.path())
+                    .map(|c| format!("- `{}`: {}", v.name(), c.replace('\n', " ")))
+            })
+            .collect();
+        (!lines.is_empty()).then(|| lines.join("\n"))
     }
 
     fn rpc_tool(&self, method: &MethodDescriptor) -> Option<ToolDefinition> {
@@ -420,7 +486,7 @@ impl Annotations {
         let mut object = builder.object(message);
         object.defs = std::mem::take(&mut builder.defs);
         let mut schema = Schema::object(object);
-        schema.description = message_comment(message);
+        schema.description = self.message_comment(message);
         schema
     }
 
@@ -462,12 +528,12 @@ impl Builder<'_> {
             let mut description = ann
                 .description
                 .clone()
-                .or_else(|| leading_comment(&field.parent_file(), field.path()));
+                .or_else(|| self.ann.comments.get(&field.parent_file(), field.path()));
             if description.is_none() && !field.is_list() && !field.is_map() {
                 description = schema.description.take();
             }
             if let PKind::Enum(e) = field.kind() {
-                description = join(description, enum_value_notes(&e));
+                description = join(description, self.ann.enum_value_notes(&e));
             }
             if let Some(notes) = ann.usage_notes {
                 description = join(description, Some(notes.trim().to_owned()));
@@ -535,13 +601,13 @@ impl Builder<'_> {
                 // Reserve the name first: the definition refers to itself.
                 self.defs.insert(name.to_owned(), Schema::string());
                 let mut def = Schema::object(self.object(message));
-                def.description = message_comment(message);
+                def.description = self.ann.message_comment(message);
                 self.defs.insert(name.to_owned(), def);
             }
             return Schema::reference(name);
         }
         let mut schema = Schema::object(self.object(message));
-        schema.description = message_comment(message);
+        schema.description = self.ann.message_comment(message);
         schema
     }
 }
@@ -593,24 +659,6 @@ fn enum_schema(e: &EnumDescriptor) -> Schema {
     } else {
         Schema::enumeration(values)
     }
-}
-
-/// "- `NAME`: comment" for every commented non-zero value, if any.
-fn enum_value_notes(e: &EnumDescriptor) -> Option<String> {
-    let file = e.parent_file();
-    let lines: Vec<String> = e
-        .values()
-        .filter(|v| v.number() != 0)
-        .filter_map(|v| {
-            leading_comment(&file, v.path())
-                .map(|c| format!("- `{}`: {}", v.name(), c.replace('\n', " ")))
-        })
-        .collect();
-    (!lines.is_empty()).then(|| lines.join("\n"))
-}
-
-fn message_comment(message: &MessageDescriptor) -> Option<String> {
-    leading_comment(&message.parent_file(), message.path())
 }
 
 fn join(a: Option<String>, b: Option<String>) -> Option<String> {
