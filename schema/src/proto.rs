@@ -286,8 +286,11 @@ fn clean_comment(raw: &str) -> Option<String> {
 /// location made schema building quadratic in the size of a file.
 #[derive(Default)]
 struct Comments {
-    by_file: RefCell<HashMap<String, Rc<HashMap<Vec<i32>, String>>>>,
+    by_file: RefCell<HashMap<String, Rc<CommentIndex>>>,
 }
+
+/// One file's cleaned leading comments by descriptor path.
+type CommentIndex = HashMap<Vec<i32>, String>;
 
 impl Comments {
     fn get(&self, file: &FileDescriptor, path: &[i32]) -> Option<String> {
@@ -301,7 +304,7 @@ impl Comments {
     }
 }
 
-fn index_comments(file: &FileDescriptor) -> HashMap<Vec<i32>, String> {
+fn index_comments(file: &FileDescriptor) -> CommentIndex {
     let Some(info) = file.file_descriptor_proto().source_code_info.as_ref() else {
         return HashMap::new();
     };
