@@ -6,7 +6,9 @@
 //! `redis-server` started here on a free port when the binary is on the
 //! PATH, else each test says why it is skipped. Tests that stop, restart or
 //! count the commands of a server start their own one (they need the binary).
-//! Every test keeps its keys under a key prefix of its own.
+//! Every test keeps its keys under a key prefix of its own. With
+//! `AI_TOOLS_REQUIRE_REDIS` set (`.ci/run` sets it), a test that cannot
+//! have a server fails instead of skipping.
 
 use std::net::TcpListener;
 use std::path::PathBuf;
@@ -48,6 +50,9 @@ struct Redis {
     port: u16,
     child: Option<Child>,
     dir: Option<PathBuf>,
+    /// An append-only file fsynced on every write, so that the data
+    /// survives a stop (slow: every request that refreshes a TTL is a write).
+    persist: bool,
 }
 
 impl Drop for Redis {
@@ -84,24 +89,36 @@ impl Redis {
                 port: 0,
                 child: None,
                 dir: None,
+                persist: false,
             }),
-            _ => Self::own(test).await,
+            _ => Self::start_own(
+                test,
+                false,
+                "neither AI_TOOLS_REDIS_URL is set nor is `redis-server` on the PATH to start one",
+            )
+            .await,
         }
     }
 
-    /// A server of our own (persisting to an append-only file, so that it
-    /// can be stopped and started again with its data), if the binary exists.
-    async fn own(test: &str) -> Option<Self> {
+    /// A server of our own, if the binary exists; with `persist`, it can be
+    /// stopped and started again with its data.
+    async fn own(test: &str, persist: bool) -> Option<Self> {
+        Self::start_own(
+            test,
+            persist,
+            "no `redis-server` on the PATH: this test stops, restarts or counts the commands of a server of its own, so AI_TOOLS_REDIS_URL is not enough",
+        )
+        .await
+    }
+
+    async fn start_own(test: &str, persist: bool, why_not: &str) -> Option<Self> {
         if !has_redis_server() {
-            println!(
-                "skipped {test}: no `redis-server` on the PATH to start (install Debian's `redis-server`{}); \
-                 this test stops, restarts or counts the commands of a server of its own",
-                if std::env::var_os("AI_TOOLS_REDIS_URL").is_some() {
-                    ""
-                } else {
-                    ", or set AI_TOOLS_REDIS_URL for the tests that can share one"
-                }
+            let reason = format!("{why_not} (install Debian's `redis-server`; `.ci/run` does)");
+            assert!(
+                std::env::var_os("AI_TOOLS_REQUIRE_REDIS").is_none(),
+                "AI_TOOLS_REQUIRE_REDIS is set, but {reason}"
             );
+            println!("skipped {test}: {reason}");
             return None;
         }
         let dir = std::env::temp_dir().join(format!(
@@ -115,6 +132,7 @@ impl Redis {
             port: free_port(),
             child: None,
             dir: Some(dir),
+            persist,
         };
         redis.url = format!("redis://127.0.0.1:{}", redis.port);
         redis.start().await;
@@ -125,14 +143,12 @@ impl Redis {
         let dir = self.dir.clone().expect("an own server");
         let child = Command::new("redis-server")
             .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args([
-                "--save",
-                "",
-                "--appendonly",
-                "yes",
-                "--appendfsync",
-                "always",
-            ])
+            .args(["--save", ""])
+            .args(if self.persist {
+                ["--appendonly", "yes", "--appendfsync", "always"]
+            } else {
+                ["--appendonly", "no", "--appendfsync", "no"]
+            })
             .arg("--dir")
             .arg(&dir)
             .stdout(Stdio::null())
@@ -417,7 +433,7 @@ async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
 
 #[tokio::test]
 async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
-    let Some(mut redis) = Redis::own("down").await else {
+    let Some(mut redis) = Redis::own("down", true).await else {
         return;
     };
     let keys = prefix("down");
@@ -589,7 +605,7 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
 
 #[tokio::test]
 async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
-    let Some(redis) = Redis::own("round_trips").await else {
+    let Some(redis) = Redis::own("round_trips", false).await else {
         return;
     };
     let keys = prefix("round-trips");
