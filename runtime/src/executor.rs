@@ -594,7 +594,8 @@ impl<T: Transport> ProtoExecutor<T> {
 
 /// The sentence the model reads when an alias-carrying field gets a value
 /// the conversation cannot resolve; `valid` are the aliases of `prefix`.
-fn alias_problem(
+/// Native tools word their refusals with it too.
+pub(crate) fn alias_problem(
     field: &str,
     prefix: &str,
     value: &str,

@@ -14,7 +14,7 @@ use ai_tools_schema::{Dialect, FieldAlias, render};
 use serde_json::{Map, Value};
 
 use crate::alias::{AliasManager, Resolution};
-use crate::executor::ToolResult;
+use crate::executor::{ToolResult, alias_problem};
 use crate::tool_input::{InputSchema, ToolInput};
 use crate::transport::BoxFuture;
 
@@ -645,7 +645,8 @@ impl Walk<'_> {
                 Resolution::Uuid(uuid) => *s = uuid,
                 Resolution::Empty => {}
                 other => {
-                    let problem = alias_problem(self.aliases, path, prefix, s, &other);
+                    let problem =
+                        alias_problem(path, prefix, s, &other, &self.aliases.aliases_of(prefix));
                     self.problems.push(problem);
                 }
             },
@@ -657,54 +658,6 @@ impl Walk<'_> {
             _ => {}
         }
     }
-}
-
-/// The sentence the model reads when an alias-carrying field gets a value
-/// that is not one of the conversation's ids of that prefix.
-fn alias_problem(
-    aliases: &AliasManager,
-    field: &str,
-    prefix: &str,
-    value: &str,
-    why: &Resolution,
-) -> String {
-    use std::fmt::Write as _;
-    let mut text = match why {
-        Resolution::WrongPrefix { actual } => {
-            format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
-        }
-        Resolution::UnknownUuid(_) => {
-            format!(
-                "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
-            )
-        }
-        _ => format!(
-            "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
-        ),
-    };
-    let valid = aliases.aliases_of(prefix);
-    if valid.is_empty() {
-        let _ = write!(
-            text,
-            "; no {prefix} ids are known yet: call a tool that returns {prefix} ids first, and never invent one"
-        );
-    } else {
-        const SHOWN: usize = 20;
-        let _ = write!(
-            text,
-            "; use one of: {}",
-            valid
-                .iter()
-                .take(SHOWN)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if valid.len() > SHOWN {
-            let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
-        }
-    }
-    text
 }
 
 /// Replaces a string holding JSON that `accept` likes with that JSON.

@@ -581,6 +581,32 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
 }
 
 #[tokio::test]
+async fn a_refused_alias_is_echoed_shortened_as_in_generated_tools() {
+    let aliases = Arc::new(AliasManager::new());
+    aliases
+        .register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851")
+        .unwrap();
+    let tool = NativeTool::new::<Tree, _, _>("tree", "Walk a tree.", |_, tree: Tree| async move {
+        tree.step_id
+    });
+    let invented = format!("step-{}", "9".repeat(10_000));
+    let result = tool
+        .call(aliases, &json!({"step_id": invented}).to_string())
+        .await;
+    assert!(result.is_error);
+    assert!(
+        result.output.len() < 400,
+        "the model's value is not echoed whole: {} bytes",
+        result.output.len()
+    );
+    assert!(
+        result.output.ends_with("use one of: step-1"),
+        "{}",
+        result.output
+    );
+}
+
+#[tokio::test]
 async fn a_panicking_tool_is_an_error_result() {
     let tool = NativeTool::new::<Paging, _, _>("boom", "Panics.", |_, p: Paging| async move {
         if p.page == 0 {
