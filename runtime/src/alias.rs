@@ -558,10 +558,18 @@ impl AliasManager {
     pub fn resolve_json(&self, value: &mut serde_json::Value) {
         let state = self.lock();
         walk_strings(value, &mut |s| {
-            // Aliases are short; skip the allocation for long strings.
-            if s.len() <= MAX_ALIAS_LEN
-                && let Some((_, uuid)) = state.by_alias.get(&s.trim().to_ascii_lowercase())
-            {
+            let candidate = s.trim();
+            // Most strings (names, URLs, free text) cannot be an alias: decide
+            // that on the bytes, before any allocation.
+            if candidate.len() > MAX_ALIAS_LEN || prefix_of(candidate).is_none() {
+                return;
+            }
+            let found = if candidate.bytes().any(|b| b.is_ascii_uppercase()) {
+                state.by_alias.get(&candidate.to_ascii_lowercase())
+            } else {
+                state.by_alias.get(candidate)
+            };
+            if let Some((_, uuid)) = found {
                 *s = uuid.clone();
             }
         });
