@@ -1202,7 +1202,9 @@ fn json_depth(text: &str) -> usize {
     deepest
 }
 
-fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
+/// `[{key, value}, ...]` as an object, if that is what `items` is: how
+/// dialects without open objects send a map. Native tools undo it the same way.
+pub(crate) fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
     let mut map = Map::new();
     for item in items {
         let Value::Object(entry) = item else {

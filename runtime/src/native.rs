@@ -14,7 +14,7 @@ use ai_tools_schema::{Dialect, FieldAlias, render};
 use serde_json::{Map, Value};
 
 use crate::alias::{AliasManager, Resolution};
-use crate::executor::{ToolResult, alias_problem};
+use crate::executor::{ToolResult, alias_problem, entries_to_map};
 use crate::tool_input::{InputSchema, ToolInput};
 use crate::transport::BoxFuture;
 
@@ -672,27 +672,6 @@ fn decode_json_string(value: &mut Value, accept: impl Fn(&Value) -> bool) {
     {
         *value = parsed;
     }
-}
-
-/// `[{key, value}, ...]` as an object, if that is what `items` is.
-fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
-    let mut map = Map::new();
-    for item in items {
-        let Value::Object(entry) = item else {
-            return None;
-        };
-        if entry.keys().any(|k| k != "key" && k != "value") {
-            return None;
-        }
-        let key = match entry.get("key")? {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            _ => return None,
-        };
-        map.insert(key, entry.get("value").cloned().unwrap_or(Value::Null));
-    }
-    Some(map)
 }
 
 /// Polls a boxed future, turning a panic into an error.
