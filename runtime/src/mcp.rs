@@ -765,13 +765,7 @@ pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
 /// assert_eq!(tool.input_schema["type"], "object");
 /// ```
 pub fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
-    let text = match dialect {
-        Dialect::OpenAi => tool.renderings.openai,
-        Dialect::Anthropic => tool.renderings.anthropic,
-        Dialect::Gemini => tool.renderings.gemini,
-        Dialect::GeminiJsonSchema => tool.renderings.gemini_json_schema,
-        Dialect::JsonSchema => tool.parameters,
-    };
+    let text = tool.parameters_for(dialect);
     rmcp::model::Tool::new(
         tool.name,
         tool.description,

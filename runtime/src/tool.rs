@@ -1,5 +1,7 @@
 //! Static tool definitions, as `ai_tools!` expands them.
 
+use ai_tools_schema::Dialect;
+
 /// One tool, generated at compile time from an annotated RPC.
 ///
 /// Every field is static data: the JSON texts are minified and ready to send.
@@ -24,6 +26,34 @@ pub struct AgentTool {
     /// The prefix of the entity the tool returns: the `alias_prefix` of the
     /// `id` field of the top-level entity in the response, if any.
     pub output_prefix: Option<&'static str>,
+}
+
+impl AgentTool {
+    /// The parameters' schema as rendered for `dialect` (minified JSON text):
+    /// [`parameters`](Self::parameters) for [`Dialect::JsonSchema`], else the
+    /// matching field of [`renderings`](Self::renderings).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use ai_tools::schema::Dialect;
+    ///
+    /// let tool = &gentools::LINKS_CREATE;
+    /// assert_eq!(tool.parameters_for(Dialect::JsonSchema), tool.parameters);
+    /// assert_eq!(tool.parameters_for(Dialect::Gemini), tool.renderings.gemini);
+    /// ```
+    pub fn parameters_for(&self, dialect: Dialect) -> &'static str {
+        match dialect {
+            Dialect::JsonSchema => self.parameters,
+            Dialect::OpenAi => self.renderings.openai,
+            Dialect::Anthropic => self.renderings.anthropic,
+            Dialect::Gemini => self.renderings.gemini,
+            Dialect::GeminiJsonSchema => self.renderings.gemini_json_schema,
+        }
+    }
 }
 
 /// The parameters' schema of one tool rendered per provider dialect

@@ -616,13 +616,7 @@ impl Tool {
     pub fn parameters(&self, dialect: Dialect) -> Value {
         match &self.kind {
             Kind::Generated { tool, .. } => {
-                let text = match dialect {
-                    Dialect::OpenAi => tool.renderings.openai,
-                    Dialect::Anthropic => tool.renderings.anthropic,
-                    Dialect::Gemini => tool.renderings.gemini,
-                    Dialect::GeminiJsonSchema => tool.renderings.gemini_json_schema,
-                    Dialect::JsonSchema => tool.parameters,
-                };
+                let text = tool.parameters_for(dialect);
                 // The macro wrote these texts with serde_json; they parse.
                 serde_json::from_str(text).unwrap_or(Value::Null)
             }
