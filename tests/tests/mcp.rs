@@ -3,8 +3,8 @@
 //! service, and raw JSON-RPC over an in-memory pipe.
 //!
 //! The Python part needs a Python with the `mcp` package: `AI_TOOLS_MCP_PYTHON`,
-//! else `target/mcp-venv/bin/python` (`.ci/run` makes it:
-//! `python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp`).
+//! else `AI_TOOLS_PYTHON`, else `target/py-venv/bin/python` (`.ci/run` makes it:
+//! `python3 -m venv target/py-venv && target/py-venv/bin/pip install mcp`).
 //! Without one the test is skipped with the reason printed, unless
 //! `AI_TOOLS_REQUIRE_MCP=1` (as in CI), where it fails.
 
@@ -46,14 +46,16 @@ mod python_sdk {
         let server = Path::new(env!("CARGO_BIN_EXE_mcp_server"));
         let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
         let mut candidates = Vec::new();
-        if let Some(p) = std::env::var_os("AI_TOOLS_MCP_PYTHON") {
-            candidates.push(PathBuf::from(p));
+        for var in ["AI_TOOLS_MCP_PYTHON", "AI_TOOLS_PYTHON"] {
+            if let Some(p) = std::env::var_os(var) {
+                candidates.push(PathBuf::from(p));
+            }
         }
-        // <target>/debug/mcp_server → <target>/mcp-venv
+        // <target>/debug/mcp_server → <target>/py-venv
         if let Some(target) = server.parent().and_then(Path::parent) {
-            candidates.push(target.join("mcp-venv/bin/python"));
+            candidates.push(target.join("py-venv/bin/python"));
         }
-        candidates.push(workspace.join("target/mcp-venv/bin/python"));
+        candidates.push(workspace.join("target/py-venv/bin/python"));
         let mut tried = Vec::new();
         for candidate in candidates {
             match Command::new(&candidate)
@@ -68,7 +70,7 @@ mod python_sdk {
             }
         }
         Err(format!(
-            "no Python with the MCP SDK: tried {}; make one with `python3 -m venv target/mcp-venv && target/mcp-venv/bin/pip install mcp`",
+            "no Python with the MCP SDK: tried {}; make one with `python3 -m venv target/py-venv && target/py-venv/bin/pip install mcp`",
             tried.join(", ")
         ))
     }
