@@ -44,9 +44,14 @@ use std::collections::BTreeMap;
 pub const FORMAT_DATE_TIME: &str = "date-time";
 /// The OpenAPI `format` of base64-encoded bytes.
 pub const FORMAT_BYTE: &str = "byte";
+/// Base64 as protojson parsers accept it: the standard or the URL-safe
+/// alphabet, padded or not (a length of 4n+1 characters is never base64).
+pub const BASE64_PATTERN: &str =
+    r"^([A-Za-z0-9+/_-]{4})*([A-Za-z0-9+/_-]{2}(==)?|[A-Za-z0-9+/_-]{3}=?)?$";
 /// The protojson form of `google.protobuf.Duration`: seconds with an `s`,
-/// within protobuf's range (at most 12 digits of seconds, 9 of fraction).
-pub const DURATION_PATTERN: &str = r"^-?[0-9]{1,12}(\.[0-9]{1,9})?s$";
+/// within protobuf's range (at most 11 digits of seconds, so never past its
+/// 315,576,000,000; at most 9 of fraction).
+pub const DURATION_PATTERN: &str = r"^-?[0-9]{1,11}(\.[0-9]{1,9})?s$";
 /// The protojson form of `google.protobuf.FieldMask`: comma-separated field
 /// paths in lowerCamelCase (`displayName,address.city`), maybe empty.
 pub const FIELD_MASK_PATTERN: &str =
@@ -71,8 +76,8 @@ pub enum Kind {
     String(StringSchema),
     /// An integer, maybe bounded.
     Integer(IntegerSchema),
-    /// A number.
-    Number,
+    /// A number, maybe bounded.
+    Number(NumberSchema),
     /// `true` or `false`.
     Boolean,
     /// One of these strings.
@@ -88,8 +93,25 @@ pub enum Kind {
     /// A reference to a definition, by name, in the [`Object::defs`] of an
     /// enclosing object. Used for recursive types only.
     Ref(String),
+    /// Exactly one of several named members: a JSON object with exactly one
+    /// of the members as its property (a protobuf `oneof`, or a Rust enum
+    /// whose variants carry data).
+    OneOf(OneOf),
     /// Any JSON value (`google.protobuf.Value`).
     Any,
+}
+
+/// The members of a [`Kind::OneOf`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct OneOf {
+    /// The members, in order; each one's `required` is ignored (the chosen
+    /// member is always present).
+    pub members: Vec<Property>,
+    /// The chosen member belongs in the enclosing object: a protobuf oneof,
+    /// whose protojson form is flat (`{"email": "a@b.c"}`, not
+    /// `{"target": {"email": "a@b.c"}}`). Inbound, the member is lifted out
+    /// of the oneof's property, and the flat form is accepted as sent.
+    pub inline: bool,
 }
 
 /// Constraints of a string.
@@ -101,15 +123,30 @@ pub struct StringSchema {
     /// A regular expression the whole string matches; dialects that do not
     /// accept it drop it and say it in the description instead.
     pub pattern: Option<String>,
+    /// The string is an alias of this prefix (`link` for `link-1`): inbound,
+    /// it is resolved to the UUID it stands for, and refused when the
+    /// conversation never issued it. Not rendered.
+    pub alias_prefix: Option<String>,
 }
 
 /// Bounds of an integer.
+///
+/// `i128` holds the bounds of every 64-bit type, signed and unsigned.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct IntegerSchema {
-    /// Inclusive lower bound (`0` for unsigned types), where the dialect allows.
-    pub minimum: Option<i64>,
-    /// Inclusive upper bound, where the dialect allows.
-    pub maximum: Option<i64>,
+    /// Inclusive lower bound (`0` for unsigned types).
+    pub minimum: Option<i128>,
+    /// Inclusive upper bound.
+    pub maximum: Option<i128>,
+}
+
+/// Bounds of a number (a `float` holds at most about 3.4e38).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct NumberSchema {
+    /// Inclusive lower bound.
+    pub minimum: Option<f64>,
+    /// Inclusive upper bound.
+    pub maximum: Option<f64>,
 }
 
 /// A map's key and value schemas.
@@ -146,6 +183,9 @@ pub struct Object {
 pub struct Property {
     /// The JSON name (for protos, the field's proto name).
     pub name: String,
+    /// Another name accepted inbound for the same property (for protos, the
+    /// lowerCamelCase JSON name protojson also accepts); never rendered.
+    pub json_name: Option<String>,
     /// The property's schema.
     pub schema: Schema,
     /// The model must send it. Dialects that require every property (OpenAI
@@ -172,21 +212,26 @@ impl Schema {
     pub fn string_format(format: impl Into<String>) -> Self {
         Schema::new(Kind::String(StringSchema {
             format: Some(format.into()),
-            pattern: None,
+            ..StringSchema::default()
         }))
     }
 
     /// A string matching `pattern`.
     pub fn string_pattern(pattern: impl Into<String>) -> Self {
         Schema::new(Kind::String(StringSchema {
-            format: None,
             pattern: Some(pattern.into()),
+            ..StringSchema::default()
         }))
     }
 
-    /// Base64-encoded bytes: a string with format [`FORMAT_BYTE`].
+    /// Base64-encoded bytes: a string with format [`FORMAT_BYTE`] matching
+    /// [`BASE64_PATTERN`].
     pub fn bytes() -> Self {
-        Schema::string_format(FORMAT_BYTE)
+        Schema::new(Kind::String(StringSchema {
+            format: Some(FORMAT_BYTE.to_owned()),
+            pattern: Some(BASE64_PATTERN.to_owned()),
+            alias_prefix: None,
+        }))
     }
 
     /// An integer.
@@ -196,7 +241,15 @@ impl Schema {
 
     /// A number.
     pub fn number() -> Self {
-        Schema::new(Kind::Number)
+        Schema::new(Kind::Number(NumberSchema::default()))
+    }
+
+    /// A number within `minimum..=maximum`.
+    pub fn number_within(minimum: f64, maximum: f64) -> Self {
+        Schema::new(Kind::Number(NumberSchema {
+            minimum: Some(minimum),
+            maximum: Some(maximum),
+        }))
     }
 
     /// A boolean.
@@ -241,6 +294,25 @@ impl Schema {
         Schema::new(Kind::Any)
     }
 
+    /// Exactly one of `members` (see [`OneOf`]).
+    pub fn one_of(members: Vec<Property>, inline: bool) -> Self {
+        Schema::new(Kind::OneOf(OneOf { members, inline }))
+    }
+
+    /// Marks the strings of this node (a string, or the items of an array of
+    /// strings) as aliases of `prefix`; no effect on other kinds.
+    pub fn alias_prefix(mut self, prefix: impl Into<String>) -> Self {
+        match &mut self.kind {
+            Kind::String(string) => string.alias_prefix = Some(prefix.into()),
+            Kind::Array(items) => {
+                let items = std::mem::replace(items.as_mut(), Schema::any());
+                self.kind = Kind::Array(Box::new(items.alias_prefix(prefix)));
+            }
+            _ => {}
+        }
+        self
+    }
+
     /// Sets the description; an empty one is the same as none.
     pub fn describe(mut self, description: impl Into<String>) -> Self {
         let description = description.into();
@@ -255,19 +327,24 @@ impl Schema {
     }
 
     /// Sets an inclusive lower bound; no effect unless this is an integer.
-    pub fn minimum(mut self, minimum: i64) -> Self {
+    pub fn minimum(mut self, minimum: impl Into<i128>) -> Self {
         if let Kind::Integer(int) = &mut self.kind {
-            int.minimum = Some(minimum);
+            int.minimum = Some(minimum.into());
         }
         self
     }
 
     /// Sets an inclusive upper bound; no effect unless this is an integer.
-    pub fn maximum(mut self, maximum: i64) -> Self {
+    pub fn maximum(mut self, maximum: impl Into<i128>) -> Self {
         if let Kind::Integer(int) = &mut self.kind {
-            int.maximum = Some(maximum);
+            int.maximum = Some(maximum.into());
         }
         self
+    }
+
+    /// An integer within `minimum..=maximum`.
+    pub fn integer_within(minimum: impl Into<i128>, maximum: impl Into<i128>) -> Self {
+        Schema::integer().minimum(minimum).maximum(maximum)
     }
 
     /// The object of this node, if it is one.
@@ -305,6 +382,7 @@ impl Object {
     pub fn property(mut self, name: impl Into<String>, schema: Schema, required: bool) -> Self {
         self.properties.push(Property {
             name: name.into(),
+            json_name: None,
             schema,
             required,
         });

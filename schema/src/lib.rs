@@ -78,6 +78,7 @@
 use std::fmt;
 
 pub mod check;
+pub mod inbound;
 pub mod ir;
 pub mod names;
 pub mod proto;

@@ -17,16 +17,22 @@
 //! From the request message, recursively (see the crate's DESIGN "Schema
 //! rules"):
 //!
-//! - scalars map to `string`, `integer` (unsigned: `minimum: 0`), `number`,
-//!   `boolean`; `bytes` to a base64 string (format `byte`); enums to a string
-//!   enum of the value names without the zero value;
+//! - scalars map to `string`, `integer` bounded by its type's range (32- and
+//!   64-bit, signed and unsigned), `number` (`float`: bounded by its range),
+//!   `boolean`; `bytes` to a base64 string (format `byte`, pattern
+//!   [`ir::BASE64_PATTERN`]); enums to a string enum of the value names,
+//!   without a zero value named `*_UNSPECIFIED` (see [`is_choice`]);
 //! - `repeated` to arrays, maps to [`ir::Kind::Map`], messages to objects
 //!   whose description is the message's leading comment;
 //! - a message that can reach itself is defined once in the root's
 //!   [`ir::Object::defs`] and referred to by [`ir::Kind::Ref`]; every other
 //!   message is inlined;
-//! - oneof members become optional properties whose description says
-//!   "Set at most one of `a`, `b`.";
+//! - a oneof of two or more members becomes one optional property named after
+//!   the oneof, whose value is [`ir::Kind::OneOf`]: an object holding exactly
+//!   one member (`"target": {"email": "a@b.c"}`), described by the oneof's
+//!   comment; a oneof of one member is that member, an optional property;
+//! - a field with an `alias_prefix` is a string (or array of strings) marked
+//!   with [`ir::StringSchema::alias_prefix`];
 //! - well-known types: `Timestamp` is a `date-time` string, `Duration` a
 //!   string matching [`ir::DURATION_PATTERN`], `FieldMask` a string matching
 //!   [`ir::FIELD_MASK_PATTERN`], `Struct`
@@ -49,11 +55,11 @@ use std::rc::Rc;
 
 use prost_reflect::{
     Cardinality, DescriptorPool, DynamicMessage, EnumDescriptor, ExtensionDescriptor,
-    FieldDescriptor, FileDescriptor, Kind as PKind, MessageDescriptor, MethodDescriptor, Syntax,
-    Value,
+    FieldDescriptor, FileDescriptor, Kind as PKind, MessageDescriptor, MethodDescriptor,
+    OneofDescriptor, Syntax, Value,
 };
 
-use crate::ir::{self, Object, Schema};
+use crate::ir::{self, Object, Property, Schema};
 use crate::names::{validate_alias_prefix, validate_tool_name};
 use crate::{
     Diagnostic, FIELD_BEHAVIOR_EXTENSION, FieldAlias, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION,
@@ -364,12 +370,12 @@ impl Annotations {
         self.comments.get(&message.parent_file(), message.path())
     }
 
-    /// "- `NAME`: comment" for every commented non-zero value, if any.
+    /// "- `NAME`: comment" for every commented value the model may send, if any.
     fn enum_value_notes(&self, e: &EnumDescriptor) -> Option<String> {
         let file = e.parent_file();
         let lines: Vec<String> = e
             .values()
-            .filter(|v| v.number() != 0)
+            .filter(is_choice)
             .filter_map(|v| {
                 self.comments
                     .get(&file, v.path())
@@ -516,18 +522,19 @@ impl Builder<'_> {
     fn object(&mut self, message: &MessageDescriptor) -> Object {
         let mut object = Object::named(message.full_name());
         let fields: Vec<_> = self.ann.schema_fields(message).collect();
-        // Oneof member lists, of the members that appear in the schema.
-        let mut oneofs: HashMap<String, Vec<String>> = HashMap::new();
+        // How many members of each oneof appear in the schema: a oneof of two
+        // or more becomes one property whose value picks exactly one member.
+        let mut oneof_sizes: HashMap<String, usize> = HashMap::new();
         for (field, _) in &fields {
             if let Some(oneof) = real_oneof(field) {
-                oneofs
-                    .entry(oneof)
-                    .or_default()
-                    .push(format!("`{}`", field.name()));
+                *oneof_sizes.entry(oneof.full_name().to_owned()).or_default() += 1;
             }
         }
         for (field, ann) in fields {
             let mut schema = self.field_schema(&field);
+            if let Some(prefix) = &ann.alias_prefix {
+                schema = schema.alias_prefix(prefix.clone());
+            }
             let mut description = ann
                 .description
                 .clone()
@@ -541,18 +548,23 @@ impl Builder<'_> {
             if let Some(notes) = ann.usage_notes {
                 description = join(description, Some(notes.trim().to_owned()));
             }
-            let oneof = real_oneof(&field);
-            if let Some(members) = oneof.as_ref().and_then(|o| oneofs.get(o))
-                && members.len() > 1
-            {
-                description = join(
-                    description,
-                    Some(format!("Set at most one of {}.", members.join(", "))),
-                );
-            }
             schema.description = description;
+            let oneof = real_oneof(&field);
             let optional = oneof.is_some() || is_optional(&field);
-            object = object.property(field.name(), schema, ann.required || !optional);
+            let property = Property {
+                name: field.name().to_owned(),
+                json_name: (field.json_name() != field.name()).then(|| field.json_name().to_owned()),
+                schema,
+                required: ann.required || !optional,
+            };
+            match oneof {
+                Some(oneof) if oneof_sizes[oneof.full_name()] > 1 => {
+                    add_oneof_member(&mut object, &oneof, property, || {
+                        self.ann.comments.get(&oneof.parent_file(), oneof.path())
+                    });
+                }
+                _ => object.properties.push(property),
+            }
         }
         object
     }
@@ -576,16 +588,16 @@ impl Builder<'_> {
 
     fn kind_schema(&mut self, kind: &PKind) -> Schema {
         match kind {
-            PKind::Double | PKind::Float => Schema::number(),
-            PKind::Int32
-            | PKind::Sint32
-            | PKind::Sfixed32
-            | PKind::Int64
-            | PKind::Sint64
-            | PKind::Sfixed64 => Schema::integer(),
-            PKind::Uint32 | PKind::Fixed32 | PKind::Uint64 | PKind::Fixed64 => {
-                Schema::integer().minimum(0)
+            PKind::Double => Schema::number(),
+            PKind::Float => float_schema(),
+            PKind::Int32 | PKind::Sint32 | PKind::Sfixed32 => {
+                Schema::integer_within(i32::MIN, i32::MAX)
             }
+            PKind::Uint32 | PKind::Fixed32 => Schema::integer_within(u32::MIN, u32::MAX),
+            PKind::Int64 | PKind::Sint64 | PKind::Sfixed64 => {
+                Schema::integer_within(i64::MIN, i64::MAX)
+            }
+            PKind::Uint64 | PKind::Fixed64 => Schema::integer_within(u64::MIN, u64::MAX),
             PKind::Bool => Schema::boolean(),
             PKind::String => Schema::string(),
             PKind::Bytes => Schema::bytes(),
@@ -623,13 +635,12 @@ fn well_known(message: &MessageDescriptor) -> Option<Schema> {
         "google.protobuf.Struct" => Schema::object(Object::open()),
         "google.protobuf.Value" => Schema::any(),
         "google.protobuf.ListValue" => Schema::array(Schema::any()),
-        "google.protobuf.DoubleValue" | "google.protobuf.FloatValue" => Schema::number().nullable(),
-        "google.protobuf.Int64Value" | "google.protobuf.Int32Value" => {
-            Schema::integer().nullable()
-        }
-        "google.protobuf.UInt64Value" | "google.protobuf.UInt32Value" => {
-            Schema::integer().minimum(0).nullable()
-        }
+        "google.protobuf.DoubleValue" => Schema::number().nullable(),
+        "google.protobuf.FloatValue" => float_schema().nullable(),
+        "google.protobuf.Int64Value" => Schema::integer_within(i64::MIN, i64::MAX).nullable(),
+        "google.protobuf.Int32Value" => Schema::integer_within(i32::MIN, i32::MAX).nullable(),
+        "google.protobuf.UInt64Value" => Schema::integer_within(u64::MIN, u64::MAX).nullable(),
+        "google.protobuf.UInt32Value" => Schema::integer_within(u32::MIN, u32::MAX).nullable(),
         "google.protobuf.BoolValue" => Schema::boolean().nullable(),
         "google.protobuf.StringValue" => Schema::string().nullable(),
         "google.protobuf.BytesValue" => Schema::bytes().nullable(),
@@ -650,18 +661,62 @@ fn well_known(message: &MessageDescriptor) -> Option<Schema> {
     Some(schema)
 }
 
+/// A `float`: protojson refuses a number beyond its range.
+fn float_schema() -> Schema {
+    Schema::number_within(f64::from(f32::MIN), f64::from(f32::MAX))
+}
+
+/// The values of an enum the model may send (see [`is_choice`]).
 fn enum_schema(e: &EnumDescriptor) -> Schema {
     let values: Vec<String> = e
         .values()
-        .filter(|v| v.number() != 0)
+        .filter(is_choice)
         .map(|v| v.name().to_owned())
         .collect();
     if values.is_empty() {
-        // Only a zero value: leaving it out would leave nothing to send.
+        // Only an `_UNSPECIFIED` value: leaving it out would leave nothing to send.
         Schema::enumeration(e.values().map(|v| v.name().to_owned()))
     } else {
         Schema::enumeration(values)
     }
+}
+
+/// Whether the model may send an enum value: every value but a zero value
+/// named `*_UNSPECIFIED`, the proto style guide's "not set". Any other zero
+/// value (`NONE = 0`, `EQUAL = 0`, `KEY = 0`) is a real choice.
+pub fn is_choice(value: &prost_reflect::EnumValueDescriptor) -> bool {
+    !(value.number() == 0 && value.name().ends_with("_UNSPECIFIED"))
+}
+
+/// Adds `member` to the property of its oneof in `object`, creating that
+/// property (optional, described by the oneof's comment) at the first member.
+fn add_oneof_member(
+    object: &mut Object,
+    oneof: &OneofDescriptor,
+    member: Property,
+    comment: impl FnOnce() -> Option<String>,
+) {
+    let existing = object.properties.iter_mut().find(|p| p.name == oneof.name());
+    if let Some(Property {
+        schema:
+            Schema {
+                kind: ir::Kind::OneOf(one_of),
+                ..
+            },
+        ..
+    }) = existing
+    {
+        one_of.members.push(member);
+        return;
+    }
+    let mut schema = Schema::one_of(vec![member], true);
+    schema.description = comment();
+    object.properties.push(Property {
+        name: oneof.name().to_owned(),
+        json_name: None,
+        schema,
+        required: false,
+    });
 }
 
 fn join(a: Option<String>, b: Option<String>) -> Option<String> {
@@ -671,12 +726,9 @@ fn join(a: Option<String>, b: Option<String>) -> Option<String> {
     }
 }
 
-/// The name of the real (not synthetic `optional`) oneof of a field.
-fn real_oneof(field: &FieldDescriptor) -> Option<String> {
-    field
-        .containing_oneof()
-        .filter(|o| !o.is_synthetic())
-        .map(|o| o.full_name().to_owned())
+/// The real (not synthetic `optional`) oneof of a field.
+fn real_oneof(field: &FieldDescriptor) -> Option<OneofDescriptor> {
+    field.containing_oneof().filter(|o| !o.is_synthetic())
 }
 
 /// Proto3 `optional`, or a proto2/editions singular non-`required` field.
@@ -889,18 +941,22 @@ mod tests {
             Dialect::JsonSchema,
             false,
         );
-        let int = json!({ "type": "integer" });
-        let uint = json!({ "type": "integer", "minimum": 0 });
+        // Every integer carries its type's range; `float` its range too.
+        let int = json!({ "type": "integer", "minimum": i32::MIN, "maximum": i32::MAX });
+        let uint = json!({ "type": "integer", "minimum": 0, "maximum": u32::MAX });
+        let long = json!({ "type": "integer", "minimum": i64::MIN, "maximum": i64::MAX });
+        let ulong = json!({ "type": "integer", "minimum": 0, "maximum": u64::MAX });
+        let float = json!({ "type": "number", "minimum": f64::from(f32::MIN), "maximum": f64::from(f32::MAX) });
         assert_eq!(
             schema,
             json!({
                 "type": "object",
                 "properties": {
-                    "d": { "type": "number" }, "f": { "type": "number" },
-                    "i32": int, "i64": int, "u32": uint, "u64": uint, "s32": int, "s64": int,
-                    "f32": uint, "f64": uint, "sf32": int, "sf64": int,
+                    "d": { "type": "number" }, "f": float,
+                    "i32": int, "i64": long, "u32": uint, "u64": ulong, "s32": int, "s64": long,
+                    "f32": uint, "f64": ulong, "sf32": int, "sf64": long,
                     "b": { "type": "boolean" }, "s": { "type": "string" },
-                    "by": { "type": "string", "format": "byte" }
+                    "by": { "type": "string", "format": "byte", "pattern": ir::BASE64_PATTERN }
                 },
                 "required": ["d", "f", "i32", "i64", "u32", "u64", "s32", "s64", "f32", "f64",
                              "sf32", "sf64", "b", "s", "by"],
@@ -910,22 +966,29 @@ mod tests {
         // Property order is proto order.
         let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
         assert_eq!(keys[..3], ["d", "f", "i32"]);
-        // OpenAI strict: no `byte` format, said in the description instead.
+        // OpenAI strict: no `byte` format, said in the description instead;
+        // the pattern stays.
         let strict = params("message Req { bytes by = 1; }", Dialect::OpenAi, true);
         assert_eq!(
             strict["properties"]["by"],
+            json!({ "type": "string", "description": "Base64-encoded bytes.", "pattern": ir::BASE64_PATTERN })
+        );
+        // Gemini: neither, one sentence.
+        let gemini = params("message Req { bytes by = 1; }", Dialect::Gemini, false);
+        assert_eq!(
+            gemini["properties"]["by"],
             json!({ "type": "string", "description": "Base64-encoded bytes." })
         );
-        // Anthropic strict: no numeric bounds.
+        // Anthropic strict: no numeric bounds, said in the description.
         let strict = params("message Req { uint32 n = 1; }", Dialect::Anthropic, true);
         assert_eq!(
             strict["properties"]["n"],
-            json!({ "type": "integer", "description": "An integer at least 0." })
+            json!({ "type": "integer", "description": "An integer from 0 to 4294967295." })
         );
     }
 
     #[test]
-    fn enums_leave_out_zero_and_list_commented_values() {
+    fn enums_leave_out_unspecified_zero_and_list_commented_values() {
         let messages = "// A color.
 enum Color {
   COLOR_UNSPECIFIED = 0;
@@ -957,17 +1020,34 @@ message Req {
     }
 
     #[test]
+    fn enum_zero_values_with_a_meaning_stay() {
+        // etcd's `SortOrder`, `CompareResult`: the zero value is a real choice.
+        let messages = "enum SortOrder { NONE = 0; ASCEND = 1; DESCEND = 2; }
+enum CompareResult { EQUAL = 0; GREATER = 1; LESS = 2; NOT_EQUAL = 3; }
+// Only a zero value: kept, or nothing could be sent.
+enum Lonely { LONELY_UNSPECIFIED = 0; }
+message Req { SortOrder order = 1; CompareResult result = 2; Lonely lonely = 3; }";
+        let schema = params(messages, Dialect::JsonSchema, false);
+        assert_eq!(schema["properties"]["order"]["enum"], json!(["NONE", "ASCEND", "DESCEND"]));
+        assert_eq!(
+            schema["properties"]["result"]["enum"],
+            json!(["EQUAL", "GREATER", "LESS", "NOT_EQUAL"])
+        );
+        assert_eq!(schema["properties"]["lonely"]["enum"], json!(["LONELY_UNSPECIFIED"]));
+    }
+
+    #[test]
     fn maps_per_dialect() {
-        let messages = "message Req { map<string, int32> counts = 1; }";
+        let messages = "message Req { map<string, bool> counts = 1; }";
         assert_eq!(
             params(messages, Dialect::JsonSchema, false)["properties"]["counts"],
-            json!({ "type": "object", "additionalProperties": { "type": "integer" } })
+            json!({ "type": "object", "additionalProperties": { "type": "boolean" } })
         );
         let entries = json!({
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": { "key": { "type": "string" }, "value": { "type": "integer" } },
+                "properties": { "key": { "type": "string" }, "value": { "type": "boolean" } },
                 "required": ["key", "value"],
                 "additionalProperties": false
             }
@@ -1131,23 +1211,45 @@ message Req { Node root = 1; }";
   }
   string other = 3;
 }";
+        // One optional property per oneof; its value holds exactly one member,
+        // which the schema itself says (no prose), and the root stays a plain object.
         let schema = params(messages, Dialect::JsonSchema, false);
+        let branch = |name: &str, member: serde_json::Value| {
+            json!({
+                "type": "object",
+                "properties": { name: member },
+                "required": [name],
+                "additionalProperties": false
+            })
+        };
+        let id = json!({ "type": "string", "description": "By id." });
+        let slug = json!({ "type": "string" });
         assert_eq!(
             schema["properties"],
             json!({
-                "id": { "type": "string", "description": "By id.\n\nSet at most one of `id`, `slug`." },
-                "slug": { "type": "string", "description": "Set at most one of `id`, `slug`." },
+                "target": { "anyOf": [branch("id", id.clone()), branch("slug", slug.clone())] },
                 "other": { "type": "string" }
             })
         );
         assert_eq!(schema["required"], json!(["other"]));
         assert!(schema.get("anyOf").is_none());
+        // OpenAI strict: required and nullable, by a `null` branch of the same `anyOf`.
         let strict = params(messages, Dialect::OpenAi, true);
         assert_eq!(
-            strict["properties"]["slug"]["type"],
-            json!(["string", "null"])
+            strict["properties"]["target"],
+            json!({ "anyOf": [branch("id", id.clone()), branch("slug", slug.clone()), { "type": "null" }] })
         );
-        assert_eq!(strict["required"], json!(["id", "slug", "other"]));
+        assert_eq!(strict["required"], json!(["target", "other"]));
+        // Gemini: closed by construction (no `additionalProperties` there), nullable by keyword.
+        let gemini = params(messages, Dialect::Gemini, false);
+        assert_eq!(
+            gemini["properties"]["target"]["anyOf"][1],
+            json!({ "type": "object", "properties": { "slug": slug }, "required": ["slug"] })
+        );
+        assert_eq!(gemini["properties"]["target"]["nullable"], true);
+        // A oneof of one member is that member, optional.
+        let single = params("message Req { oneof only { string a = 1; } }", Dialect::JsonSchema, false);
+        assert_eq!(single["properties"], json!({ "a": { "type": "string" } }));
     }
 
     const WKT: &str = r#"import "google/protobuf/timestamp.proto";
@@ -1177,13 +1279,13 @@ message Req {
             params(WKT, Dialect::JsonSchema, false)["properties"],
             json!({
                 "at": { "type": "string", "format": "date-time" },
-                "wait": { "type": "string", "pattern": "^-?[0-9]{1,12}(\\.[0-9]{1,9})?s$" },
+                "wait": { "type": "string", "pattern": ir::DURATION_PATTERN },
                 "mask": { "type": "string", "pattern": ir::FIELD_MASK_PATTERN },
                 "meta": { "type": "object", "additionalProperties": true },
                 "value": { "type": any_type },
                 "list": { "type": "array", "items": { "type": any_type } },
                 "name": { "type": ["string", "null"] },
-                "count": { "type": ["integer", "null"], "minimum": 0 },
+                "count": { "type": ["integer", "null"], "minimum": 0, "maximum": u32::MAX },
                 "nothing": { "type": "object", "properties": {}, "additionalProperties": false },
                 "any": {
                     "type": "object",
@@ -1248,23 +1350,30 @@ message Req {
 }";
         let canonical = params(messages, Dialect::JsonSchema, false);
         let p = &canonical["properties"];
+        // Integer keys go as entries everywhere: only an integer schema can
+        // state their range.
         assert_eq!(
             p["by_i32"],
             json!({
-                "type": "object",
-                "description": "Keys are integers written as strings, e.g. `\"-7\"`.",
-                "propertyNames": { "type": "string", "pattern": "^-?[0-9]+$" },
-                "additionalProperties": { "type": "string" }
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "key": { "type": "integer", "minimum": i32::MIN, "maximum": i32::MAX },
+                        "value": { "type": "string" }
+                    },
+                    "required": ["key", "value"],
+                    "additionalProperties": false
+                }
             })
         );
-        assert_eq!(p["by_u64"]["propertyNames"]["pattern"], "^[0-9]+$");
+        assert_eq!(p["by_u64"]["items"]["properties"]["key"]["maximum"], u64::MAX);
         assert_eq!(p["flags"]["propertyNames"]["pattern"], "^(true|false)$");
         assert!(p["labels"].get("propertyNames").is_none());
-        // Entry arrays carry typed keys themselves.
         let strict = params(messages, Dialect::OpenAi, true);
         assert_eq!(
             strict["properties"]["by_i32"]["items"]["properties"]["key"],
-            json!({ "type": "integer" })
+            json!({ "type": "integer", "minimum": i32::MIN, "maximum": i32::MAX })
         );
         let gemini = params(messages, Dialect::Gemini, false);
         assert_eq!(

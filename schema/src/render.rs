@@ -46,7 +46,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use crate::Dialect;
-use crate::ir::{self, IntegerSchema, Kind, MapSchema, Object, Schema, StringSchema};
+use crate::ir::{
+    self, IntegerSchema, Kind, MapSchema, NumberSchema, Object, OneOf, Schema, StringSchema,
+};
 
 /// Recursive types are unrolled this many levels in dialects without `$ref`
 /// recursion (Gemini, Anthropic strict) before the JSON-string cut.
@@ -387,6 +389,11 @@ fn collect_defs<'a>(schema: &'a Schema, defs: &mut BTreeMap<&'a str, &'a Schema>
             collect_defs(&map.key, defs);
             collect_defs(&map.value, defs);
         }
+        Kind::OneOf(one_of) => {
+            for member in &one_of.members {
+                collect_defs(&member.schema, defs);
+            }
+        }
         _ => {}
     }
 }
@@ -433,41 +440,44 @@ impl Renderer {
     ) -> (Map<String, Value>, Shape) {
         let mut m = Map::new();
         match &s.kind {
-            Kind::String(StringSchema { format, pattern }) => {
+            Kind::String(StringSchema {
+                format, pattern, ..
+            }) => {
                 m.insert("type".into(), "string".into());
+                let mut hinted_bytes = false;
                 if let Some(f) = format {
                     if self.p.formats.is_none_or(|list| list.contains(&f.as_str())) {
                         m.insert("format".into(), f.as_str().into());
                     } else {
+                        hinted_bytes = f == ir::FORMAT_BYTE;
                         hints.push(format_hint(f));
                     }
                 }
                 if let Some(pat) = pattern {
                     if self.p.pattern {
                         m.insert("pattern".into(), pat.as_str().into());
-                    } else {
+                    } else if !(hinted_bytes && pat == ir::BASE64_PATTERN) {
                         hints.push(pattern_hint(pat));
                     }
                 }
             }
             Kind::Integer(IntegerSchema { minimum, maximum }) => {
                 m.insert("type".into(), "integer".into());
-                for (key, bound, word) in [
-                    ("minimum", minimum, "at least"),
-                    ("maximum", maximum, "at most"),
-                ] {
-                    if let Some(b) = bound {
-                        if self.p.bounds {
-                            m.insert(key.into(), (*b).into());
-                        } else {
-                            hints.push(format!("An integer {word} {b}."));
-                        }
-                    }
-                }
+                self.bounds(
+                    "An integer",
+                    &mut m,
+                    hints,
+                    minimum.map(integer_value), maximum.map(integer_value));
             }
-            Kind::Number => {
+            Kind::Number(NumberSchema { minimum, maximum }) => {
                 m.insert("type".into(), "number".into());
+                self.bounds(
+                    "A number",
+                    &mut m,
+                    hints,
+                    minimum.map(number_value), maximum.map(number_value));
             }
+            Kind::OneOf(one_of) => return self.one_of(one_of, depth),
             Kind::Boolean => {
                 m.insert("type".into(), "boolean".into());
             }
@@ -529,6 +539,55 @@ impl Renderer {
         (m, Shape::Typed)
     }
 
+    /// `minimum`/`maximum` where the dialect accepts them, else said in the
+    /// description (Anthropic strict rejects numeric constraints).
+    fn bounds(
+        &self,
+        what: &str,
+        m: &mut Map<String, Value>,
+        hints: &mut Vec<String>,
+        minimum: Option<Value>,
+        maximum: Option<Value>,
+    ) {
+        if self.p.bounds {
+            if let Some(min) = minimum {
+                m.insert("minimum".into(), min);
+            }
+            if let Some(max) = maximum {
+                m.insert("maximum".into(), max);
+            }
+            return;
+        }
+        match (minimum, maximum) {
+            (Some(min), Some(max)) => hints.push(format!("{what} from {min} to {max}.")),
+            (Some(min), None) => hints.push(format!("{what} of at least {min}.")),
+            (None, Some(max)) => hints.push(format!("{what} of at most {max}.")),
+            (None, None) => {}
+        }
+    }
+
+    /// `anyOf` of one-property objects, one per member: exactly one member,
+    /// stated by the schema itself in every dialect.
+    fn one_of(&mut self, one_of: &OneOf, depth: usize) -> (Map<String, Value>, Shape) {
+        let branches = one_of
+            .members
+            .iter()
+            .map(|member| {
+                let branch = Object {
+                    properties: vec![ir::Property {
+                        required: true,
+                        ..member.clone()
+                    }],
+                    ..Object::new()
+                };
+                self.node(&Schema::object(branch), depth, false)
+            })
+            .collect();
+        let mut m = Map::new();
+        m.insert("anyOf".into(), Value::Array(branches));
+        (m, Shape::Other)
+    }
+
     fn too_deep(&self, depth: usize) -> bool {
         self.p.max_depth.is_some_and(|max| depth + 1 > max)
     }
@@ -543,7 +602,10 @@ impl Renderer {
             return cut("object mapping keys to values", hints);
         }
         let mut m = Map::new();
-        if self.p.open_objects {
+        // Integer keys go as `{key, value}` entries everywhere: a key pattern
+        // cannot state a 32- or 64-bit range, an integer schema can.
+        let integer_keys = matches!(map.key.kind, Kind::Integer(_));
+        if self.p.open_objects && !integer_keys {
             m.insert("type".into(), "object".into());
             if let Some((names, hint)) = map_keys(&map.key) {
                 m.insert("propertyNames".into(), names);
@@ -631,6 +693,11 @@ impl Renderer {
                         values.push(Value::Null);
                     }
                 }
+                Nulls::TypeArray | Nulls::AnyOf if is_union(&body) => {
+                    if let Some(Value::Array(branches)) = body.get_mut("anyOf") {
+                        branches.push(json!({ "type": "null" }));
+                    }
+                }
                 Nulls::TypeArray | Nulls::AnyOf => {
                     let already_null = body
                         .get("type")
@@ -665,6 +732,28 @@ impl Renderer {
     }
 }
 
+/// A bare `anyOf` node (a oneof), to which a `null` branch can be added.
+fn is_union(body: &Map<String, Value>) -> bool {
+    body.len() == 1 && body.contains_key("anyOf")
+}
+
+/// An integer bound as JSON: exact for every 64-bit bound.
+fn integer_value(bound: i128) -> Value {
+    if let Ok(n) = i64::try_from(bound) {
+        Value::from(n)
+    } else if let Ok(n) = u64::try_from(bound) {
+        Value::from(n)
+    } else {
+        // Beyond 64 bits (`i128`): the nearest double.
+        #[allow(clippy::cast_precision_loss)]
+        Value::from(bound as f64)
+    }
+}
+
+fn number_value(bound: f64) -> Value {
+    serde_json::Number::from_f64(bound).map_or(Value::Null, Value::Number)
+}
+
 /// The JSON-string replacement of something a dialect cannot express.
 fn cut(what: &str, hints: &mut Vec<String>) -> (Map<String, Value>, Shape) {
     let mut m = Map::new();
@@ -692,6 +781,9 @@ fn format_hint(format: &str) -> String {
 
 fn pattern_hint(pattern: &str) -> String {
     match pattern {
+        ir::BASE64_PATTERN => {
+            "Base64 (standard or URL-safe alphabet, padded or not).".to_owned()
+        }
         ir::DURATION_PATTERN => {
             "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`.".to_owned()
         }
@@ -708,16 +800,6 @@ fn pattern_hint(pattern: &str) -> String {
 /// strings: an integer key `42` is written `"42"`).
 fn map_keys(key: &Schema) -> Option<(Value, String)> {
     let (pattern, hint) = match &key.kind {
-        Kind::Integer(IntegerSchema {
-            minimum: Some(min), ..
-        }) if *min >= 0 => (
-            "^[0-9]+$",
-            "Keys are non-negative integers written as strings, e.g. `\"42\"`.",
-        ),
-        Kind::Integer(_) => (
-            "^-?[0-9]+$",
-            "Keys are integers written as strings, e.g. `\"-7\"`.",
-        ),
         Kind::Boolean => ("^(true|false)$", "Keys are `\"true\"` or `\"false\"`."),
         _ => return None,
     };

@@ -1,0 +1,1279 @@
+//! Inbound: a model's arguments made ready to decode, by the IR that rendered
+//! the schema the model read.
+//!
+//! Every rendering shapes the IR for its provider (see [`crate::render`]);
+//! this module undoes that shaping, so that whatever any rendering admits
+//! arrives in one form: protojson's for a proto request, serde's for a
+//! hand-written tool's input. Generated and hand-written tools both call it;
+//! it is the one place that knows how shaping is undone.
+//!
+//! 1. [`parse`]: the arguments text, bounded by [`Limits`] (size, depth,
+//!    string length, array items), checked before a value is built where it
+//!    can be. A JSON string holding the object (some models double-encode)
+//!    is the object.
+//! 2. [`unshape`], walking the value along the IR:
+//!    - `null` for a property that is not nullable means absent (strict
+//!      dialects send it for every optional property they leave out);
+//!    - a map may arrive as `[{"key": k, "value": v}, ...]`;
+//!    - an object, map, array or any-value past a dialect's cut may arrive as
+//!      a string holding its JSON (held to the same bounds);
+//!    - a protobuf oneof ([`Kind::OneOf`] with `inline`) arrives as
+//!      `{"target": {"email": ...}}` and is lifted to protojson's flat
+//!      `{"email": ...}`, which is also accepted as sent; two members are
+//!      refused, naming both;
+//!    - integers are whole numbers within their bounds (`3.0` and the
+//!      protojson string form `"3"` are whole numbers); numbers within
+//!      theirs; enums one of their values; base64 in either alphabet, padded
+//!      or not (sent on in the standard alphabet); durations, field masks and
+//!      date-times of the form their pattern or format states;
+//!    - a key no property has is refused (hidden fields are not in the IR,
+//!      so they are refused the same way), naming the valid ones;
+//!    - strings marked with an alias prefix are listed as [`AliasSlot`]s, for
+//!      the caller to resolve (aliases live in a conversation, not here).
+//!
+//! Every problem names the path of the value at fault, e.g.
+//! `cargo_by_stop["a"].manifest`, and every problem of one call is reported
+//! at once.
+//!
+//! # Examples
+//!
+//! ```
+//! use ai_tools_schema::inbound::{parse, unshape, Limits};
+//! use ai_tools_schema::ir::{Object, Schema};
+//! use serde_json::json;
+//!
+//! let schema = Schema::object(
+//!     Object::new()
+//!         .property("count", Schema::integer_within(0, 10), false)
+//!         .property("labels", Schema::map(Schema::string(), Schema::string()), false),
+//! );
+//! let limits = Limits::default();
+//!
+//! // OpenAI strict sends `null` for a left-out optional, Gemini a map as entries.
+//! let mut args = parse(r#"{"count": null, "labels": [{"key": "a", "value": "b"}]}"#, &limits).unwrap();
+//! let aliases = unshape(&schema, &mut args, &limits).unwrap();
+//! assert_eq!(args, json!({"labels": {"a": "b"}}));
+//! assert!(aliases.is_empty());
+//!
+//! let mut args = json!({"count": 11, "colour": "red"});
+//! let problems = unshape(&schema, &mut args, &limits).unwrap_err();
+//! assert_eq!(problems, [
+//!     "`count` is 11, outside its range: send an integer from 0 to 10",
+//!     "unknown argument `colour`; the valid ones are: `count`, `labels`",
+//! ]);
+//! ```
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::{Map, Number, Value};
+
+use crate::ir::{
+    self, IntegerSchema, Kind, MapSchema, NumberSchema, Object, OneOf, Property, Schema,
+    StringSchema,
+};
+
+/// Bounds on the arguments of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest arguments text, in bytes (default 256 KiB).
+    pub max_bytes: usize,
+    /// The deepest nesting of arrays and objects (default 32).
+    pub max_depth: usize,
+    /// The longest string value or object key, in bytes (default 64 KiB).
+    /// A string that holds JSON is bounded by it before it is decoded.
+    pub max_string_bytes: usize,
+    /// The most items in one array, or entries in one map (default 1,000).
+    pub max_array_items: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_bytes: 256 * 1024,
+            max_depth: 32,
+            max_string_bytes: 64 * 1024,
+            max_array_items: 1_000,
+        }
+    }
+}
+
+/// A string of the arguments that holds an alias, for the caller to resolve.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AliasSlot {
+    /// Where the string is in the unshaped value (a JSON pointer, for
+    /// [`Value::pointer_mut`]).
+    pub pointer: String,
+    /// Where the model put it, for messages (`steps[2].link_id`).
+    pub path: String,
+    /// The alias prefix the field takes.
+    pub prefix: String,
+}
+
+/// The longest value of the model's echoed back in a problem, in characters.
+pub const MAX_ECHO_CHARS: usize = 64;
+
+/// `s` cut to [`MAX_ECHO_CHARS`] characters, for echoing a model's value.
+///
+/// # Examples
+///
+/// ```
+/// let long = "x".repeat(100);
+/// assert_eq!(ai_tools_schema::inbound::shorten(&long).chars().count(), 65);
+/// assert_eq!(ai_tools_schema::inbound::shorten("link-1"), "link-1");
+/// ```
+pub fn shorten(s: &str) -> Cow<'_, str> {
+    match s.char_indices().nth(MAX_ECHO_CHARS) {
+        None => Cow::Borrowed(s),
+        Some((cut, _)) => Cow::Owned(format!("{}…", &s[..cut])),
+    }
+}
+
+/// Parses the arguments text of one call within `limits`; empty text is `{}`.
+///
+/// # Errors
+///
+/// A sentence for the model: the text is too long, nested too deeply, not
+/// JSON, or holds a string or array past the limits.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::inbound::{parse, Limits};
+/// let limits = Limits::default();
+/// assert_eq!(parse("", &limits).unwrap(), serde_json::json!({}));
+/// assert_eq!(parse(r#""{\"a\":1}""#, &limits).unwrap(), serde_json::json!({"a": 1}));
+/// assert!(parse("[[[[", &Limits { max_depth: 2, ..limits }).unwrap_err().contains("deeper than 2"));
+/// ```
+pub fn parse(text: &str, limits: &Limits) -> Result<Value, String> {
+    if text.len() > limits.max_bytes {
+        return Err(format!(
+            "the arguments are {} bytes, more than the limit of {}; send fewer or shorter values",
+            text.len(),
+            limits.max_bytes
+        ));
+    }
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    if json_depth(text) > limits.max_depth {
+        return Err(nested_too_deep(limits.max_depth, ""));
+    }
+    let mut value: Value = serde_json::from_str(text)
+        .map_err(|e| format!("the arguments are not valid JSON ({e}); send one JSON object"))?;
+    // Some models double-encode: a JSON string that holds the object.
+    if let Value::String(inner) = &value
+        && let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(inner)
+    {
+        value = object;
+    }
+    check_shape(&value, limits, limits.max_depth, "")?;
+    Ok(value)
+}
+
+/// Checks an already-parsed value against `limits`: nesting (at most
+/// `max_depth` levels below it), string and key lengths, array sizes. The
+/// error names the place at fault under `base`.
+///
+/// # Errors
+///
+/// A sentence for the model naming the first value past a limit.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::inbound::{check_shape, Limits};
+/// let limits = Limits { max_array_items: 2, ..Limits::default() };
+/// let err = check_shape(&serde_json::json!({"a": [1, 2, 3]}), &limits, 32, "").unwrap_err();
+/// assert!(err.starts_with("`a` has 3 items"), "{err}");
+/// ```
+pub fn check_shape(
+    value: &Value,
+    limits: &Limits,
+    max_depth: usize,
+    base: &str,
+) -> Result<(), String> {
+    let mut stack = vec![(value, 0usize, base.to_owned())];
+    while let Some((v, depth, path)) = stack.pop() {
+        match v {
+            Value::String(s) if s.len() > limits.max_string_bytes => {
+                return Err(format!(
+                    "{} is a string of {} bytes, more than the limit of {}; send a shorter value",
+                    describe(&path),
+                    s.len(),
+                    limits.max_string_bytes
+                ));
+            }
+            Value::Array(items) => {
+                if depth + 1 > max_depth {
+                    return Err(nested_too_deep(max_depth, &path));
+                }
+                if items.len() > limits.max_array_items {
+                    return Err(format!(
+                        "{} has {} items, more than the limit of {}; send at most {} items",
+                        describe(&path),
+                        items.len(),
+                        limits.max_array_items,
+                        limits.max_array_items
+                    ));
+                }
+                for (i, item) in items.iter().enumerate() {
+                    stack.push((item, depth + 1, format!("{path}[{i}]")));
+                }
+            }
+            Value::Object(map) => {
+                if depth + 1 > max_depth {
+                    return Err(nested_too_deep(max_depth, &path));
+                }
+                for (key, item) in map {
+                    if key.len() > limits.max_string_bytes {
+                        return Err(format!(
+                            "{} has a key of {} bytes, more than the limit of {}; send shorter names",
+                            describe(&path),
+                            key.len(),
+                            limits.max_string_bytes
+                        ));
+                    }
+                    let path = if path.is_empty() {
+                        shorten(key).into_owned()
+                    } else {
+                        format!("{path}.{}", shorten(key))
+                    };
+                    stack.push((item, depth + 1, path));
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Undoes the providers' shaping of `value` in place, along `schema` (a
+/// tool's parameters), and checks every value against its node; see the
+/// [module docs](self). Returns the strings that hold aliases.
+///
+/// # Errors
+///
+/// Every problem found, each a sentence for the model naming the path of
+/// the value at fault.
+///
+/// # Examples
+///
+/// See the [module docs](self).
+pub fn unshape(
+    schema: &Schema,
+    value: &mut Value,
+    limits: &Limits,
+) -> Result<Vec<AliasSlot>, Vec<String>> {
+    static NO_DEFS: BTreeMap<String, Schema> = BTreeMap::new();
+    let defs = schema.as_object().map_or(&NO_DEFS, |root| &root.defs);
+    let mut walk = Walk {
+        defs,
+        limits,
+        steps: Vec::new(),
+        problems: Vec::new(),
+        slots: Vec::new(),
+    };
+    if !value.is_object() && schema.as_object().is_some() {
+        return Err(vec![format!(
+            "the arguments must be a JSON object, not {}",
+            kind_of(value)
+        )]);
+    }
+    walk.node(schema, value, 0);
+    if walk.problems.is_empty() {
+        Ok(walk.slots)
+    } else {
+        Err(walk.problems)
+    }
+}
+
+/// One step from the root to a value.
+enum Step {
+    /// A property: how the model wrote it (`target.email` for a lifted oneof
+    /// member) and its key in the unshaped value.
+    Key { shown: String, key: String },
+    /// An array item.
+    Index(usize),
+    /// A map entry.
+    MapKey(String),
+}
+
+struct Walk<'a> {
+    defs: &'a BTreeMap<String, Schema>,
+    limits: &'a Limits,
+    steps: Vec<Step>,
+    problems: Vec<String>,
+    slots: Vec<AliasSlot>,
+}
+
+impl Walk<'_> {
+    /// Where the model put the current value: `a.b[0]["k"].c`.
+    fn path(&self) -> String {
+        let mut out = String::new();
+        for step in &self.steps {
+            match step {
+                Step::Key { shown, .. } => {
+                    if !out.is_empty() {
+                        out.push('.');
+                    }
+                    out.push_str(&shorten(shown));
+                }
+                Step::Index(i) => {
+                    let _ = write!(out, "[{i}]");
+                }
+                Step::MapKey(k) => {
+                    let _ = write!(out, "[{:?}]", shorten(k).as_ref());
+                }
+            }
+        }
+        out
+    }
+
+    /// The JSON pointer of the current value in the unshaped arguments.
+    fn pointer(&self) -> String {
+        let mut out = String::new();
+        for step in &self.steps {
+            out.push('/');
+            match step {
+                Step::Key { key, .. } | Step::MapKey(key) => {
+                    out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                }
+                Step::Index(i) => {
+                    let _ = write!(out, "{i}");
+                }
+            }
+        }
+        out
+    }
+
+    fn problem(&mut self, what: impl std::fmt::Display) {
+        let path = self.path();
+        self.problems.push(format!("{} {what}", describe(&path)));
+    }
+
+    fn node(&mut self, schema: &Schema, value: &mut Value, depth: usize) {
+        if depth > self.limits.max_depth {
+            let path = self.path();
+            self.problems
+                .push(nested_too_deep(self.limits.max_depth, &path));
+            return;
+        }
+        if value.is_null() {
+            if !schema.nullable && !matches!(schema.kind, Kind::Any | Kind::Ref(_)) {
+                self.problem(format_args!("is null; send {}", expected(&schema.kind)));
+            }
+            return;
+        }
+        match &schema.kind {
+            Kind::Ref(name) => {
+                if let Some(def) = self.defs.get(name) {
+                    self.node(def, value, depth);
+                }
+            }
+            Kind::String(string) => self.string(string, value),
+            Kind::Integer(bounds) => self.integer(bounds, value),
+            Kind::Number(bounds) => self.number(bounds, value),
+            Kind::Boolean => {
+                if !value.is_boolean() {
+                    self.problem(format_args!("is {}; send true or false", kind_of(value)));
+                }
+            }
+            Kind::Enum(values) => self.enumeration(values, value),
+            Kind::Array(items) => {
+                self.decode_json_string(value, Value::is_array, depth);
+                let Value::Array(list) = value else {
+                    self.problem(format_args!("is {}; send an array", kind_of(value)));
+                    return;
+                };
+                for (i, item) in list.iter_mut().enumerate() {
+                    self.steps.push(Step::Index(i));
+                    self.node(items, item, depth + 1);
+                    self.steps.pop();
+                }
+            }
+            Kind::Map(map) => self.map(map, value, depth),
+            Kind::Object(object) => {
+                self.decode_json_string(value, Value::is_object, depth);
+                match value {
+                    Value::Object(fields) => self.object(object, fields, depth),
+                    other => {
+                        let got = kind_of(other);
+                        self.problem(format_args!("is {got}; send an object"));
+                    }
+                }
+            }
+            Kind::OneOf(one_of) => self.one_of(one_of, value, depth),
+            Kind::Any => self.decode_json_string(value, |v| v.is_object() || v.is_array(), depth),
+        }
+    }
+
+    fn string(&mut self, string: &StringSchema, value: &mut Value) {
+        let Value::String(s) = value else {
+            self.problem(format_args!("is {}; send a string", kind_of(value)));
+            return;
+        };
+        if string.pattern.as_deref() == Some(ir::BASE64_PATTERN) {
+            match standard_base64(s) {
+                Some(standard) => *s = standard,
+                None => self.problem(format_args!(
+                    "is `{}`, which is not base64; send the bytes base64-encoded (standard or URL-safe alphabet)",
+                    shorten(s)
+                )),
+            }
+        } else if string.pattern.as_deref() == Some(ir::DURATION_PATTERN) {
+            if !is_duration(s) {
+                self.problem(format_args!(
+                    "is `{}`, which is not a duration; send seconds with an `s` suffix, e.g. `90s` or `1.5s`",
+                    shorten(s)
+                ));
+            }
+        } else if string.pattern.as_deref() == Some(ir::FIELD_MASK_PATTERN) {
+            if !is_field_mask(s) {
+                self.problem(format_args!(
+                    "is `{}`, which is not a field mask; send comma-separated lowerCamelCase field paths, e.g. `displayName,address.city`",
+                    shorten(s)
+                ));
+            }
+        } else if string.format.as_deref() == Some(ir::FORMAT_DATE_TIME) {
+            match date_time(s) {
+                Some(normal) => *s = normal,
+                None => self.problem(format_args!(
+                    "is `{}`, which is not an RFC 3339 date-time; send e.g. `2024-01-31T09:00:00Z`",
+                    shorten(s)
+                )),
+            }
+        }
+        if let Some(prefix) = &string.alias_prefix
+            && !s.is_empty()
+        {
+            self.slots.push(AliasSlot {
+                pointer: self.pointer(),
+                path: self.path(),
+                prefix: prefix.clone(),
+            });
+        }
+    }
+
+    fn integer(&mut self, bounds: &IntegerSchema, value: &mut Value) {
+        let whole = match &*value {
+            Value::Number(n) => n
+                .as_i64()
+                .map(i128::from)
+                .or_else(|| n.as_u64().map(i128::from))
+                .or_else(|| n.as_f64().and_then(whole_f64)),
+            // protojson's string form of an integer (the form of 64-bit ones)
+            Value::String(s) => s.trim().parse::<i128>().ok(),
+            _ => None,
+        };
+        let Some(whole) = whole else {
+            let got = match &*value {
+                Value::Number(n) => format!("{n}"),
+                Value::String(s) => format!("`{}`", shorten(s)),
+                other => kind_of(other).to_owned(),
+            };
+            self.problem(format_args!("is {got}; send a whole number"));
+            return;
+        };
+        if bounds.minimum.is_some_and(|min| whole < min)
+            || bounds.maximum.is_some_and(|max| whole > max)
+        {
+            self.problem(format_args!(
+                "is {whole}, outside its range: send an integer {}",
+                range_text(bounds.minimum, bounds.maximum)
+            ));
+            return;
+        }
+        *value = integer_json(whole);
+    }
+
+    fn number(&mut self, bounds: &NumberSchema, value: &mut Value) {
+        let number = match &*value {
+            Value::Number(n) => n.as_f64(),
+            // protojson's string forms: "1.5", and "NaN"/"Infinity", which
+            // only a string can carry and the decoder reads as they are.
+            Value::String(s) if matches!(s.as_str(), "NaN" | "Infinity" | "-Infinity") => return,
+            Value::String(s) => s.trim().parse::<f64>().ok().filter(|f| f.is_finite()),
+            _ => None,
+        };
+        let Some(number) = number else {
+            self.problem(format_args!("is {}; send a number", kind_of(value)));
+            return;
+        };
+        if bounds.minimum.is_some_and(|min| number < min)
+            || bounds.maximum.is_some_and(|max| number > max)
+        {
+            self.problem(format_args!(
+                "is {number}, outside its range: send a number {}",
+                range_text(bounds.minimum, bounds.maximum)
+            ));
+            return;
+        }
+        if value.is_string()
+            && let Some(n) = Number::from_f64(number)
+        {
+            *value = Value::Number(n);
+        }
+    }
+
+    fn enumeration(&mut self, values: &[String], value: &Value) {
+        if let Value::String(s) = value
+            && values.iter().any(|v| v == s)
+        {
+            return;
+        }
+        let got = match value {
+            Value::String(s) => format!("`{}`", shorten(s)),
+            other => kind_of(other).to_owned(),
+        };
+        self.problem(format_args!(
+            "is {got}, not one of its values; send one of: {}",
+            listing(values.iter().map(String::as_str))
+        ));
+    }
+
+    fn map(&mut self, map: &MapSchema, value: &mut Value, depth: usize) {
+        self.decode_json_string(value, |v| v.is_object() || v.is_array(), depth);
+        // Dialects without open objects (and integer keys everywhere) send a
+        // map as [{key, value}, ...]; a repeated key keeps its last value,
+        // as in a JSON object.
+        if let Value::Array(items) = value {
+            match entries_to_map(items) {
+                Some(entries) => *value = Value::Object(entries),
+                None => {
+                    self.problem(
+                        "is an array that is not a list of `{\"key\": …, \"value\": …}` entries; send an object or such a list",
+                    );
+                    return;
+                }
+            }
+        }
+        let Value::Object(entries) = value else {
+            self.problem(format_args!("is {}; send an object", kind_of(value)));
+            return;
+        };
+        for (key, item) in entries.iter_mut() {
+            self.steps.push(Step::MapKey(key.clone()));
+            self.map_key(&map.key, key);
+            self.node(&map.value, item, depth + 1);
+            self.steps.pop();
+        }
+    }
+
+    fn map_key(&mut self, schema: &Schema, key: &str) {
+        match &schema.kind {
+            Kind::Integer(bounds) => match key.trim().parse::<i128>() {
+                Ok(n)
+                    if bounds.minimum.is_none_or(|min| n >= min)
+                        && bounds.maximum.is_none_or(|max| n <= max) => {}
+                _ => self.problem(format_args!(
+                    "has a key that is not an integer {}",
+                    range_text(bounds.minimum, bounds.maximum)
+                )),
+            },
+            Kind::Boolean if key != "true" && key != "false" => {
+                self.problem("has a key that is neither `true` nor `false`");
+            }
+            _ => {}
+        }
+    }
+
+    fn object(&mut self, object: &Object, fields: &mut Map<String, Value>, depth: usize) {
+        let shown = self.lift_oneofs(object, fields, depth);
+        let mut unknown = Vec::new();
+        let keys: Vec<String> = fields.keys().cloned().collect();
+        for key in keys {
+            let Some(property) = find_property(object, &key) else {
+                if !object.open {
+                    unknown.push(key);
+                }
+                continue;
+            };
+            let Some(mut value) = fields.shift_remove(&key) else {
+                continue;
+            };
+            // Strict dialects send `null` for every optional property left out.
+            if value.is_null() && !property.schema.nullable {
+                continue;
+            }
+            let shown = shown.get(&property.name).cloned().unwrap_or(key);
+            self.steps.push(Step::Key {
+                shown,
+                key: property.name.clone(),
+            });
+            self.node(&property.schema, &mut value, depth + 1);
+            self.steps.pop();
+            fields.insert(property.name.clone(), value);
+        }
+        if !unknown.is_empty() {
+            self.unknown(object, &unknown);
+        }
+    }
+
+    /// Lifts the member of each inline oneof property into `fields`
+    /// (protojson's flat form), and refuses two members of one oneof.
+    /// Returns how the model wrote each lifted member (`target.email`).
+    fn lift_oneofs(
+        &mut self,
+        object: &Object,
+        fields: &mut Map<String, Value>,
+        depth: usize,
+    ) -> BTreeMap<String, String> {
+        let mut shown = BTreeMap::new();
+        for property in &object.properties {
+            let Kind::OneOf(one_of) = &property.schema.kind else {
+                continue;
+            };
+            if !one_of.inline {
+                continue;
+            }
+            // Members sent flat, as protojson has them.
+            let mut present: Vec<String> = one_of
+                .members
+                .iter()
+                .filter(|m| find_key(fields, m).is_some())
+                .map(|m| m.name.clone())
+                .collect();
+            if let Some(mut wrapper) = fields.shift_remove(&property.name) {
+                self.steps.push(Step::Key {
+                    shown: property.name.clone(),
+                    key: property.name.clone(),
+                });
+                self.decode_json_string(&mut wrapper, Value::is_object, depth + 1);
+                match wrapper {
+                    Value::Null => {}
+                    Value::Object(chosen) => {
+                        for (key, member_value) in chosen {
+                            match one_of.members.iter().find(|m| names(m).any(|n| n == key)) {
+                                Some(member) if !member_value.is_null() => {
+                                    present.push(format!("{}.{}", property.name, member.name));
+                                    shown.insert(
+                                        member.name.clone(),
+                                        format!("{}.{key}", property.name),
+                                    );
+                                    fields.insert(member.name.clone(), member_value);
+                                }
+                                Some(_) => {}
+                                None => {
+                                    let valid = one_of.members.iter().map(|m| m.name.as_str());
+                                    self.problems.push(format!(
+                                        "unknown member `{}` in `{}`; the valid ones are: {}",
+                                        shorten(&key),
+                                        property.name,
+                                        listing(valid)
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                    other => {
+                        let got = kind_of(&other);
+                        self.problem(format_args!(
+                            "is {got}; send an object with exactly one of: {}",
+                            listing(one_of.members.iter().map(|m| m.name.as_str()))
+                        ));
+                    }
+                }
+                self.steps.pop();
+            }
+            if present.len() > 1 {
+                let base = self.path();
+                let named: Vec<String> = present
+                    .iter()
+                    .map(|p| {
+                        if base.is_empty() {
+                            format!("`{p}`")
+                        } else {
+                            format!("`{base}.{p}`")
+                        }
+                    })
+                    .collect();
+                self.problems.push(format!(
+                    "{} are alternatives (oneof `{}`): send only one of them",
+                    named.join(" and "),
+                    property.name
+                ));
+            }
+        }
+        shown
+    }
+
+    /// A oneof that is a value of its own (a Rust enum with data): an object
+    /// with exactly one member.
+    fn one_of(&mut self, one_of: &OneOf, value: &mut Value, depth: usize) {
+        let members = || listing(one_of.members.iter().map(|m| m.name.as_str()));
+        let Value::Object(chosen) = value else {
+            let got = kind_of(value);
+            self.problem(format_args!(
+                "is {got}; send an object with exactly one of: {}",
+                members()
+            ));
+            return;
+        };
+        if chosen.len() != 1 {
+            self.problem(format_args!(
+                "has {} members; send exactly one of: {}",
+                chosen.len(),
+                members()
+            ));
+            return;
+        }
+        let Some((key, inner)) = chosen.iter_mut().next() else {
+            return;
+        };
+        let Some(member) = one_of.members.iter().find(|m| names(m).any(|n| n == key)) else {
+            self.problem(format_args!(
+                "has the unknown member `{}`; send exactly one of: {}",
+                shorten(key),
+                members()
+            ));
+            return;
+        };
+        self.steps.push(Step::Key {
+            shown: key.clone(),
+            key: key.clone(),
+        });
+        self.node(&member.schema, inner, depth + 1);
+        self.steps.pop();
+    }
+
+    fn unknown(&mut self, object: &Object, unknown: &[String]) {
+        let path = self.path();
+        let noun = match (path.is_empty(), unknown.len()) {
+            (true, 1) => "unknown argument",
+            (true, _) => "unknown arguments",
+            (false, 1) => "unknown field",
+            (false, _) => "unknown fields",
+        };
+        const SHOWN: usize = 10;
+        let mut list = unknown
+            .iter()
+            .take(SHOWN)
+            .map(|k| format!("`{}`", shorten(k)))
+            .collect::<Vec<_>>()
+            .join(", ");
+        if unknown.len() > SHOWN {
+            let _ = write!(list, " (and {} more)", unknown.len() - SHOWN);
+        }
+        let place = if path.is_empty() {
+            String::new()
+        } else {
+            format!(" in `{path}`")
+        };
+        let valid = object.properties.iter().map(|p| p.name.as_str());
+        self.problems.push(format!(
+            "{noun} {list}{place}; the valid ones are: {}",
+            listing(valid)
+        ));
+    }
+
+    /// Replaces a string holding JSON with that JSON, when `accept` likes it.
+    /// The decoded JSON is held to the same bounds as the arguments (its
+    /// depth to what remains of the budget).
+    fn decode_json_string(&mut self, value: &mut Value, accept: fn(&Value) -> bool, depth: usize) {
+        let Value::String(s) = value else { return };
+        let t = s.trim_start();
+        if !(t.starts_with('{') || t.starts_with('[')) {
+            return;
+        }
+        let budget = self.limits.max_depth.saturating_sub(depth);
+        if json_depth(s) > budget {
+            // Too deep to take apart: a problem if it is JSON, else it is text.
+            if serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok() {
+                let path = self.path();
+                self.problems
+                    .push(nested_too_deep(self.limits.max_depth, &path));
+            }
+            return;
+        }
+        let Ok(parsed) = serde_json::from_str::<Value>(s) else {
+            return;
+        };
+        if !accept(&parsed) {
+            return;
+        }
+        let path = self.path();
+        match check_shape(&parsed, self.limits, budget, &path) {
+            Ok(()) => *value = parsed,
+            Err(problem) => self.problems.push(problem),
+        }
+    }
+}
+
+/// The names a property is accepted under: its name, and its JSON name.
+fn names(property: &Property) -> impl Iterator<Item = &str> {
+    std::iter::once(property.name.as_str()).chain(property.json_name.as_deref())
+}
+
+/// The key under which `property` is in `fields`, if it is.
+fn find_key<'a>(fields: &'a Map<String, Value>, property: &Property) -> Option<&'a str> {
+    names(property).find_map(|n| fields.get_key_value(n).map(|(k, _)| k.as_str()))
+}
+
+/// The property (or inline oneof member) sent as `key`.
+fn find_property<'a>(object: &'a Object, key: &str) -> Option<&'a Property> {
+    object.properties.iter().find_map(|p| match &p.schema.kind {
+        Kind::OneOf(one_of) if one_of.inline => {
+            one_of.members.iter().find(|m| names(m).any(|n| n == key))
+        }
+        _ => names(p).any(|n| n == key).then_some(p),
+    })
+}
+
+/// `[{key, value}, ...]` as an object, if that is what `items` is.
+///
+/// # Examples
+///
+/// ```
+/// use serde_json::json;
+/// let entries = json!([{"key": 7, "value": "a"}, {"key": "b", "value": 1}]);
+/// let map = ai_tools_schema::inbound::entries_to_map(entries.as_array().unwrap()).unwrap();
+/// assert_eq!(serde_json::Value::Object(map), json!({"7": "a", "b": 1}));
+/// assert!(ai_tools_schema::inbound::entries_to_map(&[json!(1)]).is_none());
+/// ```
+pub fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
+    let mut map = Map::new();
+    for item in items {
+        let Value::Object(entry) = item else {
+            return None;
+        };
+        if entry.keys().any(|k| k != "key" && k != "value") {
+            return None;
+        }
+        let key = match entry.get("key")? {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            Value::Bool(b) => b.to_string(),
+            _ => return None,
+        };
+        map.insert(key, entry.get("value").cloned().unwrap_or(Value::Null));
+    }
+    Some(map)
+}
+
+/// The deepest nesting of arrays and objects in JSON text, found without
+/// parsing it, so that deep text is refused before a `Value` is built
+/// (serde_json stops at 128 levels with a less helpful message).
+fn json_depth(text: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut in_string = false;
+    let mut escaped = false;
+    for b in text.bytes() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
+}
+
+fn nested_too_deep(max: usize, path: &str) -> String {
+    if path.is_empty() {
+        format!("the arguments are nested deeper than {max} levels")
+    } else {
+        format!("the arguments are nested deeper than {max} levels (at `{path}`)")
+    }
+}
+
+fn describe(path: &str) -> String {
+    if path.is_empty() {
+        "the arguments".to_owned()
+    } else {
+        format!("`{path}`")
+    }
+}
+
+/// `a JSON value` as the model reads it in a problem.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools_schema::inbound::kind_of(&serde_json::json!([1])), "an array");
+/// ```
+pub fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+fn expected(kind: &Kind) -> &'static str {
+    match kind {
+        Kind::String(_) => "a string",
+        Kind::Integer(_) => "a whole number",
+        Kind::Number(_) => "a number",
+        Kind::Boolean => "true or false",
+        Kind::Enum(_) => "one of its values",
+        Kind::Array(_) => "an array",
+        Kind::Map(_) | Kind::Object(_) | Kind::OneOf(_) => "an object",
+        Kind::Ref(_) | Kind::Any => "a value",
+    }
+}
+
+/// "`A`, `B`, `C`" (at most 20, then how many more), or "none".
+fn listing<'a>(names: impl Iterator<Item = &'a str>) -> String {
+    const SHOWN: usize = 20;
+    let names: Vec<&str> = names.collect();
+    if names.is_empty() {
+        return "none".to_owned();
+    }
+    let mut out = names
+        .iter()
+        .take(SHOWN)
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if names.len() > SHOWN {
+        let _ = write!(out, " (and {} more)", names.len() - SHOWN);
+    }
+    out
+}
+
+fn range_text<T: std::fmt::Display>(min: Option<T>, max: Option<T>) -> String {
+    match (min, max) {
+        (Some(min), Some(max)) => format!("from {min} to {max}"),
+        (Some(min), None) => format!("of at least {min}"),
+        (None, Some(max)) => format!("of at most {max}"),
+        (None, None) => String::new(),
+    }
+}
+
+/// A double that is a whole number (JSON Schema counts `3.0` as an integer).
+fn whole_f64(f: f64) -> Option<i128> {
+    // 2^64: beyond it no integer field can hold the value anyway.
+    const LIMIT: f64 = 18_446_744_073_709_551_616.0;
+    #[allow(clippy::cast_possible_truncation)]
+    (f.is_finite() && f.fract() == 0.0 && f.abs() <= LIMIT).then_some(f as i128)
+}
+
+/// A whole number as JSON: a number within 64 bits, else its digits.
+fn integer_json(n: i128) -> Value {
+    if let Ok(n) = i64::try_from(n) {
+        Value::from(n)
+    } else if let Ok(n) = u64::try_from(n) {
+        Value::from(n)
+    } else {
+        Value::String(n.to_string())
+    }
+}
+
+/// Base64 in either alphabet, padded or not, as standard padded base64;
+/// `None` if it is not base64 (the rule of [`ir::BASE64_PATTERN`]).
+fn standard_base64(s: &str) -> Option<String> {
+    let body = s.strip_suffix("==").or_else(|| s.strip_suffix('=')).unwrap_or(s);
+    let padding = s.len() - body.len();
+    let valid_chars = body
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_'));
+    let tail = body.len() % 4;
+    let valid_length = match padding {
+        0 => tail != 1,
+        1 => tail == 3,
+        _ => tail == 2,
+    };
+    if !(valid_chars && valid_length) {
+        return None;
+    }
+    let mut out: String = body
+        .chars()
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    while out.len() % 4 != 0 {
+        out.push('=');
+    }
+    Some(out)
+}
+
+/// The rule of [`ir::DURATION_PATTERN`]: `-?` up to 11 digits, an optional
+/// fraction of up to 9, then `s`.
+fn is_duration(s: &str) -> bool {
+    let Some(body) = s.strip_suffix('s') else {
+        return false;
+    };
+    let body = body.strip_prefix('-').unwrap_or(body);
+    let (seconds, fraction) = match body.split_once('.') {
+        Some((seconds, fraction)) => (seconds, Some(fraction)),
+        None => (body, None),
+    };
+    let digits = |t: &str, max: usize| {
+        (1..=max).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit())
+    };
+    digits(seconds, 11) && fraction.is_none_or(|f| digits(f, 9))
+}
+
+/// The rule of [`ir::FIELD_MASK_PATTERN`].
+fn is_field_mask(s: &str) -> bool {
+    s.is_empty()
+        || s.split(',').all(|path| {
+            path.split('.').all(|segment| {
+                let mut bytes = segment.bytes();
+                bytes.next().is_some_and(|b| b.is_ascii_lowercase())
+                    && bytes.all(|b| b.is_ascii_alphanumeric())
+            })
+        })
+}
+
+/// An RFC 3339 date-time, its `T` and `Z` upper-cased as protojson parsers
+/// require; `None` if it is not one.
+fn date_time(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let digits = |range: std::ops::Range<usize>| {
+        b.get(range.clone())
+            .is_some_and(|d| d.iter().all(u8::is_ascii_digit))
+    };
+    let date = digits(0..4) && b.get(4) == Some(&b'-') && digits(5..7) && b.get(7) == Some(&b'-');
+    let time = digits(8..10)
+        && matches!(b.get(10), Some(b'T' | b't'))
+        && digits(11..13)
+        && b.get(13) == Some(&b':')
+        && digits(14..16)
+        && b.get(16) == Some(&b':')
+        && digits(17..19);
+    if !(date && time) {
+        return None;
+    }
+    let mut rest = &s[19..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let n = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 || n > 9 {
+            return None;
+        }
+        rest = &fraction[n..];
+    }
+    let zone_ok = matches!(rest, "Z" | "z")
+        || (rest.len() == 6
+            && matches!(rest.as_bytes()[0], b'+' | b'-')
+            && rest.as_bytes()[1..3].iter().all(u8::is_ascii_digit)
+            && rest.as_bytes()[3] == b':'
+            && rest.as_bytes()[4..6].iter().all(u8::is_ascii_digit));
+    zone_ok.then(|| s.replace('t', "T").replace('z', "Z"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::{Object, Schema};
+    use serde_json::json;
+
+    fn run(schema: &Schema, mut value: Value) -> Result<(Value, Vec<AliasSlot>), Vec<String>> {
+        let slots = unshape(schema, &mut value, &Limits::default())?;
+        Ok((value, slots))
+    }
+
+    fn oneof_schema() -> Schema {
+        let member = |name: &str, json: Option<&str>, schema: Schema| Property {
+            name: name.into(),
+            json_name: json.map(Into::into),
+            schema,
+            required: false,
+        };
+        let cargo = Object::named("Cargo")
+            .property("manifest", Schema::bytes(), false)
+            .property(
+                "target",
+                Schema::one_of(
+                    vec![
+                        member("email", None, Schema::string()),
+                        member("sms_number", Some("smsNumber"), Schema::string()),
+                    ],
+                    true,
+                ),
+                false,
+            );
+        Schema::object(
+            Object::named("Root")
+                .property(
+                    "cargo_by_stop",
+                    Schema::map(Schema::string(), Schema::object(cargo)),
+                    false,
+                )
+                .property(
+                    "link_ids",
+                    Schema::array(Schema::string()).alias_prefix("link"),
+                    false,
+                ),
+        )
+    }
+
+    #[test]
+    fn oneof_members_are_lifted_and_the_flat_form_is_accepted() {
+        let schema = oneof_schema();
+        let (value, _) = run(
+            &schema,
+            json!({"cargo_by_stop": {"a": {"target": {"smsNumber": "1"}}, "b": {"email": "x"}}}),
+        )
+        .unwrap();
+        assert_eq!(
+            value,
+            json!({"cargo_by_stop": {"a": {"sms_number": "1"}, "b": {"email": "x"}}})
+        );
+    }
+
+    #[test]
+    fn two_members_are_refused_naming_both_by_path() {
+        let schema = oneof_schema();
+        let problems = run(
+            &schema,
+            json!({"cargo_by_stop": {"a": {"target": {"email": "x"}, "sms_number": "1"}}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "`cargo_by_stop[\"a\"].sms_number` and `cargo_by_stop[\"a\"].target.email` are alternatives (oneof `target`): send only one of them"
+            ]
+        );
+        let problems = run(
+            &schema,
+            json!({"cargo_by_stop": {"a": {"target": {"email": "x", "sms_number": "1"}}}}),
+        )
+        .unwrap_err();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("alternatives"), "{problems:?}");
+    }
+
+    #[test]
+    fn nested_errors_name_the_full_path() {
+        let schema = oneof_schema();
+        let problems = run(
+            &schema,
+            json!({"cargo_by_stop": {"a": {"manifest": "not base64!"}}}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "`cargo_by_stop[\"a\"].manifest` is `not base64!`, which is not base64; send the bytes base64-encoded (standard or URL-safe alphabet)"
+            ]
+        );
+    }
+
+    #[test]
+    fn alias_slots_point_into_the_unshaped_value() {
+        let schema = oneof_schema();
+        let (value, slots) = run(&schema, json!({"link_ids": "[\"link-1\", \"\"]"})).unwrap();
+        assert_eq!(value, json!({"link_ids": ["link-1", ""]}));
+        assert_eq!(
+            slots,
+            [AliasSlot {
+                pointer: "/link_ids/0".into(),
+                path: "link_ids[0]".into(),
+                prefix: "link".into()
+            }]
+        );
+    }
+
+    #[test]
+    fn integers_within_bounds_in_every_protojson_form() {
+        let schema = Schema::object(
+            Object::new()
+                .property("i", Schema::integer_within(i32::MIN, i32::MAX), false)
+                .property("u", Schema::integer_within(u64::MIN, u64::MAX), false)
+                .property(
+                    "m",
+                    Schema::map(Schema::integer_within(0, u32::MAX), Schema::boolean()),
+                    false,
+                ),
+        );
+        let (value, _) = run(
+            &schema,
+            json!({"i": 3.0, "u": "18446744073709551615", "m": [{"key": 4294967295u32, "value": true}]}),
+        )
+        .unwrap();
+        assert_eq!(
+            value,
+            json!({"i": 3, "u": 18_446_744_073_709_551_615u64, "m": {"4294967295": true}})
+        );
+        let problems = run(&schema, json!({"i": 2_147_483_648i64, "m": {"-1": true}})).unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "`i` is 2147483648, outside its range: send an integer from -2147483648 to 2147483647",
+                "`m[\"-1\"]` has a key that is not an integer from 0 to 4294967295",
+            ]
+        );
+    }
+
+    #[test]
+    fn base64_in_either_alphabet_padded_or_not() {
+        assert_eq!(standard_base64("-_8").as_deref(), Some("+/8="));
+        assert_eq!(standard_base64("QQ==").as_deref(), Some("QQ=="));
+        assert_eq!(standard_base64("QQ").as_deref(), Some("QQ=="));
+        assert_eq!(standard_base64("").as_deref(), Some(""));
+        assert_eq!(standard_base64("Q"), None);
+        assert_eq!(standard_base64("QQ="), None);
+        assert_eq!(standard_base64("a b="), None);
+    }
+
+    #[test]
+    fn durations_field_masks_and_date_times() {
+        assert!(is_duration("1.5s") && is_duration("-90s") && !is_duration("1.s"));
+        assert!(!is_duration("123456789012s"), "beyond protobuf's range");
+        assert!(is_field_mask("") && is_field_mask("a.bC,d") && !is_field_mask("a,,b"));
+        assert_eq!(
+            date_time("2024-01-31t09:00:00.5+05:30").as_deref(),
+            Some("2024-01-31T09:00:00.5+05:30")
+        );
+        assert_eq!(date_time("2024-01-31 09:00:00Z"), None);
+    }
+
+    #[test]
+    fn unknown_fields_and_nulls() {
+        let schema = Schema::object(
+            Object::new()
+                .property("a", Schema::string(), true)
+                .property("w", Schema::string().nullable(), false),
+        );
+        let (value, _) = run(&schema, json!({"a": null, "w": null})).unwrap();
+        assert_eq!(value, json!({"w": null}));
+        let problems = run(&schema, json!({"b": 1, "c": 2})).unwrap_err();
+        assert_eq!(
+            problems,
+            ["unknown arguments `b`, `c`; the valid ones are: `a`, `w`"]
+        );
+    }
+
+    #[test]
+    fn a_value_oneof_takes_exactly_one_member() {
+        let schema = Schema::one_of(
+            vec![Property {
+                name: "Email".into(),
+                json_name: None,
+                schema: Schema::string(),
+                required: true,
+            }],
+            false,
+        );
+        let mut value = json!({"Email": "x"});
+        assert!(unshape(&schema, &mut value, &Limits::default()).is_ok());
+        let mut value = json!({});
+        let problems = unshape(&schema, &mut value, &Limits::default()).unwrap_err();
+        assert_eq!(
+            problems,
+            ["the arguments has 0 members; send exactly one of: `Email`"]
+        );
+    }
+}
