@@ -1,15 +1,16 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
 
-use std::fmt::Write as _;
 use std::sync::Arc;
 
+use ai_tools_schema::inbound::{Limits, shorten};
 use prost_reflect::{
-    DescriptorPool, DeserializeOptions, DynamicMessage, FieldDescriptor, Kind, MessageDescriptor,
-    MethodDescriptor, SerializeOptions, Value as ProtoValue,
+    DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, MethodDescriptor,
+    SerializeOptions,
 };
 use serde_json::{Map, Value};
 
-use crate::alias::{AliasError, AliasManager, Resolution, walk_message};
+use crate::alias::{AliasError, AliasManager};
+use crate::inbound::{Arguments, Refusal, Resolve, prepare, request_schema};
 use crate::store::StoreError;
 use crate::tool::AgentTool;
 use crate::transport::{CallOptions, Code, Status, Transport};
@@ -100,6 +101,18 @@ pub struct ExecutorOptions {
     pub pass_unknown_uuids: bool,
     /// Deadline and metadata of every call.
     pub call: CallOptions,
+}
+
+impl ExecutorOptions {
+    /// The bounds on one call's arguments, as the inbound rules take them.
+    fn limits(&self) -> Limits {
+        Limits {
+            max_bytes: self.max_argument_bytes,
+            max_depth: self.max_argument_depth,
+            max_string_bytes: self.max_string_bytes,
+            max_array_items: self.max_array_items,
+        }
+    }
 }
 
 impl Default for ExecutorOptions {
@@ -330,10 +343,7 @@ impl<T: Transport> ProtoExecutor<T> {
         let Some(def) = self.tool(tool) else {
             return self.unknown_tool(tool);
         };
-        match self.parse_args(args_json) {
-            Ok(args) => self.run(def, args, options).await,
-            Err(message) => error_result(format!("{tool}: {message}")),
-        }
+        self.run(def, Arguments::Text(args_json), options).await
     }
 
     /// [`execute`](Self::execute) with already-parsed arguments (as the
@@ -356,12 +366,8 @@ impl<T: Transport> ProtoExecutor<T> {
         let Some(def) = self.tool(tool) else {
             return self.unknown_tool(tool);
         };
-        if let Err(message) =
-            check_shape(&args, &self.limits(), self.options.max_argument_depth, "")
-        {
-            return error_result(format!("{tool}: {message}"));
-        }
-        self.run(def, args, &self.options.call).await
+        self.run(def, Arguments::Value(args), &self.options.call)
+            .await
     }
 
     fn tool(&self, name: &str) -> Option<&'static AgentTool> {
@@ -369,16 +375,12 @@ impl<T: Transport> ProtoExecutor<T> {
     }
 
     fn limits(&self) -> Limits {
-        Limits {
-            depth: self.options.max_argument_depth,
-            string_bytes: self.options.max_string_bytes,
-            array_items: self.options.max_array_items,
-        }
+        self.options.limits()
     }
 
     fn unknown_tool(&self, tool: &str) -> ToolResult {
         let names: Vec<&str> = self.tools.iter().map(|t| t.name).collect();
-        let tool = short(tool);
+        let tool = shorten(tool);
         error_result(if names.is_empty() {
             format!("unknown tool `{tool}`; no tools are available here")
         } else {
@@ -389,37 +391,10 @@ impl<T: Transport> ProtoExecutor<T> {
         })
     }
 
-    fn parse_args(&self, text: &str) -> Result<Value, String> {
-        let limit = self.options.max_argument_bytes;
-        if text.len() > limit {
-            return Err(format!(
-                "the arguments are {} bytes, more than the limit of {limit}; send fewer or shorter values",
-                text.len()
-            ));
-        }
-        if text.trim().is_empty() {
-            return Ok(Value::Object(Map::new()));
-        }
-        let max_depth = self.options.max_argument_depth;
-        if json_depth(text) > max_depth {
-            return Err(nested_too_deep(max_depth, ""));
-        }
-        let mut value: Value = serde_json::from_str(text)
-            .map_err(|e| format!("the arguments are not valid JSON ({e}); send one JSON object"))?;
-        // Some models double-encode: a JSON string that holds the object.
-        if let Value::String(inner) = &value
-            && let Ok(obj @ Value::Object(_)) = serde_json::from_str::<Value>(inner)
-        {
-            value = obj;
-        }
-        check_shape(&value, &self.limits(), self.options.max_argument_depth, "")?;
-        Ok(value)
-    }
-
     async fn run(
         &self,
         tool: &'static AgentTool,
-        args: Value,
+        args: Arguments<'_>,
         options: &CallOptions,
     ) -> ToolResult {
         match self.call(tool, args, options).await {
@@ -452,12 +427,11 @@ impl<T: Transport> ProtoExecutor<T> {
     async fn call(
         &self,
         tool: &'static AgentTool,
-        args: Value,
+        args: Arguments<'_>,
         options: &CallOptions,
     ) -> Result<String, CallError> {
         let method = self.method(tool)?;
-        let mut request = self.build_request(&method.input(), args)?;
-        self.resolve_request(tool, &mut request).await?;
+        let request = self.build_request(&method.input(), args).await?;
         let mut response = self
             .transport
             .unary(&method, request, options)
@@ -501,77 +475,25 @@ impl<T: Transport> ProtoExecutor<T> {
             })
     }
 
-    fn build_request(
+    /// The request message from the model's arguments: parsed, unshaped and
+    /// checked along the request's schema, aliases resolved, then decoded.
+    async fn build_request(
         &self,
         desc: &MessageDescriptor,
-        mut args: Value,
+        args: Arguments<'_>,
     ) -> Result<DynamicMessage, CallError> {
-        let Value::Object(obj) = &mut args else {
-            return Err(CallError::Arguments(format!(
-                "the arguments must be a JSON object, not {}",
-                kind_of(&args)
-            )));
+        let schema = request_schema(self.pool, desc);
+        let resolve = Resolve {
+            aliases: &self.aliases,
+            pass_unknown_uuids: self.options.pass_unknown_uuids,
         };
-        let mut problems = Vec::new();
-        normalize_message(desc, obj, "", 0, &self.limits(), &mut problems);
-        if !problems.is_empty() {
-            return Err(CallError::Arguments(problems.join("; ")));
-        }
-        deserialize(desc, args)
-    }
-
-    /// Resolves the aliases of the request's alias-carrying fields, checking
-    /// prefixes. With a shared conversation, the store is asked once for all
-    /// of them first (and, when some are refused, for the valid aliases).
-    async fn resolve_request(
-        &self,
-        tool: &AgentTool,
-        request: &mut DynamicMessage,
-    ) -> Result<(), CallError> {
-        if self.aliases.is_shared() {
-            let mut values = Vec::new();
-            walk_message(request, tool.request_aliases, 0, &mut |_, s| {
-                values.push(s.clone());
-            });
-            self.aliases.fetch(&values).await.map_err(|e| match e {
-                AliasError::Store(e) => CallError::StoreBeforeCall(e),
-                other => CallError::Internal(other.to_string()),
+        let args = prepare(&schema, args, &self.limits(), resolve)
+            .await
+            .map_err(|refusal| match refusal {
+                Refusal::Arguments(message) => CallError::Arguments(message),
+                Refusal::Store(e) => CallError::StoreBeforeCall(e),
             })?;
-        }
-        let mut refused = Vec::new();
-        let lenient = self.options.pass_unknown_uuids;
-        walk_message(request, tool.request_aliases, 0, &mut |fp, s| match self
-            .aliases
-            .resolve_for_field(fp.prefix, s)
-        {
-            Resolution::Uuid(uuid) => *s = uuid,
-            Resolution::Empty => {}
-            Resolution::UnknownUuid(uuid) if lenient => *s = uuid,
-            other => refused.push((fp.field, fp.prefix, s.clone(), other)),
-        });
-        if refused.is_empty() {
-            return Ok(());
-        }
-        let mut valid: Vec<(&str, Vec<String>)> = Vec::new();
-        let mut problems = Vec::new();
-        for (field, prefix, value, why) in &refused {
-            if !valid.iter().any(|(p, _)| p == prefix) {
-                // The store knows what other replicas gave out; when it is
-                // down, the local copy is the best there is.
-                let list = match self.aliases.list(prefix).await {
-                    Ok(list) => list,
-                    Err(_) => self.aliases.aliases_of(prefix),
-                };
-                valid.push((prefix, list));
-            }
-            let list = valid
-                .iter()
-                .find(|(p, _)| p == prefix)
-                .map(|(_, l)| l.as_slice())
-                .unwrap_or_default();
-            problems.push(alias_problem(field, prefix, value, why, list));
-        }
-        Err(CallError::Arguments(problems.join("; ")))
+        deserialize(desc, args)
     }
 
     fn status_sentence(&self, tool: &AgentTool, status: &Status) -> String {
@@ -590,54 +512,6 @@ impl<T: Transport> ProtoExecutor<T> {
             )
         }
     }
-}
-
-/// The sentence the model reads when an alias-carrying field gets a value
-/// the conversation cannot resolve; `valid` are the aliases of `prefix`.
-/// Native tools word their refusals with it too.
-pub(crate) fn alias_problem(
-    field: &str,
-    prefix: &str,
-    value: &str,
-    why: &Resolution,
-    valid: &[String],
-) -> String {
-    let value = short(value);
-    let mut text = match why {
-        Resolution::WrongPrefix { actual } => {
-            format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
-        }
-        Resolution::UnknownUuid(_) => {
-            format!(
-                "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
-            )
-        }
-        _ => format!(
-            "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
-        ),
-    };
-    if valid.is_empty() {
-        let _ = write!(
-            text,
-            "; no {prefix} ids are known yet: call a tool that returns {prefix} ids first, and never invent one"
-        );
-    } else {
-        const SHOWN: usize = 20;
-        let _ = write!(
-            text,
-            "; use one of: {}",
-            valid
-                .iter()
-                .take(SHOWN)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if valid.len() > SHOWN {
-            let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
-        }
-    }
-    text
 }
 
 /// What a status code means for the model: what happened, and whether a retry may help.
@@ -693,8 +567,6 @@ fn status_hint(code: Code) -> &'static str {
 
 /// The longest error text handed to the model, in bytes.
 const MAX_ERROR_BYTES: usize = 4_000;
-/// The longest value of the model's echoed back in an error, in characters.
-const MAX_ECHO_CHARS: usize = 64;
 /// The longest server message passed on, in characters.
 const MAX_STATUS_CHARS: usize = 300;
 
@@ -709,14 +581,6 @@ fn error_result(mut text: String) -> ToolResult {
         text.push_str(" …");
     }
     ToolResult::error(text)
-}
-
-/// `s`, cut to [`MAX_ECHO_CHARS`] characters, for echoing a model's value in an error.
-fn short(s: &str) -> std::borrow::Cow<'_, str> {
-    match s.char_indices().nth(MAX_ECHO_CHARS) {
-        None => std::borrow::Cow::Borrowed(s),
-        Some((cut, _)) => std::borrow::Cow::Owned(format!("{}…", &s[..cut])),
-    }
 }
 
 /// A server's (or transport's) status message made fit for the model: its
@@ -804,426 +668,6 @@ enum CallError {
     Internal(String),
 }
 
-fn kind_of(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// The bounds on the shape of arguments.
-struct Limits {
-    depth: usize,
-    string_bytes: usize,
-    array_items: usize,
-}
-
-fn describe(path: &str) -> String {
-    if path.is_empty() {
-        "the arguments".to_owned()
-    } else {
-        format!("`{path}`")
-    }
-}
-
-/// Checks nesting (at most `max_depth` levels below `value`), string and key
-/// lengths and array sizes, without recursion; errors name the place at fault.
-fn check_shape(value: &Value, limits: &Limits, max_depth: usize, base: &str) -> Result<(), String> {
-    let mut stack = vec![(value, 0usize, base.to_owned())];
-    while let Some((v, depth, path)) = stack.pop() {
-        match v {
-            Value::String(s) if s.len() > limits.string_bytes => {
-                return Err(format!(
-                    "{} is a string of {} bytes, more than the limit of {}; send a shorter value",
-                    describe(&path),
-                    s.len(),
-                    limits.string_bytes
-                ));
-            }
-            Value::Array(items) => {
-                if depth + 1 > max_depth {
-                    return Err(nested_too_deep(max_depth, &path));
-                }
-                if items.len() > limits.array_items {
-                    return Err(format!(
-                        "{} has {} items, more than the limit of {}; send at most {} items",
-                        describe(&path),
-                        items.len(),
-                        limits.array_items,
-                        limits.array_items
-                    ));
-                }
-                for (i, item) in items.iter().enumerate() {
-                    stack.push((item, depth + 1, format!("{path}[{i}]")));
-                }
-            }
-            Value::Object(map) => {
-                if depth + 1 > max_depth {
-                    return Err(nested_too_deep(max_depth, &path));
-                }
-                for (key, item) in map {
-                    if key.len() > limits.string_bytes {
-                        return Err(format!(
-                            "{} has a key of {} bytes, more than the limit of {}; send shorter names",
-                            describe(&path),
-                            key.len(),
-                            limits.string_bytes
-                        ));
-                    }
-                    stack.push((item, depth + 1, join_path(&path, &short(key))));
-                }
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-fn nested_too_deep(max: usize, path: &str) -> String {
-    if path.is_empty() {
-        format!("the arguments are nested deeper than {max} levels")
-    } else {
-        format!("the arguments are nested deeper than {max} levels (at `{path}`)")
-    }
-}
-
-/// Extension numbers of the annotations we read by number, whichever package declares them.
-const TOOL_FIELD_EXTENSION: u32 = 52105;
-const FIELD_BEHAVIOR_EXTENSION: u32 = 1052;
-const OUTPUT_ONLY: i32 = 3;
-
-/// Whether the model may set `field`: not `tool_field.skip`, not `OUTPUT_ONLY`.
-fn is_exposed(field: &FieldDescriptor) -> bool {
-    let options = field.options();
-    for (ext, value) in options.extensions() {
-        match ext.number() {
-            TOOL_FIELD_EXTENSION => {
-                if let ProtoValue::Message(m) = value
-                    && m.get_field_by_number(1)
-                        .is_some_and(|v| v.as_bool() == Some(true))
-                {
-                    return false;
-                }
-            }
-            FIELD_BEHAVIOR_EXTENSION => {
-                let output_only = |v: &ProtoValue| v.as_enum_number() == Some(OUTPUT_ONLY);
-                let hidden = match value {
-                    ProtoValue::List(items) => items.iter().any(output_only),
-                    v => output_only(v),
-                };
-                if hidden {
-                    return false;
-                }
-            }
-            _ => {}
-        }
-    }
-    true
-}
-
-fn join_path(path: &str, name: &str) -> String {
-    if path.is_empty() {
-        name.to_owned()
-    } else {
-        format!("{path}.{name}")
-    }
-}
-
-/// Undoes provider shaping in place and collects unknown or hidden fields.
-fn normalize_message(
-    desc: &MessageDescriptor,
-    obj: &mut Map<String, Value>,
-    path: &str,
-    depth: usize,
-    limits: &Limits,
-    problems: &mut Vec<String>,
-) {
-    let mut unknown = Vec::new();
-    let keys: Vec<String> = obj.keys().cloned().collect();
-    for key in keys {
-        let field = desc
-            .get_field_by_name(&key)
-            .or_else(|| desc.get_field_by_json_name(&key));
-        let Some(field) = field.filter(is_exposed) else {
-            unknown.push(short(&key).into_owned());
-            continue;
-        };
-        // Strict dialects send `null` for every optional field they leave out.
-        if obj.get(&key).is_some_and(Value::is_null) {
-            obj.remove(&key);
-            continue;
-        }
-        if let Some(value) = obj.get_mut(&key) {
-            normalize_field(
-                &field,
-                value,
-                &join_path(path, field.name()),
-                depth,
-                limits,
-                problems,
-            );
-        }
-    }
-    // The protojson decoder refuses two members of a oneof without naming
-    // them; say which, so the model knows what to drop.
-    for oneof in desc.oneofs().filter(|oneof| !oneof.is_synthetic()) {
-        let present: Vec<String> = oneof
-            .fields()
-            .filter(|f| obj.contains_key(f.name()) || obj.contains_key(f.json_name()))
-            .map(|f| format!("`{}`", join_path(path, f.name())))
-            .collect();
-        if present.len() > 1 {
-            problems.push(format!(
-                "{} are alternatives (oneof `{}`): send only one of them",
-                present.join(" and "),
-                oneof.name()
-            ));
-        }
-    }
-    if !unknown.is_empty() {
-        let valid: Vec<String> = desc
-            .fields()
-            .filter(is_exposed)
-            .map(|f| format!("`{}`", f.name()))
-            .collect();
-        const SHOWN: usize = 10;
-        let mut list = unknown
-            .iter()
-            .take(SHOWN)
-            .map(|k| format!("`{k}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if unknown.len() > SHOWN {
-            let _ = write!(list, " (and {} more)", unknown.len() - SHOWN);
-        }
-        let (noun, where_) = if path.is_empty() {
-            (
-                if unknown.len() == 1 {
-                    "unknown argument"
-                } else {
-                    "unknown arguments"
-                },
-                String::new(),
-            )
-        } else {
-            (
-                if unknown.len() == 1 {
-                    "unknown field"
-                } else {
-                    "unknown fields"
-                },
-                format!(" in `{path}`"),
-            )
-        };
-        let valid = if valid.is_empty() {
-            "none".to_owned()
-        } else {
-            valid.join(", ")
-        };
-        problems.push(format!(
-            "{noun} {list}{where_}; the valid ones are: {valid}"
-        ));
-    }
-}
-
-fn normalize_field(
-    field: &FieldDescriptor,
-    value: &mut Value,
-    path: &str,
-    depth: usize,
-    limits: &Limits,
-    problems: &mut Vec<String>,
-) {
-    if field.is_map() {
-        let Kind::Message(entry) = field.kind() else {
-            return;
-        };
-        decode_json_string(
-            value,
-            |v| v.is_object() || v.is_array(),
-            depth,
-            limits,
-            path,
-            problems,
-        );
-        // Dialects without open objects send a map as [{key, value}, ...].
-        if let Value::Array(items) = value
-            && let Some(map) = entries_to_map(items)
-        {
-            *value = Value::Object(map);
-        }
-        if let Value::Object(map) = value {
-            let value_kind = entry.map_entry_value_field().kind();
-            for (k, v) in map.iter_mut() {
-                normalize_single(
-                    &value_kind,
-                    v,
-                    &format!("{path}[{}]", short(k)),
-                    depth + 1,
-                    limits,
-                    problems,
-                );
-            }
-        }
-    } else if field.is_list() {
-        if matches!(field.kind(), Kind::Message(_)) {
-            decode_json_string(value, Value::is_array, depth, limits, path, problems);
-        }
-        if let Value::Array(items) = value {
-            let kind = field.kind();
-            for (i, item) in items.iter_mut().enumerate() {
-                normalize_single(
-                    &kind,
-                    item,
-                    &format!("{path}[{i}]"),
-                    depth + 1,
-                    limits,
-                    problems,
-                );
-            }
-        }
-    } else {
-        normalize_single(&field.kind(), value, path, depth, limits, problems);
-    }
-}
-
-fn normalize_single(
-    kind: &Kind,
-    value: &mut Value,
-    path: &str,
-    depth: usize,
-    limits: &Limits,
-    problems: &mut Vec<String>,
-) {
-    let Kind::Message(desc) = kind else { return };
-    match desc.full_name() {
-        "google.protobuf.Struct" => {
-            decode_json_string(value, Value::is_object, depth, limits, path, problems)
-        }
-        "google.protobuf.ListValue" => {
-            decode_json_string(value, Value::is_array, depth, limits, path, problems)
-        }
-        // A Value may well be a string: only a string holding an object or array is decoded.
-        "google.protobuf.Value" => decode_json_string(
-            value,
-            |v| v.is_object() || v.is_array(),
-            depth,
-            limits,
-            path,
-            problems,
-        ),
-        // An `Any` is an object in protojson; dialects without open objects send it JSON-encoded.
-        "google.protobuf.Any" => {
-            decode_json_string(value, Value::is_object, depth, limits, path, problems)
-        }
-        // Well-known types with their own JSON forms.
-        name if name.starts_with("google.protobuf.") => {}
-        _ => {
-            // Past the recursion cut of a dialect, a message arrives as a JSON string.
-            decode_json_string(value, Value::is_object, depth, limits, path, problems);
-            if let Value::Object(obj) = value {
-                if depth >= limits.depth {
-                    problems.push(format!("`{path}` is nested too deeply"));
-                    return;
-                }
-                normalize_message(desc, obj, path, depth + 1, limits, problems);
-            }
-        }
-    }
-}
-
-/// Replaces a string holding JSON with that JSON, when `accept` likes it.
-/// The decoded JSON is held to the same bounds as the arguments (its depth
-/// to what remains of the budget); past them it is a problem at `path`.
-fn decode_json_string(
-    value: &mut Value,
-    accept: impl Fn(&Value) -> bool,
-    depth: usize,
-    limits: &Limits,
-    path: &str,
-    problems: &mut Vec<String>,
-) {
-    let Value::String(s) = value else { return };
-    let t = s.trim_start();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        return;
-    }
-    let budget = limits.depth.saturating_sub(depth);
-    if json_depth(s) > budget {
-        // Too deep to take apart: a problem if it is JSON, else it is text.
-        if serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok() {
-            problems.push(nested_too_deep(limits.depth, path));
-        }
-        return;
-    }
-    let Ok(parsed) = serde_json::from_str::<Value>(s) else {
-        return;
-    };
-    if !accept(&parsed) {
-        return;
-    }
-    match check_shape(&parsed, limits, budget, path) {
-        Ok(()) => *value = parsed,
-        Err(problem) => problems.push(problem),
-    }
-}
-
-/// The deepest nesting of arrays and objects in JSON text, found without
-/// parsing it, so that deep text is refused before a `Value` is built
-/// (serde_json stops at 128 levels with a less helpful message).
-fn json_depth(text: &str) -> usize {
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let mut in_string = false;
-    let mut escaped = false;
-    for b in text.bytes() {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => {
-                depth += 1;
-                deepest = deepest.max(depth);
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    deepest
-}
-
-/// `[{key, value}, ...]` as an object, if that is what `items` is: how
-/// dialects without open objects send a map. Native tools undo it the same way.
-pub(crate) fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
-    let mut map = Map::new();
-    for item in items {
-        let Value::Object(entry) = item else {
-            return None;
-        };
-        if entry.keys().any(|k| k != "key" && k != "value") {
-            return None;
-        }
-        let key = match entry.get("key")? {
-            Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
-            Value::Bool(b) => b.to_string(),
-            _ => return None,
-        };
-        map.insert(key, entry.get("value").cloned().unwrap_or(Value::Null));
-    }
-    Some(map)
-}
-
 fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, CallError> {
     let options = DeserializeOptions::new();
     match DynamicMessage::deserialize_with_options(desc.clone(), args.clone(), &options) {
@@ -1286,30 +730,7 @@ mod tests {
 
     #[test]
     fn echoes_and_errors_are_bounded() {
-        assert_eq!(short("link-1"), "link-1");
-        let long = "é".repeat(100);
-        assert_eq!(short(&long).chars().count(), MAX_ECHO_CHARS + 1);
         let r = error_result("ü".repeat(5000));
         assert!(r.output.len() <= MAX_ERROR_BYTES + 4);
-    }
-
-    #[test]
-    fn shape_bounds_name_the_place() {
-        let limits = Limits {
-            depth: 4,
-            string_bytes: 8,
-            array_items: 2,
-        };
-        let check = |v: Value| check_shape(&v, &limits, limits.depth, "");
-        assert!(check(serde_json::json!({"a": [1, 2], "b": "12345678"})).is_ok());
-        let e = check(serde_json::json!({"a": {"b": [1, 2, 3]}})).unwrap_err();
-        assert!(e.contains("`a.b` has 3 items"), "{e}");
-        let e = check(serde_json::json!({"a": ["x", "123456789"]})).unwrap_err();
-        assert!(e.contains("`a[1]` is a string of 9 bytes"), "{e}");
-        let e = check(serde_json::json!({"123456789": 1})).unwrap_err();
-        assert!(e.contains("a key of 9 bytes"), "{e}");
-        let e = check(serde_json::json!({"a": [[[[1]]]]})).unwrap_err();
-        assert!(e.contains("nested deeper than 4"), "{e}");
-        assert_eq!(json_depth(r#"{"a": "[[[[", "b": [{}]}"#), 3);
     }
 }

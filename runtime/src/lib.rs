@@ -86,6 +86,7 @@ pub use ai_tools_schema as schema;
 
 mod alias;
 mod executor;
+mod inbound;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod native;

@@ -1,7 +1,6 @@
 //! Hand-written ("native") tools: a Rust function whose input is a
 //! [`ToolInput`] type, decoded before the function runs.
 
-use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -9,19 +8,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ai_tools_schema::ir::{Kind, Object, Schema};
-use ai_tools_schema::{Dialect, FieldAlias, render};
-use serde_json::{Map, Value};
+use ai_tools_schema::inbound::Limits;
+use ai_tools_schema::{Dialect, render};
+use serde_json::Value;
 
-use crate::alias::{AliasManager, Resolution};
-use crate::executor::{ToolResult, alias_problem, entries_to_map};
+use crate::alias::AliasManager;
+use crate::executor::ToolResult;
+use crate::inbound::{Arguments, Refusal, Resolve, prepare};
 use crate::tool_input::{InputSchema, ToolInput};
 use crate::transport::BoxFuture;
-
-/// The largest arguments text a native tool accepts, in bytes.
-pub const MAX_ARGUMENT_BYTES: usize = 256 * 1024;
-/// The deepest nesting of arrays and objects a native tool accepts.
-pub const MAX_ARGUMENT_DEPTH: usize = 32;
 
 /// What a native tool's function gets besides its input: the conversation's
 /// alias namespace and the tool's name.
@@ -406,20 +401,28 @@ impl NativeTool {
     ///
     /// See [`NativeTool`].
     pub async fn call(&self, aliases: Arc<AliasManager>, args_json: &str) -> ToolResult {
-        // A shared conversation: learn the aliases and UUIDs of the arguments
-        // from the store first, in one request.
-        if aliases.is_shared()
-            && let Ok(value) = serde_json::from_str::<Value>(args_json)
-            && let Err(e) = aliases.fetch(&crate::alias::json_strings(&value)).await
-        {
-            return ToolResult::error(format!(
-                "{} could not run: {e}; nothing ran. A retry may help: try again in a moment, or tell the user.",
-                self.name
-            ));
-        }
-        let args = match self.prepare(&aliases, args_json) {
+        let resolve = Resolve {
+            aliases: &aliases,
+            pass_unknown_uuids: false,
+        };
+        let prepared = prepare(
+            &self.input.schema,
+            Arguments::Text(args_json),
+            &Limits::default(),
+            resolve,
+        )
+        .await;
+        let args = match prepared {
             Ok(args) => args,
-            Err(message) => return ToolResult::error(format!("{}: {message}", self.name)),
+            Err(Refusal::Arguments(message)) => {
+                return ToolResult::error(format!("{}: {message}", self.name));
+            }
+            Err(Refusal::Store(e)) => {
+                return ToolResult::error(format!(
+                    "{} could not run: {e}; nothing ran. A retry may help: try again in a moment, or tell the user.",
+                    self.name
+                ));
+            }
         };
         let ctx = ToolContext::new(self.name.as_str(), aliases.clone());
         let handler = self.handler.clone();
@@ -466,211 +469,6 @@ impl NativeTool {
                 self.name
             )),
         }
-    }
-
-    /// Parses, unshapes and resolves the arguments.
-    fn prepare(&self, aliases: &AliasManager, text: &str) -> Result<Value, String> {
-        if text.len() > MAX_ARGUMENT_BYTES {
-            return Err(format!(
-                "the arguments are {} bytes long, more than the {MAX_ARGUMENT_BYTES} accepted",
-                text.len()
-            ));
-        }
-        if text.trim().is_empty() {
-            return self.shape(aliases, Value::Object(Map::new()));
-        }
-        let mut value: Value = serde_json::from_str(text)
-            .map_err(|e| format!("the arguments are not valid JSON ({e}); send one JSON object"))?;
-        // Some models double-encode: a JSON string that holds the object.
-        if let Value::String(inner) = &value
-            && let Ok(object @ Value::Object(_)) = serde_json::from_str::<Value>(inner)
-        {
-            value = object;
-        }
-        self.shape(aliases, value)
-    }
-
-    fn shape(&self, aliases: &AliasManager, mut value: Value) -> Result<Value, String> {
-        let defs = match &self.input.schema.kind {
-            Kind::Object(object) => &object.defs,
-            _ => &EMPTY_DEFS,
-        };
-        let mut walk = Walk {
-            defs,
-            fields: &self.input.aliases,
-            aliases,
-            problems: Vec::new(),
-        };
-        walk.value(&self.input.schema, &mut value, "", 0);
-        if walk.problems.is_empty() {
-            Ok(value)
-        } else {
-            Err(walk.problems.join("; "))
-        }
-    }
-}
-
-static EMPTY_DEFS: BTreeMap<String, Schema> = BTreeMap::new();
-
-/// Walks the arguments along the input's schema: undoes what the renderings
-/// did (`null` for a left-out optional, `{key, value}` arrays for maps, JSON
-/// text for cut or open objects), collects unknown arguments, and resolves
-/// aliases in the alias-carrying fields.
-struct Walk<'a> {
-    defs: &'a BTreeMap<String, Schema>,
-    fields: &'a [FieldAlias],
-    aliases: &'a AliasManager,
-    problems: Vec<String>,
-}
-
-impl Walk<'_> {
-    fn value(&mut self, schema: &Schema, value: &mut Value, path: &str, depth: usize) {
-        if depth > MAX_ARGUMENT_DEPTH {
-            self.problems.push(format!(
-                "the arguments are nested deeper than {MAX_ARGUMENT_DEPTH} levels"
-            ));
-            return;
-        }
-        match &schema.kind {
-            Kind::Ref(name) => {
-                if let Some(def) = self.defs.get(name) {
-                    self.value(def, value, path, depth);
-                }
-            }
-            Kind::Object(object) => {
-                decode_json_string(value, Value::is_object);
-                if let Value::Object(map) = value {
-                    self.object(object, map, path, depth);
-                }
-            }
-            Kind::Map(map) => {
-                decode_json_string(value, |v| v.is_object() || v.is_array());
-                if let Value::Array(items) = value
-                    && let Some(entries) = entries_to_map(items)
-                {
-                    *value = Value::Object(entries);
-                }
-                if let Value::Object(entries) = value {
-                    for (key, item) in entries.iter_mut() {
-                        self.value(&map.value, item, &format!("{path}[{key}]"), depth + 1);
-                    }
-                }
-            }
-            Kind::Array(items) => {
-                if let Value::Array(values) = value {
-                    for (i, item) in values.iter_mut().enumerate() {
-                        self.value(items, item, &format!("{path}[{i}]"), depth + 1);
-                    }
-                }
-            }
-            Kind::Any => decode_json_string(value, |v| v.is_object() || v.is_array()),
-            _ => {}
-        }
-    }
-
-    fn object(&mut self, object: &Object, map: &mut Map<String, Value>, path: &str, depth: usize) {
-        let mut unknown = Vec::new();
-        let keys: Vec<String> = map.keys().cloned().collect();
-        for key in keys {
-            let Some(property) = object.properties.iter().find(|p| p.name == key) else {
-                if !object.open {
-                    unknown.push(key);
-                }
-                continue;
-            };
-            // Strict dialects send `null` for every optional property left out.
-            if !property.required
-                && !property.schema.nullable
-                && map.get(&key).is_some_and(Value::is_null)
-            {
-                map.remove(&key);
-                continue;
-            }
-            let Some(value) = map.get_mut(&key) else {
-                continue;
-            };
-            let field_path = if path.is_empty() {
-                key.clone()
-            } else {
-                format!("{path}.{key}")
-            };
-            let prefix = object.name.as_deref().and_then(|name| {
-                self.fields
-                    .iter()
-                    .find(|f| f.message == name && f.field == key)
-                    .map(|f| f.prefix.clone())
-            });
-            match prefix {
-                Some(prefix) => self.resolve(&prefix, value, &field_path),
-                None => self.value(&property.schema, value, &field_path, depth + 1),
-            }
-        }
-        if !unknown.is_empty() {
-            let noun = match (path.is_empty(), unknown.len()) {
-                (true, 1) => "unknown argument",
-                (true, _) => "unknown arguments",
-                (false, 1) => "unknown field",
-                (false, _) => "unknown fields",
-            };
-            let list = unknown
-                .iter()
-                .map(|k| format!("`{k}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let place = if path.is_empty() {
-                String::new()
-            } else {
-                format!(" in `{path}`")
-            };
-            let valid: Vec<String> = object
-                .properties
-                .iter()
-                .map(|p| format!("`{}`", p.name))
-                .collect();
-            let valid = if valid.is_empty() {
-                "none".to_owned()
-            } else {
-                valid.join(", ")
-            };
-            self.problems
-                .push(format!("{noun} {list}{place}; the valid ones are: {valid}"));
-        }
-    }
-
-    /// Resolves the alias in a string (or each string of an array) of an
-    /// alias-carrying field.
-    fn resolve(&mut self, prefix: &str, value: &mut Value, path: &str) {
-        match value {
-            Value::String(s) => match self.aliases.resolve_for_field(prefix, s) {
-                Resolution::Uuid(uuid) => *s = uuid,
-                Resolution::Empty => {}
-                other => {
-                    let problem =
-                        alias_problem(path, prefix, s, &other, &self.aliases.aliases_of(prefix));
-                    self.problems.push(problem);
-                }
-            },
-            Value::Array(items) => {
-                for (i, item) in items.iter_mut().enumerate() {
-                    self.resolve(prefix, item, &format!("{path}[{i}]"));
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Replaces a string holding JSON that `accept` likes with that JSON.
-fn decode_json_string(value: &mut Value, accept: impl Fn(&Value) -> bool) {
-    let Value::String(s) = value else { return };
-    let t = s.trim_start();
-    if !(t.starts_with('{') || t.starts_with('[')) {
-        return;
-    }
-    if let Ok(parsed) = serde_json::from_str::<Value>(s)
-        && accept(&parsed)
-    {
-        *value = parsed;
     }
 }
 
@@ -752,29 +550,5 @@ mod tests {
                     .output
                     .starts_with("echo: the arguments are not valid JSON")
         );
-    }
-
-    #[test]
-    fn map_entries_and_json_strings_are_unshaped() {
-        let mut object = Object::named("In");
-        object = object
-            .property("m", Schema::map(Schema::string(), Schema::integer()), true)
-            .property(
-                "o",
-                Schema::object(Object::named("Inner").property("x", Schema::integer(), false)),
-                false,
-            );
-        let schema = Schema::object(object);
-        let aliases = AliasManager::new();
-        let mut walk = Walk {
-            defs: &EMPTY_DEFS,
-            fields: &[],
-            aliases: &aliases,
-            problems: Vec::new(),
-        };
-        let mut value = json!({"m": [{"key": "a", "value": 1}], "o": "{\"x\": null}"});
-        walk.value(&schema, &mut value, "", 0);
-        assert_eq!(value, json!({"m": {"a": 1}, "o": {}}));
-        assert!(walk.problems.is_empty());
     }
 }

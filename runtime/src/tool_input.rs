@@ -412,10 +412,45 @@ impl SchemaGenerator {
                 object.defs.entry(name).or_insert(def);
             }
         }
+        mark_aliases(&mut root, &self.aliases);
         InputSchema {
             schema: root,
             aliases: self.aliases,
         }
+    }
+}
+
+/// Marks the strings of every alias-carrying property in the IR, which the
+/// inbound rules read: the property `field` of each object named `message`.
+fn mark_aliases(schema: &mut Schema, aliases: &[FieldAlias]) {
+    if aliases.is_empty() {
+        return;
+    }
+    match &mut schema.kind {
+        Kind::Object(object) => {
+            for property in &mut object.properties {
+                let alias = aliases.iter().find(|a| {
+                    object.name.as_deref() == Some(a.message.as_str()) && a.field == property.name
+                });
+                if let Some(alias) = alias {
+                    let plain = std::mem::replace(&mut property.schema, Schema::any());
+                    property.schema = plain.alias_prefix(alias.prefix.clone());
+                } else {
+                    mark_aliases(&mut property.schema, aliases);
+                }
+            }
+            for def in object.defs.values_mut() {
+                mark_aliases(def, aliases);
+            }
+        }
+        Kind::Array(items) => mark_aliases(items, aliases),
+        Kind::Map(map) => mark_aliases(&mut map.value, aliases),
+        Kind::OneOf(one_of) => {
+            for member in &mut one_of.members {
+                mark_aliases(&mut member.schema, aliases);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -438,37 +473,28 @@ impl ToolInput for bool {
 }
 
 macro_rules! bounded_integers {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $min:expr, $max:expr);* $(;)?) => {$(
         impl ToolInput for $t {
             fn schema_in(_: &mut SchemaGenerator) -> Schema {
-                Schema::integer().minimum(i64::from(<$t>::MIN)).maximum(i64::from(<$t>::MAX))
+                Schema::integer_within($min, $max)
             }
         }
     )*};
 }
-bounded_integers!(i8, i16, i32, u8, u16, u32);
-
-macro_rules! wide_integers {
-    ($($t:ty => $min:expr),*) => {$(
-        impl ToolInput for $t {
-            fn schema_in(_: &mut SchemaGenerator) -> Schema {
-                let schema = Schema::integer();
-                match $min {
-                    Some(min) => schema.minimum(min),
-                    None => schema,
-                }
-            }
-        }
-    )*};
-}
-wide_integers!(
-    i64 => None::<i64>, i128 => None::<i64>, isize => None::<i64>,
-    u64 => Some(0), u128 => Some(0), usize => Some(0)
+// The arguments pass through `serde_json::Value`, whose numbers are 64-bit:
+// a 128-bit integer takes what fits there.
+bounded_integers!(
+    i8 => i8::MIN, i8::MAX; i16 => i16::MIN, i16::MAX; i32 => i32::MIN, i32::MAX;
+    i64 => i64::MIN, i64::MAX; i128 => i64::MIN, u64::MAX;
+    isize => i64::try_from(isize::MIN).unwrap_or(i64::MIN), i64::try_from(isize::MAX).unwrap_or(i64::MAX);
+    u8 => u8::MIN, u8::MAX; u16 => u16::MIN, u16::MAX; u32 => u32::MIN, u32::MAX;
+    u64 => u64::MIN, u64::MAX; u128 => u64::MIN, u64::MAX;
+    usize => u64::MIN, u64::try_from(usize::MAX).unwrap_or(u64::MAX);
 );
 
 impl ToolInput for f32 {
     fn schema_in(_: &mut SchemaGenerator) -> Schema {
-        Schema::number()
+        Schema::number_within(f64::from(f32::MIN), f64::from(f32::MAX))
     }
 }
 
@@ -618,9 +644,16 @@ mod tests {
             u32::tool_schema(),
             Schema::integer().minimum(0).maximum(i64::from(u32::MAX))
         );
-        assert_eq!(u64::tool_schema(), Schema::integer().minimum(0));
-        assert_eq!(i64::tool_schema(), Schema::integer());
-        assert_eq!(f32::tool_schema(), Schema::number());
+        assert_eq!(u64::tool_schema(), Schema::integer_within(0, u64::MAX));
+        assert_eq!(
+            i64::tool_schema(),
+            Schema::integer_within(i64::MIN, i64::MAX)
+        );
+        assert_eq!(
+            f32::tool_schema(),
+            Schema::number_within(f64::from(f32::MIN), f64::from(f32::MAX))
+        );
+        assert_eq!(f64::tool_schema(), Schema::number());
         assert_eq!(String::tool_schema(), Schema::string());
         assert_eq!(Option::<bool>::tool_schema(), Schema::boolean().nullable());
         assert_eq!(
@@ -629,7 +662,7 @@ mod tests {
         );
         assert_eq!(
             HashMap::<String, i64>::tool_schema(),
-            Schema::map(Schema::string(), Schema::integer())
+            Schema::map(Schema::string(), Schema::integer_within(i64::MIN, i64::MAX))
         );
         assert_eq!(serde_json::Value::tool_schema(), Schema::any());
         const { assert!(<Box<Option<u8>> as ToolInput>::OPTIONAL) };

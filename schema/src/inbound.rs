@@ -594,7 +594,7 @@ impl Walk<'_> {
                 continue;
             };
             // Strict dialects send `null` for every optional property left out.
-            if value.is_null() && !property.schema.nullable {
+            if value.is_null() && !property.required && !property.schema.nullable {
                 continue;
             }
             let shown = shown.get(&property.name).cloned().unwrap_or(key);
@@ -628,11 +628,11 @@ impl Walk<'_> {
             if !one_of.inline {
                 continue;
             }
-            // Members sent flat, as protojson has them.
+            // Members sent flat, as protojson has them (`null`: not sent).
             let mut present: Vec<String> = one_of
                 .members
                 .iter()
-                .filter(|m| find_key(fields, m).is_some())
+                .filter(|m| find_key(fields, m).is_some_and(|k| !fields[k].is_null()))
                 .map(|m| m.name.clone())
                 .collect();
             if let Some(mut wrapper) = fields.shift_remove(&property.name) {
@@ -711,6 +711,8 @@ impl Walk<'_> {
             ));
             return;
         };
+        // A member sent as `null` is a member not chosen.
+        chosen.retain(|_, member| !member.is_null());
         if chosen.len() != 1 {
             self.problem(format_args!(
                 "has {} members; send exactly one of: {}",
@@ -979,7 +981,10 @@ fn integer_json(n: i128) -> Value {
 /// Base64 in either alphabet, padded or not, as standard padded base64;
 /// `None` if it is not base64 (the rule of [`ir::BASE64_PATTERN`]).
 fn standard_base64(s: &str) -> Option<String> {
-    let body = s.strip_suffix("==").or_else(|| s.strip_suffix('=')).unwrap_or(s);
+    let body = s
+        .strip_suffix("==")
+        .or_else(|| s.strip_suffix('='))
+        .unwrap_or(s);
     let padding = s.len() - body.len();
     let valid_chars = body
         .bytes()
@@ -1001,7 +1006,7 @@ fn standard_base64(s: &str) -> Option<String> {
             c => c,
         })
         .collect();
-    while out.len() % 4 != 0 {
+    while !out.len().is_multiple_of(4) {
         out.push('=');
     }
     Some(out)
@@ -1018,9 +1023,8 @@ fn is_duration(s: &str) -> bool {
         Some((seconds, fraction)) => (seconds, Some(fraction)),
         None => (body, None),
     };
-    let digits = |t: &str, max: usize| {
-        (1..=max).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit())
-    };
+    let digits =
+        |t: &str, max: usize| (1..=max).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit());
     digits(seconds, 11) && fraction.is_none_or(|f| digits(f, 9))
 }
 
@@ -1215,6 +1219,27 @@ mod tests {
                 "`m[\"-1\"]` has a key that is not an integer from 0 to 4294967295",
             ]
         );
+    }
+
+    #[test]
+    fn shape_bounds_name_the_place() {
+        let limits = Limits {
+            max_depth: 4,
+            max_string_bytes: 8,
+            max_array_items: 2,
+            ..Limits::default()
+        };
+        let check = |v: Value| check_shape(&v, &limits, limits.max_depth, "");
+        assert!(check(json!({"a": [1, 2], "b": "12345678"})).is_ok());
+        let e = check(json!({"a": {"b": [1, 2, 3]}})).unwrap_err();
+        assert!(e.contains("`a.b` has 3 items"), "{e}");
+        let e = check(json!({"a": ["x", "123456789"]})).unwrap_err();
+        assert!(e.contains("`a[1]` is a string of 9 bytes"), "{e}");
+        let e = check(json!({"123456789": 1})).unwrap_err();
+        assert!(e.contains("a key of 9 bytes"), "{e}");
+        let e = check(json!({"a": [[[[1]]]]})).unwrap_err();
+        assert!(e.contains("nested deeper than 4"), "{e}");
+        assert_eq!(json_depth(r#"{"a": "[[[[", "b": [{}]}"#), 3);
     }
 
     #[test]

@@ -553,7 +553,8 @@ impl Builder<'_> {
             let optional = oneof.is_some() || is_optional(&field);
             let property = Property {
                 name: field.name().to_owned(),
-                json_name: (field.json_name() != field.name()).then(|| field.json_name().to_owned()),
+                json_name: (field.json_name() != field.name())
+                    .then(|| field.json_name().to_owned()),
                 schema,
                 required: ann.required || !optional,
             };
@@ -696,13 +697,15 @@ fn add_oneof_member(
     member: Property,
     comment: impl FnOnce() -> Option<String>,
 ) {
-    let existing = object.properties.iter_mut().find(|p| p.name == oneof.name());
+    let existing = object
+        .properties
+        .iter_mut()
+        .find(|p| p.name == oneof.name());
     if let Some(Property {
-        schema:
-            Schema {
-                kind: ir::Kind::OneOf(one_of),
-                ..
-            },
+        schema: Schema {
+            kind: ir::Kind::OneOf(one_of),
+            ..
+        },
         ..
     }) = existing
     {
@@ -1028,12 +1031,18 @@ enum CompareResult { EQUAL = 0; GREATER = 1; LESS = 2; NOT_EQUAL = 3; }
 enum Lonely { LONELY_UNSPECIFIED = 0; }
 message Req { SortOrder order = 1; CompareResult result = 2; Lonely lonely = 3; }";
         let schema = params(messages, Dialect::JsonSchema, false);
-        assert_eq!(schema["properties"]["order"]["enum"], json!(["NONE", "ASCEND", "DESCEND"]));
+        assert_eq!(
+            schema["properties"]["order"]["enum"],
+            json!(["NONE", "ASCEND", "DESCEND"])
+        );
         assert_eq!(
             schema["properties"]["result"]["enum"],
             json!(["EQUAL", "GREATER", "LESS", "NOT_EQUAL"])
         );
-        assert_eq!(schema["properties"]["lonely"]["enum"], json!(["LONELY_UNSPECIFIED"]));
+        assert_eq!(
+            schema["properties"]["lonely"]["enum"],
+            json!(["LONELY_UNSPECIFIED"])
+        );
     }
 
     #[test]
@@ -1248,7 +1257,11 @@ message Req { Node root = 1; }";
         );
         assert_eq!(gemini["properties"]["target"]["nullable"], true);
         // A oneof of one member is that member, optional.
-        let single = params("message Req { oneof only { string a = 1; } }", Dialect::JsonSchema, false);
+        let single = params(
+            "message Req { oneof only { string a = 1; } }",
+            Dialect::JsonSchema,
+            false,
+        );
         assert_eq!(single["properties"], json!({ "a": { "type": "string" } }));
     }
 
@@ -1367,7 +1380,10 @@ message Req {
                 }
             })
         );
-        assert_eq!(p["by_u64"]["items"]["properties"]["key"]["maximum"], u64::MAX);
+        assert_eq!(
+            p["by_u64"]["items"]["properties"]["key"]["maximum"],
+            u64::MAX
+        );
         assert_eq!(p["flags"]["propertyNames"]["pattern"], "^(true|false)$");
         assert!(p["labels"].get("propertyNames").is_none());
         let strict = params(messages, Dialect::OpenAi, true);

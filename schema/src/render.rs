@@ -346,6 +346,18 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
         ref_stack: Vec::new(),
         used: BTreeSet::new(),
     };
+    let root_object;
+    let schema = match &schema.kind {
+        // Providers reject a root `anyOf`: a root oneof (a Rust enum with
+        // data as a tool's whole input) goes as an object of optional
+        // members, its "exactly one" said in the description; inbound still
+        // takes exactly one.
+        Kind::OneOf(one_of) => {
+            root_object = root_one_of(schema, one_of);
+            &root_object
+        }
+        _ => schema,
+    };
     let mut root = r.node(schema, 0, false);
     if r.p.renders_refs() && !r.used.is_empty() {
         let mut rendered: BTreeMap<String, Value> = BTreeMap::new();
@@ -467,7 +479,9 @@ impl Renderer {
                     "An integer",
                     &mut m,
                     hints,
-                    minimum.map(integer_value), maximum.map(integer_value));
+                    minimum.map(integer_value),
+                    maximum.map(integer_value),
+                );
             }
             Kind::Number(NumberSchema { minimum, maximum }) => {
                 m.insert("type".into(), "number".into());
@@ -475,7 +489,9 @@ impl Renderer {
                     "A number",
                     &mut m,
                     hints,
-                    minimum.map(number_value), maximum.map(number_value));
+                    minimum.map(number_value),
+                    maximum.map(number_value),
+                );
             }
             Kind::OneOf(one_of) => return self.one_of(one_of, depth),
             Kind::Boolean => {
@@ -732,6 +748,32 @@ impl Renderer {
     }
 }
 
+/// A root oneof as an object whose members are optional properties.
+fn root_one_of(schema: &Schema, one_of: &OneOf) -> Schema {
+    let names: Vec<String> = one_of
+        .members
+        .iter()
+        .map(|m| format!("`{}`", m.name))
+        .collect();
+    let object = Object {
+        properties: one_of
+            .members
+            .iter()
+            .map(|m| ir::Property {
+                required: false,
+                ..m.clone()
+            })
+            .collect(),
+        ..Object::new()
+    };
+    let rule = format!("Set exactly one of {}.", names.join(", "));
+    Schema {
+        kind: Kind::Object(object),
+        description: join_all(schema.description.clone(), vec![rule]),
+        nullable: false,
+    }
+}
+
 /// A bare `anyOf` node (a oneof), to which a `null` branch can be added.
 fn is_union(body: &Map<String, Value>) -> bool {
     body.len() == 1 && body.contains_key("anyOf")
@@ -781,9 +823,7 @@ fn format_hint(format: &str) -> String {
 
 fn pattern_hint(pattern: &str) -> String {
     match pattern {
-        ir::BASE64_PATTERN => {
-            "Base64 (standard or URL-safe alphabet, padded or not).".to_owned()
-        }
+        ir::BASE64_PATTERN => "Base64 (standard or URL-safe alphabet, padded or not).".to_owned(),
         ir::DURATION_PATTERN => {
             "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`.".to_owned()
         }

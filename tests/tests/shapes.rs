@@ -91,7 +91,10 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
         )
         .await;
     assert!(
-        r.is_error && r.output.contains("`owner_id`") && r.output.contains("user-1, user-2"),
+        r.is_error
+            && r.output
+                .contains("`root.children[0].owner_id` got `user-3`")
+            && r.output.contains("user-1, user-2"),
         "{}",
         r.output
     );
@@ -129,10 +132,23 @@ async fn unknown_hidden_and_nested_fields_are_named() {
     );
 
     let r = exec.execute_value("shapes_echo", json!({"big": 1.5})).await;
-    assert!(
-        r.is_error && r.output.contains("argument `big`"),
-        "{}",
-        r.output
+    assert_eq!(r.output, "shapes_echo: `big` is 1.5; send a whole number");
+    // a oneof sent in its rendered shape is lifted to protojson's flat form
+    let out = ok_json(
+        &exec
+            .execute_value("shapes_echo", json!({"destination": {"email": "a@b.c"}}))
+            .await,
+    );
+    assert_eq!(out, json!({"email": "a@b.c"}));
+    let r = exec
+        .execute_value(
+            "shapes_echo",
+            json!({"destination": {"email": "a@b.c"}, "url": "https://x.y"}),
+        )
+        .await;
+    assert_eq!(
+        r.output,
+        "shapes_echo: `url` and `destination.email` are alternatives (oneof `destination`): send only one of them"
     );
 }
 

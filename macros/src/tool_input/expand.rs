@@ -62,13 +62,8 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
             (None, body)
         }
         Shape::DataEnum(variants) => {
-            let list = variants
-                .iter()
-                .map(|v| format!("`{}`", v.wire))
-                .collect::<Vec<_>>()
-                .join(", ");
-            let rule = format!("Set exactly one of {list}.");
-            let describe = describe_tokens(join(model.description.clone(), Some(rule)).as_deref());
+            // The schema itself says "exactly one" (`Kind::OneOf`), in every dialect.
+            let describe = describe_tokens(model.description.as_deref());
             let variants = variants.iter().map(|variant| {
                 let wire = &variant.wire;
                 let describe = describe_tokens(variant.description.as_deref());
@@ -90,7 +85,12 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
                     }
                 };
                 quote! {
-                    __object = __object.property(#wire, #schema #describe, false);
+                    __members.push(::ai_tools::schema::ir::Property {
+                        name: ::std::string::String::from(#wire),
+                        json_name: ::core::option::Option::None,
+                        schema: #schema #describe,
+                        required: true,
+                    });
                 }
             });
             let body = quote! {
@@ -98,9 +98,9 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
                     ::core::concat!(::core::module_path!(), "::", #name),
                     #name,
                     |__generator, __name| {
-                        let mut __object = ::ai_tools::schema::ir::Object::named(__name);
+                        let mut __members = ::std::vec::Vec::new();
                         #(#variants)*
-                        ::ai_tools::schema::ir::Schema::object(__object) #describe
+                        ::ai_tools::schema::ir::Schema::one_of(__members, false) #describe
                     },
                 )
             };

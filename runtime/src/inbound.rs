@@ -1,0 +1,197 @@
+//! The inbound half of every tool call, generated or hand-written: the
+//! model's arguments, parsed within bounds, unshaped along the IR that
+//! rendered the schema ([`ai_tools_schema::inbound`] holds those rules), and
+//! their aliases resolved in the conversation. What comes out is ready to
+//! decode: protojson for a request message, serde's form for a native input.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+
+use ai_tools_schema::inbound::{self, AliasSlot, Limits, shorten};
+use ai_tools_schema::ir::Schema;
+use prost_reflect::{DescriptorPool, MessageDescriptor};
+use serde_json::Value;
+
+use crate::alias::{AliasError, AliasManager, Resolution};
+use crate::store::StoreError;
+
+/// The arguments as the model sent them.
+pub(crate) enum Arguments<'a> {
+    /// JSON text (empty means `{}`).
+    Text(&'a str),
+    /// An already-parsed value.
+    Value(Value),
+}
+
+/// Why the arguments cannot be used.
+pub(crate) enum Refusal {
+    /// The model's arguments are wrong; the sentence says how.
+    Arguments(String),
+    /// The alias store could not be asked: nothing ran.
+    Store(StoreError),
+}
+
+/// How the aliases of alias-carrying strings are resolved.
+pub(crate) struct Resolve<'a> {
+    pub(crate) aliases: &'a AliasManager,
+    /// Pass a raw UUID the conversation never saw instead of refusing it.
+    pub(crate) pass_unknown_uuids: bool,
+}
+
+/// Parses, unshapes and resolves the arguments of one call.
+pub(crate) async fn prepare(
+    schema: &Schema,
+    args: Arguments<'_>,
+    limits: &Limits,
+    resolve: Resolve<'_>,
+) -> Result<Value, Refusal> {
+    let mut value = match args {
+        Arguments::Text(text) => inbound::parse(text, limits).map_err(Refusal::Arguments)?,
+        Arguments::Value(value) => {
+            inbound::check_shape(&value, limits, limits.max_depth, "")
+                .map_err(Refusal::Arguments)?;
+            value
+        }
+    };
+    let slots = inbound::unshape(schema, &mut value, limits)
+        .map_err(|problems| Refusal::Arguments(problems.join("; ")))?;
+    resolve_aliases(&mut value, &slots, resolve).await?;
+    Ok(value)
+}
+
+/// Replaces each alias in `slots` by its UUID, checking the prefix. With a
+/// shared conversation the store is asked once for all of them first (and,
+/// when some are refused, for the valid aliases).
+async fn resolve_aliases(
+    value: &mut Value,
+    slots: &[AliasSlot],
+    resolve: Resolve<'_>,
+) -> Result<(), Refusal> {
+    if slots.is_empty() {
+        return Ok(());
+    }
+    let aliases = resolve.aliases;
+    if aliases.is_shared() {
+        let sent: Vec<&str> = slots
+            .iter()
+            .filter_map(|slot| value.pointer(&slot.pointer).and_then(Value::as_str))
+            .collect();
+        aliases.fetch(&sent).await.map_err(|e| match e {
+            AliasError::Store(e) => Refusal::Store(e),
+            other => Refusal::Arguments(other.to_string()),
+        })?;
+    }
+    let mut refused = Vec::new();
+    for slot in slots {
+        let Some(Value::String(s)) = value.pointer_mut(&slot.pointer) else {
+            continue;
+        };
+        match aliases.resolve_for_field(&slot.prefix, s) {
+            Resolution::Uuid(uuid) => *s = uuid,
+            Resolution::Empty => {}
+            Resolution::UnknownUuid(uuid) if resolve.pass_unknown_uuids => *s = uuid,
+            why => refused.push((slot, s.clone(), why)),
+        }
+    }
+    if refused.is_empty() {
+        return Ok(());
+    }
+    let mut valid: Vec<(&str, Vec<String>)> = Vec::new();
+    let mut problems = Vec::new();
+    for (slot, sent, why) in &refused {
+        let prefix = slot.prefix.as_str();
+        if !valid.iter().any(|(p, _)| *p == prefix) {
+            // The store knows what other replicas gave out; when it is down,
+            // the local copy is the best there is.
+            let list = match aliases.list(prefix).await {
+                Ok(list) => list,
+                Err(_) => aliases.aliases_of(prefix),
+            };
+            valid.push((prefix, list));
+        }
+        let list = valid
+            .iter()
+            .find(|(p, _)| *p == prefix)
+            .map(|(_, l)| l.as_slice())
+            .unwrap_or_default();
+        problems.push(alias_problem(&slot.path, prefix, sent, why, list));
+    }
+    Err(Refusal::Arguments(problems.join("; ")))
+}
+
+/// The sentence the model reads when an alias-carrying field gets a value
+/// the conversation cannot resolve; `valid` are the aliases of `prefix`.
+fn alias_problem(
+    field: &str,
+    prefix: &str,
+    value: &str,
+    why: &Resolution,
+    valid: &[String],
+) -> String {
+    let value = shorten(value);
+    let mut text = match why {
+        Resolution::WrongPrefix { actual } => {
+            format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
+        }
+        Resolution::UnknownUuid(_) => {
+            format!(
+                "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
+            )
+        }
+        _ => format!(
+            "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
+        ),
+    };
+    if valid.is_empty() {
+        let _ = write!(
+            text,
+            "; no {prefix} ids are known yet: call a tool that returns {prefix} ids first, and never invent one"
+        );
+    } else {
+        const SHOWN: usize = 20;
+        let _ = write!(
+            text,
+            "; use one of: {}",
+            valid
+                .iter()
+                .take(SHOWN)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if valid.len() > SHOWN {
+            let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
+        }
+    }
+    text
+}
+
+/// The request schema of a generated tool: built once per pool and message
+/// from the embedded descriptors (which keep the annotations, so the same
+/// rules build the same IR the macro rendered), then shared.
+pub(crate) fn request_schema(
+    pool: &'static DescriptorPool,
+    message: &MessageDescriptor,
+) -> Arc<Schema> {
+    type Cache = RwLock<HashMap<(usize, String), Arc<Schema>>>;
+    static CACHE: LazyLock<Cache> = LazyLock::new(Cache::default);
+    let key = (
+        std::ptr::from_ref(pool) as usize,
+        message.full_name().to_owned(),
+    );
+    if let Some(schema) = CACHE
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return schema.clone();
+    }
+    let schema = Arc::new(ai_tools_schema::proto::message_schema(message));
+    CACHE
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(key)
+        .or_insert(schema)
+        .clone()
+}
