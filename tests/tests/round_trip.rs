@@ -300,45 +300,11 @@ impl Generator<'_> {
             }
             _ => Just(Vec::new()).boxed(),
         };
-        // Oneof members say "Set at most one of `a`, `b`." in their
-        // description: send one of them, as a model that read it would.
-        let mut groups: Vec<Vec<String>> = Vec::new();
-        for schema in properties.values() {
-            let description = schema
-                .get("description")
-                .and_then(Value::as_str)
-                .unwrap_or("");
-            if let Some(rest) = description.split("Set at most one of ").nth(1) {
-                let members: Vec<String> = rest
-                    .split('`')
-                    .skip(1)
-                    .step_by(2)
-                    .map(str::to_owned)
-                    .collect();
-                if !groups.contains(&members) {
-                    groups.push(members);
-                }
-            }
-        }
-        let required: BTreeSet<String> = required.into_iter().map(str::to_owned).collect();
+        // A oneof is one property whose `anyOf` holds exactly one member:
+        // the schema itself keeps the generator to one.
         (fields, extra)
             .prop_map(move |(fields, extra)| {
                 let mut out: Map<String, Value> = fields.into_iter().flatten().collect();
-                for group in &groups {
-                    let mut chosen = false;
-                    for member in group {
-                        match out.get(member) {
-                            Some(v) if !v.is_null() && !chosen => chosen = true,
-                            Some(_) if required.contains(member) => {
-                                out.insert(member.clone(), Value::Null);
-                            }
-                            Some(_) => {
-                                out.remove(member);
-                            }
-                            None => {}
-                        }
-                    }
-                }
                 for (k, v) in extra {
                     out.entry(k).or_insert(v);
                 }

@@ -589,7 +589,6 @@ fn has(list: &[String], value: &str) -> bool {
 }
 
 #[test]
-#[ignore = "needs enum zero values kept: issue 12"]
 fn etcd_enum_zero_values_stay_in_the_enums() {
     let mut seen = BTreeSet::new();
     for tool in etcd::all_tools() {
