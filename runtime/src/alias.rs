@@ -1017,13 +1017,16 @@ impl State {
         let counter = self.counters.entry(prefix.to_owned()).or_insert(0);
         let mut n = counter.saturating_add(1);
         // A restored snapshot may have been edited by hand; never reuse an alias.
-        while self.by_alias.contains_key(&format!("{prefix}-{n}")) {
+        while self
+            .by_alias
+            .contains_key(&ai_tools_schema::names::alias(prefix, n))
+        {
             n = n.saturating_add(1);
         }
         if let Some(counter) = self.counters.get_mut(prefix) {
             *counter = n;
         }
-        let alias = format!("{prefix}-{n}");
+        let alias = ai_tools_schema::names::alias(prefix, n);
         self.insert(prefix.to_owned(), uuid, alias.clone());
         alias
     }
@@ -1182,10 +1185,7 @@ pub(crate) fn json_strings(value: &serde_json::Value) -> Vec<&str> {
 }
 
 pub(crate) fn check_prefix(prefix: &str) -> Result<(), AliasError> {
-    let mut bytes = prefix.bytes();
-    let ok = matches!(bytes.next(), Some(b'a'..=b'z'))
-        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'));
-    if ok {
+    if ai_tools_schema::names::is_alias_prefix(prefix) {
         Ok(())
     } else {
         Err(AliasError::InvalidPrefix(prefix.to_owned()))

@@ -1270,14 +1270,19 @@ mod tests {
         let schema = Schema::object(
             Object::new()
                 .property("a", Schema::string(), true)
+                .property("o", Schema::string(), false)
                 .property("w", Schema::string().nullable(), false),
         );
-        let (value, _) = run(&schema, json!({"a": null, "w": null})).unwrap();
-        assert_eq!(value, json!({"w": null}));
-        let problems = run(&schema, json!({"b": 1, "c": 2})).unwrap_err();
+        // `null` for an optional property is "absent"; a wrapper keeps it.
+        let (value, _) = run(&schema, json!({"a": "x", "o": null, "w": null})).unwrap();
+        assert_eq!(value, json!({"a": "x", "w": null}));
+        let problems = run(&schema, json!({"a": null, "b": 1, "c": 2})).unwrap_err();
         assert_eq!(
             problems,
-            ["unknown arguments `b`, `c`; the valid ones are: `a`, `w`"]
+            [
+                "`a` is null; send a string",
+                "unknown arguments `b`, `c`; the valid ones are: `a`, `o`, `w`"
+            ]
         );
     }
 

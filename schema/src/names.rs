@@ -1,4 +1,4 @@
-//! The naming rules: tool names and alias prefixes.
+//! The naming rules: tool names, alias prefixes and the syntax of aliases.
 //!
 //! These are the one home of those rules; the proto reader, the derive and the
 //! runtime all call them.
@@ -66,6 +66,9 @@ pub fn validate_tool_name(name: &str) -> Result<(), String> {
 /// assert!(validate_alias_prefix("link-id").is_err());
 /// ```
 pub fn validate_alias_prefix(prefix: &str) -> Result<(), String> {
+    if is_alias_prefix(prefix) {
+        return Ok(());
+    }
     let Some(first) = prefix.chars().next() else {
         return Err(
             "alias prefix is empty; use a lowercase word matching `^[a-z][a-z0-9_]*$`, e.g. `link`"
@@ -86,6 +89,51 @@ pub fn validate_alias_prefix(prefix: &str) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Whether `prefix` matches `^[a-z][a-z0-9_]*$` (see [`validate_alias_prefix`]
+/// for the error that says why not).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::names::is_alias_prefix;
+/// assert!(is_alias_prefix("page_theme") && !is_alias_prefix("link-id"));
+/// ```
+pub fn is_alias_prefix(prefix: &str) -> bool {
+    let mut bytes = prefix.bytes();
+    matches!(bytes.next(), Some(b'a'..=b'z'))
+        && bytes.all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'_'))
+}
+
+/// The alias `PREFIX-N`.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools_schema::names::alias("link", 3), "link-3");
+/// ```
+pub fn alias(prefix: &str, number: u64) -> String {
+    format!("{prefix}-{number}")
+}
+
+/// The prefix and number of an alias-shaped string (`link-3` → `("link", 3)`):
+/// the text after the last `-` is a number, and there is text before it.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::names::split_alias;
+/// assert_eq!(split_alias("page_theme-12"), Some(("page_theme", 12)));
+/// assert_eq!(split_alias("link-"), None);
+/// assert_eq!(split_alias("https://x.y"), None);
+/// ```
+pub fn split_alias(alias: &str) -> Option<(&str, u64)> {
+    let (prefix, n) = alias.rsplit_once('-')?;
+    if prefix.is_empty() || n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some((prefix, n.parse().ok()?))
 }
 
 #[cfg(test)]

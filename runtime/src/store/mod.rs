@@ -12,6 +12,7 @@
 //! the arguments before the call, one batched get-or-assign of the ids of the
 //! response after it.
 
+use ai_tools_schema::names::split_alias;
 use std::fmt;
 use std::time::Duration;
 
@@ -183,16 +184,12 @@ pub trait AliasStore: Send + Sync + fmt::Debug {
 
 /// The prefix of an alias (`link` of `link-3`), if it is alias-shaped.
 pub(crate) fn prefix_of(alias: &str) -> Option<&str> {
-    let (prefix, n) = alias.rsplit_once('-')?;
-    (!prefix.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(prefix)
+    split_alias(alias).map(|(prefix, _)| prefix)
 }
 
-/// The number of an alias (`3` of `link-3`).
+/// The number of an alias (`3` of `link-3`); not alias-shaped: last.
 pub(crate) fn number_of(alias: &str) -> u64 {
-    alias
-        .rsplit_once('-')
-        .and_then(|(_, n)| n.parse().ok())
-        .unwrap_or(u64::MAX)
+    split_alias(alias).map_or(u64::MAX, |(_, n)| n)
 }
 
 /// A fresh epoch: unique across processes and restarts in practice (time,
