@@ -1,6 +1,6 @@
 //! One alias namespace per conversation, shared transport, bounded lifetime.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -88,16 +88,23 @@ pub struct Sessions<T> {
     inner: Mutex<Inner>,
 }
 
+/// The conversations kept, and their order of last use, so that finding the
+/// least recently used or the expired ones costs O(log n), never a scan.
 #[derive(Debug, Default)]
 struct Inner {
-    entries: HashMap<String, Entry>,
-    last_sweep: Option<Instant>,
+    entries: HashMap<Arc<str>, Entry>,
+    /// Every kept conversation by its `Entry::tick`: least recently used first.
+    by_use: BTreeMap<u64, Arc<str>>,
+    /// The tick the next use gets (ticks grow with `Instant`s, so `by_use`
+    /// is also ordered by `last_used`).
+    next_tick: u64,
 }
 
 #[derive(Debug)]
 struct Entry {
     aliases: Arc<AliasManager>,
     last_used: Instant,
+    tick: u64,
 }
 
 impl Entry {
@@ -241,16 +248,12 @@ impl<T> Sessions<T> {
         }
         let now = Instant::now();
         let mut inner = self.lock();
-        self.sweep(&mut inner, now);
-        if let Some(entry) = inner.entries.get_mut(conversation_id) {
-            if entry.in_use() || now.saturating_duration_since(entry.last_used) <= self.ttl {
-                entry.last_used = now;
-                return entry.aliases.clone();
-            }
-            inner.entries.remove(conversation_id);
+        inner.sweep(now, self.ttl);
+        if let Some(aliases) = inner.touch(conversation_id, now, self.ttl) {
+            return aliases;
         }
         let aliases = Arc::new(self.new_manager(conversation_id));
-        self.insert(&mut inner, conversation_id, aliases.clone(), now);
+        inner.insert(conversation_id, aliases.clone(), now, self.capacity);
         aliases
     }
 
@@ -280,10 +283,7 @@ impl<T> Sessions<T> {
     /// assert!(sessions.is_empty());
     /// ```
     pub fn remove(&self, conversation_id: &str) -> Option<Arc<AliasManager>> {
-        self.lock()
-            .entries
-            .remove(conversation_id)
-            .map(|e| e.aliases)
+        self.lock().remove(conversation_id)
     }
 
     /// A snapshot of the aliases of `conversation_id`, if it is kept. With
@@ -335,8 +335,8 @@ impl<T> Sessions<T> {
         if !conversation_id.is_empty() {
             let now = Instant::now();
             let mut inner = self.lock();
-            inner.entries.remove(conversation_id);
-            self.insert(&mut inner, conversation_id, aliases.clone(), now);
+            inner.remove(conversation_id);
+            inner.insert(conversation_id, aliases.clone(), now, self.capacity);
         }
         Ok(aliases)
     }
@@ -353,11 +353,7 @@ impl<T> Sessions<T> {
     /// assert!(sessions.is_empty());
     /// ```
     pub fn evict_expired(&self) {
-        let now = Instant::now();
-        let mut inner = self.lock();
-        let ttl = self.ttl;
-        inner.entries.retain(|_, e| e.is_live(now, ttl));
-        inner.last_sweep = Some(now);
+        self.lock().sweep(Instant::now(), self.ttl);
     }
 
     /// The number of conversations kept that are in use (see [`Sessions`]).
@@ -404,40 +400,98 @@ impl<T> Sessions<T> {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
+}
 
-    /// Drops expired entries, at most about twice per TTL (and at least
-    /// every minute), so that a lookup stays O(1) on average.
-    fn sweep(&self, inner: &mut Inner, now: Instant) {
-        let every = (self.ttl / 2).min(Duration::from_secs(60));
-        let due = inner
-            .last_sweep
-            .is_none_or(|t| now.saturating_duration_since(t) >= every);
-        if due {
-            let ttl = self.ttl;
-            inner.entries.retain(|_, e| e.is_live(now, ttl));
-            inner.last_sweep = Some(now);
+impl Inner {
+    /// The aliases of a kept, live conversation, marked as used now; an
+    /// expired one is forgotten.
+    fn touch(&mut self, id: &str, now: Instant, ttl: Duration) -> Option<Arc<AliasManager>> {
+        let entry = self.entries.get(id)?;
+        if !entry.is_live(now, ttl) {
+            self.remove(id);
+            return None;
+        }
+        let key = self.by_use.remove(&entry.tick)?;
+        let tick = self.tick();
+        self.by_use.insert(tick, key);
+        let entry = self.entries.get_mut(id)?;
+        entry.tick = tick;
+        entry.last_used = now;
+        Some(entry.aliases.clone())
+    }
+
+    fn tick(&mut self) -> u64 {
+        let tick = self.next_tick;
+        self.next_tick += 1;
+        tick
+    }
+
+    fn remove(&mut self, id: &str) -> Option<Arc<AliasManager>> {
+        let entry = self.entries.remove(id)?;
+        self.by_use.remove(&entry.tick);
+        Some(entry.aliases)
+    }
+
+    /// Forgets the expired conversations, least recently used first, and
+    /// stops at the first live one: O(log n) per conversation forgotten. One
+    /// found in use counts as used now (it is) and moves to the back.
+    fn sweep(&mut self, now: Instant, ttl: Duration) {
+        let mut budget = self.by_use.len();
+        while budget > 0
+            && let Some((_, id)) = self.by_use.first_key_value()
+        {
+            budget -= 1;
+            let id = id.clone();
+            let Some(entry) = self.entries.get(&id) else {
+                self.by_use.pop_first();
+                continue;
+            };
+            if now.saturating_duration_since(entry.last_used) <= ttl {
+                break;
+            }
+            if entry.in_use() {
+                self.touch(&id, now, ttl);
+            } else {
+                self.remove(&id);
+            }
         }
     }
 
-    fn insert(&self, inner: &mut Inner, id: &str, aliases: Arc<AliasManager>, now: Instant) {
-        while inner.entries.len() >= self.capacity {
-            // Only idle conversations may go; with none idle, admit past the capacity.
-            let oldest = inner
-                .entries
-                .iter()
-                .filter(|(_, e)| !e.in_use())
-                .min_by_key(|(_, e)| e.last_used)
-                .map(|(k, _)| k.clone());
-            match oldest {
-                Some(k) => inner.entries.remove(&k),
-                None => break,
+    /// Keeps `id`, first forgetting the least recently used idle
+    /// conversations past `capacity`; with none idle, admits past it.
+    fn insert(&mut self, id: &str, aliases: Arc<AliasManager>, now: Instant, capacity: usize) {
+        let mut budget = self.by_use.len();
+        while self.entries.len() >= capacity && budget > 0 {
+            budget -= 1;
+            let Some((_, oldest)) = self.by_use.first_key_value() else {
+                break;
             };
+            let oldest = oldest.clone();
+            match self.entries.get(&oldest) {
+                // In use: not evictable; it counts as used now.
+                Some(entry) if entry.in_use() => {
+                    let key = self.by_use.pop_first().map(|(_, k)| k);
+                    let tick = self.tick();
+                    if let (Some(key), Some(entry)) = (key, self.entries.get_mut(&oldest)) {
+                        entry.tick = tick;
+                        entry.last_used = now;
+                        self.by_use.insert(tick, key);
+                    }
+                }
+                _ => {
+                    self.remove(&oldest);
+                }
+            }
         }
-        inner.entries.insert(
-            id.to_owned(),
+        let key: Arc<str> = Arc::from(id);
+        let tick = self.tick();
+        self.by_use.insert(tick, key.clone());
+        self.entries.insert(
+            key,
             Entry {
                 aliases,
                 last_used: now,
+                tick,
             },
         );
     }
