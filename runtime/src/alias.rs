@@ -112,21 +112,74 @@ impl Default for AliasManager {
     }
 }
 
+/// One conversation's aliases, compactly: one 32-byte record per
+/// registration, an index from UUID to its first record, and per prefix a
+/// dense table from alias number to record. Alias and UUID strings are made
+/// on demand; `by_prefix` lists and snapshots are derived from the records.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct State {
     /// The store's epoch of the conversation this copy was learnt in
     /// (shared managers only).
     epoch: Option<String>,
-    /// alias → (prefix, uuid)
-    by_alias: HashMap<String, (String, String)>,
-    /// uuid → [(prefix, alias)] in registration order
-    by_uuid: HashMap<String, Vec<(String, String)>>,
-    /// prefix → aliases in registration order
-    by_prefix: BTreeMap<String, Vec<String>>,
-    /// prefix → last N given out
-    counters: BTreeMap<String, u64>,
-    /// every registration in order, for snapshots
-    entries: Vec<AliasEntry>,
+    /// The prefixes met, in order; a record names its prefix by index.
+    prefixes: Vec<PrefixTable>,
+    /// Every registration, in order.
+    records: Vec<Record>,
+    /// UUID → its first record; later records of the same UUID (other
+    /// prefixes) chain through `Record::next`.
+    by_uuid: HashMap<[u8; 16], u32>,
+}
+
+/// One registration: `prefix-number` stands for `uuid`.
+#[derive(Debug, Clone, Copy)]
+struct Record {
+    uuid: [u8; 16],
+    number: u64,
+    prefix: u16,
+    /// The next record of the same UUID, or [`NO_RECORD`].
+    next: u32,
+}
+
+const NO_RECORD: u32 = u32::MAX;
+
+/// Alias numbers this far past a prefix's dense table go to its sparse map
+/// (only an edited snapshot or a store can produce them).
+const DENSE_GAP: u64 = 4096;
+
+#[derive(Debug, Clone, Default)]
+struct PrefixTable {
+    name: String,
+    /// The last number given out.
+    counter: u64,
+    /// `dense[n - 1]`: the record of alias number `n`, or [`NO_RECORD`].
+    dense: Vec<u32>,
+    sparse: HashMap<u64, u32>,
+}
+
+impl PrefixTable {
+    fn record_of(&self, number: u64) -> Option<u32> {
+        let slot = usize::try_from(number.checked_sub(1)?).ok()?;
+        match self.dense.get(slot) {
+            Some(&record) if record != NO_RECORD => Some(record),
+            Some(_) => None,
+            None => self.sparse.get(&number).copied(),
+        }
+    }
+
+    fn set(&mut self, number: u64, record: u32) {
+        let dense_len = self.dense.len() as u64;
+        match usize::try_from(number - 1) {
+            Ok(slot) if number <= dense_len.saturating_add(DENSE_GAP) => {
+                if slot >= self.dense.len() {
+                    self.dense.resize(slot + 1, NO_RECORD);
+                }
+                self.dense[slot] = record;
+            }
+            _ => {
+                self.sparse.insert(number, record);
+            }
+        }
+    }
 }
 
 /// One registration in an [`AliasSnapshot`].
@@ -217,13 +270,13 @@ impl AliasManager {
         let mut state = State::default();
         for (prefix, n) in &snapshot.counters {
             check_prefix(prefix)?;
-            state.counters.insert(prefix.clone(), *n);
+            state.set_counter(prefix, *n);
         }
         for entry in snapshot.entries {
             check_prefix(&entry.prefix)?;
             let uuid = canonical_uuid(&entry.uuid)
                 .ok_or_else(|| AliasError::NotAUuid(entry.uuid.clone()))?;
-            let n = entry
+            entry
                 .alias
                 .strip_prefix(entry.prefix.as_str())
                 .and_then(|rest| rest.strip_prefix('-'))
@@ -235,7 +288,7 @@ impl AliasManager {
                         entry.alias, entry.prefix
                     ))
                 })?;
-            if state.by_alias.contains_key(&entry.alias) {
+            if state.lookup_alias(&entry.alias).is_some() {
                 return Err(AliasError::InvalidSnapshot(format!(
                     "alias `{}` appears twice",
                     entry.alias
@@ -247,9 +300,7 @@ impl AliasManager {
                     entry.prefix
                 )));
             }
-            let counter = state.counters.entry(entry.prefix.clone()).or_insert(0);
-            *counter = (*counter).max(n);
-            state.insert(entry.prefix, uuid, entry.alias);
+            state.learn(&entry.prefix, uuid, entry.alias);
         }
         Ok(Self {
             state: Mutex::new(state),
@@ -358,8 +409,8 @@ impl AliasManager {
     pub fn snapshot(&self) -> AliasSnapshot {
         let state = self.lock();
         AliasSnapshot {
-            entries: state.entries.clone(),
-            counters: state.counters.clone(),
+            entries: state.entries(),
+            counters: state.counters(),
         }
     }
 
@@ -371,7 +422,7 @@ impl AliasManager {
     /// assert_eq!(ai_tools::AliasManager::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.lock().entries.len()
+        self.lock().len()
     }
 
     /// Whether nothing has been registered.
@@ -411,7 +462,7 @@ impl AliasManager {
         check_prefix(prefix)?;
         let uuid = canonical_uuid(uuid).ok_or_else(|| AliasError::NotAUuid(uuid.to_owned()))?;
         let mut state = self.lock();
-        if state.alias_of(prefix, &uuid).is_none() && state.entries.len() >= self.limit {
+        if state.alias_of(prefix, &uuid).is_none() && state.len() >= self.limit {
             return Err(AliasError::LimitReached { limit: self.limit });
         }
         Ok(state.register(prefix, uuid))
@@ -430,7 +481,7 @@ impl AliasManager {
     /// ```
     pub fn resolve(&self, alias: &str) -> Option<String> {
         let key = alias.trim().to_ascii_lowercase();
-        self.lock().by_alias.get(&key).map(|(_, uuid)| uuid.clone())
+        self.lock().uuid_of(&key)
     }
 
     /// The alias of `uuid` (any prefix; the first registered), if known.
@@ -444,7 +495,7 @@ impl AliasManager {
     /// ```
     pub fn alias_for(&self, uuid: &str) -> Option<String> {
         let uuid = canonical_uuid(uuid)?;
-        self.lock().first_alias(&uuid).map(str::to_owned)
+        self.lock().first_alias(&uuid)
     }
 
     /// Every alias of `prefix`, in the order they were given out (for error
@@ -459,11 +510,7 @@ impl AliasManager {
     /// assert!(aliases.aliases_of("link").is_empty());
     /// ```
     pub fn aliases_of(&self, prefix: &str) -> Vec<String> {
-        self.lock()
-            .by_prefix
-            .get(prefix)
-            .cloned()
-            .unwrap_or_default()
+        self.lock().aliases_of_prefix(prefix)
     }
 
     /// Judges a value the model sent in a field that carries `prefix`: a
@@ -488,25 +535,25 @@ impl AliasManager {
         }
         let state = self.lock();
         let key = trimmed.to_ascii_lowercase();
-        if let Some((actual, uuid)) = state.by_alias.get(&key) {
+        if let Some((actual, uuid)) = state.lookup_alias(&key) {
             return if actual == prefix {
-                Resolution::Uuid(uuid.clone())
+                Resolution::Uuid(uuid)
             } else {
                 Resolution::WrongPrefix {
-                    actual: actual.clone(),
+                    actual: actual.to_owned(),
                 }
             };
         }
         if let Some(uuid) = canonical_uuid(trimmed) {
-            return match state.by_uuid.get(&uuid) {
-                Some(list) if list.iter().any(|(p, _)| p == prefix) => Resolution::Uuid(uuid),
-                Some(list) => match list.first() {
-                    Some((actual, _)) => Resolution::WrongPrefix {
-                        actual: actual.clone(),
-                    },
-                    None => Resolution::UnknownUuid(uuid),
-                },
-                None => Resolution::UnknownUuid(uuid),
+            let known = state.prefixes_of_uuid(&uuid);
+            return if known.contains(&prefix) {
+                Resolution::Uuid(uuid)
+            } else if let Some(actual) = known.first() {
+                Resolution::WrongPrefix {
+                    actual: (*actual).to_owned(),
+                }
+            } else {
+                Resolution::UnknownUuid(uuid)
             };
         }
         Resolution::UnknownAlias
@@ -565,12 +612,12 @@ impl AliasManager {
                 return;
             }
             let found = if candidate.bytes().any(|b| b.is_ascii_uppercase()) {
-                state.by_alias.get(&candidate.to_ascii_lowercase())
+                state.uuid_of(&candidate.to_ascii_lowercase())
             } else {
-                state.by_alias.get(candidate)
+                state.uuid_of(candidate)
             };
-            if let Some((_, uuid)) = found {
-                *s = uuid.clone();
+            if let Some(uuid) = found {
+                *s = uuid;
             }
         });
     }
@@ -605,11 +652,11 @@ impl AliasManager {
         let mut seen = HashSet::new();
         for (start, end) in uuid_tokens(text) {
             let uuid = text[start..end].to_ascii_lowercase();
-            if !state.by_uuid.contains_key(&uuid) && seen.insert(uuid.clone()) {
+            if !state.knows_uuid(&uuid) && seen.insert(uuid.clone()) {
                 new.push(uuid);
             }
         }
-        if state.entries.len().saturating_add(new.len()) > self.limit {
+        if state.len().saturating_add(new.len()) > self.limit {
             return Err(AliasError::LimitReached { limit: self.limit });
         }
         Ok(new
@@ -638,7 +685,7 @@ impl AliasManager {
         for (start, end) in uuid_tokens(text) {
             if let Some(alias) = state.first_alias(&text[start..end].to_ascii_lowercase()) {
                 out.push_str(&text[last..start]);
-                out.push_str(alias);
+                out.push_str(&alias);
                 last = end;
             }
         }
@@ -694,7 +741,7 @@ impl AliasManager {
                 new.insert((fp.prefix, uuid));
             }
         });
-        if state.entries.len().saturating_add(new.len()) > self.limit {
+        if state.len().saturating_add(new.len()) > self.limit {
             return Err(AliasError::LimitReached { limit: self.limit });
         }
         walk_message(message, prefixes, 0, &mut |fp, s| {
@@ -819,7 +866,7 @@ impl AliasManager {
                 .filter(|(p, u)| state.alias_of(p, u).is_none())
                 .map(|(p, u)| (p.as_str(), u.as_str()))
                 .collect();
-            if state.entries.len().saturating_add(new.len()) > self.limit {
+            if state.len().saturating_add(new.len()) > self.limit {
                 return Err(AliasError::LimitReached { limit: self.limit });
             }
             return Ok(canonical
@@ -967,87 +1014,227 @@ impl State {
 
     /// Records an alias the store gave out (no limit: the store enforces it).
     pub(crate) fn learn(&mut self, prefix: &str, uuid: String, alias: String) {
-        if self.by_alias.contains_key(&alias) || self.alias_of(prefix, &uuid).is_some() {
+        let Some((alias_prefix, n)) = ai_tools_schema::names::split_alias(&alias) else {
+            return;
+        };
+        if alias_prefix != prefix || n == 0 {
             return;
         }
-        let n = crate::store::number_of(&alias);
-        let counter = self.counters.entry(prefix.to_owned()).or_insert(0);
-        if n != u64::MAX {
-            *counter = (*counter).max(n);
+        if self.lookup_alias(&alias).is_some() || self.alias_of(prefix, &uuid).is_some() {
+            return;
         }
-        self.insert(prefix.to_owned(), uuid, alias);
+        let Some(bytes) = uuid_bytes(&uuid) else {
+            return;
+        };
+        let p = self.prefix_index(prefix);
+        let table = &mut self.prefixes[p];
+        table.counter = table.counter.max(n);
+        self.insert(p, bytes, n);
     }
 
     pub(crate) fn len(&self) -> usize {
-        self.entries.len()
+        self.records.len()
     }
 
-    pub(crate) fn uuid_of(&self, alias: &str) -> Option<&str> {
-        self.by_alias.get(alias).map(|(_, uuid)| uuid.as_str())
+    /// The index of `prefix`, added if new.
+    fn prefix_index(&mut self, prefix: &str) -> usize {
+        if let Some(i) = self.prefixes.iter().position(|t| t.name == prefix) {
+            return i;
+        }
+        self.prefixes.push(PrefixTable {
+            name: prefix.to_owned(),
+            ..PrefixTable::default()
+        });
+        self.prefixes.len() - 1
+    }
+
+    fn find_prefix(&self, prefix: &str) -> Option<usize> {
+        self.prefixes.iter().position(|t| t.name == prefix)
+    }
+
+    fn alias_text(&self, record: &Record) -> String {
+        ai_tools_schema::names::alias(
+            &self.prefixes[usize::from(record.prefix)].name,
+            record.number,
+        )
+    }
+
+    /// The prefix and UUID of an alias (exactly as written: lowercase).
+    pub(crate) fn lookup_alias(&self, alias: &str) -> Option<(&str, String)> {
+        let (prefix, n) = ai_tools_schema::names::split_alias(alias)?;
+        let table = &self.prefixes[self.find_prefix(prefix)?];
+        let record = &self.records[table.record_of(n)? as usize];
+        Some((table.name.as_str(), uuid_text(&record.uuid)))
+    }
+
+    pub(crate) fn uuid_of(&self, alias: &str) -> Option<String> {
+        self.lookup_alias(alias).map(|(_, uuid)| uuid)
+    }
+
+    /// The records of `uuid`, first registered first.
+    fn records_of(&self, uuid: &[u8; 16]) -> impl Iterator<Item = &Record> {
+        let mut next = self.by_uuid.get(uuid).copied().unwrap_or(NO_RECORD);
+        std::iter::from_fn(move || {
+            let record = self.records.get(next as usize)?;
+            next = record.next;
+            Some(record)
+        })
     }
 
     pub(crate) fn aliases_of_uuid(&self, uuid: &str) -> Vec<String> {
-        self.by_uuid
-            .get(uuid)
-            .map(|list| list.iter().map(|(_, a)| a.clone()).collect())
-            .unwrap_or_default()
+        let Some(bytes) = uuid_bytes(uuid) else {
+            return Vec::new();
+        };
+        self.records_of(&bytes)
+            .map(|r| self.alias_text(r))
+            .collect()
+    }
+
+    /// The prefixes `uuid` is registered under, first registered first.
+    fn prefixes_of_uuid(&self, uuid: &str) -> Vec<&str> {
+        let Some(bytes) = uuid_bytes(uuid) else {
+            return Vec::new();
+        };
+        self.records_of(&bytes)
+            .map(|r| self.prefixes[usize::from(r.prefix)].name.as_str())
+            .collect()
     }
 
     pub(crate) fn aliases_of_prefix(&self, prefix: &str) -> Vec<String> {
-        self.by_prefix.get(prefix).cloned().unwrap_or_default()
-    }
-
-    pub(crate) fn alias_of(&self, prefix: &str, uuid: &str) -> Option<&str> {
-        self.by_uuid
-            .get(uuid)?
+        let Some(p) = self.find_prefix(prefix) else {
+            return Vec::new();
+        };
+        self.records
             .iter()
-            .find(|(p, _)| p == prefix)
-            .map(|(_, a)| a.as_str())
+            .filter(|r| usize::from(r.prefix) == p)
+            .map(|r| self.alias_text(r))
+            .collect()
     }
 
-    fn first_alias(&self, uuid: &str) -> Option<&str> {
-        self.by_uuid.get(uuid)?.first().map(|(_, a)| a.as_str())
+    pub(crate) fn alias_of(&self, prefix: &str, uuid: &str) -> Option<String> {
+        let p = self.find_prefix(prefix)?;
+        let bytes = uuid_bytes(uuid)?;
+        self.records_of(&bytes)
+            .find(|r| usize::from(r.prefix) == p)
+            .map(|r| self.alias_text(r))
+    }
+
+    fn first_alias(&self, uuid: &str) -> Option<String> {
+        let bytes = uuid_bytes(uuid)?;
+        self.records_of(&bytes).next().map(|r| self.alias_text(r))
+    }
+
+    fn knows_uuid(&self, uuid: &str) -> bool {
+        uuid_bytes(uuid).is_some_and(|bytes| self.by_uuid.contains_key(&bytes))
     }
 
     /// `uuid` must be canonical, `prefix` valid.
     pub(crate) fn register(&mut self, prefix: &str, uuid: String) -> String {
         if let Some(alias) = self.alias_of(prefix, &uuid) {
-            return alias.to_owned();
+            return alias;
         }
-        let counter = self.counters.entry(prefix.to_owned()).or_insert(0);
-        let mut n = counter.saturating_add(1);
+        let Some(bytes) = uuid_bytes(&uuid) else {
+            return uuid;
+        };
+        let p = self.prefix_index(prefix);
+        let table = &self.prefixes[p];
+        let mut n = table.counter.saturating_add(1);
         // A restored snapshot may have been edited by hand; never reuse an alias.
-        while self
-            .by_alias
-            .contains_key(&ai_tools_schema::names::alias(prefix, n))
-        {
+        while table.record_of(n).is_some() {
             n = n.saturating_add(1);
         }
-        if let Some(counter) = self.counters.get_mut(prefix) {
-            *counter = n;
-        }
-        let alias = ai_tools_schema::names::alias(prefix, n);
-        self.insert(prefix.to_owned(), uuid, alias.clone());
-        alias
+        self.prefixes[p].counter = n;
+        self.insert(p, bytes, n);
+        ai_tools_schema::names::alias(prefix, n)
     }
 
-    fn insert(&mut self, prefix: String, uuid: String, alias: String) {
-        self.by_alias
-            .insert(alias.clone(), (prefix.clone(), uuid.clone()));
-        self.by_uuid
-            .entry(uuid.clone())
-            .or_default()
-            .push((prefix.clone(), alias.clone()));
-        self.by_prefix
-            .entry(prefix.clone())
-            .or_default()
-            .push(alias.clone());
-        self.entries.push(AliasEntry {
-            prefix,
-            alias,
-            uuid,
-        });
+    /// The counters of every prefix met.
+    fn counters(&self) -> BTreeMap<String, u64> {
+        self.prefixes
+            .iter()
+            .map(|t| (t.name.clone(), t.counter))
+            .collect()
     }
+
+    fn set_counter(&mut self, prefix: &str, n: u64) {
+        let p = self.prefix_index(prefix);
+        self.prefixes[p].counter = n;
+    }
+
+    /// Every registration in order, as a snapshot lists them.
+    fn entries(&self) -> Vec<AliasEntry> {
+        self.records
+            .iter()
+            .map(|r| AliasEntry {
+                prefix: self.prefixes[usize::from(r.prefix)].name.clone(),
+                alias: self.alias_text(r),
+                uuid: uuid_text(&r.uuid),
+            })
+            .collect()
+    }
+
+    fn insert(&mut self, prefix: usize, uuid: [u8; 16], number: u64) {
+        // A conversation holds far fewer than 2^32 aliases (its limit says so).
+        let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
+        let prefix_id = u16::try_from(prefix).unwrap_or(u16::MAX);
+        self.records.push(Record {
+            uuid,
+            number,
+            prefix: prefix_id,
+            next: NO_RECORD,
+        });
+        match self.by_uuid.get(&uuid).copied() {
+            None => {
+                self.by_uuid.insert(uuid, index);
+            }
+            Some(first) => {
+                let mut at = first as usize;
+                while self.records[at].next != NO_RECORD {
+                    at = self.records[at].next as usize;
+                }
+                self.records[at].next = index;
+            }
+        }
+        self.prefixes[prefix].set(number, index);
+    }
+}
+
+/// The 16 bytes of a UUID in its text form (any letter case).
+fn uuid_bytes(uuid: &str) -> Option<[u8; 16]> {
+    if !is_uuid_bytes(uuid.as_bytes()) {
+        return None;
+    }
+    let mut out = [0u8; 16];
+    let mut digits = uuid.bytes().filter(|b| *b != b'-');
+    for byte in &mut out {
+        let hi = hex_value(digits.next()?)?;
+        let lo = hex_value(digits.next()?)?;
+        *byte = (hi << 4) | lo;
+    }
+    Some(out)
+}
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// A UUID's canonical text: lowercase, hyphenated 8-4-4-4-12.
+fn uuid_text(uuid: &[u8; 16]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(UUID_LEN);
+    for (i, byte) in uuid.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            out.push('-');
+        }
+        out.push(char::from(HEX[usize::from(byte >> 4)]));
+        out.push(char::from(HEX[usize::from(byte & 15)]));
+    }
+    out
 }
 
 /// The recursion limit of the message walks; protobuf's own decoder stops at 100.
@@ -1418,6 +1605,45 @@ mod tests {
         let mut bad = snap;
         bad.entries[0].uuid = "nope".into();
         assert!(AliasManager::from_snapshot(bad).is_err());
+    }
+
+    #[test]
+    fn one_uuid_under_several_prefixes_and_far_apart_numbers() {
+        let m = AliasManager::new();
+        let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
+        assert_eq!(m.register("link", uuid).unwrap(), "link-1");
+        assert_eq!(m.register("page", uuid).unwrap(), "page-1");
+        assert_eq!(m.register("link", uuid).unwrap(), "link-1");
+        assert_eq!(m.alias_for(uuid).as_deref(), Some("link-1"));
+        assert!(matches!(
+            m.resolve_for_field("page", uuid),
+            Resolution::Uuid(_)
+        ));
+        // An edited snapshot may carry any number; it is kept exactly.
+        let mut snapshot = m.snapshot();
+        snapshot.entries.push(AliasEntry {
+            prefix: "link".into(),
+            alias: "link-9000000000".into(),
+            uuid: "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7".into(),
+        });
+        let restored = AliasManager::from_snapshot(snapshot).unwrap();
+        assert_eq!(
+            restored.resolve("LINK-9000000000").as_deref(),
+            Some("5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")
+        );
+        assert_eq!(
+            restored
+                .register("link", "6f1c2d3e-4b5a-4c6d-8e7f-000000000001")
+                .unwrap(),
+            "link-9000000001"
+        );
+        assert_eq!(restored.aliases_of("link").len(), 3);
+        assert_eq!(restored.snapshot().entries, {
+            let mut all = m.snapshot().entries;
+            all.push(restored.snapshot().entries[2].clone());
+            all.push(restored.snapshot().entries[3].clone());
+            all
+        });
     }
 
     #[test]

@@ -173,10 +173,7 @@ impl MemoryStore {
             },
             Some(c) => Lookup {
                 epoch: Some(c.epoch.clone()),
-                aliases: aliases
-                    .iter()
-                    .map(|a| c.state.uuid_of(a).map(str::to_owned))
-                    .collect(),
+                aliases: aliases.iter().map(|a| c.state.uuid_of(a)).collect(),
                 uuids: uuids.iter().map(|u| c.state.aliases_of_uuid(u)).collect(),
             },
         }
