@@ -3,7 +3,9 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use prost_reflect::{DynamicMessage, Kind, ReflectMessage, Value as ProtoValue};
+use prost_reflect::{
+    DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage, Value as ProtoValue,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{AliasStore, StoreError, prefix_of};
@@ -142,6 +144,12 @@ struct Record {
 
 const NO_RECORD: u32 = u32::MAX;
 
+/// The state of a [`State`] to return to (see [`State::rollback`]).
+struct Checkpoint {
+    records: usize,
+    counters: Vec<u64>,
+}
+
 /// Alias numbers this far past a prefix's dense table go to its sparse map
 /// (only an edited snapshot or a store can produce them).
 const DENSE_GAP: u64 = 4096;
@@ -163,6 +171,16 @@ impl PrefixTable {
             Some(&record) if record != NO_RECORD => Some(record),
             Some(_) => None,
             None => self.sparse.get(&number).copied(),
+        }
+    }
+
+    fn unset(&mut self, number: u64) {
+        let slot = number.checked_sub(1).and_then(|n| usize::try_from(n).ok());
+        match slot.and_then(|slot| self.dense.get_mut(slot)) {
+            Some(record) => *record = NO_RECORD,
+            None => {
+                self.sparse.remove(&number);
+            }
         }
     }
 
@@ -732,24 +750,25 @@ impl AliasManager {
             return Err(AliasError::NeedsStore);
         }
         let mut state = self.lock();
-        // First count what is new, so that nothing is half-registered at the limit.
-        let mut new: HashSet<(&str, String)> = HashSet::new();
-        walk_message(message, prefixes, 0, &mut |fp, s| {
-            if let Some(uuid) = canonical_uuid(s)
-                && state.alias_of(fp.prefix, &uuid).is_none()
-            {
-                new.insert((fp.prefix, uuid));
+        // One pass that registers as it goes; past the limit, everything it
+        // did is undone, so that nothing is half-registered.
+        let checkpoint = state.checkpoint();
+        let plan = WalkPlan::new(&message.descriptor(), prefixes);
+        plan.walk(message, 0, &mut |fp, s| {
+            if let Some(uuid) = uuid_bytes(s) {
+                *s = state.register_bytes(fp.prefix, uuid);
             }
         });
-        if state.len().saturating_add(new.len()) > self.limit {
-            return Err(AliasError::LimitReached { limit: self.limit });
+        if state.len() <= self.limit {
+            return Ok(());
         }
-        walk_message(message, prefixes, 0, &mut |fp, s| {
-            if let Some(uuid) = canonical_uuid(s) {
-                *s = state.register(fp.prefix, uuid);
+        plan.walk(message, 0, &mut |_, s| {
+            if let Some(uuid) = state.uuid_of(s) {
+                *s = uuid;
             }
         });
-        Ok(())
+        state.rollback(checkpoint);
+        Err(AliasError::LimitReached { limit: self.limit })
     }
 
     /// Makes the local copy know every alias and UUID among `values` that
@@ -918,7 +937,7 @@ impl AliasManager {
             return self.register_message(message, prefixes);
         };
         let mut ids = Vec::new();
-        walk_message(message, prefixes, 0, &mut |fp, s| {
+        walk_message(message, prefixes, &mut |fp, s| {
             if let Some(uuid) = canonical_uuid(s) {
                 ids.push((fp.prefix.to_owned(), uuid));
             }
@@ -933,7 +952,7 @@ impl AliasManager {
             .zip(&got)
             .map(|((p, u), a)| ((p.as_str(), u.as_str()), a.as_str()))
             .collect();
-        walk_message(message, prefixes, 0, &mut |fp, s| {
+        walk_message(message, prefixes, &mut |fp, s| {
             if let Some(uuid) = canonical_uuid(s)
                 && let Some(alias) = by_id.get(&(fp.prefix, uuid.as_str()))
             {
@@ -1130,12 +1149,19 @@ impl State {
 
     /// `uuid` must be canonical, `prefix` valid.
     pub(crate) fn register(&mut self, prefix: &str, uuid: String) -> String {
-        if let Some(alias) = self.alias_of(prefix, &uuid) {
-            return alias;
+        match uuid_bytes(&uuid) {
+            Some(bytes) => self.register_bytes(prefix, bytes),
+            None => uuid,
         }
-        let Some(bytes) = uuid_bytes(&uuid) else {
-            return uuid;
-        };
+    }
+
+    /// The alias of `uuid` under `prefix` (valid), given out now if new.
+    fn register_bytes(&mut self, prefix: &str, bytes: [u8; 16]) -> String {
+        if let Some(p) = self.find_prefix(prefix)
+            && let Some(record) = self.records_of(&bytes).find(|r| usize::from(r.prefix) == p)
+        {
+            return self.alias_text(record);
+        }
         let p = self.prefix_index(prefix);
         let table = &self.prefixes[p];
         let mut n = table.counter.saturating_add(1);
@@ -1146,6 +1172,37 @@ impl State {
         self.prefixes[p].counter = n;
         self.insert(p, bytes, n);
         ai_tools_schema::names::alias(prefix, n)
+    }
+
+    /// What [`rollback`](Self::rollback) returns to.
+    fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            records: self.records.len(),
+            counters: self.prefixes.iter().map(|t| t.counter).collect(),
+        }
+    }
+
+    /// Forgets every registration since `checkpoint` (they are the last
+    /// records, so each is the end of its UUID's chain).
+    fn rollback(&mut self, checkpoint: Checkpoint) {
+        while self.records.len() > checkpoint.records {
+            let Some(record) = self.records.pop() else {
+                break;
+            };
+            let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
+            if self.by_uuid.get(&record.uuid) == Some(&index) {
+                self.by_uuid.remove(&record.uuid);
+            } else if let Some(before) = self.records.iter_mut().find(|r| r.next == index) {
+                before.next = NO_RECORD;
+            }
+            if let Some(table) = self.prefixes.get_mut(usize::from(record.prefix)) {
+                table.unset(record.number);
+            }
+        }
+        self.prefixes.truncate(checkpoint.counters.len());
+        for (table, counter) in self.prefixes.iter_mut().zip(checkpoint.counters) {
+            table.counter = counter;
+        }
     }
 
     /// The counters of every prefix met.
@@ -1240,67 +1297,167 @@ fn uuid_text(uuid: &[u8; 16]) -> String {
 /// The recursion limit of the message walks; protobuf's own decoder stops at 100.
 pub(crate) const MAX_WALK_DEPTH: usize = 100;
 
-/// Calls `f(field, value)` for every string of a field listed in `prefixes`.
+/// Calls `f(field, value)` for every string of a field listed in `prefixes`,
+/// visiting only the fields that are set and carry a prefix or lead to a
+/// message that does (worked out once per walk, per message type).
 pub(crate) fn walk_message(
     message: &mut DynamicMessage,
     prefixes: &[FieldPrefix],
-    depth: usize,
     f: &mut dyn FnMut(&FieldPrefix, &mut String),
 ) {
-    if depth > MAX_WALK_DEPTH {
+    if prefixes.is_empty() {
         return;
     }
-    let desc = message.descriptor();
-    let full_name = desc.full_name();
-    for (field, value) in message.fields_mut() {
-        if let Some(fp) = prefixes
+    let plan = WalkPlan::new(&message.descriptor(), prefixes);
+    plan.walk(message, 0, f);
+}
+
+/// What to do with one field of a message type on a walk.
+enum WalkStep {
+    /// Its strings carry `prefixes[.1]`.
+    Alias(FieldDescriptor, usize),
+    /// A message (or list or map of messages) that leads to an alias-carrying field.
+    Descend(FieldDescriptor),
+}
+
+/// The steps of a walk, by message type: only the fields worth visiting.
+struct WalkPlan<'p> {
+    prefixes: &'p [FieldPrefix],
+    steps: HashMap<String, Vec<WalkStep>>,
+}
+
+impl<'p> WalkPlan<'p> {
+    fn new(root: &MessageDescriptor, prefixes: &'p [FieldPrefix]) -> Self {
+        // Every message type reachable from the root.
+        let mut reachable: Vec<MessageDescriptor> = Vec::new();
+        let mut seen: HashSet<String> = HashSet::new();
+        let mut stack = vec![root.clone()];
+        while let Some(m) = stack.pop() {
+            if !seen.insert(m.full_name().to_owned()) {
+                continue;
+            }
+            for field in m.fields() {
+                if let Some(child) = message_of(&field) {
+                    stack.push(child);
+                }
+            }
+            reachable.push(m);
+        }
+        // Those that hold an aliased field, then, to a fixpoint, those that
+        // lead to one.
+        let mut leads: HashSet<String> = reachable
             .iter()
-            .find(|fp| fp.message == full_name && fp.field == field.name())
-        {
-            match value {
-                ProtoValue::String(s) => f(fp, s),
-                ProtoValue::List(items) => {
-                    for item in items {
-                        if let ProtoValue::String(s) = item {
-                            f(fp, s);
-                        }
-                    }
+            .filter(|m| prefixes.iter().any(|fp| fp.message == m.full_name()))
+            .map(|m| m.full_name().to_owned())
+            .collect();
+        loop {
+            let before = leads.len();
+            for m in &reachable {
+                if !leads.contains(m.full_name())
+                    && m.fields()
+                        .filter_map(|f| message_of(&f))
+                        .any(|child| leads.contains(child.full_name()))
+                {
+                    leads.insert(m.full_name().to_owned());
                 }
-                _ => {}
             }
-            continue;
+            if leads.len() == before {
+                break;
+            }
         }
-        let is_message = match field.kind() {
-            Kind::Message(m) if m.is_map_entry() => {
-                matches!(m.map_entry_value_field().kind(), Kind::Message(_))
-            }
-            Kind::Message(_) => true,
-            _ => false,
+        let mut steps = HashMap::new();
+        for m in reachable.iter().filter(|m| leads.contains(m.full_name())) {
+            let list: Vec<WalkStep> = m
+                .fields()
+                .filter_map(|field| {
+                    let aliased = prefixes
+                        .iter()
+                        .position(|fp| fp.message == m.full_name() && fp.field == field.name());
+                    match aliased {
+                        Some(i) => Some(WalkStep::Alias(field, i)),
+                        None => message_of(&field)
+                            .filter(|child| leads.contains(child.full_name()))
+                            .map(|_| WalkStep::Descend(field)),
+                    }
+                })
+                .collect();
+            steps.insert(m.full_name().to_owned(), list);
+        }
+        WalkPlan { prefixes, steps }
+    }
+
+    fn walk(
+        &self,
+        message: &mut DynamicMessage,
+        depth: usize,
+        f: &mut dyn FnMut(&FieldPrefix, &mut String),
+    ) {
+        if depth > MAX_WALK_DEPTH {
+            return;
+        }
+        let desc = message.descriptor();
+        let Some(steps) = self.steps.get(desc.full_name()) else {
+            return;
         };
-        if !is_message {
-            continue;
-        }
-        match value {
-            ProtoValue::Message(m) => walk_message(m, prefixes, depth + 1, f),
-            ProtoValue::List(items) => {
-                for item in items {
-                    if let ProtoValue::Message(m) = item {
-                        walk_message(m, prefixes, depth + 1, f);
+        for step in steps {
+            match step {
+                WalkStep::Alias(field, i) => {
+                    if !message.has_field(field) {
+                        continue;
+                    }
+                    let fp = &self.prefixes[*i];
+                    match message.get_field_mut(field) {
+                        ProtoValue::String(s) => f(fp, s),
+                        ProtoValue::List(items) => {
+                            for item in items {
+                                if let ProtoValue::String(s) = item {
+                                    f(fp, s);
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                WalkStep::Descend(field) => {
+                    if !message.has_field(field) {
+                        continue;
+                    }
+                    match message.get_field_mut(field) {
+                        ProtoValue::Message(m) => self.walk(m, depth + 1, f),
+                        ProtoValue::List(items) => {
+                            for item in items {
+                                if let ProtoValue::Message(m) = item {
+                                    self.walk(m, depth + 1, f);
+                                }
+                            }
+                        }
+                        ProtoValue::Map(map) => {
+                            // Map order is unspecified; walk by key so aliases are deterministic.
+                            let mut entries: Vec<_> = map.iter_mut().collect();
+                            entries.sort_by(|a, b| a.0.cmp(b.0));
+                            for (_, v) in entries {
+                                if let ProtoValue::Message(m) = v {
+                                    self.walk(m, depth + 1, f);
+                                }
+                            }
+                        }
+                        _ => {}
                     }
                 }
             }
-            ProtoValue::Map(map) => {
-                // Map order is unspecified; walk by key so aliases are deterministic.
-                let mut entries: Vec<_> = map.iter_mut().collect();
-                entries.sort_by(|a, b| a.0.cmp(b.0));
-                for (_, v) in entries {
-                    if let ProtoValue::Message(m) = v {
-                        walk_message(m, prefixes, depth + 1, f);
-                    }
-                }
-            }
-            _ => {}
         }
+    }
+}
+
+/// The message type a field holds: its own, or a map's value type.
+fn message_of(field: &FieldDescriptor) -> Option<MessageDescriptor> {
+    match field.kind() {
+        Kind::Message(m) if m.is_map_entry() => match m.map_entry_value_field().kind() {
+            Kind::Message(value) => Some(value),
+            _ => None,
+        },
+        Kind::Message(m) => Some(m),
+        _ => None,
     }
 }
 
