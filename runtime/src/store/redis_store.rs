@@ -1,4 +1,5 @@
-//! An [`AliasStore`] in Redis, shared by replicas and kept across restarts.
+//! An [`AliasStore`] in Redis, shared by replicas and kept across restarts:
+//! on one server, or (feature `redis-cluster`) on a Redis Cluster.
 
 use std::fmt;
 use std::sync::Arc;
@@ -6,7 +7,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use ::redis::{Cmd, ErrorKind, RedisError, Script, ServerErrorKind, Value};
+#[cfg(feature = "redis-cluster")]
+use ::redis::cluster_async::ClusterConnection;
+use ::redis::{Cmd, ErrorKind, Pipeline, RedisError, Script, ServerErrorKind, Value};
 
 use super::{AliasStore, Assignment, Lookup, StoreError, new_epoch, number_of, prefix_of};
 use crate::alias::AliasError;
@@ -96,23 +99,44 @@ return res
 /// let mut options = ai_tools::RedisStoreOptions::default();
 /// options.key_prefix = "my-agent".into();
 /// options.ttl = std::time::Duration::from_secs(24 * 3600);
+/// options.wait_for_replicas = 1; // an alias reaches the model only once a replica holds it
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RedisStoreOptions {
     /// The first part of every key (default `ai-tools`); see [`RedisStore`].
+    /// On a cluster it must not contain `{` or `}` (the conversation's hash
+    /// tag follows it).
     pub key_prefix: String,
     /// How long a conversation is kept after its last use (default 24 hours).
     pub ttl: Duration,
     /// How long one request may wait for its answer (default 2 s); past it
-    /// the tool call fails with "the alias store is unavailable".
+    /// the tool call fails with "the alias store is unavailable". On a
+    /// cluster this bounds the whole request, redirections and retries
+    /// included.
     pub response_timeout: Duration,
     /// How long connecting may take (default 2 s).
     pub connection_timeout: Duration,
-    /// Reconnection attempts after the connection drops, with exponential
-    /// backoff from 100 ms (default 3). A request made while the server is
-    /// down fails at once; the connection comes back by itself.
+    /// One server: reconnection attempts after the connection drops, with
+    /// exponential backoff from 100 ms (default 3). A request made while the
+    /// server is down fails at once; the connection comes back by itself.
     pub reconnect_retries: usize,
+    /// A cluster: how often one request may be sent again after a `MOVED` or
+    /// `ASK` redirection, a `TRYAGAIN` (a slot half-way through a
+    /// migration), a `CLUSTERDOWN` or a dropped connection (default 16).
+    /// Redirections are followed at once; the others wait 5 ms, then up to
+    /// 20, 40, 80 … 500 ms (random, doubling). All of it within
+    /// [`response_timeout`](Self::response_timeout).
+    pub cluster_retries: usize,
+    /// How many replicas must hold newly given-out aliases before the model
+    /// sees them (Redis `WAIT`, sent in the same round trip as the
+    /// registration; default 0: none). With 1 or more, a failover that
+    /// promotes one of those replicas loses no alias the model was shown;
+    /// when fewer replicas acknowledge within half the
+    /// [`response_timeout`](Self::response_timeout), the registration is an
+    /// error ("the alias store is unavailable") and the answer is withheld.
+    /// While the replicas lag, the node's connection waits with it.
+    pub wait_for_replicas: usize,
 }
 
 impl Default for RedisStoreOptions {
@@ -123,12 +147,15 @@ impl Default for RedisStoreOptions {
             response_timeout: Duration::from_secs(2),
             connection_timeout: Duration::from_secs(2),
             reconnect_retries: 3,
+            cluster_retries: 16,
+            wait_for_replicas: 0,
         }
     }
 }
 
 /// An [`AliasStore`] in Redis (feature `redis`): conversations shared by
-/// every replica that connects to the same server, kept across restarts,
+/// every replica that connects to the same server — or, with the
+/// `redis-cluster` feature, the same Redis Cluster — kept across restarts,
 /// forgotten after an idle TTL.
 ///
 /// # Keys
@@ -151,7 +178,26 @@ impl Default for RedisStoreOptions {
 /// UUID at once get one alias, and two UUIDs never share one. Each tool call
 /// costs one round trip to resolve its arguments (`EVALSHA` of a lookup
 /// script) and one to register the ids of its answer; an unknown alias in
-/// the arguments costs one more (`HKEYS`) to name the valid ones.
+/// the arguments costs one more (`HKEYS`) to name the valid ones. A server
+/// that lost the scripts (a restart, a new node) answers `NOSCRIPT`, and
+/// that request is sent once more as `EVAL` with the script's text.
+///
+/// # Redis Cluster
+///
+/// `RedisStore::connect_cluster` (feature `redis-cluster`) speaks to a
+/// cluster with the same keys, scripts and round trips. Each request goes to
+/// the master that owns its conversation's slot, and follows `MOVED` (the
+/// slot moved: the client learns the new owner) and `ASK` (the slot is being
+/// migrated and the conversation's keys are already on the target) answers.
+/// While a migration has moved some of one conversation's keys but not all,
+/// the nodes answer `TRYAGAIN`, and the request is sent again after a short
+/// random, doubling wait (see [`cluster_retries`](RedisStoreOptions::cluster_retries)),
+/// all within [`response_timeout`](RedisStoreOptions::response_timeout).
+/// A script runs whole on one node or not at all, so a resharding never
+/// splits an assignment: no alias is lost and no UUID gets two. Sending a
+/// registration again after a lost answer is safe: the second run finds
+/// the aliases the first gave out. Replication is asynchronous: for a
+/// master's crash see [`wait_for_replicas`](RedisStoreOptions::wait_for_replicas).
 ///
 /// # Examples
 ///
@@ -169,21 +215,36 @@ impl Default for RedisStoreOptions {
 /// ```
 #[derive(Clone)]
 pub struct RedisStore {
-    connection: ConnectionManager,
+    connection: Connection,
     options: Arc<RedisStoreOptions>,
     assign: Arc<Lua>,
     lookup: Arc<Lua>,
     round_trips: Arc<AtomicU64>,
 }
 
+/// One server, or a cluster.
+#[derive(Clone)]
+enum Connection {
+    Node(ConnectionManager),
+    #[cfg(feature = "redis-cluster")]
+    Cluster(ClusterConnection),
+}
+
 impl fmt::Debug for RedisStore {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RedisStore")
+            .field("cluster", &self.is_cluster())
             .field("options", &self.options)
             .field("round_trips", &self.round_trips())
             .finish_non_exhaustive()
     }
 }
+
+/// The waits between a cluster's retries (see
+/// [`RedisStoreOptions::cluster_retries`]): at least 5 ms, at most
+/// `10 · 2^retry` ms, never more than 500 ms.
+#[cfg(feature = "redis-cluster")]
+const CLUSTER_RETRY_WAIT_MS: (u64, u64, u64) = (5, 10, 500);
 
 impl RedisStore {
     /// Connects to the server at `url` (`redis://host:port/db`) with the
@@ -226,21 +287,124 @@ impl RedisStore {
         let connection = ConnectionManager::new_with_config(client, config)
             .await
             .map_err(unavailable)?;
-        let store = Self {
-            connection,
-            options: Arc::new(options),
-            assign: Arc::new(Lua::new(ASSIGN)),
-            lookup: Arc::new(Lua::new(LOOKUP)),
-            round_trips: Arc::new(AtomicU64::new(0)),
-        };
+        let store = Self::new(Connection::Node(connection), options);
         for script in [&store.assign, &store.lookup] {
             store.load(script).await.map_err(unavailable)?;
         }
         Ok(store)
     }
 
-    /// The requests sent to the server so far (each one round trip),
-    /// connecting and script loading included.
+    /// Connects to a Redis Cluster (feature `redis-cluster`) through any of
+    /// `urls` (`redis://host:port`; one reachable node is enough, the client
+    /// learns the others from it) with `options`, and loads the scripts on
+    /// every node it knows (a node that misses them later costs one more
+    /// round trip once, see [`RedisStore`]).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when `urls` is empty or holds an invalid URL, when
+    /// [`key_prefix`](RedisStoreOptions::key_prefix) contains a brace, or
+    /// when no node can be reached.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::{sync::Arc, time::Duration};
+    /// use ai_tools::{RedisStore, RedisStoreOptions, Sessions};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut options = RedisStoreOptions::default();
+    /// options.wait_for_replicas = 1; // survive a master's crash
+    /// let store = RedisStore::connect_cluster(
+    ///     ["redis://10.0.0.1:6379", "redis://10.0.0.2:6379", "redis://10.0.0.3:6379"],
+    ///     options,
+    /// )
+    /// .await?;
+    /// let sessions = Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store));
+    /// let aliases = sessions.alias_manager("conversation-42");
+    /// aliases.assign(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")]).await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "redis-cluster")]
+    pub async fn connect_cluster<I>(urls: I, options: RedisStoreOptions) -> Result<Self, StoreError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
+        let urls: Vec<String> = urls.into_iter().map(|u| u.as_ref().to_owned()).collect();
+        if urls.is_empty() {
+            return Err(StoreError::unavailable(
+                "no Redis Cluster node URL was given",
+            ));
+        }
+        if options.key_prefix.contains(['{', '}']) {
+            return Err(StoreError::unavailable(format!(
+                "the key prefix {:?} contains a brace, which would take the place of the conversation's hash tag on a Redis Cluster",
+                options.key_prefix
+            )));
+        }
+        let (min_wait, factor, max_wait) = CLUSTER_RETRY_WAIT_MS;
+        let client = ::redis::cluster::ClusterClient::builder(urls)
+            .connection_timeout(options.connection_timeout)
+            .response_timeout(options.response_timeout)
+            .overall_response_timeout(Some(options.response_timeout))
+            .retries(u32::try_from(options.cluster_retries).unwrap_or(u32::MAX))
+            .min_retry_wait(min_wait)
+            .max_retry_wait(max_wait)
+            .retry_wait_formula(factor, 2)
+            .build()
+            .map_err(unavailable)?;
+        // the client's own connecting has no overall bound: give it one
+        let limit = options.connection_timeout.saturating_mul(2);
+        let connection = tokio::time::timeout(limit, client.get_async_connection())
+            .await
+            .map_err(|_| {
+                StoreError::unavailable(format!("no Redis Cluster node answered within {limit:?}"))
+            })?
+            .map_err(unavailable)?;
+        let store = Self::new(Connection::Cluster(connection), options);
+        for script in [&store.assign, &store.lookup] {
+            // Best effort: a node that misses a script answers NOSCRIPT and
+            // gets it with the request (`eval`).
+            let _ = store.load(script).await;
+        }
+        Ok(store)
+    }
+
+    fn new(connection: Connection, options: RedisStoreOptions) -> Self {
+        Self {
+            connection,
+            options: Arc::new(options),
+            assign: Arc::new(Lua::new(ASSIGN)),
+            lookup: Arc::new(Lua::new(LOOKUP)),
+            round_trips: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// Whether this store speaks to a Redis Cluster.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), ai_tools::StoreError> {
+    /// let store = ai_tools::RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// assert!(!store.is_cluster());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn is_cluster(&self) -> bool {
+        match self.connection {
+            Connection::Node(_) => false,
+            #[cfg(feature = "redis-cluster")]
+            Connection::Cluster(_) => true,
+        }
+    }
+
+    /// The requests sent so far (each one round trip when nothing is
+    /// redirected), connecting and script loading included. On a cluster,
+    /// the redirections and retries the client follows inside one request
+    /// are not counted: they happen only while slots move or nodes fail.
     ///
     /// # Examples
     ///
@@ -286,6 +450,17 @@ impl RedisStore {
         ]
     }
 
+    /// The keys of `conversation`, checked: on a cluster its hash tag must
+    /// not be empty, or its three keys would hash to three slots.
+    fn keys_checked(&self, conversation: &str) -> Result<[String; 3], StoreError> {
+        if self.is_cluster() && (conversation.is_empty() || conversation.starts_with('}')) {
+            return Err(StoreError::unavailable(format!(
+                "the conversation id {conversation:?} cannot be kept on a Redis Cluster: its keys need a non-empty hash tag, so the id must not be empty or start with `}}`"
+            )));
+        }
+        Ok(self.keys(conversation))
+    }
+
     fn ttl_ms(&self) -> u64 {
         u64::try_from(self.options.ttl.as_millis())
             .unwrap_or(u64::MAX)
@@ -294,8 +469,21 @@ impl RedisStore {
 
     async fn query(&self, cmd: &Cmd) -> Result<Value, RedisError> {
         self.round_trips.fetch_add(1, Ordering::Relaxed);
-        let mut connection = self.connection.clone();
-        cmd.query_async(&mut connection).await
+        match &self.connection {
+            Connection::Node(c) => cmd.query_async(&mut c.clone()).await,
+            #[cfg(feature = "redis-cluster")]
+            Connection::Cluster(c) => cmd.query_async(&mut c.clone()).await,
+        }
+    }
+
+    /// A pipeline in one round trip; each command's answer or error.
+    async fn query_pipeline(&self, pipe: &Pipeline) -> Result<Vec<Value>, RedisError> {
+        self.round_trips.fetch_add(1, Ordering::Relaxed);
+        match &self.connection {
+            Connection::Node(c) => pipe.query_async(&mut c.clone()).await,
+            #[cfg(feature = "redis-cluster")]
+            Connection::Cluster(c) => pipe.query_async(&mut c.clone()).await,
+        }
     }
 
     async fn load(&self, script: &Lua) -> Result<(), RedisError> {
@@ -304,29 +492,94 @@ impl RedisStore {
         self.query(&cmd).await.map(|_| ())
     }
 
-    /// `EVALSHA`, loading the script again if the server lost it (a restart).
+    /// Runs `script` on the conversation's keys (`EVALSHA`; `EVAL` with the
+    /// script's text when the server lost it: a restart, a node that never
+    /// saw it). With `replicate`, and replicas to wait for, a `WAIT` follows
+    /// in the same round trip.
     async fn eval(
         &self,
         script: &Lua,
         conversation: &str,
         args: &[&[u8]],
+        replicate: bool,
     ) -> Result<Vec<Option<String>>, StoreError> {
-        let mut cmd = ::redis::cmd("EVALSHA");
-        cmd.arg(script.script.get_hash())
-            .arg(3)
-            .arg(&self.keys(conversation)[..]);
-        for arg in args {
-            cmd.arg(*arg);
-        }
-        let value = match self.query(&cmd).await {
+        let keys = self.keys_checked(conversation)?;
+        let replicas = if replicate {
+            self.options.wait_for_replicas
+        } else {
+            0
+        };
+        let value = match self.run(script, true, &keys, args, replicas).await {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
-                self.load(script).await.map_err(unavailable)?;
-                self.query(&cmd).await
+                self.run(script, false, &keys, args, replicas).await
             }
             other => other,
         }
         .map_err(unavailable)?;
-        ::redis::from_redis_value(value).map_err(unavailable)
+        let (reply, acks) = value;
+        if let Some(acks) = acks
+            && acks < replicas
+        {
+            return Err(StoreError::unavailable(format!(
+                "the new aliases reached {acks} of the {replicas} replica(s) required (wait_for_replicas) within {} ms, so they are not given out",
+                self.wait_ms()
+            )));
+        }
+        ::redis::from_redis_value(reply).map_err(unavailable)
+    }
+
+    /// How long a `WAIT` may block on the server: half the response timeout
+    /// (at least 1 ms; 0 would mean for ever).
+    fn wait_ms(&self) -> u64 {
+        u64::try_from((self.options.response_timeout / 2).as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    /// One run of `script` (by its SHA1, or by its text), with a `WAIT` for
+    /// `replicas` when there are any: the script's reply, and the replicas
+    /// that acknowledged.
+    async fn run(
+        &self,
+        script: &Lua,
+        by_sha: bool,
+        keys: &[String; 3],
+        args: &[&[u8]],
+        replicas: usize,
+    ) -> Result<(Value, Option<usize>), RedisError> {
+        let mut cmd = if by_sha {
+            let mut cmd = ::redis::cmd("EVALSHA");
+            cmd.arg(script.script.get_hash());
+            cmd
+        } else {
+            let mut cmd = ::redis::cmd("EVAL");
+            cmd.arg(script.code);
+            cmd
+        };
+        cmd.arg(3).arg(&keys[..]);
+        for arg in args {
+            cmd.arg(*arg);
+        }
+        if replicas == 0 {
+            return Ok((self.query(&cmd).await?, None));
+        }
+        let mut pipe = ::redis::pipe();
+        pipe.ignore_errors()
+            .add_command(cmd)
+            .cmd("WAIT")
+            .arg(replicas)
+            .arg(self.wait_ms());
+        let mut answers = self.query_pipeline(&pipe).await?.into_iter();
+        let (Some(reply), Some(acks), None) = (answers.next(), answers.next(), answers.next())
+        else {
+            return Err(RedisError::from((
+                ErrorKind::UnexpectedReturnType,
+                "the script and WAIT did not get two answers",
+            )));
+        };
+        let reply = reply.extract_error()?;
+        let acks: usize = ::redis::from_redis_value(acks.extract_error()?)?;
+        Ok((reply, Some(acks)))
     }
 }
 
@@ -365,7 +618,7 @@ impl AliasStore for RedisStore {
                 args.push(prefix.as_bytes());
                 args.push(uuid.as_bytes());
             }
-            let reply = self.eval(&self.assign, conversation, &args).await?;
+            let reply = self.eval(&self.assign, conversation, &args, true).await?;
             match reply.split_first() {
                 Some((Some(flag), _)) if flag == "#limit" => Err(AliasError::LimitReached {
                     limit: limit.parse().unwrap_or_default(),
@@ -396,7 +649,7 @@ impl AliasStore for RedisStore {
             let mut args: Vec<&[u8]> = vec![ttl.as_bytes(), count.as_bytes()];
             args.extend(aliases.iter().map(|a| a.as_bytes()));
             args.extend(uuids.iter().map(|u| u.as_bytes()));
-            let reply = self.eval(&self.lookup, conversation, &args).await?;
+            let reply = self.eval(&self.lookup, conversation, &args, false).await?;
             let Some((epoch, rest)) = reply.split_first() else {
                 return Err(malformed("the lookup is empty"));
             };
@@ -427,7 +680,7 @@ impl AliasStore for RedisStore {
         prefix: &'a str,
     ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
         Box::pin(async move {
-            let [aliases_key, ..] = self.keys(conversation);
+            let [aliases_key, ..] = self.keys_checked(conversation)?;
             let mut cmd = ::redis::cmd("HKEYS");
             cmd.arg(aliases_key);
             let value = self.query(&cmd).await.map_err(unavailable)?;
@@ -444,7 +697,7 @@ impl AliasStore for RedisStore {
     fn remove<'a>(&'a self, conversation: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             let mut cmd = ::redis::cmd("DEL");
-            cmd.arg(&self.keys(conversation)[..]);
+            cmd.arg(&self.keys_checked(conversation)?[..]);
             self.query(&cmd).await.map(|_| ()).map_err(unavailable)
         })
     }
