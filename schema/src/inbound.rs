@@ -476,16 +476,9 @@ impl Walk<'_> {
             self.problem(format_args!("is {got}; send a whole number"));
             return;
         };
-        if bounds.minimum.is_some_and(|min| whole < min)
-            || bounds.maximum.is_some_and(|max| whole > max)
-        {
-            self.problem(format_args!(
-                "is {whole}, outside its range: send an integer {}",
-                range_text(bounds.minimum, bounds.maximum)
-            ));
-            return;
+        if self.within(whole, bounds.minimum, bounds.maximum, "an integer") {
+            *value = integer_json(whole);
         }
-        *value = integer_json(whole);
     }
 
     fn number(&mut self, bounds: &NumberSchema, value: &mut Value) {
@@ -501,13 +494,7 @@ impl Walk<'_> {
             self.problem(format_args!("is {}; send a number", kind_of(value)));
             return;
         };
-        if bounds.minimum.is_some_and(|min| number < min)
-            || bounds.maximum.is_some_and(|max| number > max)
-        {
-            self.problem(format_args!(
-                "is {number}, outside its range: send a number {}",
-                range_text(bounds.minimum, bounds.maximum)
-            ));
+        if !self.within(number, bounds.minimum, bounds.maximum, "a number") {
             return;
         }
         if value.is_string()
@@ -515,6 +502,21 @@ impl Walk<'_> {
         {
             *value = Value::Number(n);
         }
+    }
+
+    /// Whether `n` is within its bounds; if not, says so, naming `what` to send.
+    fn within<T>(&mut self, n: T, min: Option<T>, max: Option<T>, what: &str) -> bool
+    where
+        T: PartialOrd + Copy + std::fmt::Display,
+    {
+        if min.is_some_and(|min| n < min) || max.is_some_and(|max| n > max) {
+            self.problem(format_args!(
+                "is {n}, outside its range: send {what} {}",
+                range_text(min, max)
+            ));
+            return false;
+        }
+        true
     }
 
     fn enumeration(&mut self, values: &[String], value: &Value) {
