@@ -668,9 +668,11 @@ enum CallError {
     Internal(String),
 }
 
+/// Decodes the unshaped arguments, which the inbound rules have checked
+/// against the schema; a failure here is one those rules do not state.
 fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, CallError> {
     let options = DeserializeOptions::new();
-    match DynamicMessage::deserialize_with_options(desc.clone(), args.clone(), &options) {
+    match DynamicMessage::deserialize_with_options(desc.clone(), &args, &options) {
         Ok(m) => Ok(m),
         Err(whole) => {
             // Find the argument at fault: serde errors on a `Value` carry no position.

@@ -188,6 +188,7 @@ pub(crate) fn prefix_of(alias: &str) -> Option<&str> {
 }
 
 /// The number of an alias (`3` of `link-3`); not alias-shaped: last.
+#[cfg(feature = "redis")]
 pub(crate) fn number_of(alias: &str) -> u64 {
     split_alias(alias).map_or(u64::MAX, |(_, n)| n)
 }
