@@ -211,6 +211,12 @@ pub struct ToolSpec {
     /// Every field with an `alias_prefix` in the messages reachable from the
     /// response, in proto order, without duplicates.
     pub response_aliases: Vec<FieldAlias>,
+    /// A human-readable name for hosts that show tools to people
+    /// (`rpc_tool.title`).
+    pub title: Option<String>,
+    /// What the tool does to the world, for hosts that decide whether to ask
+    /// before running it.
+    pub hints: ToolHints,
     /// The prefix of the response's own `id` field; else the prefix of the `id`
     /// field of the message of the response's first message-typed field
     /// (singular or repeated) whose message has an aliased `id`.
@@ -223,6 +229,23 @@ impl ToolSpec {
     pub fn render(&self, dialect: Dialect) -> serde_json::Value {
         render::parameters(&self.parameters, dialect, self.strict)
     }
+}
+
+/// What a tool does to the world, as MCP's tool annotations say it.
+///
+/// From the proto: `option idempotency_level = NO_SIDE_EFFECTS` makes a
+/// method read-only (and idempotent), `IDEMPOTENT` idempotent;
+/// `rpc_tool.destructive` says whether it may destroy or overwrite data.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct ToolHints {
+    /// The tool changes nothing (MCP `readOnlyHint`).
+    pub read_only: bool,
+    /// Calling it again with the same arguments has no further effect (MCP
+    /// `idempotentHint`).
+    pub idempotent: bool,
+    /// It may destroy or overwrite data (MCP `destructiveHint`); `None` when
+    /// the proto does not say.
+    pub destructive: Option<bool>,
 }
 
 /// A field that carries `(ai.tools.v1.tool_field).alias_prefix`.

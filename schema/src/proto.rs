@@ -40,7 +40,10 @@
 //!   nullable scalars, `Empty` an object without properties, and `Any` an open
 //!   object with a required `@type` string;
 //! - fields with `(google.api.field_behavior) = OUTPUT_ONLY` or
-//!   `(ai.tools.v1.tool_field).skip = true` are left out;
+//!   `(ai.tools.v1.tool_field).skip = true` are left out, and so are
+//!   `deprecated` fields unless they carry a `tool_field` option (an
+//!   annotated method is a tool even when `deprecated`: its `rpc_tool`
+//!   option says so);
 //! - a property is required unless it is `optional` (proto3 `optional`, or a
 //!   proto2 singular non-`required` field) or a oneof member; a field with
 //!   `field_behavior = REQUIRED` is always required;
@@ -63,13 +66,17 @@ use crate::ir::{self, Object, Property, Schema};
 use crate::names::{validate_alias_prefix, validate_tool_name};
 use crate::{
     Diagnostic, FIELD_BEHAVIOR_EXTENSION, FieldAlias, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION,
-    ToolSpec,
+    ToolHints, ToolSpec,
 };
 
 /// `FieldDescriptorProto.options`
 const FIELD_OPTIONS: i32 = 8;
 /// `MethodDescriptorProto.options`
 const METHOD_OPTIONS: i32 = 4;
+/// `google.protobuf.MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS`
+const IDEMPOTENCY_NO_SIDE_EFFECTS: i32 = 1;
+/// `google.protobuf.MethodOptions.IdempotencyLevel.IDEMPOTENT`
+const IDEMPOTENCY_IDEMPOTENT: i32 = 2;
 /// `google.api.FieldBehavior.REQUIRED`
 const BEHAVIOR_REQUIRED: i32 = 2;
 /// `google.api.FieldBehavior.OUTPUT_ONLY`
@@ -161,6 +168,23 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
                     opt,
                     format!(
                         "rpc `{rpc}` is {kind} and cannot be a tool; make it unary or remove its `rpc_tool` option"
+                    ),
+                ));
+            }
+            if def.destructive == Some(true) && idempotency(&method) == IDEMPOTENCY_NO_SIDE_EFFECTS
+            {
+                let at = option_location_field(
+                    &fd,
+                    method.path(),
+                    METHOD_OPTIONS,
+                    RPC_TOOL_EXTENSION,
+                    5,
+                );
+                diags.push(diag(
+                    &fd,
+                    at,
+                    format!(
+                        "rpc `{rpc}` has `idempotency_level = NO_SIDE_EFFECTS` and `destructive: true`; a method without side effects destroys nothing: drop one of them"
                     ),
                 ));
             }
@@ -330,6 +354,8 @@ struct ToolDefinition {
     name: String,
     description: String,
     strict: bool,
+    title: Option<String>,
+    destructive: Option<bool>,
 }
 
 /// The `tool_field` option and `field_behavior` of a field, read by number.
@@ -341,6 +367,8 @@ struct FieldAnnotations {
     description: Option<String>,
     output_only: bool,
     required: bool,
+    /// The field carries a `tool_field` option at all.
+    annotated: bool,
 }
 
 /// The extensions of one pool, found by number.
@@ -399,6 +427,8 @@ impl Annotations {
             name: string_field(msg, 1).unwrap_or_default(),
             description: string_field(msg, 2).unwrap_or_default(),
             strict: bool_field(msg, 3),
+            title: string_field(msg, 4).filter(|t| !t.trim().is_empty()),
+            destructive: msg.has_field_by_number(5).then(|| bool_field(msg, 5)),
         })
     }
 
@@ -409,6 +439,7 @@ impl Annotations {
             && options.has_extension(ext)
             && let Value::Message(msg) = options.get_extension(ext).as_ref()
         {
+            out.annotated = true;
             out.skip = bool_field(msg, 1);
             out.alias_prefix = string_field(msg, 2).filter(|s| !s.is_empty());
             out.usage_notes = string_field(msg, 3).filter(|s| !s.trim().is_empty());
@@ -440,6 +471,15 @@ impl Annotations {
             name: def.name,
             description: def.description.trim().to_owned(),
             strict: def.strict,
+            title: def.title.map(|t| t.trim().to_owned()),
+            hints: ToolHints {
+                read_only: idempotency(method) == IDEMPOTENCY_NO_SIDE_EFFECTS,
+                idempotent: matches!(
+                    idempotency(method),
+                    IDEMPOTENCY_NO_SIDE_EFFECTS | IDEMPOTENCY_IDEMPOTENT
+                ),
+                destructive: def.destructive,
+            },
             service: method.parent_service().full_name().to_owned(),
             method: method.name().to_owned(),
             request: request.full_name().to_owned(),
@@ -499,14 +539,23 @@ impl Annotations {
         schema
     }
 
-    /// The fields of `message` that appear in the schema.
+    /// The fields of `message` that appear in the schema: not `skip`, not
+    /// `OUTPUT_ONLY`, and not `deprecated` unless a `tool_field` option says
+    /// the model should still see it.
     fn schema_fields<'m>(
         &'m self,
         message: &'m MessageDescriptor,
     ) -> impl Iterator<Item = (FieldDescriptor, FieldAnnotations)> + 'm {
         message.fields().filter_map(|field| {
             let ann = self.tool_field(&field);
-            (!ann.skip && !ann.output_only).then_some((field, ann))
+            let deprecated = field
+                .field_descriptor_proto()
+                .options
+                .as_ref()
+                .and_then(|o| o.deprecated)
+                .unwrap_or(false);
+            let exposed = !ann.skip && !ann.output_only && (!deprecated || ann.annotated);
+            exposed.then_some((field, ann))
         })
     }
 }
@@ -837,6 +886,16 @@ fn recursive_messages(ann: &Annotations, root: &MessageDescriptor) -> HashSet<St
         }
     }
     recursive
+}
+
+/// A method's `idempotency_level` (0: unknown).
+fn idempotency(method: &MethodDescriptor) -> i32 {
+    method
+        .method_descriptor_proto()
+        .options
+        .as_ref()
+        .and_then(|o| o.idempotency_level)
+        .unwrap_or(0)
 }
 
 fn string_field(msg: &DynamicMessage, number: u32) -> Option<String> {
@@ -1418,11 +1477,80 @@ message Req {
   optional string must = 3 [(google.api.field_behavior) = REQUIRED];
   optional string may = 4;
   string plain = 5;
+  string old = 6 [deprecated = true];
+  string old_but_shown = 7 [deprecated = true, (ai.tools.v1.tool_field).usage_notes = 'Still honoured.'];
 }";
         let schema = params(messages, Dialect::JsonSchema, false);
         let keys: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(keys, ["must", "may", "plain"]);
-        assert_eq!(schema["required"], json!(["must", "plain"]));
+        assert_eq!(keys, ["must", "may", "plain", "old_but_shown"]);
+        assert_eq!(
+            schema["required"],
+            json!(["must", "plain", "old_but_shown"])
+        );
+    }
+
+    #[test]
+    fn tool_hints_from_the_proto() {
+        let body = r#"
+message Req {}
+message Resp {}
+service S {
+  rpc Get(Req) returns (Resp) {
+    option idempotency_level = NO_SIDE_EFFECTS;
+    option (ai.context.v1.rpc_tool) = { name: "get" description: "Get it." title: "Get a thing" };
+  }
+  rpc Put(Req) returns (Resp) {
+    option idempotency_level = IDEMPOTENT;
+    option (ai.context.v1.rpc_tool) = { name: "put" description: "Put it." destructive: true };
+  }
+  rpc Add(Req) returns (Resp) {
+    option (ai.context.v1.rpc_tool) = { name: "add" description: "Add it." destructive: false };
+  }
+  rpc Old(Req) returns (Resp) {
+    option deprecated = true;
+    option (ai.context.v1.rpc_tool) = { name: "old" description: "Still a tool: it is annotated." };
+  }
+}
+"#;
+        let tools = tools(body);
+        let hints: Vec<_> = tools.iter().map(|t| (t.name.as_str(), t.hints)).collect();
+        let h = |read_only, idempotent, destructive| ToolHints {
+            read_only,
+            idempotent,
+            destructive,
+        };
+        assert_eq!(
+            hints,
+            [
+                ("get", h(true, true, None)),
+                ("put", h(false, true, Some(true))),
+                ("add", h(false, false, Some(false))),
+                ("old", h(false, false, None)),
+            ]
+        );
+        assert_eq!(tools[0].title.as_deref(), Some("Get a thing"));
+        assert_eq!(tools[1].title, None);
+    }
+
+    #[test]
+    fn diagnostic_read_only_and_destructive() {
+        let diags = diagnostics(
+            r#"
+message Req {}
+service S {
+  rpc Get(Req) returns (Req) {
+    option idempotency_level = NO_SIDE_EFFECTS;
+    option (ai.context.v1.rpc_tool) = { name: "get" description: "Get it." destructive: true };
+  }
+}
+"#,
+        );
+        assert_eq!(diags.len(), 1, "{diags:?}");
+        assert!(
+            diags[0].contains("`idempotency_level = NO_SIDE_EFFECTS` and `destructive: true`"),
+            "{diags:?}"
+        );
+        assert!(diags[0].starts_with("test.proto:"), "{diags:?}");
     }
 
     #[test]
