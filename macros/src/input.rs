@@ -1,8 +1,10 @@
 //! The macro's arguments: `"path/to/file.proto"` and optional `key = value` pairs.
 
 use syn::parse::{Parse, ParseStream};
-use syn::punctuated::Punctuated;
-use syn::{Expr, ExprArray, ExprLit, Lit, LitStr, Token};
+use syn::spanned::Spanned as _;
+use syn::{Expr, ExprLit, Lit, LitStr, Token};
+
+use crate::errors::Errors;
 
 /// `includes = ["proto", "third_party"]`
 const INCLUDES: &str = "includes";
@@ -15,6 +17,9 @@ pub struct MacroInput {
     pub includes: Vec<LitStr>,
 }
 
+/// Every mistake in the arguments is reported, not only the first: a bad
+/// value does not stop the keys after it from being read. Only tokens that
+/// are not `key = value` at all end the parse.
 impl Parse for MacroInput {
     fn parse(input: ParseStream) -> syn::Result<Self> {
         if input.is_empty() {
@@ -22,33 +27,44 @@ impl Parse for MacroInput {
                 "expected the path of a proto file: `ai_tools!(\"proto/pkg/v1/service.proto\")`",
             ));
         }
+        let mut errors = Errors::default();
         let path = match input.parse::<Expr>()? {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(path),
                 ..
             }) => path,
             other => {
-                return Err(syn::Error::new_spanned(
-                    other,
+                errors.push(syn::Error::new_spanned(
+                    &other,
                     "expected a string literal with the path of a proto file, relative to the crate's `Cargo.toml`",
                 ));
+                // Never used: the error above fails the parse.
+                LitStr::new("", other.span())
             }
         };
-        let mut includes = None;
+        let mut includes: Option<Vec<LitStr>> = None;
         while !input.is_empty() {
-            input.parse::<Token![,]>()?;
+            if let Err(error) = input.parse::<Token![,]>() {
+                return Err(errors.fail(error));
+            }
             if input.is_empty() {
                 break;
             }
-            let key: syn::Ident = input.parse()?;
-            input.parse::<Token![=]>()?;
+            let (key, value) = match key_value(input) {
+                Ok(pair) => pair,
+                Err(error) => return Err(errors.fail(error)),
+            };
             if key == INCLUDES {
+                // includes = ["proto", "third_party"]
                 if includes.is_some() {
-                    return Err(syn::Error::new(key.span(), "duplicate `includes` argument"));
+                    errors.push(syn::Error::new(key.span(), "duplicate `includes` argument"));
                 }
-                includes = Some(parse_string_array(input)?);
+                let dirs = string_array(value, &mut errors);
+                if includes.is_none() {
+                    includes = Some(dirs);
+                }
             } else {
-                return Err(syn::Error::new(
+                errors.push(syn::Error::new(
                     key.span(),
                     format!(
                         "unknown ai_tools argument `{key}`; the only key is `includes = [\"dir\", ...]`"
@@ -56,33 +72,47 @@ impl Parse for MacroInput {
                 ));
             }
         }
-        Ok(MacroInput {
-            path,
-            includes: includes.unwrap_or_default(),
-        })
+        match errors.finish() {
+            Some(error) => Err(error),
+            None => Ok(MacroInput {
+                path,
+                includes: includes.unwrap_or_default(),
+            }),
+        }
     }
 }
 
-fn parse_string_array(input: ParseStream) -> syn::Result<Vec<LitStr>> {
-    let array: ExprArray = input.parse().map_err(|error| {
-        syn::Error::new(
-            error.span(),
+/// `key = value`, the value any expression.
+fn key_value(input: ParseStream) -> syn::Result<(syn::Ident, Expr)> {
+    let key: syn::Ident = input.parse()?;
+    input.parse::<Token![=]>()?;
+    let value: Expr = input.parse()?;
+    Ok((key, value))
+}
+
+/// The directories of `includes = [...]`; each element that is not a string
+/// literal is an error of its own.
+fn string_array(value: Expr, errors: &mut Errors) -> Vec<LitStr> {
+    let Expr::Array(array) = value else {
+        errors.push(syn::Error::new_spanned(
+            value,
             "expected an array of string literals: `includes = [\"proto\", \"third_party\"]`",
-        )
-    })?;
-    let elements: Punctuated<Expr, Token![,]> = array.elems;
-    elements
-        .into_iter()
-        .map(|element| match element {
+        ));
+        return Vec::new();
+    };
+    let mut dirs = Vec::with_capacity(array.elems.len());
+    for element in array.elems {
+        match element {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(dir), ..
-            }) => Ok(dir),
-            other => Err(syn::Error::new_spanned(
+            }) => dirs.push(dir),
+            other => errors.push(syn::Error::new_spanned(
                 other,
                 "expected a string literal naming an include directory",
             )),
-        })
-        .collect()
+        }
+    }
+    dirs
 }
 
 #[cfg(test)]
@@ -137,5 +167,43 @@ mod tests {
             .err()
             .unwrap();
         assert!(error.to_string().contains("include directory"));
+        let error = parse(quote::quote!("a.proto", includes = "proto"))
+            .err()
+            .unwrap();
+        assert!(error.to_string().contains("expected an array"));
+    }
+
+    fn messages(error: syn::Error) -> Vec<String> {
+        error.into_iter().map(|error| error.to_string()).collect()
+    }
+
+    #[test]
+    fn every_mistake_is_reported() {
+        let error = parse(quote::quote!(
+            some_path,
+            include = ["x"],
+            includes = [1, "ok", two],
+            includes = ["y"],
+        ))
+        .err()
+        .unwrap();
+        let messages = messages(error);
+        assert_eq!(messages.len(), 5, "{messages:#?}");
+        assert!(messages[0].contains("expected a string literal with the path"));
+        assert!(messages[1].contains("unknown ai_tools argument `include`"));
+        assert!(messages[2].contains("include directory"));
+        assert!(messages[3].contains("include directory"));
+        assert!(messages[4].contains("duplicate `includes`"));
+    }
+
+    #[test]
+    fn a_syntax_error_ends_the_parse_keeping_earlier_mistakes() {
+        let error = parse(quote::quote!(some_path, includes["x"]))
+            .err()
+            .unwrap();
+        let messages = messages(error);
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert!(messages[0].contains("expected a string literal with the path"));
+        assert!(messages[1].contains("expected `=`"), "{}", messages[1]);
     }
 }

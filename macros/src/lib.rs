@@ -2,6 +2,7 @@
 //! documents them and re-exports them: `ai_tools::ai_tools!`.
 
 mod compile;
+mod errors;
 mod expand;
 mod input;
 mod locate;

@@ -7,6 +7,8 @@ use syn::meta::ParseNestedMeta;
 use syn::spanned::Spanned as _;
 use syn::{Attribute, LitStr, Token};
 
+use crate::errors::Errors;
+
 /// `#[tool(...)]`
 pub const TOOL: &str = "tool";
 /// `#[tool(description = "...")]`
@@ -37,27 +39,6 @@ const OTHER: &str = "other";
 const WITH: &str = "with";
 const DESERIALIZE_WITH: &str = "deserialize_with";
 const REMOTE: &str = "remote";
-
-/// Collected errors; [`Errors::finish`] joins them into one.
-#[derive(Default)]
-pub struct Errors(Vec<syn::Error>);
-
-impl Errors {
-    pub fn push(&mut self, error: syn::Error) {
-        self.0.push(error);
-    }
-
-    pub fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.0.push(syn::Error::new(span, message));
-    }
-
-    pub fn finish(self) -> Option<syn::Error> {
-        self.0.into_iter().reduce(|mut all, e| {
-            all.combine(e);
-            all
-        })
-    }
-}
 
 /// A value with the span of the token that set it.
 #[derive(Clone)]

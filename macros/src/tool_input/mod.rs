@@ -9,7 +9,8 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned as _;
 use syn::{Data, DeriveInput, Fields};
 
-use attr::{Errors, RenameRule, SerdeContainer, SerdeItem, Spanned, ToolAttrs};
+use crate::errors::Errors;
+use attr::{RenameRule, SerdeContainer, SerdeItem, Spanned, ToolAttrs};
 
 /// What the derive generates an impl from.
 pub struct Model<'a> {
