@@ -323,31 +323,22 @@ fn tool_static(tool: &ToolSpec, rendered: &Rendered, static_name: &syn::Ident) -
         Some(prefix) => quote! { ::core::option::Option::Some(#prefix) },
         None => quote! { ::core::option::Option::None },
     };
+    // Constructors, not struct literals: the structs are `#[non_exhaustive]`.
     quote! {
         #doc
         #[doc = ""]
         #[doc = #rpc_doc]
-        pub static #static_name: ::ai_tools::AgentTool = ::ai_tools::AgentTool {
-            name: #name,
-            description: #description,
-            strict: #strict,
-            parameters: #canonical,
-            renderings: ::ai_tools::Renderings {
-                openai: #openai,
-                anthropic: #anthropic,
-                gemini: #gemini,
-                gemini_json_schema: #gemini_json_schema,
-            },
-            method: ::ai_tools::MethodRef {
-                service: #service,
-                method: #method,
-                request: #request,
-                response: #response,
-            },
-            request_aliases: #request_aliases,
-            response_aliases: #response_aliases,
-            output_prefix: #output_prefix,
-        };
+        pub static #static_name: ::ai_tools::AgentTool = ::ai_tools::__private::agent_tool(
+            #name,
+            #description,
+            #strict,
+            #canonical,
+            ::ai_tools::__private::renderings(#openai, #anthropic, #gemini, #gemini_json_schema),
+            ::ai_tools::__private::method_ref(#service, #method, #request, #response),
+            #request_aliases,
+            #response_aliases,
+            #output_prefix,
+        );
     }
 }
 
@@ -362,7 +353,7 @@ fn field_prefixes(aliases: &[FieldAlias]) -> TokenStream {
             field,
             prefix,
         } = alias;
-        quote! { ::ai_tools::FieldPrefix { message: #message, field: #field, prefix: #prefix } }
+        quote! { ::ai_tools::__private::field_prefix(#message, #field, #prefix) }
     });
     quote! { &[#(#entries),*] }
 }

@@ -5,7 +5,10 @@ use ai_tools_schema::Dialect;
 /// One tool, generated at compile time from an annotated RPC.
 ///
 /// Every field is static data: the JSON texts are minified and ready to send.
+/// Only `ai_tools!` builds one (the struct is `#[non_exhaustive]`, so fields
+/// can be added without breaking your code); read its fields freely.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct AgentTool {
     /// Tool name shown to the model (`rpc_tool.name`).
     pub name: &'static str,
@@ -59,6 +62,7 @@ impl AgentTool {
 /// The parameters' schema of one tool rendered per provider dialect
 /// (minified JSON text of the `parameters` / `input_schema` object).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Renderings {
     /// OpenAI Chat Completions and Responses `parameters` (strict rules when the tool is strict).
     pub openai: &'static str,
@@ -72,6 +76,7 @@ pub struct Renderings {
 
 /// The gRPC method behind a tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct MethodRef {
     /// Fully qualified service name, e.g. `links.v1.LinksService`.
     pub service: &'static str,
@@ -85,7 +90,10 @@ pub struct MethodRef {
 
 /// One field that carries an alias prefix, scoped to its message so that two
 /// messages' `id` fields can carry different prefixes.
+///
+/// Build one with [`FieldPrefix::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct FieldPrefix {
     /// Fully qualified message name, e.g. `links.v1.Link`.
     pub message: &'static str,
@@ -93,4 +101,24 @@ pub struct FieldPrefix {
     pub field: &'static str,
     /// The alias prefix, e.g. `theme`.
     pub prefix: &'static str,
+}
+
+impl FieldPrefix {
+    /// The field `field` (its proto name) of the message `message` (fully
+    /// qualified) carries aliases with prefix `prefix`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::FieldPrefix;
+    /// const LINK_ID: FieldPrefix = FieldPrefix::new("links.v1.Link", "id", "link");
+    /// assert_eq!((LINK_ID.message, LINK_ID.field, LINK_ID.prefix), ("links.v1.Link", "id", "link"));
+    /// ```
+    pub const fn new(message: &'static str, field: &'static str, prefix: &'static str) -> Self {
+        FieldPrefix {
+            message,
+            field,
+            prefix,
+        }
+    }
 }

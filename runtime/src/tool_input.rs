@@ -312,17 +312,9 @@ impl SchemaGenerator {
     }
 
     /// Records that the property `property` of the object named `object`
-    /// carries alias prefix `prefix`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let mut generator = ai_tools::SchemaGenerator::new();
-    /// generator.alias_field("Input", "link_id", "link");
-    /// let input = generator.finish(ai_tools::schema::ir::Schema::string());
-    /// assert_eq!(input.aliases[0].field, "link_id");
-    /// ```
-    pub fn alias_field(&mut self, object: &str, property: &str, prefix: &str) {
+    /// carries alias prefix `prefix`. The derive calls it (through
+    /// `__private`), for each `#[tool(alias_prefix)]` field.
+    pub(crate) fn alias_field(&mut self, object: &str, property: &str, prefix: &str) {
         let alias = FieldAlias {
             message: object.to_owned(),
             field: property.to_owned(),
@@ -335,23 +327,9 @@ impl SchemaGenerator {
 
     /// Merges the properties of `T` (a `#[serde(flatten)]` field) into
     /// `object`. They stay required only if `T` is not optional and
-    /// `optional` is `false`; a flattened map opens the object.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ai_tools::{SchemaGenerator, ToolInput};
-    /// use ai_tools::schema::ir::Object;
-    ///
-    /// #[derive(serde::Deserialize, ToolInput)]
-    /// struct Paging { page: u32 }
-    ///
-    /// let mut generator = SchemaGenerator::new();
-    /// let mut object = Object::named("Search");
-    /// generator.flatten::<Paging>(&mut object, false);
-    /// assert_eq!(object.properties[0].name, "page");
-    /// ```
-    pub fn flatten<T: ToolInput>(&mut self, object: &mut Object, optional: bool) {
+    /// `optional` is `false`; a flattened map opens the object. The derive
+    /// calls it (through `__private`).
+    pub(crate) fn flatten<T: ToolInput>(&mut self, object: &mut Object, optional: bool) {
         let optional = optional || T::OPTIONAL;
         let mut schema = T::schema_in(self);
         if let Kind::Ref(name) = &schema.kind
@@ -398,7 +376,16 @@ impl SchemaGenerator {
     ///
     /// # Examples
     ///
-    /// See [`alias_field`](Self::alias_field).
+    /// ```
+    /// use ai_tools::{SchemaGenerator, ToolInput};
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Input { #[tool(alias_prefix = "link")] link_id: String }
+    ///
+    /// let mut generator = SchemaGenerator::new();
+    /// let root = Input::schema_in(&mut generator);
+    /// let input = generator.finish(root);
+    /// assert_eq!(input.aliases[0].field, "link_id");
+    /// ```
     pub fn finish(mut self, root: Schema) -> InputSchema {
         let mut root = match &root.kind {
             Kind::Ref(name) => match self.defs.get(name) {
@@ -573,12 +560,15 @@ impl<T: ToolInput + Ord> ToolInput for BTreeSet<T> {
 /// of strings. `#[tool(alias_prefix = "...")]` is accepted only on fields of
 /// such a type, because aliases stand for UUIDs, which travel as strings.
 ///
+/// Not public API: the derive names it through `ai_tools::__private`.
+///
 /// # Examples
 ///
 /// ```
-/// use ai_tools::AliasString;
+/// use ai_tools::__private::AliasString;
 /// let () = <Option<Vec<String>> as AliasString>::IS_ALIAS_STRING;
 /// ```
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`alias_prefix` needs a string field, but this field is `{Self}`",
     label = "not a `String`, or an `Option`, `Box` or list of `String`s",

@@ -35,179 +35,46 @@ pub static SHAPES_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
     )))
 });
 
-/// Tool definitions for `links.proto`, written by hand as `ai_tools!` expands them
-/// (schemas left out: the executor does not read them).
+/// Tool definitions: the expansion of `ai_tools!` for `links.proto`, and, for
+/// `shapes.proto` (which has no `rpc_tool` annotation), one tool built by hand
+/// as the expansion builds it (schemas left out: the executor does not read
+/// them).
 pub mod tools {
-    use ai_tools::{AgentTool, FieldPrefix, MethodRef, Renderings};
+    use ai_tools::__private::{agent_tool, field_prefix, method_ref, renderings};
+    use ai_tools::AgentTool;
 
-    const NO_SCHEMA: Renderings = Renderings {
-        openai: "{}",
-        anthropic: "{}",
-        gemini: "{}",
-        gemini_json_schema: "{}",
-    };
-
-    const LINK_RESPONSE: &[FieldPrefix] = &[
-        FieldPrefix {
-            message: "links.v1.Link",
-            field: "id",
-            prefix: "link",
-        },
-        FieldPrefix {
-            message: "links.v1.Link",
-            field: "page_theme_id",
-            prefix: "theme",
-        },
-    ];
-    const STEP_RESPONSE: &[FieldPrefix] = &[
-        FieldPrefix {
-            message: "links.v1.WorkflowStep",
-            field: "id",
-            prefix: "step",
-        },
-        FieldPrefix {
-            message: "links.v1.WorkflowStep",
-            field: "link_id",
-            prefix: "link",
-        },
-    ];
-
-    #[allow(clippy::too_many_arguments)] // a const stand-in for a struct literal
-    const fn tool(
-        name: &'static str,
-        service: &'static str,
-        method: &'static str,
-        request: &'static str,
-        response: &'static str,
-        request_aliases: &'static [FieldPrefix],
-        response_aliases: &'static [FieldPrefix],
-        output_prefix: Option<&'static str>,
-    ) -> AgentTool {
-        AgentTool {
-            name,
-            description: "",
-            strict: true,
-            parameters: "{}",
-            renderings: NO_SCHEMA,
-            method: MethodRef {
-                service,
-                method,
-                request,
-                response,
-            },
-            request_aliases,
-            response_aliases,
-            output_prefix,
-        }
+    /// The expansion of `ai_tools!("proto/links/v1/links.proto")`.
+    pub mod links {
+        ai_tools::ai_tools!("proto/links/v1/links.proto");
     }
 
-    /// `links_create`.
-    pub static LINKS_CREATE: AgentTool = tool(
-        "links_create",
-        "links.v1.LinksService",
-        "CreateLink",
-        "links.v1.CreateLinkRequest",
-        "links.v1.CreateLinkResponse",
-        &[],
-        LINK_RESPONSE,
-        Some("link"),
-    );
-    /// `links_update`.
-    pub static LINKS_UPDATE: AgentTool = tool(
-        "links_update",
-        "links.v1.LinksService",
-        "UpdateLink",
-        "links.v1.UpdateLinkRequest",
-        "links.v1.UpdateLinkResponse",
-        &[FieldPrefix {
-            message: "links.v1.UpdateLinkRequest",
-            field: "link_id",
-            prefix: "link",
-        }],
-        LINK_RESPONSE,
-        Some("link"),
-    );
-    /// `links_list`.
-    pub static LINKS_LIST: AgentTool = tool(
-        "links_list",
-        "links.v1.LinksService",
-        "ListLinks",
-        "links.v1.ListLinksRequest",
-        "links.v1.ListLinksResponse",
-        &[],
-        LINK_RESPONSE,
-        Some("link"),
-    );
-    /// `workflow_steps_create`.
-    pub static WORKFLOW_STEPS_CREATE: AgentTool = tool(
-        "workflow_steps_create",
-        "links.v1.WorkflowStepsService",
-        "CreateWorkflowStep",
-        "links.v1.CreateWorkflowStepRequest",
-        "links.v1.CreateWorkflowStepResponse",
-        &[FieldPrefix {
-            message: "links.v1.CreateWorkflowStepRequest",
-            field: "link_id",
-            prefix: "link",
-        }],
-        STEP_RESPONSE,
-        Some("step"),
-    );
-    /// `workflow_steps_delete`.
-    pub static WORKFLOW_STEPS_DELETE: AgentTool = tool(
-        "workflow_steps_delete",
-        "links.v1.WorkflowStepsService",
-        "DeleteWorkflowStep",
-        "links.v1.DeleteWorkflowStepRequest",
-        "links.v1.DeleteWorkflowStepResponse",
-        &[FieldPrefix {
-            message: "links.v1.DeleteWorkflowStepRequest",
-            field: "step_id",
-            prefix: "step",
-        }],
-        &[],
-        None,
-    );
+    pub use links::{
+        LINKS_CREATE, LINKS_LIST, LINKS_UPDATE, WORKFLOW_STEPS_CREATE, WORKFLOW_STEPS_DELETE,
+    };
 
     /// Every tool of `links.proto`.
-    pub static ALL: &[&AgentTool] = &[
-        &LINKS_CREATE,
-        &LINKS_UPDATE,
-        &LINKS_LIST,
-        &WORKFLOW_STEPS_CREATE,
-        &WORKFLOW_STEPS_DELETE,
-    ];
+    pub static ALL: &[&AgentTool] = &links::ALL_TOOLS;
 
     /// The echo tool of `shapes.proto`.
-    pub static SHAPES_ECHO: AgentTool = tool(
+    pub static SHAPES_ECHO: AgentTool = agent_tool(
         "shapes_echo",
-        "shapes.v1.ShapesService",
-        "Echo",
-        "shapes.v1.Shapes",
-        "shapes.v1.Shapes",
+        "",
+        true,
+        "{}",
+        renderings("{}", "{}", "{}", "{}"),
+        method_ref(
+            "shapes.v1.ShapesService",
+            "Echo",
+            "shapes.v1.Shapes",
+            "shapes.v1.Shapes",
+        ),
         &[
-            FieldPrefix {
-                message: "shapes.v1.Node",
-                field: "owner_id",
-                prefix: "user",
-            },
-            FieldPrefix {
-                message: "shapes.v1.Shapes",
-                field: "member_ids",
-                prefix: "user",
-            },
+            field_prefix("shapes.v1.Node", "owner_id", "user"),
+            field_prefix("shapes.v1.Shapes", "member_ids", "user"),
         ],
         &[
-            FieldPrefix {
-                message: "shapes.v1.Node",
-                field: "owner_id",
-                prefix: "user",
-            },
-            FieldPrefix {
-                message: "shapes.v1.Shapes",
-                field: "member_ids",
-                prefix: "user",
-            },
+            field_prefix("shapes.v1.Node", "owner_id", "user"),
+            field_prefix("shapes.v1.Shapes", "member_ids", "user"),
         ],
         None,
     );

@@ -135,7 +135,7 @@ fn field_tokens(field: &Field<'_>) -> TokenStream {
     } = field;
     if *flatten {
         return quote_spanned! {ty.span()=>
-            __generator.flatten::<#ty>(&mut __object, #defaulted);
+            ::ai_tools::__private::flatten::<#ty>(__generator, &mut __object, #defaulted);
         };
     }
     // Spanned on the type, so a type without a schema is reported there.
@@ -159,11 +159,11 @@ fn field_tokens(field: &Field<'_>) -> TokenStream {
     let alias = alias_prefix.as_ref().map(|prefix| {
         let prefix = &prefix.value;
         let check = quote_spanned! {ty.span()=>
-            let () = <#ty as ::ai_tools::AliasString>::IS_ALIAS_STRING;
+            let () = <#ty as ::ai_tools::__private::AliasString>::IS_ALIAS_STRING;
         };
         quote! {
             #check
-            __generator.alias_field(__name, #wire, #prefix);
+            ::ai_tools::__private::alias_field(__generator, __name, #wire, #prefix);
         }
     });
     let required = if *defaulted {
