@@ -7,6 +7,7 @@ use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::compile::{self, Compiled};
+use crate::errors::Errors;
 use crate::input::MacroInput;
 use crate::locate;
 
@@ -21,29 +22,43 @@ const EXECUTOR_METHODS: &[&str] = &[
     "descriptor_pool",
 ];
 
-/// Runs the whole pipeline; every error becomes a `compile_error!` beside
-/// stub items, so code that uses the generated names shows only the real error.
+/// Runs the whole pipeline on the macro's arguments. Every error found is
+/// reported, all of them combined into `compile_error!`s, beside an expansion
+/// that still defines every name user code reaches for (see [`fallback`]), so
+/// that code shows only the real errors.
 pub fn ai_tools(
-    input: &MacroInput,
+    input: TokenStream,
     manifest_dir: &Path,
     invoking_file_dir: Option<&Path>,
 ) -> TokenStream {
-    match generate(input, manifest_dir, invoking_file_dir) {
-        Ok(tokens) => tokens,
+    let mut errors = Errors::default();
+    let expansion = match syn::parse2::<MacroInput>(input) {
+        Ok(input) => generate(&input, manifest_dir, invoking_file_dir, &mut errors),
         Err(error) => {
-            let compile_error = error.into_compile_error();
-            let fallback = fallback();
-            quote! { #compile_error #fallback }
+            errors.push(error);
+            None
         }
-    }
+    };
+    let expansion = expansion.unwrap_or_else(fallback);
+    let errors = errors.finish().map(syn::Error::into_compile_error);
+    quote! { #errors #expansion }
 }
 
+/// The expansion, or `None` when the proto's tools could not be read; every
+/// error found goes to `errors`, at the path literal (a span cannot point
+/// into a `.proto`, so each message starts with `file:line:column`).
+///
+/// A stage that needs the output of the one before stops there; the stages
+/// that only read the tools (the providers' checks, the Rust names) all run.
+/// When only a provider's rules refused a rendering, each tool still has its
+/// name and schemas, so the whole expansion stands beside the errors.
 fn generate(
     input: &MacroInput,
     manifest_dir: &Path,
     invoking_file_dir: Option<&Path>,
-) -> syn::Result<TokenStream> {
-    let at_path = |message: String| syn::Error::new(input.path.span(), message);
+    errors: &mut Errors,
+) -> Option<TokenStream> {
+    let span = input.path.span();
     let includes: Vec<String> = input.includes.iter().map(syn::LitStr::value).collect();
     let located = locate::locate(
         &input.path.value(),
@@ -51,17 +66,36 @@ fn generate(
         manifest_dir,
         invoking_file_dir,
     )
-    .map_err(at_path)?;
-    let compiled = compile::compile(&located).map_err(at_path)?;
-    let tools = ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).map_err(
-        |diagnostics| {
-            let messages: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
-            at_path(messages.join("\n"))
-        },
-    )?;
-    let rendered = render_checked(&tools).map_err(at_path)?;
-    let names = rust_names(&tools).map_err(at_path)?;
-    Ok(expand(&compiled, &tools, &rendered, &names))
+    .map_err(|message| errors.at(span, message))
+    .ok()?;
+    let compiled = compile::compile(&located)
+        .map_err(|message| errors.at(span, message))
+        .ok()?;
+    let tools = match ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name) {
+        Ok(tools) => tools,
+        Err(diagnostics) => {
+            if diagnostics.is_empty() {
+                errors.at(span, format!("`{}` has no usable tool", compiled.file_name));
+            }
+            for diagnostic in diagnostics {
+                errors.at(span, diagnostic);
+            }
+            return None;
+        }
+    };
+    let (rendered, violations) = render_checked(&tools);
+    for violation in violations {
+        errors.at(span, violation);
+    }
+    match rust_names(&tools) {
+        Ok(names) => Some(expand(&compiled, &tools, &rendered, &names)),
+        Err(collisions) => {
+            for collision in collisions {
+                errors.at(span, collision);
+            }
+            None
+        }
+    }
 }
 
 /// Each tool's parameters in every dialect, as minified JSON text, checked by
@@ -74,7 +108,7 @@ struct Rendered {
     gemini_json_schema: String,
 }
 
-fn render_checked(tools: &[ToolSpec]) -> Result<Vec<Rendered>, String> {
+fn render_checked(tools: &[ToolSpec]) -> (Vec<Rendered>, Vec<String>) {
     let mut errors = Vec::new();
     let mut all = Vec::with_capacity(tools.len());
     for tool in tools {
@@ -96,11 +130,7 @@ fn render_checked(tools: &[ToolSpec]) -> Result<Vec<Rendered>, String> {
             gemini_json_schema: render(Dialect::GeminiJsonSchema),
         });
     }
-    if errors.is_empty() {
-        Ok(all)
-    } else {
-        Err(errors.join("\n"))
-    }
+    (all, errors)
 }
 
 /// The Rust names of one tool's items.
@@ -111,16 +141,20 @@ struct RustNames {
     method_name: syn::Ident,
 }
 
-fn rust_names(tools: &[ToolSpec]) -> Result<Vec<RustNames>, String> {
+/// Every tool's Rust names, or one message per pair of tools whose names
+/// would collide.
+fn rust_names(tools: &[ToolSpec]) -> Result<Vec<RustNames>, Vec<String>> {
     let mut seen: Vec<(String, &str)> = Vec::new();
     let mut names = Vec::with_capacity(tools.len());
+    let mut errors = Vec::new();
     for tool in tools {
         let snake = tool.name.replace('-', "_").to_lowercase();
         if let Some((_, first)) = seen.iter().find(|(name, _)| *name == snake) {
-            return Err(format!(
+            errors.push(format!(
                 "tools `{first}` and `{}` both become the Rust name `{snake}`; rename one of them",
                 tool.name
             ));
+            continue;
         }
         seen.push((snake.clone(), &tool.name));
         let method = if EXECUTOR_METHODS.contains(&snake.as_str()) {
@@ -133,7 +167,11 @@ fn rust_names(tools: &[ToolSpec]) -> Result<Vec<RustNames>, String> {
             method_name: ident_allowing_keywords(&method),
         });
     }
-    Ok(names)
+    if errors.is_empty() {
+        Ok(names)
+    } else {
+        Err(errors)
+    }
 }
 
 fn ident_allowing_keywords(name: &str) -> syn::Ident {
@@ -145,58 +183,121 @@ fn ident_allowing_keywords(name: &str) -> syn::Ident {
     }
 }
 
+/// The items of one expansion; [`items`] writes them out. The complete
+/// expansion and the [`fallback`] differ only in these.
+struct Parts {
+    /// `const _: &[u8] = include_bytes!(…);` for each file read from disk.
+    watched: Vec<TokenStream>,
+    /// An expression of type `DescriptorPool`.
+    pool: TokenStream,
+    /// One `pub static` per tool.
+    statics: Vec<TokenStream>,
+    /// The statics' names, in declaration order.
+    static_names: Vec<syn::Ident>,
+    /// One executor method per tool.
+    methods: Vec<TokenStream>,
+    /// The doc of `ALL_TOOLS` and `all_tools`.
+    all_doc: String,
+}
+
 fn expand(
     compiled: &Compiled,
     tools: &[ToolSpec],
     rendered: &[Rendered],
     names: &[RustNames],
 ) -> TokenStream {
-    let watched = compiled.read_files.iter().map(|path| {
-        let path = path.display().to_string();
-        quote! { const _: &[u8] = ::core::include_bytes!(#path); }
-    });
+    let watched = compiled
+        .read_files
+        .iter()
+        .map(|path| {
+            let path = path.display().to_string();
+            quote! { const _: &[u8] = ::core::include_bytes!(#path); }
+        })
+        .collect();
     let pool_bytes = Literal::byte_string(&compiled.encoded_pool);
     let statics = tools
         .iter()
         .zip(rendered)
         .zip(names)
-        .map(|((tool, rendered), names)| tool_static(tool, rendered, &names.static_name));
-    let static_names: Vec<&syn::Ident> = names.iter().map(|names| &names.static_name).collect();
-    let count = tools.len();
-    let methods = tools.iter().zip(names).map(|(tool, names)| {
-        let name = &tool.name;
-        let method = &names.method_name;
-        let doc = format!(
-            "Runs the tool `{name}`, {}: the same as [`Executor::execute`] with that name and `args` as its JSON arguments.",
-            rpc_of(tool)
-        );
-        let description = doc_lines(&tool.description);
-        quote! {
-            #description
-            #[doc = ""]
-            #[doc = #doc]
-            pub async fn #method(&self, args: ::ai_tools::__private::serde_json::Value) -> ::ai_tools::ToolResult {
-                self.inner.execute_value(#name, args).await
+        .map(|((tool, rendered), names)| tool_static(tool, rendered, &names.static_name))
+        .collect();
+    let methods = tools
+        .iter()
+        .zip(names)
+        .map(|(tool, names)| {
+            let name = &tool.name;
+            let method = &names.method_name;
+            let doc = format!(
+                "Runs the tool `{name}`, {}: the same as [`Executor::execute`] with that name and `args` as its JSON arguments.",
+                rpc_of(tool)
+            );
+            let description = doc_lines(&tool.description);
+            quote! {
+                #description
+                #[doc = ""]
+                #[doc = #doc]
+                pub async fn #method(&self, args: ::ai_tools::__private::serde_json::Value) -> ::ai_tools::ToolResult {
+                    self.inner.execute_value(#name, args).await
+                }
             }
-        }
-    });
-    let file_doc = format!(
-        "All the tools of `{}`, in declaration order.",
-        compiled.file_name
-    );
+        })
+        .collect();
+    items(Parts {
+        watched,
+        pool: quote! { ::ai_tools::__private::decode_pool(#pool_bytes) },
+        statics,
+        static_names: names
+            .iter()
+            .map(|names| names.static_name.clone())
+            .collect(),
+        methods,
+        all_doc: format!(
+            "All the tools of `{}`, in declaration order.",
+            compiled.file_name
+        ),
+    })
+}
+
+/// What stands in for the expansion after an error, as thiserror's
+/// `fallback.rs` does: every item whose name does not come from the proto's
+/// tools (`ALL_TOOLS`, `all_tools`, `descriptor_pool`, `Executor<T>` with its
+/// own methods and trait impls), written by the same code as the complete
+/// expansion, with no tools and an empty descriptor pool. Code that uses
+/// them compiles, so the macro's errors are the only ones.
+fn fallback() -> TokenStream {
+    items(Parts {
+        watched: Vec::new(),
+        pool: quote! { ::ai_tools::__private::DescriptorPool::new() },
+        statics: Vec::new(),
+        static_names: Vec::new(),
+        methods: Vec::new(),
+        all_doc: "No tools: the `ai_tools!` invocation has an error.".to_owned(),
+    })
+}
+
+fn items(parts: Parts) -> TokenStream {
+    let Parts {
+        watched,
+        pool,
+        statics,
+        static_names,
+        methods,
+        all_doc,
+    } = parts;
+    let count = static_names.len();
     quote! {
         #(#watched)*
 
         #[doc(hidden)]
         pub static __AI_TOOLS_POOL: ::ai_tools::__private::LazyLock<::ai_tools::__private::DescriptorPool> =
-            ::ai_tools::__private::LazyLock::new(|| ::ai_tools::__private::decode_pool(#pool_bytes));
+            ::ai_tools::__private::LazyLock::new(|| #pool);
 
         #(#statics)*
 
-        #[doc = #file_doc]
+        #[doc = #all_doc]
         pub static ALL_TOOLS: [&::ai_tools::AgentTool; #count] = [#(&#static_names),*];
 
-        #[doc = #file_doc]
+        #[doc = #all_doc]
         pub fn all_tools() -> &'static [&'static ::ai_tools::AgentTool] {
             &ALL_TOOLS
         }
@@ -364,16 +465,6 @@ fn doc_lines(text: &str) -> TokenStream {
         quote! { #[doc = #line] }
     });
     quote! { #(#lines)* }
-}
-
-/// What stands in for the expansion when the proto has an error.
-fn fallback() -> TokenStream {
-    quote! {
-        /// Stand-in after an error in the proto: no tools.
-        pub fn all_tools() -> &'static [&'static ::ai_tools::AgentTool] {
-            &[]
-        }
-    }
 }
 
 #[cfg(test)]

@@ -14,15 +14,18 @@ use proc_macro::TokenStream;
 
 /// Expands an annotated proto file into static tool definitions and a typed
 /// executor. Documented in the `ai-tools` crate.
+///
+/// The arguments are parsed inside [`expand::ai_tools`], not with
+/// `parse_macro_input!`, so that a mistake in them still gets the stand-in
+/// items beside its error.
 #[proc_macro]
 pub fn ai_tools(input: TokenStream) -> TokenStream {
-    let input = syn::parse_macro_input!(input as input::MacroInput);
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")
         .map(PathBuf::from)
         .or_else(|| std::env::current_dir().ok())
         .unwrap_or_default();
     let invoking_file_dir = invoking_file_dir();
-    expand::ai_tools(&input, &manifest_dir, invoking_file_dir.as_deref()).into()
+    expand::ai_tools(input.into(), &manifest_dir, invoking_file_dir.as_deref()).into()
 }
 
 /// Derives `ai_tools::ToolInput`: a tool input's schema from a Rust struct or

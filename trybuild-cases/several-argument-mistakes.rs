@@ -1,0 +1,10 @@
+// Every mistake in the arguments is reported, each under its own token.
+mod gentools {
+    ai_tools::ai_tools!(
+        links_proto,
+        include = ["proto"],
+        includes = [proto, "third_party"]
+    );
+}
+
+fn main() {}
