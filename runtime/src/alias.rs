@@ -729,7 +729,7 @@ impl AliasManager {
     /// message.set_field_by_name("value", Value::String("D290F1EE-6C54-4B01-90E6-D701748F0851".into()));
     ///
     /// let aliases = AliasManager::new();
-    /// let prefixes = [FieldPrefix { message: "google.protobuf.StringValue", field: "value", prefix: "link" }];
+    /// let prefixes = [FieldPrefix::new("google.protobuf.StringValue", "value", "link")];
     /// aliases.register_message(&mut message, &prefixes).unwrap();
     /// assert_eq!(message.get_field_by_name("value").unwrap().as_str(), Some("link-1"));
     /// assert!(aliases.resolve("link-1").is_some());
@@ -749,11 +749,19 @@ impl AliasManager {
         if self.is_shared() {
             return Err(AliasError::NeedsStore);
         }
+        let plan = WalkPlan::new(&message.descriptor(), prefixes);
+        self.register_planned(message, &plan)
+    }
+
+    fn register_planned(
+        &self,
+        message: &mut DynamicMessage,
+        plan: &WalkPlan<'_>,
+    ) -> Result<(), AliasError> {
         let mut state = self.lock();
         // One pass that registers as it goes; past the limit, everything it
         // did is undone, so that nothing is half-registered.
         let checkpoint = state.checkpoint();
-        let plan = WalkPlan::new(&message.descriptor(), prefixes);
         plan.walk(message, 0, &mut |fp, s| {
             if let Some(uuid) = uuid_bytes(s) {
                 *s = state.register_bytes(fp.prefix, uuid);
@@ -923,7 +931,7 @@ impl AliasManager {
     /// let desc = DescriptorPool::global().get_message_by_name("google.protobuf.StringValue").unwrap();
     /// let mut message = DynamicMessage::new(desc);
     /// message.set_field_by_name("value", Value::String("d290f1ee-6c54-4b01-90e6-d701748f0851".into()));
-    /// let prefixes = [FieldPrefix { message: "google.protobuf.StringValue", field: "value", prefix: "link" }];
+    /// let prefixes = [FieldPrefix::new("google.protobuf.StringValue", "value", "link")];
     /// AliasManager::new().assign_message(&mut message, &prefixes).await.unwrap();
     /// assert_eq!(message.get_field_by_name("value").unwrap().as_str(), Some("link-1"));
     /// # }
@@ -933,11 +941,22 @@ impl AliasManager {
         message: &mut DynamicMessage,
         prefixes: &[FieldPrefix],
     ) -> Result<(), AliasError> {
+        let plan = WalkPlan::new(&message.descriptor(), prefixes);
+        self.assign_planned(message, &plan).await
+    }
+
+    /// [`assign_message`](Self::assign_message) along a plan made before
+    /// (the executor keeps one per tool).
+    pub(crate) async fn assign_planned(
+        &self,
+        message: &mut DynamicMessage,
+        plan: &WalkPlan<'_>,
+    ) -> Result<(), AliasError> {
         let Some(shared) = &self.shared else {
-            return self.register_message(message, prefixes);
+            return self.register_planned(message, plan);
         };
         let mut ids = Vec::new();
-        walk_message(message, prefixes, &mut |fp, s| {
+        plan.walk(message, 0, &mut |fp, s| {
             if let Some(uuid) = canonical_uuid(s) {
                 ids.push((fp.prefix.to_owned(), uuid));
             }
@@ -952,7 +971,7 @@ impl AliasManager {
             .zip(&got)
             .map(|((p, u), a)| ((p.as_str(), u.as_str()), a.as_str()))
             .collect();
-        walk_message(message, prefixes, &mut |fp, s| {
+        plan.walk(message, 0, &mut |fp, s| {
             if let Some(uuid) = canonical_uuid(s)
                 && let Some(alias) = by_id.get(&(fp.prefix, uuid.as_str()))
             {
@@ -1297,21 +1316,6 @@ fn uuid_text(uuid: &[u8; 16]) -> String {
 /// The recursion limit of the message walks; protobuf's own decoder stops at 100.
 pub(crate) const MAX_WALK_DEPTH: usize = 100;
 
-/// Calls `f(field, value)` for every string of a field listed in `prefixes`,
-/// visiting only the fields that are set and carry a prefix or lead to a
-/// message that does (worked out once per walk, per message type).
-pub(crate) fn walk_message(
-    message: &mut DynamicMessage,
-    prefixes: &[FieldPrefix],
-    f: &mut dyn FnMut(&FieldPrefix, &mut String),
-) {
-    if prefixes.is_empty() {
-        return;
-    }
-    let plan = WalkPlan::new(&message.descriptor(), prefixes);
-    plan.walk(message, 0, f);
-}
-
 /// What to do with one field of a message type on a walk.
 enum WalkStep {
     /// Its strings carry `prefixes[.1]`.
@@ -1321,13 +1325,13 @@ enum WalkStep {
 }
 
 /// The steps of a walk, by message type: only the fields worth visiting.
-struct WalkPlan<'p> {
+pub(crate) struct WalkPlan<'p> {
     prefixes: &'p [FieldPrefix],
     steps: HashMap<String, Vec<WalkStep>>,
 }
 
 impl<'p> WalkPlan<'p> {
-    fn new(root: &MessageDescriptor, prefixes: &'p [FieldPrefix]) -> Self {
+    pub(crate) fn new(root: &MessageDescriptor, prefixes: &'p [FieldPrefix]) -> Self {
         // Every message type reachable from the root.
         let mut reachable: Vec<MessageDescriptor> = Vec::new();
         let mut seen: HashSet<String> = HashSet::new();

@@ -1,6 +1,7 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, PoisonError, RwLock};
 
 use ai_tools_schema::inbound::{Limits, shorten};
 use prost_reflect::{
@@ -9,7 +10,7 @@ use prost_reflect::{
 };
 use serde_json::{Map, Value};
 
-use crate::alias::{AliasError, AliasManager};
+use crate::alias::{AliasError, AliasManager, WalkPlan};
 use crate::inbound::{Arguments, Refusal, Resolve, prepare, request_schema};
 use crate::store::StoreError;
 use crate::tool::AgentTool;
@@ -437,8 +438,9 @@ impl<T: Transport> ProtoExecutor<T> {
             .unary(&method, request, options)
             .await
             .map_err(CallError::Status)?;
+        let plan = response_plan(tool, &method.output());
         self.aliases
-            .assign_message(&mut response, tool.response_aliases)
+            .assign_planned(&mut response, &plan)
             .await
             .map_err(|e| match e {
                 AliasError::Store(e) => CallError::StoreAfterCall(e),
@@ -666,6 +668,31 @@ enum CallError {
     StoreAfterCall(StoreError),
     /// Our bug or a broken pool; nothing the model can fix.
     Internal(String),
+}
+
+/// The walk plan of a tool's response, made once per tool and response type:
+/// a tool's `response_aliases` is static, so its address names it for good.
+fn response_plan(tool: &'static AgentTool, response: &MessageDescriptor) -> Arc<WalkPlan<'static>> {
+    type Plans = RwLock<HashMap<(usize, String), Arc<WalkPlan<'static>>>>;
+    static PLANS: LazyLock<Plans> = LazyLock::new(Plans::default);
+    let key = (
+        tool.response_aliases.as_ptr() as usize,
+        response.full_name().to_owned(),
+    );
+    if let Some(plan) = PLANS
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&key)
+    {
+        return plan.clone();
+    }
+    let plan = Arc::new(WalkPlan::new(response, tool.response_aliases));
+    PLANS
+        .write()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(key)
+        .or_insert(plan)
+        .clone()
 }
 
 /// Decodes the unshaped arguments, which the inbound rules have checked

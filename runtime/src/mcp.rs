@@ -749,19 +749,14 @@ pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{AgentTool, MethodRef, Renderings};
+/// mod gentools {
+///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+/// }
 /// use ai_tools::schema::Dialect;
-/// static TOOL: AgentTool = AgentTool {
-///     name: "links_list", description: "List links.", strict: false,
-///     parameters: r#"{"type":"object","properties":{}}"#,
-///     renderings: Renderings { openai: "{}", anthropic: r#"{"type":"object"}"#, gemini: "{}", gemini_json_schema: "{}" },
-///     method: MethodRef { service: "links.v1.LinksService", method: "ListLinks",
-///         request: "links.v1.ListLinksRequest", response: "links.v1.ListLinksResponse" },
-///     request_aliases: &[], response_aliases: &[], output_prefix: None,
-/// };
-/// let tool = ai_tools::mcp::agent_tool_to_mcp(&TOOL, Dialect::JsonSchema);
-/// assert_eq!(tool.input_schema["properties"], serde_json::json!({}));
-/// let tool: ai_tools::mcp::rmcp::model::Tool = (&TOOL).into();
+///
+/// let tool = ai_tools::mcp::agent_tool_to_mcp(&gentools::LINKS_LIST, Dialect::JsonSchema);
+/// assert_eq!(tool.input_schema["properties"]["page_size"]["type"], "integer");
+/// let tool: ai_tools::mcp::rmcp::model::Tool = (&gentools::LINKS_LIST).into();
 /// assert_eq!(tool.input_schema["type"], "object");
 /// ```
 pub fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
