@@ -424,21 +424,37 @@ fn tool_static(tool: &ToolSpec, rendered: &Rendered, static_name: &syn::Ident) -
         Some(prefix) => quote! { ::core::option::Option::Some(#prefix) },
         None => quote! { ::core::option::Option::None },
     };
+    let title = match &tool.title {
+        Some(title) => quote! { ::core::option::Option::Some(#title) },
+        None => quote! { ::core::option::Option::None },
+    };
+    let read_only = tool.hints.read_only;
+    let idempotent = tool.hints.idempotent;
+    let destructive = match tool.hints.destructive {
+        Some(destructive) => quote! { ::core::option::Option::Some(#destructive) },
+        None => quote! { ::core::option::Option::None },
+    };
     // Constructors, not struct literals: the structs are `#[non_exhaustive]`.
     quote! {
         #doc
         #[doc = ""]
         #[doc = #rpc_doc]
-        pub static #static_name: ::ai_tools::AgentTool = ::ai_tools::__private::agent_tool(
-            #name,
-            #description,
-            #strict,
-            #canonical,
-            ::ai_tools::__private::renderings(#openai, #anthropic, #gemini, #gemini_json_schema),
-            ::ai_tools::__private::method_ref(#service, #method, #request, #response),
-            #request_aliases,
-            #response_aliases,
-            #output_prefix,
+        pub static #static_name: ::ai_tools::AgentTool = ::ai_tools::__private::with_hints(
+            ::ai_tools::__private::agent_tool(
+                #name,
+                #description,
+                #strict,
+                #canonical,
+                ::ai_tools::__private::renderings(#openai, #anthropic, #gemini, #gemini_json_schema),
+                ::ai_tools::__private::method_ref(#service, #method, #request, #response),
+                #request_aliases,
+                #response_aliases,
+                #output_prefix,
+            ),
+            #title,
+            #read_only,
+            #idempotent,
+            #destructive,
         );
     }
 }

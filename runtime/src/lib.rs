@@ -126,6 +126,7 @@ pub mod __private {
     use crate::tool::{AgentTool, FieldPrefix, MethodRef, Renderings};
     pub use crate::tool_input::AliasString;
     use crate::{SchemaGenerator, ToolInput};
+    use ai_tools_schema::ToolHints;
     use ai_tools_schema::ir::Object;
 
     /// Decodes the descriptor pool `ai_tools!` embedded. The bytes were
@@ -167,7 +168,30 @@ pub mod __private {
             request_aliases,
             response_aliases,
             output_prefix,
+            title: None,
+            hints: ToolHints {
+                read_only: false,
+                idempotent: false,
+                destructive: None,
+            },
         }
+    }
+
+    /// `tool` with a title and hints.
+    pub const fn with_hints(
+        mut tool: AgentTool,
+        title: Option<&'static str>,
+        read_only: bool,
+        idempotent: bool,
+        destructive: Option<bool>,
+    ) -> AgentTool {
+        tool.title = title;
+        tool.hints = ToolHints {
+            read_only,
+            idempotent,
+            destructive,
+        };
+        tool
     }
 
     /// [`Renderings`].

@@ -736,11 +736,39 @@ pub async fn shutdown_signal() {
 /// assert_eq!(same, tool);
 /// ```
 pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
-    rmcp::model::Tool::new(
-        tool.name().to_owned(),
-        tool.description().to_owned(),
-        schema_object(tool.parameters(dialect)),
+    with_annotations(
+        rmcp::model::Tool::new(
+            tool.name().to_owned(),
+            tool.description().to_owned(),
+            schema_object(tool.parameters(dialect)),
+        ),
+        tool.title(),
+        tool.hints(),
     )
+}
+
+/// The title and hints as MCP tool annotations: `readOnlyHint`, and, for a
+/// tool that is not read-only (where MCP gives them meaning),
+/// `idempotentHint` and `destructiveHint`; no annotations when nothing is
+/// known.
+fn with_annotations(
+    mut tool: rmcp::model::Tool,
+    title: Option<&str>,
+    hints: ai_tools_schema::ToolHints,
+) -> rmcp::model::Tool {
+    let known =
+        title.is_some() || hints.read_only || hints.idempotent || hints.destructive.is_some();
+    if known {
+        tool.title = title.map(str::to_owned);
+        tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
+            title.map(str::to_owned),
+            Some(hints.read_only),
+            (!hints.read_only).then_some(hints.destructive).flatten(),
+            (!hints.read_only).then_some(hints.idempotent),
+            None,
+        ));
+    }
+    tool
 }
 
 /// A generated tool as an MCP tool, its `inputSchema` in `dialect`'s
@@ -761,10 +789,14 @@ pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
 /// ```
 pub fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
     let text = tool.parameters_for(dialect);
-    rmcp::model::Tool::new(
-        tool.name,
-        tool.description,
-        schema_object(serde_json::from_str(text).unwrap_or(Value::Null)),
+    with_annotations(
+        rmcp::model::Tool::new(
+            tool.name,
+            tool.description,
+            schema_object(serde_json::from_str(text).unwrap_or(Value::Null)),
+        ),
+        tool.title,
+        tool.hints,
     )
 }
 

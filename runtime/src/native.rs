@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ai_tools_schema::inbound::Limits;
-use ai_tools_schema::{Dialect, render};
+use ai_tools_schema::{Dialect, ToolHints, render};
 use serde_json::Value;
 
 use crate::alias::AliasManager;
@@ -255,6 +255,8 @@ pub struct NativeTool {
     name: String,
     description: String,
     strict: bool,
+    title: Option<String>,
+    hints: ToolHints,
     input: Arc<InputSchema>,
     handler: Arc<Handler>,
 }
@@ -265,6 +267,8 @@ impl fmt::Debug for NativeTool {
             .field("name", &self.name)
             .field("description", &self.description)
             .field("strict", &self.strict)
+            .field("title", &self.title)
+            .field("hints", &self.hints)
             .field("input", &self.input)
             .finish_non_exhaustive()
     }
@@ -304,6 +308,8 @@ impl NativeTool {
             name: name.into(),
             description: description.into(),
             strict: false,
+            title: None,
+            hints: ToolHints::default(),
             input: Arc::new(InputSchema::of::<Input>()),
             handler: Arc::new(handler),
         }
@@ -325,6 +331,55 @@ impl NativeTool {
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
         self
+    }
+
+    /// Gives the tool a human-readable name for hosts that show tools to
+    /// people (MCP `title`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let tool = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// assert_eq!(tool.title("Echo a text").title_text(), Some("Echo a text"));
+    /// ```
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// The human-readable name, if one was given.
+    ///
+    /// # Examples
+    ///
+    /// See [`title`](Self::title).
+    pub fn title_text(&self) -> Option<&str> {
+        self.title.as_deref()
+    }
+
+    /// Says what the tool does to the world (read-only, idempotent,
+    /// destructive), for hosts that decide whether to ask before running it;
+    /// MCP serves them as the tool's annotations. None by default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::schema::ToolHints;
+    /// # let tool = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// let tool = tool.hints(ToolHints { read_only: true, idempotent: true, destructive: None });
+    /// assert!(tool.tool_hints().read_only);
+    /// ```
+    pub fn hints(mut self, hints: ToolHints) -> Self {
+        self.hints = hints;
+        self
+    }
+
+    /// What the tool does to the world; see [`hints`](Self::hints).
+    ///
+    /// # Examples
+    ///
+    /// See [`hints`](Self::hints).
+    pub fn tool_hints(&self) -> ToolHints {
+        self.hints
     }
 
     /// The name the model calls.

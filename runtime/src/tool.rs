@@ -1,6 +1,6 @@
 //! Static tool definitions, as `ai_tools!` expands them.
 
-use ai_tools_schema::Dialect;
+use ai_tools_schema::{Dialect, ToolHints};
 
 /// One tool, generated at compile time from an annotated RPC.
 ///
@@ -29,6 +29,13 @@ pub struct AgentTool {
     /// The prefix of the entity the tool returns: the `alias_prefix` of the
     /// `id` field of the top-level entity in the response, if any.
     pub output_prefix: Option<&'static str>,
+    /// A human-readable name for hosts that show tools to people
+    /// (`rpc_tool.title`).
+    pub title: Option<&'static str>,
+    /// What the tool does to the world (`idempotency_level`,
+    /// `rpc_tool.destructive`), for hosts that decide whether to ask first;
+    /// MCP serves them as the tool's annotations.
+    pub hints: ToolHints,
 }
 
 impl AgentTool {

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ai_tools_schema::{Dialect, check, names};
+use ai_tools_schema::{Dialect, ToolHints, check, names};
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
@@ -572,6 +572,33 @@ impl Tool {
         match &self.kind {
             Kind::Generated { tool, .. } => tool.strict,
             Kind::Native(tool) => tool.is_strict(),
+        }
+    }
+
+    /// A human-readable name for hosts that show tools to people, if the
+    /// tool has one (`rpc_tool.title`, or [`NativeTool::title`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn title(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Generated { tool, .. } => tool.title,
+            Kind::Native(tool) => tool.title_text(),
+        }
+    }
+
+    /// What the tool does to the world (from the proto's
+    /// `idempotency_level` and `rpc_tool.destructive`, or
+    /// [`NativeTool::hints`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn hints(&self) -> ToolHints {
+        match &self.kind {
+            Kind::Generated { tool, .. } => tool.hints,
+            Kind::Native(tool) => tool.tool_hints(),
         }
     }
 

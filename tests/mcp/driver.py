@@ -94,6 +94,29 @@ async def list_and_check_tools(session: ClientSession, checks: Checks, label: st
         f"{label}: links_create inputSchema is an object, destination required, name optional",
         schema,
     )
+    # Hints from the proto: `idempotency_level` and `rpc_tool.title` / `destructive`.
+    listing = next((t for t in listed.tools if t.name == "links_list"), None)
+    hints = listing.annotations if listing else None
+    checks.check(
+        hints is not None and hints.read_only_hint is True and listing.title == "List links",
+        f"{label}: links_list is read-only and titled, from its proto options",
+        hints,
+    )
+    delete = next((t for t in listed.tools if t.name == "workflow_steps_delete"), None)
+    hints = delete.annotations if delete else None
+    checks.check(
+        hints is not None
+        and hints.read_only_hint is False
+        and hints.destructive_hint is True
+        and hints.idempotent_hint is True,
+        f"{label}: workflow_steps_delete is destructive and idempotent, from its proto options",
+        hints,
+    )
+    checks.check(
+        create is not None and create.annotations is None,
+        f"{label}: a tool whose proto says nothing has no annotations",
+        create.annotations if create else None,
+    )
     share = next((t for t in listed.tools if t.name == "links_share_text"), None)
     checks.check(
         share is not None and share.input_schema.get("properties", {}).get("link_id", {}).get("type") == "string",
