@@ -1085,6 +1085,25 @@ async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
     let text = err.to_string();
     assert!(text.contains("reached 0 of the 1 replica(s)"), "{text}");
     assert!(started.elapsed() < Duration::from_secs(2), "bounded");
+
+    // the same on a single server without replicas
+    let Some(single) = SingleNode::get().await else {
+        return;
+    };
+    let mut options = cluster.options(&keys).await;
+    options.wait_for_replicas = 1;
+    options.response_timeout = Duration::from_millis(400);
+    let store = RedisStore::connect_with(&single.url, options)
+        .await
+        .expect("connect to redis");
+    let err = store
+        .assign("wait-1", &[("link".to_owned(), uuid)], 10)
+        .await
+        .expect_err("no replica acknowledges");
+    assert!(
+        err.to_string().contains("reached 0 of the 1 replica(s)"),
+        "{err}"
+    );
 }
 
 /// A master crashes (SIGKILL) mid-conversation; its replica takes over. With
