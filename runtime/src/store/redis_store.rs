@@ -124,8 +124,9 @@ pub struct RedisStoreOptions {
     /// A cluster: how often one request may be sent again after a `MOVED` or
     /// `ASK` redirection, a `TRYAGAIN` (a slot half-way through a
     /// migration), a `CLUSTERDOWN` or a dropped connection (default 16).
-    /// Redirections are followed at once; the others wait 5 ms, then up to
-    /// 20, 40, 80 … 500 ms (random, doubling). All of it within
+    /// Redirections are followed at once; before the n-th retry after a
+    /// `TRYAGAIN` or `CLUSTERDOWN` the request waits a random 5 ms to
+    /// 10 · 2ⁿ ms (at most 500 ms). All of it within
     /// [`response_timeout`](Self::response_timeout).
     pub cluster_retries: usize,
     /// How many replicas must hold newly given-out aliases before the model
@@ -135,7 +136,8 @@ pub struct RedisStoreOptions {
     /// when fewer replicas acknowledge within half the
     /// [`response_timeout`](Self::response_timeout), the registration is an
     /// error ("the alias store is unavailable") and the answer is withheld.
-    /// While the replicas lag, the node's connection waits with it.
+    /// While the replicas lag, the requests sharing the node's connection
+    /// wait with them.
     pub wait_for_replicas: usize,
 }
 
