@@ -349,6 +349,17 @@ fn items(parts: Parts) -> TokenStream {
                 self.inner.execute(tool, args_json).await
             }
 
+            /// [`execute`](Self::execute) with this call's options (the end user's
+            /// credentials, a deadline) over the executor's defaults.
+            pub async fn execute_with(
+                &self,
+                tool: &str,
+                args_json: &str,
+                options: &::ai_tools::CallOptions,
+            ) -> ::ai_tools::ToolResult {
+                self.inner.execute_with(tool, args_json, options).await
+            }
+
             /// Whether `tool` is one of this executor's tools.
             pub fn can_execute(&self, tool: &str) -> bool {
                 self.inner.can_execute(tool)
@@ -381,8 +392,9 @@ fn items(parts: Parts) -> TokenStream {
                 &'a self,
                 tool: &'a str,
                 args_json: &'a str,
+                options: &'a ::ai_tools::CallOptions,
             ) -> ::ai_tools::BoxFuture<'a, ::ai_tools::ToolResult> {
-                ::ai_tools::GeneratedTools::execute_tool(&self.inner, tool, args_json)
+                ::ai_tools::GeneratedTools::execute_tool(&self.inner, tool, args_json, options)
             }
         }
 

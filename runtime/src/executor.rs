@@ -320,7 +320,9 @@ impl<T: Transport> ProtoExecutor<T> {
         self.execute_with(tool, args_json, &self.options.call).await
     }
 
-    /// [`execute`](Self::execute) with call options (deadline, metadata) for this call only.
+    /// [`execute`](Self::execute) with this call's options (deadline, metadata) over the
+    /// executor's defaults ([`ExecutorOptions::call`]); a bad metadata key is an error
+    /// result naming it, and nothing is sent.
     ///
     /// # Examples
     ///
@@ -344,7 +346,13 @@ impl<T: Transport> ProtoExecutor<T> {
         let Some(def) = self.tool(tool) else {
             return self.unknown_tool(tool);
         };
-        self.run(def, Arguments::Text(args_json), options).await
+        let options = self.options.call.overriding(options);
+        if let Err(problem) = options.check() {
+            return error_result(format!(
+                "{tool} could not run: {problem}; nothing was sent. Tell the user."
+            ));
+        }
+        self.run(def, Arguments::Text(args_json), &options).await
     }
 
     /// [`execute`](Self::execute) with already-parsed arguments (as the

@@ -98,6 +98,7 @@ use crate::alias::AliasManager;
 use crate::sessions::Sessions;
 use crate::tool::AgentTool;
 use crate::toolkit::{Tool, Toolkit, ToolkitError};
+use crate::transport::CallOptions;
 
 /// The dialect of the tools' `inputSchema` unless [`McpServer::with_dialect`]
 /// says otherwise: Anthropic's, the provider behind most MCP hosts, and a
@@ -137,6 +138,15 @@ pub enum ServeError {
     /// The task that ran the session failed.
     #[error("the MCP session task failed: {0}")]
     Task(String),
+    /// A header that can never be forwarded was named in
+    /// [`McpServer::forward_headers`].
+    #[error("header `{name}` cannot be forwarded: {why}")]
+    Header {
+        /// The header, lowercased.
+        name: String,
+        /// Why not.
+        why: &'static str,
+    },
     /// `serve_http` was given one toolkit: HTTP serves many sessions, and
     /// one toolkit means one alias namespace shared by all of them.
     #[error(
@@ -210,6 +220,8 @@ pub struct McpServer {
     instructions: Option<String>,
     stdio_session: String,
     allowed_hosts: Option<Vec<String>>,
+    forward_headers: Vec<String>,
+    call_options: CallOptions,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -272,7 +284,65 @@ impl McpServer {
             instructions: None,
             stdio_session: "stdio".to_owned(),
             allowed_hosts: None,
+            forward_headers: Vec::new(),
+            call_options: CallOptions::new(),
         }
+    }
+
+    /// Copies these request headers of each MCP request over streamable HTTP
+    /// into the metadata of the tool call it makes (a user's
+    /// `authorization`, a tenant), over the [call options](Self::with_call_options).
+    /// Nothing is forwarded unless named here; a header a request does not
+    /// carry is not sent. One session's headers only ever reach that
+    /// request's own call.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Header`] for a name that can never be forwarded:
+    /// hop-by-hop headers (`connection`, `transfer-encoding`, …), `host`,
+    /// `content-*`, `mcp-*` and `grpc-*` headers, and names that are not
+    /// valid gRPC metadata keys.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::mcp::McpServer;
+    /// let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().aliases(aliases).build());
+    /// let server = server.forward_headers(["Authorization", "x-tenant"]).unwrap();
+    /// # let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().aliases(aliases).build());
+    /// assert!(server.forward_headers(["mcp-session-id"]).is_err());
+    /// ```
+    pub fn forward_headers<I, S>(mut self, names: I) -> Result<Self, ServeError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        for name in names {
+            let name = name.into().to_ascii_lowercase();
+            if let Some(why) = unforwardable(&name) {
+                return Err(ServeError::Header { name, why });
+            }
+            if !self.forward_headers.contains(&name) {
+                self.forward_headers.push(name);
+            }
+        }
+        Ok(self)
+    }
+
+    /// Options every tool call of this server carries (metadata, deadline):
+    /// over stdio the only context a call gets, over HTTP the defaults that
+    /// [forwarded headers](Self::forward_headers) override.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_call_options(ai_tools::CallOptions::new().metadata("x-tenant", "acme"));
+    /// # let _ = server;
+    /// ```
+    pub fn with_call_options(mut self, options: CallOptions) -> Self {
+        self.call_options = options;
+        self
     }
 
     /// Keeps the sessions' alias namespaces in `sessions` (its TTL, capacity
@@ -408,6 +478,8 @@ impl McpServer {
             config,
             stdio_session: self.stdio_session,
             allowed_hosts: self.allowed_hosts,
+            forward_headers: self.forward_headers,
+            call_options: self.call_options,
         }))
     }
 
@@ -834,6 +906,8 @@ struct Shared {
     config: ServerConfig,
     stdio_session: String,
     allowed_hosts: Option<Vec<String>>,
+    forward_headers: Vec<String>,
+    call_options: CallOptions,
 }
 
 /// One MCP session: rmcp builds one per stdio connection and one per HTTP
@@ -977,14 +1051,76 @@ impl ServerHandler for Handler {
             Some(args) => Value::Object(args.clone()).to_string(),
             None => "{}".to_owned(),
         };
+        let options = self.call_options(&context);
         let result = tokio::select! {
-            result = toolkit.execute(&request.name, &args) => result,
+            result = toolkit.execute_with(&request.name, &args, &options) => result,
             () = context.ct.cancelled() => {
                 crate::executor::ToolResult::error("the call was cancelled by the client")
             }
         };
         Ok(to_call_tool_result(result).into())
     }
+}
+
+impl Handler {
+    /// The options of one tool call: the server's, with the allow-listed
+    /// headers of this very HTTP request on top (stdio has none).
+    fn call_options(&self, context: &RequestContext<RoleServer>) -> CallOptions {
+        let shared = &self.state.shared;
+        let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+            return shared.call_options.clone();
+        };
+        let mut forwarded = CallOptions::new();
+        for name in &shared.forward_headers {
+            for value in parts.headers.get_all(name.as_str()) {
+                match (name.ends_with("-bin"), value.to_str()) {
+                    (false, Ok(text)) => forwarded = forwarded.metadata(name.as_str(), text),
+                    (true, _) => {
+                        forwarded = forwarded.binary_metadata(name.as_str(), value.as_bytes())
+                    }
+                    // Not ASCII: not valid gRPC metadata, so not forwarded.
+                    (false, Err(_)) => {}
+                }
+            }
+        }
+        shared.call_options.overriding(&forwarded)
+    }
+}
+
+/// Why a header can never be forwarded into gRPC metadata, if it cannot.
+fn unforwardable(name: &str) -> Option<&'static str> {
+    const HOP_BY_HOP: &[&str] = &[
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+    ];
+    if HOP_BY_HOP.contains(&name) {
+        return Some("it is a hop-by-hop header of this HTTP connection");
+    }
+    if name.starts_with("mcp-") || name.starts_with("content-") || name == "accept" {
+        return Some("it belongs to the MCP transport itself");
+    }
+    if !name.ends_with("-bin") && CallOptions::new().metadata(name, "").check().is_err() {
+        return Some(
+            "it is not a valid gRPC metadata key (lowercase letters, digits, `_`, `.`, `-`; not `grpc-…`)",
+        );
+    }
+    if name.ends_with("-bin")
+        && CallOptions::new()
+            .binary_metadata(name, [])
+            .check()
+            .is_err()
+    {
+        return Some("it is not a valid gRPC binary metadata key");
+    }
+    None
 }
 
 /// A [`ToolResult`](crate::ToolResult) as an MCP tool result: the text as

@@ -16,7 +16,7 @@ use crate::alias::AliasManager;
 use crate::executor::ToolResult;
 use crate::inbound::{Arguments, Refusal, Resolve, prepare};
 use crate::tool_input::{InputSchema, ToolInput};
-use crate::transport::BoxFuture;
+use crate::transport::{BoxFuture, CallOptions};
 
 /// What a native tool's function gets besides its input: the conversation's
 /// alias namespace and the tool's name.
@@ -33,6 +33,7 @@ use crate::transport::BoxFuture;
 pub struct ToolContext {
     tool: Arc<str>,
     aliases: Arc<AliasManager>,
+    call_options: CallOptions,
 }
 
 impl ToolContext {
@@ -45,7 +46,34 @@ impl ToolContext {
         Self {
             tool: tool.into(),
             aliases,
+            call_options: CallOptions::new(),
         }
+    }
+
+    /// This context with the options of the call (the end user's
+    /// credentials, tenant, deadline).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// let ctx = ai_tools::ToolContext::new("search", Arc::new(ai_tools::AliasManager::new()))
+    ///     .with_call_options(ai_tools::CallOptions::new().metadata("x-user", "42"));
+    /// assert_eq!(ctx.call_options().metadata[0].1, "42");
+    /// ```
+    pub fn with_call_options(mut self, options: CallOptions) -> Self {
+        self.call_options = options;
+        self
+    }
+
+    /// The options of this call: metadata such as the caller's identity,
+    /// and its deadline (see [`Toolkit::execute_with`](crate::Toolkit::execute_with)).
+    ///
+    /// # Examples
+    ///
+    /// See [`with_call_options`](Self::with_call_options).
+    pub fn call_options(&self) -> &CallOptions {
+        &self.call_options
     }
 
     /// The name of the tool being called.
@@ -456,6 +484,22 @@ impl NativeTool {
     ///
     /// See [`NativeTool`].
     pub async fn call(&self, aliases: Arc<AliasManager>, args_json: &str) -> ToolResult {
+        self.call_with(aliases, args_json, &CallOptions::new())
+            .await
+    }
+
+    /// [`call`](Self::call) with the options of the call, which the function
+    /// reads from its [`ToolContext::call_options`].
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit::execute_with`](crate::Toolkit::execute_with).
+    pub async fn call_with(
+        &self,
+        aliases: Arc<AliasManager>,
+        args_json: &str,
+        options: &CallOptions,
+    ) -> ToolResult {
         let resolve = Resolve {
             aliases: &aliases,
             pass_unknown_uuids: false,
@@ -479,7 +523,8 @@ impl NativeTool {
                 ));
             }
         };
-        let ctx = ToolContext::new(self.name.as_str(), aliases.clone());
+        let ctx = ToolContext::new(self.name.as_str(), aliases.clone())
+            .with_call_options(options.clone());
         let handler = self.handler.clone();
         let started = catch_unwind(AssertUnwindSafe(move || handler(ctx, args)));
         let outcome = match started {

@@ -3,7 +3,7 @@
 use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
-use tonic::metadata::{AsciiMetadataValue, MetadataKey};
+use tonic::metadata::{AsciiMetadataValue, Binary, BinaryMetadataValue, MetadataKey};
 
 use crate::transport::{BoxFuture, CallOptions, Code, Status, Transport, method_path};
 
@@ -110,6 +110,16 @@ impl TonicTransport {
                 )
             })?;
             req.metadata_mut().append(k, v);
+        }
+        for (key, value) in &options.binary_metadata {
+            let k = MetadataKey::<Binary>::from_bytes(key.as_bytes()).map_err(|_| {
+                Status::new(
+                    Code::Internal,
+                    format!("invalid binary metadata key `{key}`"),
+                )
+            })?;
+            req.metadata_mut()
+                .append_bin(k, BinaryMetadataValue::from_bytes(value));
         }
         let mut grpc = tonic::client::Grpc::new(self.channel.clone());
         grpc.ready()

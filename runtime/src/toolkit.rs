@@ -11,7 +11,7 @@ use crate::alias::AliasManager;
 use crate::executor::{ProtoExecutor, ToolResult};
 use crate::native::NativeTool;
 use crate::tool::AgentTool;
-use crate::transport::{BoxFuture, Transport};
+use crate::transport::{BoxFuture, CallOptions, Transport};
 
 /// An executor of generated tools that a [`Toolkit`] can hold: the tools it
 /// runs, the alias namespace it uses, and a way to run one.
@@ -34,8 +34,14 @@ pub trait GeneratedTools: Send + Sync + 'static {
     fn agent_tools(&self) -> &'static [&'static AgentTool];
     /// The alias namespace the executor resolves and registers ids in.
     fn aliases(&self) -> &Arc<AliasManager>;
-    /// Runs `tool` with the model's JSON arguments.
-    fn execute_tool<'a>(&'a self, tool: &'a str, args_json: &'a str) -> BoxFuture<'a, ToolResult>;
+    /// Runs `tool` with the model's JSON arguments and this call's options
+    /// (over the executor's defaults).
+    fn execute_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        args_json: &'a str,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, ToolResult>;
 }
 
 impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
@@ -47,8 +53,13 @@ impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
         self.alias_manager()
     }
 
-    fn execute_tool<'a>(&'a self, tool: &'a str, args_json: &'a str) -> BoxFuture<'a, ToolResult> {
-        Box::pin(self.execute(tool, args_json))
+    fn execute_tool<'a>(
+        &'a self,
+        tool: &'a str,
+        args_json: &'a str,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, ToolResult> {
+        Box::pin(self.execute_with(tool, args_json, options))
     }
 }
 
@@ -111,6 +122,7 @@ pub enum ToolkitError {
 pub struct ToolkitBuilder {
     aliases: Option<Arc<AliasManager>>,
     entries: Vec<Entry>,
+    call_options: CallOptions,
 }
 
 enum Entry {
@@ -119,6 +131,18 @@ enum Entry {
 }
 
 impl ToolkitBuilder {
+    /// Options every call carries unless the call's own override them
+    /// ([`Toolkit::execute_with`]): for example a service credential, or
+    /// the tenant of a conversation.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit::execute_with`].
+    pub fn call_options(mut self, options: CallOptions) -> Self {
+        self.call_options = options;
+        self
+    }
+
     /// Uses `aliases` as the conversation's namespace (from
     /// [`Sessions::alias_manager`](crate::Sessions::alias_manager)). Without
     /// it, the toolkit takes its first generated executor's, or a fresh one.
@@ -237,6 +261,7 @@ impl ToolkitBuilder {
             index,
             sources,
             aliases,
+            call_options: self.call_options,
         })
     }
 }
@@ -319,6 +344,8 @@ pub struct Toolkit {
     index: HashMap<String, usize>,
     sources: Vec<Arc<dyn GeneratedTools>>,
     aliases: Arc<AliasManager>,
+    /// The defaults of every call (see [`ToolkitBuilder::call_options`]).
+    call_options: CallOptions,
 }
 
 impl std::fmt::Debug for Toolkit {
@@ -387,6 +414,51 @@ impl Toolkit {
     /// # }
     /// ```
     pub async fn execute(&self, name: &str, args_json: &str) -> ToolResult {
+        self.execute_with(name, args_json, &CallOptions::new())
+            .await
+    }
+
+    /// [`execute`](Self::execute) on behalf of one end user: `options`
+    /// (credentials, tenant, a deadline) override the toolkit's defaults
+    /// ([`ToolkitBuilder::call_options`]) key by key. Generated tools send
+    /// them as gRPC metadata; native tools see them in their
+    /// [`ToolContext`](crate::ToolContext). A bad key is an error result that
+    /// names it (never its value), and nothing runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::{CallOptions, NativeTool, Toolkit};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let whoami = NativeTool::new::<serde_json::Value, _, _>("whoami", "Who is calling.", |ctx, _| async move {
+    ///     ctx.call_options().metadata.iter().find(|(k, _)| k == "x-user").map(|(_, v)| v.clone()).unwrap_or_default()
+    /// });
+    /// let toolkit = Toolkit::builder()
+    ///     .native(whoami)
+    ///     .call_options(CallOptions::new().metadata("x-user", "service"))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(toolkit.execute("whoami", "{}").await.output, "service");
+    /// let call = CallOptions::new().metadata("x-user", "user-42");
+    /// assert_eq!(toolkit.execute_with("whoami", "{}", &call).await.output, "user-42");
+    /// let bad = CallOptions::new().metadata("x user", "secret");
+    /// let result = toolkit.execute_with("whoami", "{}", &bad).await;
+    /// assert!(result.is_error && !result.output.contains("secret"));
+    /// # }
+    /// ```
+    pub async fn execute_with(
+        &self,
+        name: &str,
+        args_json: &str,
+        options: &CallOptions,
+    ) -> ToolResult {
+        let options = self.call_options.overriding(options);
+        if let Err(problem) = options.check() {
+            return ToolResult::error(format!(
+                "{name} could not run: {problem}; nothing was sent. Tell the user."
+            ));
+        }
         let Some(tool) = self.get(name) else {
             let known: Vec<&str> = self.tools.iter().map(Tool::name).collect();
             let known = if known.is_empty() {
@@ -398,12 +470,16 @@ impl Toolkit {
         };
         match &tool.kind {
             Kind::Generated { source, .. } => match self.sources.get(*source) {
-                Some(source) => source.execute_tool(name, args_json).await,
+                Some(source) => source.execute_tool(name, args_json, &options).await,
                 None => {
                     ToolResult::error(format!("{name} has no executor; this is a bug of ai-tools"))
                 }
             },
-            Kind::Native(native) => native.call(self.aliases.clone(), args_json).await,
+            Kind::Native(native) => {
+                native
+                    .call_with(self.aliases.clone(), args_json, &options)
+                    .await
+            }
         }
     }
 

@@ -62,7 +62,16 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
 }
 
-/// Options of one call: a deadline and request metadata (headers).
+/// Options of one call: a deadline and request metadata (headers), for
+/// example the end user's credentials and tenant.
+///
+/// A [`Toolkit`](crate::Toolkit), a [`ProtoExecutor`](crate::ProtoExecutor)
+/// or an MCP server can hold defaults; the options of one call override them
+/// key by key ([`overriding`](Self::overriding)). Generated tools send them as
+/// gRPC metadata; native tools read them from their
+/// [`ToolContext`](crate::ToolContext). Keys are checked before anything is
+/// sent ([`check`](Self::check)); values never appear in errors or in `Debug`
+/// output.
 ///
 /// # Examples
 ///
@@ -70,15 +79,37 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
 /// use std::time::Duration;
 /// let options = ai_tools::CallOptions::new()
 ///     .timeout(Duration::from_secs(5))
-///     .metadata("authorization", "Bearer t0ken");
+///     .metadata("authorization", "Bearer t0ken")
+///     .binary_metadata("trace-bin", [1, 2, 3]);
 /// assert_eq!(options.metadata.len(), 1);
+/// assert!(!format!("{options:?}").contains("t0ken"));
+/// assert!(options.check().is_ok());
 /// ```
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct CallOptions {
     /// How long the call may take; sent as `grpc-timeout` and enforced locally.
     pub timeout: Option<Duration>,
     /// ASCII metadata sent with the request, in order (keys lowercase).
     pub metadata: Vec<(String, String)>,
+    /// Binary metadata (keys ending in `-bin`), sent base64-encoded as gRPC
+    /// requires.
+    pub binary_metadata: Vec<(String, Vec<u8>)>,
+}
+
+impl std::fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Values are credentials more often than not: keys only.
+        let keys: Vec<&str> = self
+            .metadata
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .chain(self.binary_metadata.iter().map(|(k, _)| k.as_str()))
+            .collect();
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("metadata_keys", &keys)
+            .finish()
+    }
 }
 
 impl CallOptions {
@@ -106,17 +137,115 @@ impl CallOptions {
         self
     }
 
-    /// Adds one metadata entry.
+    /// Adds one ASCII metadata entry (the key is lowercased).
     ///
     /// # Examples
     ///
     /// ```
-    /// let o = ai_tools::CallOptions::new().metadata("x-tenant", "acme");
+    /// let o = ai_tools::CallOptions::new().metadata("X-Tenant", "acme");
     /// assert_eq!(o.metadata[0], ("x-tenant".to_owned(), "acme".to_owned()));
     /// ```
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.metadata.push((key.into(), value.into()));
+        self.metadata
+            .push((key.into().to_ascii_lowercase(), value.into()));
         self
+    }
+
+    /// Adds one binary metadata entry; its key must end in `-bin`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let o = ai_tools::CallOptions::new().binary_metadata("trace-bin", [0xff, 0]);
+    /// assert_eq!(o.binary_metadata[0].1, [0xff, 0]);
+    /// ```
+    pub fn binary_metadata(mut self, key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+        self.binary_metadata
+            .push((key.into().to_ascii_lowercase(), value.into()));
+        self
+    }
+
+    /// These options with `call`'s on top: `call`'s deadline if it has one,
+    /// and for every metadata key `call` sets, only `call`'s values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::CallOptions;
+    /// let defaults = CallOptions::new().metadata("x-tenant", "acme").metadata("authorization", "service");
+    /// let call = CallOptions::new().metadata("authorization", "Bearer user-42");
+    /// let merged = defaults.overriding(&call);
+    /// assert_eq!(merged.metadata, [
+    ///     ("x-tenant".to_owned(), "acme".to_owned()),
+    ///     ("authorization".to_owned(), "Bearer user-42".to_owned()),
+    /// ]);
+    /// ```
+    pub fn overriding(&self, call: &CallOptions) -> CallOptions {
+        let mut metadata: Vec<(String, String)> = self
+            .metadata
+            .iter()
+            .filter(|(k, _)| !call.metadata.iter().any(|(c, _)| c == k))
+            .cloned()
+            .collect();
+        metadata.extend(call.metadata.iter().cloned());
+        let mut binary_metadata: Vec<(String, Vec<u8>)> = self
+            .binary_metadata
+            .iter()
+            .filter(|(k, _)| !call.binary_metadata.iter().any(|(c, _)| c == k))
+            .cloned()
+            .collect();
+        binary_metadata.extend(call.binary_metadata.iter().cloned());
+        CallOptions {
+            timeout: call.timeout.or(self.timeout),
+            metadata,
+            binary_metadata,
+        }
+    }
+
+    /// Checks every key (lowercase `0-9a-z_.-`, not `grpc-` reserved; binary
+    /// keys end in `-bin`, ASCII keys do not) and every ASCII value (visible
+    /// ASCII and spaces). The error names the key, never the value.
+    ///
+    /// # Errors
+    ///
+    /// A sentence naming the first key at fault.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::CallOptions;
+    /// assert!(CallOptions::new().metadata("x-user", "42").check().is_ok());
+    /// let err = CallOptions::new().metadata("x user", "secret").check().unwrap_err();
+    /// assert!(err.contains("`x user`") && !err.contains("secret"));
+    /// assert!(CallOptions::new().metadata("trace-bin", "x").check().is_err());
+    /// ```
+    pub fn check(&self) -> Result<(), String> {
+        let key_ok = |k: &str| {
+            !k.is_empty()
+                && !k.starts_with("grpc-")
+                && k.bytes()
+                    .all(|b| b.is_ascii_digit() || b.is_ascii_lowercase() || b"_.-".contains(&b))
+        };
+        for (key, value) in &self.metadata {
+            if !key_ok(key) || key.ends_with("-bin") {
+                return Err(format!(
+                    "metadata key `{key}` is not a valid ASCII gRPC metadata key (lowercase letters, digits, `_`, `.`, `-`; not `grpc-…`; `-bin` keys take binary values)"
+                ));
+            }
+            if !value.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+                return Err(format!(
+                    "the value of metadata key `{key}` is not printable ASCII; send it under a `-bin` key as bytes"
+                ));
+            }
+        }
+        for (key, _) in &self.binary_metadata {
+            if !key_ok(key) || !key.ends_with("-bin") {
+                return Err(format!(
+                    "binary metadata key `{key}` must be a valid gRPC metadata key ending in `-bin`"
+                ));
+            }
+        }
+        Ok(())
     }
 }
 

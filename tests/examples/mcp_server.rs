@@ -37,6 +37,10 @@ struct ShareInput {
 
 /// The toolkit of one MCP session: the generated links tools and the
 /// native `links_share_text`, all on the session's alias namespace.
+/// No arguments.
+#[derive(serde::Deserialize, ToolInput)]
+struct WhoAmI {}
+
 fn toolkit(
     transport: &ai_tools::TonicTransport,
     backend: &LinksBackend,
@@ -63,8 +67,24 @@ fn toolkit(
             }
         },
     );
+    // Who is calling: the `x-user` header of the MCP request, forwarded into
+    // the call's options (see `forward_headers` below).
+    let whoami = NativeTool::new::<WhoAmI, _, _>(
+        "whoami",
+        "Say which user this session acts for.",
+        |ctx, _| async move {
+            let user = ctx
+                .call_options()
+                .metadata
+                .iter()
+                .find(|(key, _)| key == "x-user")
+                .map(|(_, value)| value.clone());
+            user.unwrap_or_else(|| "nobody".to_owned())
+        },
+    );
     Toolkit::builder()
         .aliases(aliases.clone())
+        .native(whoami)
         .generated(links::Executor::with_alias_manager(
             transport.clone(),
             aliases,
@@ -87,7 +107,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .with_instructions(
             "Short links and the workflow steps that run when a link is visited. \
              Ids look like link-1: pass them back exactly as a tool returned them.",
-        );
+        )
+        // Over HTTP each request's `x-user` header reaches that request's
+        // calls as metadata (gRPC for generated tools, `ToolContext` here).
+        .forward_headers(["x-user"])?;
     eprintln!("links gRPC service on {}", grpc.url());
 
     match mode.as_str() {

@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+import httpx2
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.client import Client
 from mcp.client.stdio import stdio_client
@@ -33,6 +34,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 EXPECTED_TOOLS = {
+    "whoami",
     "links_create",
     "links_update",
     "links_list",
@@ -321,6 +323,37 @@ async def http_sessions(url: str, checks: Checks) -> None:
         f"{label}: both sessions end cleanly (DELETE accepted)",
         warnings.messages,
     )
+
+    # Forwarded headers: each session's own `x-user` reaches its own calls,
+    # and only those, with calls of both sessions interleaved.
+    # httpx2 is the SDK's own HTTP client; the SDK's timeouts: 30 s, 300 s to read a stream.
+    timeout = httpx2.Timeout(30, read=300)
+    async with httpx2.AsyncClient(headers={"x-user": "alice"}, timeout=timeout) as http_a, httpx2.AsyncClient(
+        headers={"x-user": "bob"}, timeout=timeout
+    ) as http_b:
+        async with streamable_http_client(url, http_client=http_a) as (read_a, write_a), streamable_http_client(
+            url, http_client=http_b
+        ) as (read_b, write_b):
+            async with ClientSession(read_a, write_a) as a, ClientSession(read_b, write_b) as b:
+                await asyncio.gather(a.initialize(), b.initialize())
+                calls = [a.call_tool("whoami", {}) if i % 2 == 0 else b.call_tool("whoami", {}) for i in range(40)]
+                answers = await asyncio.gather(*calls)
+                seen = [text_of(r) for r in answers]
+                expected = ["alice" if i % 2 == 0 else "bob" for i in range(40)]
+                checks.check(
+                    seen == expected,
+                    f"{label}: 40 interleaved calls of two sessions each see only their own forwarded x-user",
+                    [s for s, e in zip(seen, expected) if s != e][:5],
+                )
+    async with streamable_http_client(url) as (read_c, write_c):
+        async with ClientSession(read_c, write_c) as c:
+            await c.initialize()
+            anonymous = await c.call_tool("whoami", {})
+            checks.check(
+                text_of(anonymous) == "nobody",
+                f"{label}: a request without the header forwards nothing",
+                text_of(anonymous),
+            )
 
     # The SDK's default high-level client probes `server/discover` first and
     # falls back to the initialize handshake: the server serves that too.

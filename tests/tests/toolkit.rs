@@ -337,3 +337,60 @@ async fn build_errors() {
         unknown.output
     );
 }
+
+/// One end user per call: the toolkit's defaults reach the service as gRPC
+/// metadata, a call's own options override them key by key, and a bad key
+/// stops the call before anything is sent, without echoing the value.
+#[tokio::test]
+async fn call_options_reach_the_service_over_the_toolkits_defaults() {
+    let backend = LinksBackend::with_links(1);
+    let server = serve(backend.clone()).await.expect("bind loopback");
+    let transport = TonicTransport::new(server.channel().expect("url"));
+    let toolkit = Toolkit::builder()
+        .generated(links::Executor::new(transport))
+        .call_options(
+            ai_tools::CallOptions::new()
+                .metadata("x-tenant", "acme")
+                .metadata("x-user", "service"),
+        )
+        .build()
+        .expect("valid toolkit");
+
+    let listed = toolkit.execute("links_list", "{}").await;
+    assert!(!listed.is_error, "{}", listed.output);
+    let mut seen = backend.last_metadata();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("x-tenant".to_owned(), "acme".to_owned()),
+            ("x-user".to_owned(), "service".to_owned())
+        ]
+    );
+
+    let call = ai_tools::CallOptions::new().metadata("X-User", "user-42");
+    let listed = toolkit.execute_with("links_list", "{}", &call).await;
+    assert!(!listed.is_error, "{}", listed.output);
+    let mut seen = backend.last_metadata();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("x-tenant".to_owned(), "acme".to_owned()),
+            ("x-user".to_owned(), "user-42".to_owned())
+        ]
+    );
+
+    let before = backend.received().len();
+    let bad = ai_tools::CallOptions::new().metadata("x user", "s3cret");
+    let refused = toolkit.execute_with("links_list", "{}", &bad).await;
+    assert!(refused.is_error);
+    assert!(refused.output.contains("`x user`"), "{}", refused.output);
+    assert!(!refused.output.contains("s3cret"), "{}", refused.output);
+    assert_eq!(
+        backend.received().len(),
+        before,
+        "nothing reached the service"
+    );
+    server.shutdown().await;
+}
