@@ -428,10 +428,13 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{CallOptions, NativeTool, Toolkit};
+    /// use ai_tools::{CallOptions, NativeTool, ToolInput, Toolkit};
+    /// /// No arguments.
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Nothing {}
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let whoami = NativeTool::new::<serde_json::Value, _, _>("whoami", "Who is calling.", |ctx, _| async move {
+    /// let whoami = NativeTool::new::<Nothing, _, _>("whoami", "Who is calling.", |ctx, _| async move {
     ///     ctx.call_options().metadata.iter().find(|(k, _)| k == "x-user").map(|(_, v)| v.clone()).unwrap_or_default()
     /// });
     /// let toolkit = Toolkit::builder()
