@@ -12,6 +12,8 @@
 
 #[path = "../../macros/src/compile.rs"]
 mod compile;
+#[path = "../../macros/src/errors.rs"]
+mod errors;
 #[path = "../../macros/src/expand.rs"]
 mod expand;
 #[path = "../../macros/src/input.rs"]
@@ -52,7 +54,8 @@ impl Case {
     }
 
     fn expand(&self) -> proc_macro2::TokenStream {
-        expand::ai_tools(&self.macro_input, &self.manifest_dir, None)
+        let tokens = quote::ToTokens::to_token_stream(&self.macro_input.path);
+        expand::ai_tools(tokens, &self.manifest_dir, None)
     }
 }
 
