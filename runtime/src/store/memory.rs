@@ -4,8 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::{AliasStore, Assignment, Lookup, StoreError, new_epoch};
-use crate::alias::{AliasError, State};
+use super::{AliasStore, AssignError, Assignment, Lookup, StoreError, new_epoch};
+use crate::alias::AliasTable;
 use crate::transport::BoxFuture;
 
 /// An [`AliasStore`] in this process's memory, shared by every
@@ -48,7 +48,7 @@ struct Inner {
 #[derive(Debug)]
 struct Conversation {
     epoch: String,
-    state: State,
+    state: AliasTable,
     last_used: Instant,
 }
 
@@ -129,7 +129,7 @@ impl MemoryStore {
         id: &str,
         ids: &[(String, String)],
         limit: usize,
-    ) -> Result<Assignment, AliasError> {
+    ) -> Result<Assignment, AssignError> {
         let now = Instant::now();
         let mut inner = self.lock();
         let (new, len) = match self.live(&mut inner, id, now) {
@@ -142,7 +142,7 @@ impl MemoryStore {
             None => (ids.len(), 0),
         };
         if new > 0 && len.saturating_add(new) > limit {
-            return Err(AliasError::LimitReached { limit });
+            return Err(AssignError::LimitReached { limit });
         }
         let conversation =
             inner
@@ -150,7 +150,7 @@ impl MemoryStore {
                 .entry(id.to_owned())
                 .or_insert_with(|| Conversation {
                     epoch: new_epoch(),
-                    state: State::default(),
+                    state: AliasTable::default(),
                     last_used: now,
                 });
         let aliases = ids
@@ -186,7 +186,7 @@ impl AliasStore for MemoryStore {
         conversation: &'a str,
         ids: &'a [(String, String)],
         limit: usize,
-    ) -> BoxFuture<'a, Result<Assignment, AliasError>> {
+    ) -> BoxFuture<'a, Result<Assignment, AssignError>> {
         let result = self.assign_now(conversation, ids, limit);
         Box::pin(async move { result })
     }
@@ -249,7 +249,7 @@ mod tests {
                 .assign("c", &[id("link", 3), id("link", 4)], 4)
                 .await
                 .unwrap_err(),
-            AliasError::LimitReached { limit: 4 }
+            AssignError::LimitReached { limit: 4 }
         );
         let again = store
             .assign("c", &[id("link", 2), id("link", 3)], 4)

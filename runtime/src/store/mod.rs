@@ -16,7 +16,6 @@ use ai_tools_schema::names::split_alias;
 use std::fmt;
 use std::time::Duration;
 
-use crate::alias::AliasError;
 use crate::transport::BoxFuture;
 
 mod memory;
@@ -97,6 +96,29 @@ pub struct Lookup {
     pub uuids: Vec<Vec<String>>,
 }
 
+/// Why an [`AliasStore`] gave out no aliases; in either case nothing was
+/// written.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::store::{AssignError, StoreError};
+/// let down: AssignError = StoreError::unavailable("connection refused").into();
+/// assert!(down.to_string().contains("connection refused"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AssignError {
+    /// The new ids would take the conversation past its limit.
+    #[error("the conversation already holds the maximum of {limit} ids")]
+    LimitReached {
+        /// The limit asked for.
+        limit: usize,
+    },
+    /// The store is unavailable.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
 /// A conversation-keyed store of aliases, shared by every process that
 /// serves the conversation.
 ///
@@ -133,18 +155,18 @@ pub trait AliasStore: Send + Sync + fmt::Debug {
     /// Gets or assigns, atomically, the alias of every `(prefix, uuid)` of
     /// `ids` in `conversation`. All or nothing: when the new ones would take
     /// the conversation past `limit` aliases, nothing is written and the
-    /// answer is [`AliasError::LimitReached`].
+    /// answer is [`AssignError::LimitReached`].
     ///
     /// # Errors
     ///
-    /// [`AliasError::LimitReached`], or [`AliasError::Store`] when the store
-    /// is unavailable (then nothing was written).
+    /// [`AssignError::LimitReached`], or [`AssignError::Store`] when the
+    /// store is unavailable (then nothing was written).
     fn assign<'a>(
         &'a self,
         conversation: &'a str,
         ids: &'a [(String, String)],
         limit: usize,
-    ) -> BoxFuture<'a, Result<Assignment, AliasError>>;
+    ) -> BoxFuture<'a, Result<Assignment, AssignError>>;
 
     /// Looks up, in one request, the UUIDs behind `aliases` and the aliases
     /// of `uuids`.

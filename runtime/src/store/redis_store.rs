@@ -11,8 +11,9 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::cluster_async::ClusterConnection;
 use ::redis::{Cmd, ErrorKind, Pipeline, RedisError, Script, ServerErrorKind, Value};
 
-use super::{AliasStore, Assignment, Lookup, StoreError, new_epoch, number_of, prefix_of};
-use crate::alias::AliasError;
+use super::{
+    AliasStore, AssignError, Assignment, Lookup, StoreError, new_epoch, number_of, prefix_of,
+};
 use crate::transport::BoxFuture;
 
 /// Get-or-assign a batch, atomically, all or nothing under the limit.
@@ -610,7 +611,7 @@ impl AliasStore for RedisStore {
         conversation: &'a str,
         ids: &'a [(String, String)],
         limit: usize,
-    ) -> BoxFuture<'a, Result<Assignment, AliasError>> {
+    ) -> BoxFuture<'a, Result<Assignment, AssignError>> {
         Box::pin(async move {
             let ttl = self.ttl_ms().to_string();
             let limit = limit.to_string();
@@ -622,7 +623,7 @@ impl AliasStore for RedisStore {
             }
             let reply = self.eval(&self.assign, conversation, &args, true).await?;
             match reply.split_first() {
-                Some((Some(flag), _)) if flag == "#limit" => Err(AliasError::LimitReached {
+                Some((Some(flag), _)) if flag == "#limit" => Err(AssignError::LimitReached {
                     limit: limit.parse().unwrap_or_default(),
                 }),
                 Some((Some(epoch), aliases)) if aliases.len() == ids.len() => {

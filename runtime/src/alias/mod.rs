@@ -3,13 +3,20 @@
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use prost_reflect::{
-    DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage, Value as ProtoValue,
-};
+use prost_reflect::{DynamicMessage, ReflectMessage};
 use serde::{Deserialize, Serialize};
 
-use crate::store::{AliasStore, StoreError, prefix_of};
+use crate::store::{AliasStore, AssignError, StoreError, prefix_of};
 use crate::tool::FieldPrefix;
+
+mod table;
+mod uuid;
+mod walk;
+
+pub(crate) use table::AliasTable;
+use uuid::uuid_bytes;
+pub(crate) use uuid::{canonical_uuid, uuid_tokens};
+pub(crate) use walk::WalkPlan;
 
 /// Why an alias could not be registered or a snapshot restored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -92,9 +99,18 @@ pub enum AliasError {
 /// synchronous ones and nothing is asked of anyone.
 #[derive(Debug)]
 pub struct AliasManager {
-    state: Mutex<State>,
+    state: Mutex<AliasTable>,
     limit: usize,
     shared: Option<Shared>,
+}
+
+impl From<AssignError> for AliasError {
+    fn from(error: AssignError) -> Self {
+        match error {
+            AssignError::LimitReached { limit } => AliasError::LimitReached { limit },
+            AssignError::Store(e) => AliasError::Store(e),
+        }
+    }
 }
 
 /// The store and key of a shared conversation.
@@ -110,92 +126,6 @@ impl Default for AliasManager {
             state: Mutex::default(),
             limit: Self::DEFAULT_LIMIT,
             shared: None,
-        }
-    }
-}
-
-/// One conversation's aliases, compactly: one 32-byte record per
-/// registration, an index from UUID to its first record, and per prefix a
-/// dense table from alias number to record. Alias and UUID strings are made
-/// on demand; `by_prefix` lists and snapshots are derived from the records.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct State {
-    /// The store's epoch of the conversation this copy was learnt in
-    /// (shared managers only).
-    epoch: Option<String>,
-    /// The prefixes met, in order; a record names its prefix by index.
-    prefixes: Vec<PrefixTable>,
-    /// Every registration, in order.
-    records: Vec<Record>,
-    /// UUID → its first record; later records of the same UUID (other
-    /// prefixes) chain through `Record::next`.
-    by_uuid: HashMap<[u8; 16], u32>,
-}
-
-/// One registration: `prefix-number` stands for `uuid`.
-#[derive(Debug, Clone, Copy)]
-struct Record {
-    uuid: [u8; 16],
-    number: u64,
-    prefix: u16,
-    /// The next record of the same UUID, or [`NO_RECORD`].
-    next: u32,
-}
-
-const NO_RECORD: u32 = u32::MAX;
-
-/// The state of a [`State`] to return to (see [`State::rollback`]).
-struct Checkpoint {
-    records: usize,
-    counters: Vec<u64>,
-}
-
-/// Alias numbers this far past a prefix's dense table go to its sparse map
-/// (only an edited snapshot or a store can produce them).
-const DENSE_GAP: u64 = 4096;
-
-#[derive(Debug, Clone, Default)]
-struct PrefixTable {
-    name: String,
-    /// The last number given out.
-    counter: u64,
-    /// `dense[n - 1]`: the record of alias number `n`, or [`NO_RECORD`].
-    dense: Vec<u32>,
-    sparse: HashMap<u64, u32>,
-}
-
-impl PrefixTable {
-    fn record_of(&self, number: u64) -> Option<u32> {
-        let slot = usize::try_from(number.checked_sub(1)?).ok()?;
-        match self.dense.get(slot) {
-            Some(&record) if record != NO_RECORD => Some(record),
-            Some(_) => None,
-            None => self.sparse.get(&number).copied(),
-        }
-    }
-
-    fn unset(&mut self, number: u64) {
-        let slot = number.checked_sub(1).and_then(|n| usize::try_from(n).ok());
-        match slot.and_then(|slot| self.dense.get_mut(slot)) {
-            Some(record) => *record = NO_RECORD,
-            None => {
-                self.sparse.remove(&number);
-            }
-        }
-    }
-
-    fn set(&mut self, number: u64, record: u32) {
-        let dense_len = self.dense.len() as u64;
-        match usize::try_from(number - 1) {
-            Ok(slot) if number <= dense_len.saturating_add(DENSE_GAP) => {
-                if slot >= self.dense.len() {
-                    self.dense.resize(slot + 1, NO_RECORD);
-                }
-                self.dense[slot] = record;
-            }
-            _ => {
-                self.sparse.insert(number, record);
-            }
         }
     }
 }
@@ -285,7 +215,7 @@ impl AliasManager {
     /// assert!(restored.is_empty());
     /// ```
     pub fn from_snapshot(snapshot: AliasSnapshot) -> Result<Self, AliasError> {
-        let mut state = State::default();
+        let mut state = AliasTable::default();
         for (prefix, n) in &snapshot.counters {
             check_prefix(prefix)?;
             state.set_counter(prefix, *n);
@@ -1030,438 +960,12 @@ impl AliasManager {
         Ok(got.aliases)
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
+    fn lock(&self) -> MutexGuard<'_, AliasTable> {
         // A panic elsewhere while holding the lock leaves the maps consistent
         // (every mutation is a few inserts), so keep serving.
         self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-impl State {
-    /// Drops the local copy when it was learnt in another epoch of the conversation.
-    fn enter_epoch(&mut self, epoch: Option<&str>) {
-        if self.epoch.as_deref() != epoch {
-            *self = State {
-                epoch: epoch.map(str::to_owned),
-                ..State::default()
-            };
-        }
-    }
-
-    /// Records an alias the store gave out (no limit: the store enforces it).
-    pub(crate) fn learn(&mut self, prefix: &str, uuid: String, alias: String) {
-        let Some((alias_prefix, n)) = ai_tools_schema::names::split_alias(&alias) else {
-            return;
-        };
-        if alias_prefix != prefix || n == 0 {
-            return;
-        }
-        if self.lookup_alias(&alias).is_some() || self.alias_of(prefix, &uuid).is_some() {
-            return;
-        }
-        let Some(bytes) = uuid_bytes(&uuid) else {
-            return;
-        };
-        let p = self.prefix_index(prefix);
-        let table = &mut self.prefixes[p];
-        table.counter = table.counter.max(n);
-        self.insert(p, bytes, n);
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.records.len()
-    }
-
-    /// The index of `prefix`, added if new.
-    fn prefix_index(&mut self, prefix: &str) -> usize {
-        if let Some(i) = self.prefixes.iter().position(|t| t.name == prefix) {
-            return i;
-        }
-        self.prefixes.push(PrefixTable {
-            name: prefix.to_owned(),
-            ..PrefixTable::default()
-        });
-        self.prefixes.len() - 1
-    }
-
-    fn find_prefix(&self, prefix: &str) -> Option<usize> {
-        self.prefixes.iter().position(|t| t.name == prefix)
-    }
-
-    fn alias_text(&self, record: &Record) -> String {
-        ai_tools_schema::names::alias(
-            &self.prefixes[usize::from(record.prefix)].name,
-            record.number,
-        )
-    }
-
-    /// The prefix and UUID of an alias (exactly as written: lowercase).
-    pub(crate) fn lookup_alias(&self, alias: &str) -> Option<(&str, String)> {
-        let (prefix, n) = ai_tools_schema::names::split_alias(alias)?;
-        let table = &self.prefixes[self.find_prefix(prefix)?];
-        let record = &self.records[table.record_of(n)? as usize];
-        Some((table.name.as_str(), uuid_text(&record.uuid)))
-    }
-
-    pub(crate) fn uuid_of(&self, alias: &str) -> Option<String> {
-        self.lookup_alias(alias).map(|(_, uuid)| uuid)
-    }
-
-    /// The records of `uuid`, first registered first.
-    fn records_of(&self, uuid: &[u8; 16]) -> impl Iterator<Item = &Record> {
-        let mut next = self.by_uuid.get(uuid).copied().unwrap_or(NO_RECORD);
-        std::iter::from_fn(move || {
-            let record = self.records.get(next as usize)?;
-            next = record.next;
-            Some(record)
-        })
-    }
-
-    pub(crate) fn aliases_of_uuid(&self, uuid: &str) -> Vec<String> {
-        let Some(bytes) = uuid_bytes(uuid) else {
-            return Vec::new();
-        };
-        self.records_of(&bytes)
-            .map(|r| self.alias_text(r))
-            .collect()
-    }
-
-    /// The prefixes `uuid` is registered under, first registered first.
-    fn prefixes_of_uuid(&self, uuid: &str) -> Vec<&str> {
-        let Some(bytes) = uuid_bytes(uuid) else {
-            return Vec::new();
-        };
-        self.records_of(&bytes)
-            .map(|r| self.prefixes[usize::from(r.prefix)].name.as_str())
-            .collect()
-    }
-
-    pub(crate) fn aliases_of_prefix(&self, prefix: &str) -> Vec<String> {
-        let Some(p) = self.find_prefix(prefix) else {
-            return Vec::new();
-        };
-        self.records
-            .iter()
-            .filter(|r| usize::from(r.prefix) == p)
-            .map(|r| self.alias_text(r))
-            .collect()
-    }
-
-    pub(crate) fn alias_of(&self, prefix: &str, uuid: &str) -> Option<String> {
-        let p = self.find_prefix(prefix)?;
-        let bytes = uuid_bytes(uuid)?;
-        self.records_of(&bytes)
-            .find(|r| usize::from(r.prefix) == p)
-            .map(|r| self.alias_text(r))
-    }
-
-    fn first_alias(&self, uuid: &str) -> Option<String> {
-        let bytes = uuid_bytes(uuid)?;
-        self.records_of(&bytes).next().map(|r| self.alias_text(r))
-    }
-
-    fn knows_uuid(&self, uuid: &str) -> bool {
-        uuid_bytes(uuid).is_some_and(|bytes| self.by_uuid.contains_key(&bytes))
-    }
-
-    /// `uuid` must be canonical, `prefix` valid.
-    pub(crate) fn register(&mut self, prefix: &str, uuid: String) -> String {
-        match uuid_bytes(&uuid) {
-            Some(bytes) => self.register_bytes(prefix, bytes),
-            None => uuid,
-        }
-    }
-
-    /// The alias of `uuid` under `prefix` (valid), given out now if new.
-    fn register_bytes(&mut self, prefix: &str, bytes: [u8; 16]) -> String {
-        if let Some(p) = self.find_prefix(prefix)
-            && let Some(record) = self.records_of(&bytes).find(|r| usize::from(r.prefix) == p)
-        {
-            return self.alias_text(record);
-        }
-        let p = self.prefix_index(prefix);
-        let table = &self.prefixes[p];
-        let mut n = table.counter.saturating_add(1);
-        // A restored snapshot may have been edited by hand; never reuse an alias.
-        while table.record_of(n).is_some() {
-            n = n.saturating_add(1);
-        }
-        self.prefixes[p].counter = n;
-        self.insert(p, bytes, n);
-        ai_tools_schema::names::alias(prefix, n)
-    }
-
-    /// What [`rollback`](Self::rollback) returns to.
-    fn checkpoint(&self) -> Checkpoint {
-        Checkpoint {
-            records: self.records.len(),
-            counters: self.prefixes.iter().map(|t| t.counter).collect(),
-        }
-    }
-
-    /// Forgets every registration since `checkpoint` (they are the last
-    /// records, so each is the end of its UUID's chain).
-    fn rollback(&mut self, checkpoint: Checkpoint) {
-        while self.records.len() > checkpoint.records {
-            let Some(record) = self.records.pop() else {
-                break;
-            };
-            let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
-            if self.by_uuid.get(&record.uuid) == Some(&index) {
-                self.by_uuid.remove(&record.uuid);
-            } else if let Some(before) = self.records.iter_mut().find(|r| r.next == index) {
-                before.next = NO_RECORD;
-            }
-            if let Some(table) = self.prefixes.get_mut(usize::from(record.prefix)) {
-                table.unset(record.number);
-            }
-        }
-        self.prefixes.truncate(checkpoint.counters.len());
-        for (table, counter) in self.prefixes.iter_mut().zip(checkpoint.counters) {
-            table.counter = counter;
-        }
-    }
-
-    /// The counters of every prefix met.
-    fn counters(&self) -> BTreeMap<String, u64> {
-        self.prefixes
-            .iter()
-            .map(|t| (t.name.clone(), t.counter))
-            .collect()
-    }
-
-    fn set_counter(&mut self, prefix: &str, n: u64) {
-        let p = self.prefix_index(prefix);
-        self.prefixes[p].counter = n;
-    }
-
-    /// Every registration in order, as a snapshot lists them.
-    fn entries(&self) -> Vec<AliasEntry> {
-        self.records
-            .iter()
-            .map(|r| AliasEntry {
-                prefix: self.prefixes[usize::from(r.prefix)].name.clone(),
-                alias: self.alias_text(r),
-                uuid: uuid_text(&r.uuid),
-            })
-            .collect()
-    }
-
-    fn insert(&mut self, prefix: usize, uuid: [u8; 16], number: u64) {
-        // A conversation holds far fewer than 2^32 aliases (its limit says so).
-        let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
-        let prefix_id = u16::try_from(prefix).unwrap_or(u16::MAX);
-        self.records.push(Record {
-            uuid,
-            number,
-            prefix: prefix_id,
-            next: NO_RECORD,
-        });
-        match self.by_uuid.get(&uuid).copied() {
-            None => {
-                self.by_uuid.insert(uuid, index);
-            }
-            Some(first) => {
-                let mut at = first as usize;
-                while self.records[at].next != NO_RECORD {
-                    at = self.records[at].next as usize;
-                }
-                self.records[at].next = index;
-            }
-        }
-        self.prefixes[prefix].set(number, index);
-    }
-}
-
-/// The 16 bytes of a UUID in its text form (any letter case).
-fn uuid_bytes(uuid: &str) -> Option<[u8; 16]> {
-    if !is_uuid_bytes(uuid.as_bytes()) {
-        return None;
-    }
-    let mut out = [0u8; 16];
-    let mut digits = uuid.bytes().filter(|b| *b != b'-');
-    for byte in &mut out {
-        let hi = hex_value(digits.next()?)?;
-        let lo = hex_value(digits.next()?)?;
-        *byte = (hi << 4) | lo;
-    }
-    Some(out)
-}
-
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
-    }
-}
-
-/// A UUID's canonical text: lowercase, hyphenated 8-4-4-4-12.
-fn uuid_text(uuid: &[u8; 16]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(UUID_LEN);
-    for (i, byte) in uuid.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
-            out.push('-');
-        }
-        out.push(char::from(HEX[usize::from(byte >> 4)]));
-        out.push(char::from(HEX[usize::from(byte & 15)]));
-    }
-    out
-}
-
-/// The recursion limit of the message walks; protobuf's own decoder stops at 100.
-pub(crate) const MAX_WALK_DEPTH: usize = 100;
-
-/// What to do with one field of a message type on a walk.
-enum WalkStep {
-    /// Its strings carry `prefixes[.1]`.
-    Alias(FieldDescriptor, usize),
-    /// A message (or list or map of messages) that leads to an alias-carrying field.
-    Descend(FieldDescriptor),
-}
-
-/// The steps of a walk, by message type: only the fields worth visiting.
-pub(crate) struct WalkPlan<'p> {
-    prefixes: &'p [FieldPrefix],
-    steps: HashMap<String, Vec<WalkStep>>,
-}
-
-impl<'p> WalkPlan<'p> {
-    pub(crate) fn new(root: &MessageDescriptor, prefixes: &'p [FieldPrefix]) -> Self {
-        // Every message type reachable from the root.
-        let mut reachable: Vec<MessageDescriptor> = Vec::new();
-        let mut seen: HashSet<String> = HashSet::new();
-        let mut stack = vec![root.clone()];
-        while let Some(m) = stack.pop() {
-            if !seen.insert(m.full_name().to_owned()) {
-                continue;
-            }
-            for field in m.fields() {
-                if let Some(child) = message_of(&field) {
-                    stack.push(child);
-                }
-            }
-            reachable.push(m);
-        }
-        // Those that hold an aliased field, then, to a fixpoint, those that
-        // lead to one.
-        let mut leads: HashSet<String> = reachable
-            .iter()
-            .filter(|m| prefixes.iter().any(|fp| fp.message == m.full_name()))
-            .map(|m| m.full_name().to_owned())
-            .collect();
-        loop {
-            let before = leads.len();
-            for m in &reachable {
-                if !leads.contains(m.full_name())
-                    && m.fields()
-                        .filter_map(|f| message_of(&f))
-                        .any(|child| leads.contains(child.full_name()))
-                {
-                    leads.insert(m.full_name().to_owned());
-                }
-            }
-            if leads.len() == before {
-                break;
-            }
-        }
-        let mut steps = HashMap::new();
-        for m in reachable.iter().filter(|m| leads.contains(m.full_name())) {
-            let list: Vec<WalkStep> = m
-                .fields()
-                .filter_map(|field| {
-                    let aliased = prefixes
-                        .iter()
-                        .position(|fp| fp.message == m.full_name() && fp.field == field.name());
-                    match aliased {
-                        Some(i) => Some(WalkStep::Alias(field, i)),
-                        None => message_of(&field)
-                            .filter(|child| leads.contains(child.full_name()))
-                            .map(|_| WalkStep::Descend(field)),
-                    }
-                })
-                .collect();
-            steps.insert(m.full_name().to_owned(), list);
-        }
-        WalkPlan { prefixes, steps }
-    }
-
-    fn walk(
-        &self,
-        message: &mut DynamicMessage,
-        depth: usize,
-        f: &mut dyn FnMut(&FieldPrefix, &mut String),
-    ) {
-        if depth > MAX_WALK_DEPTH {
-            return;
-        }
-        let desc = message.descriptor();
-        let Some(steps) = self.steps.get(desc.full_name()) else {
-            return;
-        };
-        for step in steps {
-            match step {
-                WalkStep::Alias(field, i) => {
-                    if !message.has_field(field) {
-                        continue;
-                    }
-                    let fp = &self.prefixes[*i];
-                    match message.get_field_mut(field) {
-                        ProtoValue::String(s) => f(fp, s),
-                        ProtoValue::List(items) => {
-                            for item in items {
-                                if let ProtoValue::String(s) = item {
-                                    f(fp, s);
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                WalkStep::Descend(field) => {
-                    if !message.has_field(field) {
-                        continue;
-                    }
-                    match message.get_field_mut(field) {
-                        ProtoValue::Message(m) => self.walk(m, depth + 1, f),
-                        ProtoValue::List(items) => {
-                            for item in items {
-                                if let ProtoValue::Message(m) = item {
-                                    self.walk(m, depth + 1, f);
-                                }
-                            }
-                        }
-                        ProtoValue::Map(map) => {
-                            // Map order is unspecified; walk by key so aliases are deterministic.
-                            let mut entries: Vec<_> = map.iter_mut().collect();
-                            entries.sort_by(|a, b| a.0.cmp(b.0));
-                            for (_, v) in entries {
-                                if let ProtoValue::Message(m) = v {
-                                    self.walk(m, depth + 1, f);
-                                }
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// The message type a field holds: its own, or a map's value type.
-fn message_of(field: &FieldDescriptor) -> Option<MessageDescriptor> {
-    match field.kind() {
-        Kind::Message(m) if m.is_map_entry() => match m.map_entry_value_field().kind() {
-            Kind::Message(value) => Some(value),
-            _ => None,
-        },
-        Kind::Message(m) => Some(m),
-        _ => None,
     }
 }
 
@@ -1540,46 +1044,10 @@ pub(crate) fn check_prefix(prefix: &str) -> Result<(), AliasError> {
     }
 }
 
-const UUID_LEN: usize = 36;
-
-fn is_uuid_bytes(b: &[u8]) -> bool {
-    b.len() == UUID_LEN
-        && b.iter().enumerate().all(|(i, c)| match i {
-            8 | 13 | 18 | 23 => *c == b'-',
-            _ => c.is_ascii_hexdigit(),
-        })
-}
-
-/// `s` in lowercase if it is exactly a UUID.
-pub(crate) fn canonical_uuid(s: &str) -> Option<String> {
-    is_uuid_bytes(s.as_bytes()).then(|| s.to_ascii_lowercase())
-}
-
-/// Byte ranges of the whole UUID tokens of `text`: a UUID not preceded or
-/// followed by a letter, digit, `-` or `_`.
-pub(crate) fn uuid_tokens(text: &str) -> Vec<(usize, usize)> {
-    let bytes = text.as_bytes();
-    let is_word = |c: u8| c.is_ascii_alphanumeric() || c == b'-' || c == b'_';
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i + UUID_LEN <= bytes.len() {
-        let at_boundary = i == 0 || !is_word(bytes[i - 1]);
-        if at_boundary
-            && is_uuid_bytes(&bytes[i..i + UUID_LEN])
-            && bytes.get(i + UUID_LEN).is_none_or(|c| !is_word(*c))
-        {
-            out.push((i, i + UUID_LEN));
-            i += UUID_LEN;
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use prost_reflect::Value as ProtoValue;
     use serde_json::json;
 
     fn uuid(n: u32) -> String {
