@@ -404,3 +404,55 @@ pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
         task,
     })
 }
+
+/// Assertions and setup the integration tests share.
+pub mod support {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use ai_tools::{AliasStore, Sessions, TonicTransport, ToolResult};
+    use serde_json::Value;
+
+    use crate::{LinksBackend, Received, RunningServer};
+
+    /// The output of a successful result, as JSON; panics naming the error otherwise.
+    pub fn ok_json(result: &ToolResult) -> Value {
+        assert!(!result.is_error, "unexpected error: {}", result.output);
+        serde_json::from_str(&result.output).expect("output is JSON")
+    }
+
+    /// The text of an error result; panics naming the output otherwise.
+    pub fn error_text(result: &ToolResult) -> &str {
+        assert!(result.is_error, "expected an error, got: {}", result.output);
+        &result.output
+    }
+
+    /// The `link_id` of every `CreateWorkflowStep` the service received, in order.
+    pub fn step_link_ids(backend: &LinksBackend) -> Vec<String> {
+        backend
+            .received()
+            .into_iter()
+            .filter_map(|r| match r {
+                Received::CreateWorkflowStep(s) => Some(s.link_id),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A store key prefix no other test (or run) uses.
+    pub fn unique_prefix(test: &str) -> String {
+        format!("test-{test}-{}", crate::new_uuid())
+    }
+
+    /// `Sessions` over the server's channel whose conversations live in `store`.
+    pub fn sessions_with_store(
+        server: &RunningServer,
+        store: Arc<dyn AliasStore>,
+    ) -> Sessions<TonicTransport> {
+        Sessions::new(
+            TonicTransport::new(server.channel().expect("url")),
+            Duration::from_secs(600),
+        )
+        .with_store(store)
+    }
+}

@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use ai_tools::{
     AliasManager, CallOptions, ExecutorOptions, ProtoExecutor, SessionExecutor, Sessions,
-    TonicTransport, ToolResult,
+    TonicTransport,
 };
+use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, serve, tools};
-use serde_json::{Value, json};
+use serde_json::json;
 
 type Exec = ProtoExecutor<TonicTransport>;
 
@@ -37,16 +38,6 @@ async fn start(existing_links: usize) -> (RunningServer, Exec) {
         TonicTransport::new(server.channel().expect("url")),
     );
     (server, exec)
-}
-
-fn ok_json(result: &ToolResult) -> Value {
-    assert!(!result.is_error, "unexpected error: {}", result.output);
-    serde_json::from_str(&result.output).expect("output is JSON")
-}
-
-fn error_text(result: &ToolResult) -> &str {
-    assert!(result.is_error, "expected an error, got: {}", result.output);
-    &result.output
 }
 
 fn is_uuid(s: &str) -> bool {

@@ -26,9 +26,11 @@ use ai_tools::{
     AliasManager, AliasStore, ProtoExecutor, RedisStore, RedisStoreOptions, SessionExecutor,
     Sessions, TonicTransport, ToolResult,
 };
-use ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, serve, tools};
+use ai_tools_tests::support::{
+    error_text, ok_json, sessions_with_store, step_link_ids, unique_prefix,
+};
+use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
 use redis::aio::MultiplexedConnection;
-use serde_json::Value;
 
 /// What the macro's `Executor<T>` is, minus the typed methods.
 struct Exec(ProtoExecutor<TonicTransport>);
@@ -520,40 +522,6 @@ async fn conversation_per_master(cluster: &Cluster, stem: &str) -> Vec<(String, 
     found
 }
 
-/// A key prefix no other test (or run) uses.
-fn prefix(test: &str) -> String {
-    format!("test-{test}-{}", ai_tools_tests::new_uuid())
-}
-
-fn sessions(server: &RunningServer, store: RedisStore) -> Sessions<TonicTransport> {
-    Sessions::new(
-        TonicTransport::new(server.channel().expect("url")),
-        Duration::from_secs(600),
-    )
-    .with_store(Arc::new(store))
-}
-
-fn ok_json(result: &ToolResult) -> Value {
-    assert!(!result.is_error, "unexpected error: {}", result.output);
-    serde_json::from_str(&result.output).expect("output is JSON")
-}
-
-fn error_text(result: &ToolResult) -> &str {
-    assert!(result.is_error, "expected an error, got: {}", result.output);
-    &result.output
-}
-
-fn step_link_ids(backend: &LinksBackend) -> Vec<String> {
-    backend
-        .received()
-        .into_iter()
-        .filter_map(|r| match r {
-            Received::CreateWorkflowStep(s) => Some(s.link_id),
-            _ => None,
-        })
-        .collect()
-}
-
 /// What the store holds for `conversation`, read straight from the node
 /// that owns it: alias → UUID, and UUID → its aliases.
 async fn held(
@@ -610,10 +578,10 @@ async fn conversations_on_every_master_are_shared_by_two_replicas() {
         return;
     };
     let _turn = SHARED.lock().await;
-    let keys = prefix("every-master");
+    let keys = unique_prefix("every-master");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let a = sessions(&server, cluster.store(&keys).await);
-    let b = sessions(&server, cluster.store(&keys).await);
+    let a = sessions_with_store(&server, Arc::new(cluster.store(&keys).await));
+    let b = sessions_with_store(&server, Arc::new(cluster.store(&keys).await));
     let placed = conversation_per_master(&cluster, "every-master").await;
     assert_eq!(placed.len(), 3, "a conversation on each of the 3 masters");
 
@@ -696,7 +664,7 @@ async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
         return;
     };
     let _turn = SHARED.lock().await;
-    let keys = prefix("empty-tag");
+    let keys = unique_prefix("empty-tag");
     let store = cluster.store(&keys).await;
     let sessions = Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store.clone()));
     let uuid = ai_tools_tests::new_uuid();
@@ -753,11 +721,11 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
         return;
     };
     let _turn = SHARED.lock().await;
-    let keys = prefix("migrate");
+    let keys = unique_prefix("migrate");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let a = sessions(&server, cluster.store(&keys).await);
+    let a = sessions_with_store(&server, Arc::new(cluster.store(&keys).await));
     let store_b = cluster.store(&keys).await;
-    let b = sessions(&server, store_b.clone());
+    let b = sessions_with_store(&server, Arc::new(store_b.clone()));
     let conversation = format!("migrate-{}", ai_tools_tests::new_uuid());
     let slot = slot_of(&conversation);
     let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>(&conversation);
@@ -899,7 +867,7 @@ async fn concurrent_registration_during_a_migration_gives_one_alias_per_uuid() {
         return;
     };
     let _turn = SHARED.lock().await;
-    let keys = prefix("concurrent");
+    let keys = unique_prefix("concurrent");
     let a = Arc::new(
         Sessions::new((), Duration::from_secs(600))
             .with_store(Arc::new(cluster.store(&keys).await)),
@@ -994,11 +962,11 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
         return;
     };
     let _turn = SHARED.lock().await;
-    let keys = prefix("round-trips");
+    let keys = unique_prefix("round-trips");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let store = cluster.store(&keys).await;
     let counter = store.clone();
-    let replica = sessions(&server, store);
+    let replica = sessions_with_store(&server, Arc::new(store));
     for (conversation, owner) in conversation_per_master(&cluster, "round-trips").await {
         let exec = replica.for_conversation::<Exec>(&conversation);
         // (tool, arguments, round trips expected: resolution + registration)
@@ -1050,7 +1018,7 @@ async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
         return;
     };
     let _turn = SHARED.lock().await;
-    let keys = prefix("wait");
+    let keys = unique_prefix("wait");
     let masters = cluster.masters().await;
     let mut replicas = 0;
     for m in &masters {
@@ -1114,12 +1082,12 @@ async fn a_master_crash_and_failover_lose_no_alias() {
     let Some(cluster) = Cluster::own("failover", 1, false).await else {
         return;
     };
-    let keys = prefix("failover");
+    let keys = unique_prefix("failover");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let mut options = cluster.options(&keys).await;
     options.wait_for_replicas = 1;
-    let a = sessions(&server, cluster.store_with(options.clone()).await);
-    let b = sessions(&server, cluster.store_with(options).await);
+    let a = sessions_with_store(&server, Arc::new(cluster.store_with(options.clone()).await));
+    let b = sessions_with_store(&server, Arc::new(cluster.store_with(options).await));
     let conversation = "failover-1";
     let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>(conversation);
     for n in 1..=3 {
@@ -1215,12 +1183,12 @@ async fn the_cluster_down_mid_call_is_an_error_result_and_nothing_is_half_writte
     let Some(cluster) = Cluster::own("down", 0, true).await else {
         return;
     };
-    let keys = prefix("down");
+    let keys = unique_prefix("down");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let mut options = cluster.options(&keys).await;
     options.response_timeout = Duration::from_secs(1);
     let store = cluster.store_with(options).await;
-    let replica = sessions(&server, store.clone());
+    let replica = sessions_with_store(&server, Arc::new(store.clone()));
     let conversation = "down-1";
     let exec = replica.for_conversation::<Exec>(conversation);
     ok_json(
@@ -1395,7 +1363,7 @@ async fn latency_per_tool_call_single_node_and_cluster() {
         return;
     };
     let _turn = SHARED.lock().await;
-    let keys = prefix("latency");
+    let keys = unique_prefix("latency");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let mut options = cluster.options(&keys).await;
     options.response_timeout = Duration::from_secs(2);
@@ -1407,8 +1375,8 @@ async fn latency_per_tool_call_single_node_and_cluster() {
         TonicTransport::new(server.channel().expect("url")),
         Duration::from_secs(600),
     );
-    let with_node = sessions(&server, node_store.clone());
-    let with_cluster = sessions(&server, cluster_store.clone());
+    let with_node = sessions_with_store(&server, Arc::new(node_store.clone()));
+    let with_cluster = sessions_with_store(&server, Arc::new(cluster_store.clone()));
     let variants: [(&str, &Sessions<TonicTransport>); 3] = [
         ("in memory", &in_memory),
         ("one node", &with_node),

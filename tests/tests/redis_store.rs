@@ -20,8 +20,10 @@ use ai_tools::{
     AliasManager, AliasStore, ProtoExecutor, RedisStore, RedisStoreOptions, SessionExecutor,
     Sessions, TonicTransport, ToolResult,
 };
-use ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, serve, tools};
-use serde_json::Value;
+use ai_tools_tests::support::{
+    error_text, ok_json, sessions_with_store, step_link_ids, unique_prefix,
+};
+use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
 
 /// What the macro's `Executor<T>` is, minus the typed methods.
 struct Exec(ProtoExecutor<TonicTransport>);
@@ -204,49 +206,15 @@ impl Redis {
     }
 }
 
-/// A key prefix no other test (or run) uses.
-fn prefix(test: &str) -> String {
-    format!("test-{test}-{}", ai_tools_tests::new_uuid())
-}
-
-fn sessions(server: &RunningServer, store: RedisStore) -> Sessions<TonicTransport> {
-    Sessions::new(
-        TonicTransport::new(server.channel().expect("url")),
-        Duration::from_secs(600),
-    )
-    .with_store(Arc::new(store))
-}
-
-fn ok_json(result: &ToolResult) -> Value {
-    assert!(!result.is_error, "unexpected error: {}", result.output);
-    serde_json::from_str(&result.output).expect("output is JSON")
-}
-
-fn error_text(result: &ToolResult) -> &str {
-    assert!(result.is_error, "expected an error, got: {}", result.output);
-    &result.output
-}
-
-fn step_link_ids(backend: &LinksBackend) -> Vec<String> {
-    backend
-        .received()
-        .into_iter()
-        .filter_map(|r| match r {
-            Received::CreateWorkflowStep(s) => Some(s.link_id),
-            _ => None,
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn two_replicas_alternate_on_one_conversation_and_agree() {
     let Some(redis) = Redis::shared_or_own("two_replicas").await else {
         return;
     };
-    let keys = prefix("replicas");
+    let keys = unique_prefix("replicas");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let a = sessions(&server, redis.store(&keys).await);
-    let b = sessions(&server, redis.store(&keys).await);
+    let a = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
+    let b = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
     let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>("conversation-1");
 
     let out = ok_json(
@@ -336,7 +304,7 @@ async fn concurrent_registration_from_two_replicas_gives_one_alias_per_uuid() {
     let Some(redis) = Redis::shared_or_own("concurrent").await else {
         return;
     };
-    let keys = prefix("concurrent");
+    let keys = unique_prefix("concurrent");
     let a = Arc::new(
         Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(redis.store(&keys).await)),
     );
@@ -393,10 +361,10 @@ async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
     let Some(redis) = Redis::shared_or_own("restart").await else {
         return;
     };
-    let keys = prefix("restart");
+    let keys = unique_prefix("restart");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     {
-        let before = sessions(&server, redis.store(&keys).await);
+        let before = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
         let exec = before.for_conversation::<Exec>("conversation-1");
         for n in 1..=3 {
             let out = ok_json(
@@ -408,7 +376,7 @@ async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
         }
         // everything dropped: the process is gone
     }
-    let after = sessions(&server, redis.store(&keys).await);
+    let after = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
     let exec = after.for_conversation::<Exec>("conversation-1");
     let second = server.backend.links()[1].id.clone();
     let out = ok_json(
@@ -436,9 +404,9 @@ async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
     let Some(mut redis) = Redis::own("down", true).await else {
         return;
     };
-    let keys = prefix("down");
+    let keys = unique_prefix("down");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let replica = sessions(&server, redis.store(&keys).await);
+    let replica = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
     let exec = replica.for_conversation::<Exec>("conversation-1");
     ok_json(
         &exec
@@ -548,7 +516,7 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
     let Some(redis) = Redis::shared_or_own("ttl").await else {
         return;
     };
-    let keys = prefix("ttl");
+    let keys = unique_prefix("ttl");
     let ttl = Duration::from_millis(400);
     let store = Arc::new(redis.store_with(&keys, ttl).await);
     let a = Sessions::new((), Duration::from_secs(600)).with_store(store.clone());
@@ -608,11 +576,11 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
     let Some(redis) = Redis::own("round_trips", false).await else {
         return;
     };
-    let keys = prefix("round-trips");
+    let keys = unique_prefix("round-trips");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let store = redis.store(&keys).await;
     let counter = store.clone();
-    let replica = sessions(&server, store);
+    let replica = sessions_with_store(&server, Arc::new(store));
     let exec = replica.for_conversation::<Exec>("conversation-1");
     let mut raw = redis.raw().await;
     async fn evalsha(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
@@ -655,7 +623,7 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
     }
     // 200 ids in one answer are still one round trip
     let big = serve(LinksBackend::with_links(100)).await.expect("bind");
-    let replica = sessions(&big, counter.clone());
+    let replica = sessions_with_store(&big, Arc::new(counter.clone()));
     let exec = replica.for_conversation::<Exec>("conversation-2");
     let trips = counter.round_trips();
     let out = ok_json(&exec.run("links_list", r#"{"page_size":100}"#).await);
@@ -678,10 +646,10 @@ async fn latency_per_tool_call_on_loopback() {
     let Some(redis) = Redis::shared_or_own("latency").await else {
         return;
     };
-    let keys = prefix("latency");
+    let keys = unique_prefix("latency");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let store = redis.store(&keys).await;
-    let with_redis = sessions(&server, store.clone());
+    let with_redis = sessions_with_store(&server, Arc::new(store.clone()));
     let in_memory = Sessions::new(
         TonicTransport::new(server.channel().expect("url")),
         Duration::from_secs(600),

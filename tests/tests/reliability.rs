@@ -13,24 +13,15 @@ use std::time::{Duration, Instant};
 
 use ai_tools::{
     AliasManager, CallOptions, ExecutorOptions, InProcessTransport, ProtoExecutor, Sessions,
-    TonicTransport, ToolResult, Transport,
+    TonicTransport, Transport,
 };
 use ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
 use ai_tools_tests::pb::workflow_steps_service_server::WorkflowStepsServiceServer;
+use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::{LINKS_POOL, LinksBackend, new_uuid, pb, tools};
 use prost_reflect::DynamicMessage;
 use serde_json::{Value, json};
 use tonic::{Request, Response};
-
-fn ok_json(result: &ToolResult) -> Value {
-    assert!(!result.is_error, "unexpected error: {}", result.output);
-    serde_json::from_str(&result.output).expect("output is JSON")
-}
-
-fn error_text(result: &ToolResult) -> &str {
-    assert!(result.is_error, "expected an error, got: {}", result.output);
-    &result.output
-}
 
 /// A prost message as the `DynamicMessage` of the same proto type.
 fn dynamic<M: prost::Message>(message: &M, full_name: &str) -> DynamicMessage {

@@ -2,9 +2,10 @@
 //! echo service returns the request it decoded, so the output shows exactly
 //! what would have reached a real service.
 
-use ai_tools::{Code, InProcessTransport, ProtoExecutor, Status, ToolResult};
+use ai_tools::{Code, InProcessTransport, ProtoExecutor, Status};
+use ai_tools_tests::support::ok_json;
 use ai_tools_tests::{SHAPES_POOL, new_uuid, tools};
-use serde_json::{Value, json};
+use serde_json::json;
 
 fn echo() -> ProtoExecutor<InProcessTransport> {
     let transport = InProcessTransport::new()
@@ -12,11 +13,6 @@ fn echo() -> ProtoExecutor<InProcessTransport> {
             Ok(request)
         });
     ProtoExecutor::new(tools::SHAPES, &SHAPES_POOL, transport)
-}
-
-fn ok_json(result: &ToolResult) -> Value {
-    assert!(!result.is_error, "unexpected error: {}", result.output);
-    serde_json::from_str(&result.output).expect("output is JSON")
 }
 
 #[tokio::test]
