@@ -1,7 +1,6 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
 
-use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock};
 
 use ai_tools_schema::inbound::{Limits, shorten};
 use prost_reflect::{
@@ -12,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::alias::{AliasError, AliasManager, WalkPlan};
 use crate::inbound::{Arguments, Refusal, Resolve, prepare, request_schema};
+use crate::memo::Memo;
 use crate::store::StoreError;
 use crate::tool::AgentTool;
 use crate::transport::{CallOptions, Code, Status, Transport};
@@ -681,26 +681,12 @@ enum CallError {
 /// The walk plan of a tool's response, made once per tool and response type:
 /// a tool's `response_aliases` is static, so its address names it for good.
 fn response_plan(tool: &'static AgentTool, response: &MessageDescriptor) -> Arc<WalkPlan<'static>> {
-    type Plans = RwLock<HashMap<(usize, String), Arc<WalkPlan<'static>>>>;
-    static PLANS: LazyLock<Plans> = LazyLock::new(Plans::default);
+    static PLANS: LazyLock<Memo<(usize, String), WalkPlan<'static>>> = LazyLock::new(Memo::new);
     let key = (
         tool.response_aliases.as_ptr() as usize,
         response.full_name().to_owned(),
     );
-    if let Some(plan) = PLANS
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return plan.clone();
-    }
-    let plan = Arc::new(WalkPlan::new(response, tool.response_aliases));
-    PLANS
-        .write()
-        .unwrap_or_else(PoisonError::into_inner)
-        .entry(key)
-        .or_insert(plan)
-        .clone()
+    PLANS.get_or(key, || WalkPlan::new(response, tool.response_aliases))
 }
 
 /// Decodes the unshaped arguments, which the inbound rules have checked

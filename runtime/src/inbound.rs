@@ -4,9 +4,8 @@
 //! their aliases resolved in the conversation. What comes out is ready to
 //! decode: protojson for a request message, serde's form for a native input.
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::sync::{Arc, LazyLock, PoisonError, RwLock};
+use std::sync::{Arc, LazyLock};
 
 use ai_tools_schema::inbound::{self, AliasSlot, Limits, shorten};
 use ai_tools_schema::ir::Schema;
@@ -14,6 +13,7 @@ use prost_reflect::{DescriptorPool, MessageDescriptor};
 use serde_json::Value;
 
 use crate::alias::{AliasError, AliasManager, Resolution};
+use crate::memo::Memo;
 use crate::store::StoreError;
 
 /// The arguments as the model sent them.
@@ -174,24 +174,10 @@ pub(crate) fn request_schema(
     pool: &'static DescriptorPool,
     message: &MessageDescriptor,
 ) -> Arc<Schema> {
-    type Cache = RwLock<HashMap<(usize, String), Arc<Schema>>>;
-    static CACHE: LazyLock<Cache> = LazyLock::new(Cache::default);
+    static SCHEMAS: LazyLock<Memo<(usize, String), Schema>> = LazyLock::new(Memo::new);
     let key = (
         std::ptr::from_ref(pool) as usize,
         message.full_name().to_owned(),
     );
-    if let Some(schema) = CACHE
-        .read()
-        .unwrap_or_else(PoisonError::into_inner)
-        .get(&key)
-    {
-        return schema.clone();
-    }
-    let schema = Arc::new(ai_tools_schema::proto::message_schema(message));
-    CACHE
-        .write()
-        .unwrap_or_else(PoisonError::into_inner)
-        .entry(key)
-        .or_insert(schema)
-        .clone()
+    SCHEMAS.get_or(key, || ai_tools_schema::proto::message_schema(message))
 }

@@ -89,6 +89,7 @@ mod executor;
 mod inbound;
 #[cfg(feature = "mcp")]
 pub mod mcp;
+mod memo;
 mod native;
 #[cfg(feature = "async-openai")]
 pub mod openai;
