@@ -410,7 +410,8 @@ pub mod support {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use ai_tools::{AliasStore, Sessions, TonicTransport, ToolResult};
+    use ai_tools::schema::Dialect;
+    use ai_tools::{AgentTool, AliasStore, Sessions, TonicTransport, ToolResult};
     use serde_json::Value;
 
     use crate::{LinksBackend, Received, RunningServer};
@@ -435,6 +436,19 @@ pub mod support {
             .filter_map(|r| match r {
                 Received::CreateWorkflowStep(s) => Some(s.link_id),
                 _ => None,
+            })
+            .collect()
+    }
+
+    /// Every static rendering of `tool`, parsed, with the dialect it is for.
+    pub fn renderings(tool: &AgentTool) -> Vec<(Dialect, Value)> {
+        Dialect::ALL
+            .into_iter()
+            .map(|dialect| {
+                let text = tool.parameters_for(dialect);
+                let parsed = serde_json::from_str(text)
+                    .unwrap_or_else(|e| panic!("{} {dialect}: not JSON ({e})", tool.name));
+                (dialect, parsed)
             })
             .collect()
     }

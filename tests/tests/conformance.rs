@@ -7,27 +7,11 @@
 use ai_tools::AgentTool;
 use ai_tools::schema::Dialect;
 use ai_tools::schema::check::{Rule, check, check_request, strict_counts};
+use ai_tools_tests::support::renderings;
 use serde_json::Value;
 
 mod conformance {
     ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
-}
-
-/// Every static rendering of `tool`, parsed, with the dialect it is for.
-fn renderings(tool: &AgentTool) -> Vec<(Dialect, Value)> {
-    let parse = |text: &str| -> Value {
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: not JSON ({e})", tool.name))
-    };
-    vec![
-        (Dialect::JsonSchema, parse(tool.parameters)),
-        (Dialect::OpenAi, parse(tool.renderings.openai)),
-        (Dialect::Anthropic, parse(tool.renderings.anthropic)),
-        (Dialect::Gemini, parse(tool.renderings.gemini)),
-        (
-            Dialect::GeminiJsonSchema,
-            parse(tool.renderings.gemini_json_schema),
-        ),
-    ]
 }
 
 fn tools() -> &'static [&'static AgentTool] {

@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use ai_tools::AgentTool;
 use ai_tools::schema::Dialect;
 use ai_tools::schema::check::{check, check_request};
+use ai_tools_tests::support::renderings;
 use prost_reflect::Kind;
 use serde_json::Value;
 
@@ -60,23 +61,6 @@ fn tool(name: &str) -> &'static AgentTool {
         .into_iter()
         .find(|tool| tool.name == name)
         .unwrap_or_else(|| panic!("no tool `{name}`"))
-}
-
-/// Every static rendering of `tool`, parsed, with the dialect it is for.
-fn renderings(tool: &AgentTool) -> Vec<(Dialect, Value)> {
-    let parse = |text: &str| -> Value {
-        serde_json::from_str(text).unwrap_or_else(|e| panic!("{}: not JSON ({e})", tool.name))
-    };
-    vec![
-        (Dialect::JsonSchema, parse(tool.parameters)),
-        (Dialect::OpenAi, parse(tool.renderings.openai)),
-        (Dialect::Anthropic, parse(tool.renderings.anthropic)),
-        (Dialect::Gemini, parse(tool.renderings.gemini)),
-        (
-            Dialect::GeminiJsonSchema,
-            parse(tool.renderings.gemini_json_schema),
-        ),
-    ]
 }
 
 fn canonical(name: &str) -> Value {
