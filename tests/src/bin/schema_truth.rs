@@ -1,0 +1,431 @@
+//! The Rust side of the independent schema-truth harness (`tests/truth/harness.py`).
+//!
+//! `schema_truth dump` prints one JSON document describing every tool of the
+//! corpus: its request message, gRPC method path, request aliases, and its
+//! parameters rendered for six targets (OpenAI strict and not, Anthropic
+//! strict and not, Gemini `parametersJsonSchema`, Gemini `parameters`), plus
+//! the canonical rendering. The renderings come from a descriptor pool
+//! compiled here, at run time, with protox; each one is compared with what
+//! the `ai_tools!` expansion of the same proto holds
+//! (`AgentTool::parameters_for`). The document also carries the encoded
+//! `FileDescriptorSet` of every corpus proto and its imports (for a Python
+//! server), and the aliases the exec mode issues before any call.
+//!
+//! `schema_truth exec <grpc-addr>` reads JSON lines `{"tool": …, "args": …}`
+//! on stdin, runs each through the real executor over a tonic channel to
+//! `http://<grpc-addr>`, all in one conversation, and writes one JSON line
+//! `{"is_error": bool, "output": string}` per input.
+//!
+//! Adding a proto to the corpus is one line of `corpus!` below.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use ai_tools::schema::{Dialect, render};
+use ai_tools::{AgentTool, AliasManager, ProtoExecutor, TonicTransport};
+use base64::Engine as _;
+use prost_reflect::DescriptorPool;
+use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+use serde_json::{Value, json};
+
+/// One corpus proto: where it lives (relative to the workspace root), the
+/// include directories it compiles with (relative to the workspace root),
+/// and the `ai_tools!` expansion of it.
+struct Corpus {
+    path: &'static str,
+    includes: &'static [&'static str],
+    tools: fn() -> &'static [&'static AgentTool],
+    pool: fn() -> &'static DescriptorPool,
+}
+
+/// `corpus! { module: "path", includes = ["dir", …]; … }` expands each proto
+/// with `ai_tools!` in its own module and lists it in `CORPUS`.
+macro_rules! corpus {
+    ($($module:ident : $path:tt, includes = [$($include:tt),*];)*) => {
+        $(
+            mod $module {
+                ai_tools::ai_tools!($path, includes = [$($include),*]);
+            }
+        )*
+        const CORPUS: &[Corpus] = &[
+            $(Corpus {
+                path: $path,
+                includes: &[$($include),*],
+                tools: $module::all_tools,
+                pool: $module::descriptor_pool,
+            },)*
+        ];
+    };
+}
+
+corpus! {
+    conformance: "proto/conformance/v1/conformance.proto", includes = ["proto"];
+    links: "proto/links/v1/links.proto", includes = ["proto"];
+    longrunning: "proto/third_party/annotated/google/longrunning/operations.proto",
+        includes = ["proto/third_party/annotated", "proto/third_party/googleapis"];
+    google_types: "proto/corpus/v1/google_types.proto",
+        includes = ["proto/third_party/googleapis", "proto"];
+    etcd: "proto/third_party/etcd/etcd/api/etcdserverpb/rpc.proto",
+        includes = ["proto/third_party/etcd", "proto/third_party/googleapis"];
+}
+
+/// How many aliases each prefix gets before the first call.
+const ALIASES_PER_PREFIX: usize = 3;
+
+/// The six rendering targets: (name, dialect, strict). `None`: the tool's own
+/// strictness (Gemini has no strict mode of its own).
+const TARGETS: &[(&str, Dialect, Option<bool>)] = &[
+    ("openai_strict", Dialect::OpenAi, Some(true)),
+    ("openai", Dialect::OpenAi, Some(false)),
+    ("anthropic", Dialect::Anthropic, Some(false)),
+    ("anthropic_strict", Dialect::Anthropic, Some(true)),
+    ("gemini_json_schema", Dialect::GeminiJsonSchema, None),
+    ("gemini", Dialect::Gemini, None),
+];
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Serves the annotation protos that ship with ai-tools.
+struct Annotations;
+
+impl FileResolver for Annotations {
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        match ai_tools::schema::ANNOTATION_PROTOS
+            .iter()
+            .find(|(n, _)| *n == name)
+        {
+            Some((n, source)) => File::from_source(n, source),
+            None => Err(protox::Error::file_not_found(name)),
+        }
+    }
+}
+
+/// Compiles one corpus proto at run time, with source info and imports, as
+/// the macro resolves it: include directories, then `google/protobuf/*`,
+/// then the annotation protos. Returns the pool and the file's name in it.
+fn compile(corpus: &Corpus) -> Result<(DescriptorPool, String), String> {
+    let root = workspace();
+    let mut resolver = ChainFileResolver::new();
+    for include in corpus.includes {
+        resolver.add(protox::file::IncludeFileResolver::new(root.join(include)));
+    }
+    resolver.add(GoogleFileResolver::new());
+    resolver.add(Annotations);
+    let name = corpus
+        .includes
+        .iter()
+        .find_map(|include| {
+            Path::new(corpus.path)
+                .strip_prefix(include)
+                .ok()
+                .map(|rest| rest.to_string_lossy().replace('\\', "/"))
+        })
+        .ok_or_else(|| format!("{} is under none of its include directories", corpus.path))?;
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
+    compiler.include_imports(true).include_source_info(true);
+    compiler
+        .open_file(&name)
+        .map_err(|e| format!("{}: {e}", corpus.path))?;
+    Ok((compiler.descriptor_pool(), name))
+}
+
+/// A deterministic UUID (version 4 layout) for the `n`th id of `prefix`.
+fn uuid_for(prefix: &str, n: usize) -> String {
+    // FNV-1a of the prefix: stable across runs and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in prefix.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!(
+        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
+        h >> 32,
+        (h >> 16) & 0xffff,
+        h & 0xfff,
+        n & 0xfff,
+        (h ^ (n as u64).wrapping_mul(0x9e37_79b9)) & 0xffff_ffff_ffff
+    )
+}
+
+/// Every alias prefix a request of any corpus tool resolves, sorted.
+fn prefixes() -> BTreeSet<&'static str> {
+    CORPUS
+        .iter()
+        .flat_map(|c| (c.tools)().iter())
+        .flat_map(|t| t.request_aliases.iter().map(|fp| fp.prefix))
+        .collect()
+}
+
+/// Registers the same ids, in the same order, every time; returns
+/// prefix → [(alias, uuid)].
+fn preregister(aliases: &AliasManager) -> Result<BTreeMap<String, Vec<(String, String)>>, String> {
+    let mut out = BTreeMap::new();
+    for prefix in prefixes() {
+        let mut issued = Vec::new();
+        for n in 0..ALIASES_PER_PREFIX {
+            let alias = aliases
+                .register(prefix, &uuid_for(prefix, n))
+                .map_err(|e| format!("registering an id for `{prefix}`: {e}"))?;
+            let uuid = aliases
+                .resolve(&alias)
+                .ok_or_else(|| format!("`{alias}` does not resolve right after registration"))?;
+            issued.push((alias, uuid));
+        }
+        out.insert(prefix.to_owned(), issued);
+    }
+    Ok(out)
+}
+
+fn dump() -> Result<Value, String> {
+    let mut merged = DescriptorPool::new();
+    let mut files = Vec::new();
+    let mut mismatches = Vec::new();
+    let mut names = BTreeSet::new();
+    for corpus in CORPUS {
+        let (pool, file) = compile(corpus)?;
+        for fd in pool.files() {
+            if merged.get_file_by_name(fd.name()).is_none() {
+                merged
+                    .add_file_descriptor_proto(fd.file_descriptor_proto().clone())
+                    .map_err(|e| format!("merging {}: {e}", fd.name()))?;
+            }
+        }
+        let specs = ai_tools::schema::tools_in_file(&pool, &file).map_err(|diags| {
+            diags
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        })?;
+        let statics = (corpus.tools)();
+        if statics.len() != specs.len() {
+            mismatches.push(format!(
+                "{}: the expansion has {} tools, the run-time pool {}",
+                corpus.path,
+                statics.len(),
+                specs.len()
+            ));
+        }
+        let mut tools = Vec::new();
+        for spec in &specs {
+            if !names.insert(spec.name.clone()) {
+                return Err(format!(
+                    "tool name `{}` appears twice in the corpus",
+                    spec.name
+                ));
+            }
+            let mut renderings = serde_json::Map::new();
+            renderings.insert(
+                "canonical".into(),
+                render::parameters(&spec.parameters, Dialect::JsonSchema, false),
+            );
+            for (target, dialect, strict) in TARGETS {
+                let strict = strict.unwrap_or(spec.strict);
+                renderings.insert(
+                    (*target).into(),
+                    render::parameters(&spec.parameters, *dialect, strict),
+                );
+            }
+            match statics.iter().find(|t| t.name == spec.name) {
+                None => mismatches.push(format!(
+                    "{}: no static tool in the expansion of {}",
+                    spec.name, corpus.path
+                )),
+                Some(tool) => {
+                    mismatches.extend(compare_static(tool, spec));
+                    if (corpus.pool)().get_message_by_name(&spec.request).is_none() {
+                        mismatches.push(format!(
+                            "{}: `{}` missing from the embedded pool",
+                            spec.name, spec.request
+                        ));
+                    }
+                }
+            }
+            tools.push(json!({
+                "name": spec.name,
+                "strict": spec.strict,
+                "request": spec.request,
+                "response": spec.response,
+                "method_path": format!("/{}/{}", spec.service, spec.method),
+                "request_aliases": spec.request_aliases.iter().map(|a| json!({
+                    "message": a.message, "field": a.field, "prefix": a.prefix,
+                })).collect::<Vec<_>>(),
+                "renderings": renderings,
+            }));
+        }
+        files.push(json!({ "proto": corpus.path, "file": file, "tools": tools }));
+    }
+    let mut aliases = serde_json::Map::new();
+    for (prefix, issued) in preregister(&AliasManager::new())? {
+        let issued: Vec<Value> = issued
+            .into_iter()
+            .map(|(alias, uuid)| json!({ "alias": alias, "uuid": uuid }))
+            .collect();
+        aliases.insert(prefix, Value::Array(issued));
+    }
+    Ok(json!({
+        "files": files,
+        "aliases": aliases,
+        "descriptor_set": base64::engine::general_purpose::STANDARD.encode(merged.encode_to_vec()),
+        "static_mismatches": mismatches,
+    }))
+}
+
+/// Differences between the expansion's static tool and the run-time spec.
+fn compare_static(tool: &AgentTool, spec: &ai_tools::schema::ToolSpec) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut same = |what: &str, a: String, b: String| {
+        if a != b {
+            out.push(format!(
+                "{}: {what}: static `{a}`, run time `{b}`",
+                spec.name
+            ));
+        }
+    };
+    same("strict", tool.strict.to_string(), spec.strict.to_string());
+    same(
+        "request",
+        tool.method.request.to_owned(),
+        spec.request.clone(),
+    );
+    same(
+        "method",
+        format!("{}/{}", tool.method.service, tool.method.method),
+        format!("{}/{}", spec.service, spec.method),
+    );
+    same(
+        "request aliases",
+        format!(
+            "{:?}",
+            tool.request_aliases
+                .iter()
+                .map(|a| (a.message, a.field, a.prefix))
+                .collect::<Vec<_>>()
+        ),
+        format!(
+            "{:?}",
+            spec.request_aliases
+                .iter()
+                .map(|a| (a.message.as_str(), a.field.as_str(), a.prefix.as_str()))
+                .collect::<Vec<_>>()
+        ),
+    );
+    for dialect in Dialect::ALL {
+        // Both sides through the same text parser: serde_json (without
+        // `float_roundtrip`) may round a long decimal differently from the
+        // exact value the renderer holds.
+        let dynamic = render::parameters(&spec.parameters, dialect, spec.strict);
+        let dynamic: Value = serde_json::from_str(&dynamic.to_string()).unwrap_or(dynamic);
+        match serde_json::from_str::<Value>(tool.parameters_for(dialect)) {
+            Ok(stat) if stat == dynamic => {}
+            Ok(stat) => out.push(format!(
+                "{}: {dialect}: the static rendering differs from the run-time one{}",
+                spec.name,
+                first_difference(&stat, &dynamic, String::new())
+                    .map(|d| format!(" ({d})"))
+                    .unwrap_or_default()
+            )),
+            Err(e) => out.push(format!(
+                "{}: {dialect}: the static rendering is not JSON ({e})",
+                spec.name
+            )),
+        }
+    }
+    out
+}
+
+/// Where two JSON values first differ: a JSON pointer and both values there.
+fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                (Some(p), Some(q)) => first_difference(p, q, format!("{at}/{k}")),
+                (p, q) => Some(format!("at {at}/{k}: static {p:?}, run time {q:?}")),
+            })
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, format!("{at}/{i}"))),
+        _ if a == b => None,
+        _ => Some(format!("at {at}: static {a}, run time {b}")),
+    }
+}
+
+/// One input line of the exec mode; `args` is kept as the exact text sent.
+#[derive(serde::Deserialize)]
+struct Call<'a> {
+    tool: String,
+    #[serde(borrow)]
+    args: &'a serde_json::value::RawValue,
+}
+
+fn exec(addr: &str) -> Result<(), String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("tokio runtime: {e}"))?;
+    let channel = runtime
+        .block_on(
+            tonic::transport::Channel::from_shared(format!("http://{addr}"))
+                .map_err(|e| format!("bad address `{addr}`: {e}"))?
+                .connect(),
+        )
+        .map_err(|e| format!("connecting to {addr}: {e}"))?;
+    let transport = TonicTransport::new(channel);
+    let aliases = Arc::new(AliasManager::new());
+    preregister(&aliases)?;
+    let executors: Vec<ProtoExecutor<TonicTransport>> = CORPUS
+        .iter()
+        .map(|c| {
+            ProtoExecutor::with_alias_manager(
+                (c.tools)(),
+                (c.pool)(),
+                transport.clone(),
+                aliases.clone(),
+            )
+        })
+        .collect();
+    let stdin = std::io::stdin();
+    let mut stdout = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = line.map_err(|e| format!("reading stdin: {e}"))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let call: Call<'_> =
+            serde_json::from_str(&line).map_err(|e| format!("bad input line ({e}): {line}"))?;
+        let result = match executors.iter().find(|e| e.can_execute(&call.tool)) {
+            Some(executor) => runtime.block_on(executor.execute(&call.tool, call.args.get())),
+            None => ai_tools::ToolResult::error(format!("no corpus tool `{}`", call.tool)),
+        };
+        let out = json!({ "is_error": result.is_error, "output": result.output });
+        writeln!(stdout, "{out}")
+            .and_then(|()| stdout.flush())
+            .map_err(|e| format!("writing stdout: {e}"))?;
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["dump"] => dump().map(|doc| println!("{doc}")),
+        ["exec", addr] => exec(addr),
+        _ => Err("usage: schema_truth dump | schema_truth exec <grpc-addr>".to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("schema_truth: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
