@@ -1,0 +1,128 @@
+//! Schema truth with a generator this project did not write: every argument
+//! set that `hypothesis-jsonschema` draws from any rendering of any corpus
+//! tool (OpenAI strict and not, Anthropic strict and not, Gemini
+//! `parametersJsonSchema` and `parameters`) is accepted by the executor and
+//! reaches a grpcio server as the message it means, and every enum value,
+//! oneof member, map key type and well-known-type field can be used under
+//! every rendering. The work is done by `tests/truth/harness.py` (see its
+//! docstring) against the `schema_truth` binary.
+//!
+//! The harness needs a Python with `hypothesis`, `hypothesis-jsonschema`,
+//! `jsonschema`, `grpcio` and `protobuf`: `AI_TOOLS_PYTHON`, else
+//! `target/py-venv/bin/python` (`python3 -m venv target/py-venv &&
+//! target/py-venv/bin/pip install hypothesis hypothesis-jsonschema jsonschema
+//! grpcio protobuf`). Without one the test is skipped with the reason
+//! printed, unless `AI_TOOLS_REQUIRE_PYTHON` is set (non-empty, not `0`),
+//! where it fails.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The harness's time limit (it takes about two and a half minutes on two cores).
+const LIMIT: Duration = Duration::from_secs(900);
+
+const MODULES: &str = "import hypothesis, hypothesis_jsonschema, jsonschema, grpc, google.protobuf";
+
+/// Writes where the test harness does not capture it, so a skip or the
+/// summary is seen even when the test passes.
+fn say(text: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+fn required() -> bool {
+    std::env::var_os("AI_TOOLS_REQUIRE_PYTHON").is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// A Python that imports every module the harness needs, or why there is none.
+fn python() -> Result<PathBuf, String> {
+    let binary = Path::new(env!("CARGO_BIN_EXE_schema_truth"));
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("AI_TOOLS_PYTHON") {
+        candidates.push(PathBuf::from(p));
+    }
+    // <target>/debug/schema_truth → <target>/py-venv
+    if let Some(target) = binary.parent().and_then(Path::parent) {
+        candidates.push(target.join("py-venv/bin/python"));
+    }
+    candidates.push(workspace.join("target/py-venv/bin/python"));
+    let mut tried = Vec::new();
+    for candidate in candidates {
+        match Command::new(&candidate)
+            .args(["-c", MODULES])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+        {
+            Ok(status) if status.success() => return Ok(candidate),
+            Ok(_) => tried.push(format!("{} (missing modules)", candidate.display())),
+            Err(e) => tried.push(format!("{} ({e})", candidate.display())),
+        }
+    }
+    Err(format!(
+        "no Python with hypothesis, hypothesis-jsonschema, jsonschema, grpcio and protobuf: tried {}; make one with `python3 -m venv target/py-venv && target/py-venv/bin/pip install hypothesis hypothesis-jsonschema jsonschema grpcio protobuf`",
+        tried.join(", ")
+    ))
+}
+
+/// Reads a pipe to its end on a thread.
+fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
+    std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = pipe.read_to_string(&mut text);
+        text
+    })
+}
+
+#[test]
+fn every_valid_argument_set_of_every_rendering_is_accepted_and_arrives_as_meant() {
+    let python = match python() {
+        Ok(python) => python,
+        Err(reason) if required() => panic!("AI_TOOLS_REQUIRE_PYTHON is set: {reason}"),
+        Err(reason) => {
+            say(&format!("SKIPPED: {reason}"));
+            return;
+        }
+    };
+    let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("truth/harness.py");
+    let mut child = Command::new(&python)
+        .arg(&harness)
+        .arg(env!("CARGO_BIN_EXE_schema_truth"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", python.display()));
+    let stdout = drain(child.stdout.take().expect("piped stdout"));
+    let stderr = drain(child.stderr.take().expect("piped stderr"));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("waiting for the harness") {
+            break status;
+        }
+        if started.elapsed() > LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the harness ran past {LIMIT:?}; its output so far:\n{}\n{}",
+                stdout.join().unwrap_or_default(),
+                stderr.join().unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let stdout = stdout.join().unwrap_or_default();
+    let stderr = stderr.join().unwrap_or_default();
+    say(&stdout);
+    assert!(
+        status.success(),
+        "the schema-truth harness failed ({status}); summary above{}",
+        if stderr.trim().is_empty() {
+            String::new()
+        } else {
+            format!("; its stderr:\n{stderr}")
+        }
+    );
+}
