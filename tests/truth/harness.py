@@ -46,7 +46,7 @@ d. Constraints a dialect states only in prose become formal constraints:
    "An integer at least X." / "at most Y." / "An integer from X to Y."
    (and "A number …"; Anthropic strict) give `minimum`/`maximum`; "Must match the regular expression `…`." a
    `pattern`; "Base64-encoded bytes." a base64 pattern; "A duration in
-   seconds with an `s` suffix" protojson's duration form (at most 12 digits
+   seconds with an `s` suffix" protojson's duration form (at most 11 digits
    of seconds, the width of its range, and 9 of fraction); "Comma-separated
    field paths in lowerCamelCase" a field-mask pattern; "An RFC 3339
    date-time" and "Format: `f`." a `format`. A string that stands for a cut
@@ -168,7 +168,7 @@ LIST_VALUE = "google.protobuf.ListValue"
 STRUCT = "google.protobuf.Struct"
 EMPTY = "google.protobuf.Empty"
 BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
-DURATION = r"^-?[0-9]{1,12}(?:\.[0-9]{1,9})?s\Z"
+DURATION = r"^-?[0-9]{1,11}(?:\.[0-9]{1,9})?s\Z"
 FIELD_MASK = (
     r"^(?:[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)*"
     r"(?:,[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)*)*)?\Z"
@@ -1096,6 +1096,7 @@ def category(text):
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
     text = re.sub(r"-?[0-9][0-9.e+]*", "N", text)
     text = re.sub(r"; (the valid|use one of|send).*", "", text)
+    text = re.sub(r" at (?:'…'|[A-Za-z0-9_.\[\]]+)\.*$", "", text).rstrip(".")
     return text[:140]
 
 
@@ -1129,6 +1130,7 @@ class Harness:
         self.minimals = {}
         self.prepared_cache = {}
         self.verbose = False
+        self.known = []
 
     # ---- preparation
     def prepare(self, tool, target, index=None):
@@ -1386,7 +1388,12 @@ class Harness:
         finally:
             self.exec.close()
             server.stop(None)
-        return not self.failures and not any(self.incomplete.values())
+        open_failures = [f for f in self.failures if not self.is_known(f[2])]
+        return not open_failures and not any(self.incomplete.values())
+
+    def is_known(self, cat):
+        """A failure category named with --known: an open problem, reported but not failing."""
+        return any(k in cat for k in self.known)
 
     def report(self, elapsed, sound_time, timings, usage_count):
         out = []
@@ -1443,7 +1450,8 @@ class Harness:
                 by_cat[cat].append((target, detail))
             for cat, items in sorted(by_cat.items(), key=lambda kv: -len(kv[1])):
                 per = Counter(t for t, _ in items)
-                w(f"-- {len(items)} x {cat}  [" + ", ".join(f"{t}: {n}" for t, n in sorted(per.items())) + "]")
+                known = " (KNOWN, OPEN: named with --known)" if self.is_known(cat) else ""
+                w(f"-- {len(items)} x {cat}{known}  [" + ", ".join(f"{t}: {n}" for t, n in sorted(per.items())) + "]")
                 w("   e.g. " + items[0][1])
         else:
             w("== no soundness failures")
@@ -1880,11 +1888,18 @@ def main():
     parser.add_argument("--draws", type=int, default=50, help="draws per (tool, rendering), at least 50")
     parser.add_argument("--only", action="append", help="run only these tools")
     parser.add_argument("--verbose", action="store_true", help="time each (tool, rendering) on stderr")
+    parser.add_argument(
+        "--known",
+        action="append",
+        default=[],
+        help="a failure category (substring) that is a known open problem: reported, not failing",
+    )
     args = parser.parse_args()
     if args.draws < 50 and not args.only:
         parser.error("--draws must be at least 50 for a full run")
     harness = Harness(args.binary, args.draws, set(args.only or ()))
     harness.verbose = args.verbose
+    harness.known = list(args.known)
     ok = harness.run()
     sys.exit(0 if ok else 1)
 
