@@ -1398,7 +1398,7 @@ message Req {
         assert_eq!(p["at"], json!({ "type": "string", "format": "date-time" }));
         assert_eq!(
             p["wait"],
-            json!({ "type": "string", "description": "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`." })
+            json!({ "type": "string", "description": "A duration in seconds with an `s` suffix (at most 11 digits, then at most 9 after a point), e.g. `90s` or `1.5s`." })
         );
         assert_eq!(p["name"], json!({ "type": "string", "nullable": true }));
         assert_eq!(p["nothing"], json!({ "type": "object" }));

@@ -825,7 +825,7 @@ fn pattern_hint(pattern: &str) -> String {
     match pattern {
         ir::BASE64_PATTERN => "Base64 (standard or URL-safe alphabet, padded or not).".to_owned(),
         ir::DURATION_PATTERN => {
-            "A duration in seconds with an `s` suffix, e.g. `90s` or `1.5s`.".to_owned()
+            "A duration in seconds with an `s` suffix (at most 11 digits, then at most 9 after a point), e.g. `90s` or `1.5s`.".to_owned()
         }
         ir::FIELD_MASK_PATTERN => {
             "Comma-separated field paths in lowerCamelCase, e.g. `displayName,address.city`."
