@@ -13,7 +13,9 @@ with what the arguments mean, computed here in Python from the descriptors
 with `google.protobuf.json_format` (not with this project's Rust code).
 
 Usage: python harness.py path/to/schema_truth [--draws N] [--only TOOL]
-[--verbose]; exits non-zero on any failure.
+[--verbose] [--known CATEGORY]; exits non-zero on any failure, except that
+soundness failures whose category contains a `--known` substring are
+reported (marked KNOWN, OPEN) without failing the run.
 
 Targets (six per tool): `openai_strict`, `openai`, `anthropic`,
 `anthropic_strict`, `gemini_json_schema`, and `gemini` (the OpenAPI-subset
@@ -44,10 +46,13 @@ c. Patterns follow ECMA-262, where `$` matches only at the very end and `\\d`,
    `[0-9]` and `\\w` `[A-Za-z0-9_]`, for drawing and validating.
 d. Constraints a dialect states only in prose become formal constraints:
    "An integer at least X." / "at most Y." / "An integer from X to Y."
-   (and "A number …"; Anthropic strict) give `minimum`/`maximum`; "Must match the regular expression `…`." a
-   `pattern`; "Base64-encoded bytes." a base64 pattern; "A duration in
-   seconds with an `s` suffix" protojson's duration form (at most 11 digits
-   of seconds, the width of its range, and 9 of fraction); "Comma-separated
+   (and "A number …"; Anthropic strict) give `minimum`/`maximum`; "Must
+   match the regular expression `…`." a `pattern`; "Base64-encoded bytes."
+   a base64 pattern (and "Base64 (standard or URL-safe alphabet, padded or
+   not)." one for either alphabet); "A duration in seconds with an `s`
+   suffix" protojson's duration form with the digit limits the sentence
+   states ("at most 11 digits, then at most 9 after a point"), else at most
+   11 digits of seconds (within its range) and 9 of fraction; "Comma-separated
    field paths in lowerCamelCase" a field-mask pattern; "An RFC 3339
    date-time" and "Format: `f`." a `format`. A string that stands for a cut
    message, map or value ("A JSON-encoded `pkg.Msg` object.", "A
@@ -168,6 +173,11 @@ LIST_VALUE = "google.protobuf.ListValue"
 STRUCT = "google.protobuf.Struct"
 EMPTY = "google.protobuf.Empty"
 BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
+# Either alphabet (one per string), padded or not.
+BASE64_ANY = (
+    r"^(?:(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?"
+    r"|(?:[A-Za-z0-9_-]{4})*(?:[A-Za-z0-9_-]{2}(?:==)?|[A-Za-z0-9_-]{3}=?)?)\Z"
+)
 DURATION = r"^-?[0-9]{1,11}(?:\.[0-9]{1,9})?s\Z"
 FIELD_MASK = (
     r"^(?:[a-z][a-zA-Z0-9]*(?:\.[a-z][a-zA-Z0-9]*)*"
@@ -617,9 +627,12 @@ def prose(node, counts):
             if m and "pattern" not in node:
                 node["pattern"] = ecma_pattern(m.group(1))
                 added.add("pattern")
+            m = re.search(r"at most ([0-9]+) digits, then at most ([0-9]+) after a point", text)
+            duration = DURATION if m is None else rf"^-?[0-9]{{1,{m.group(1)}}}(?:\.[0-9]{{1,{m.group(2)}}})?s\Z"
             for needle, pattern, kind in (
                 ("Base64-encoded bytes.", BASE64, "base64"),
-                ("A duration in seconds with an `s` suffix", DURATION, "duration"),
+                ("Base64 (standard or URL-safe alphabet, padded or not).", BASE64_ANY, "base64"),
+                ("A duration in seconds with an `s` suffix", duration, "duration"),
                 ("Comma-separated field paths in lowerCamelCase", FIELD_MASK, "field_mask"),
             ):
                 if needle in text and "pattern" not in node:
