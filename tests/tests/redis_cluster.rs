@@ -22,35 +22,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ai_tools::{
-    AliasManager, AliasStore, ProtoExecutor, RedisStore, RedisStoreOptions, SessionExecutor,
-    Sessions, TonicTransport, ToolResult,
-};
+use ai_tools::{AliasStore, RedisStore, RedisStoreOptions, Sessions, TonicTransport};
 use ai_tools_tests::support::{
     error_text, ok_json, sessions_with_store, step_link_ids, unique_prefix,
 };
-use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
+use ai_tools_tests::{LinksBackend, serve};
 use redis::aio::MultiplexedConnection;
 
-/// What the macro's `Executor<T>` is, minus the typed methods.
-struct Exec(ProtoExecutor<TonicTransport>);
-
-impl SessionExecutor<TonicTransport> for Exec {
-    fn for_session(transport: TonicTransport, aliases: Arc<AliasManager>) -> Self {
-        Self(ProtoExecutor::with_alias_manager(
-            tools::ALL,
-            &LINKS_POOL,
-            transport,
-            aliases,
-        ))
-    }
-}
-
-impl Exec {
-    async fn run(&self, tool: &str, args: &str) -> ToolResult {
-        self.0.execute(tool, args).await
-    }
-}
+/// The generated executor of links.proto.
+type Exec = ai_tools_tests::tools::links::Executor<TonicTransport>;
 
 /// The tests on the shared cluster take turns.
 static SHARED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -609,7 +589,7 @@ async fn conversations_on_every_master_are_shared_by_two_replicas() {
             let replica = if n % 2 == 1 { &a } else { &b };
             let out = ok_json(
                 &on(replica)
-                    .run("links_create", r#"{"destination":"https://a.example"}"#)
+                    .execute("links_create", r#"{"destination":"https://a.example"}"#)
                     .await,
             );
             assert_eq!(out["link"]["id"], format!("link-{n}"), "{conversation}");
@@ -625,7 +605,7 @@ async fn conversations_on_every_master_are_shared_by_two_replicas() {
             for (n, id) in created.iter().enumerate() {
                 ok_json(
                     &on(replica)
-                        .run(
+                        .execute(
                             "workflow_steps_create",
                             &format!(r#"{{"link_id":"link-{}","action":"ACTION_EMAIL"}}"#, n + 1),
                         )
@@ -635,7 +615,7 @@ async fn conversations_on_every_master_are_shared_by_two_replicas() {
             }
         }
         let result = on(&b)
-            .run("links_update", r#"{"link_id":"link-9","name":"x"}"#)
+            .execute("links_update", r#"{"link_id":"link-9","name":"x"}"#)
             .await;
         let text = error_text(&result);
         assert!(
@@ -734,7 +714,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
         let replica = if n % 2 == 1 { &a } else { &b };
         let out = ok_json(
             &on(replica)
-                .run("links_create", r#"{"destination":"https://x.example"}"#)
+                .execute("links_create", r#"{"destination":"https://x.example"}"#)
                 .await,
         );
         assert_eq!(out["link"]["id"], format!("link-{n}"));
@@ -765,7 +745,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     let trips = store_b.round_trips();
     let out = ok_json(
         &on(&b)
-            .run(
+            .execute(
                 "workflow_steps_create",
                 r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
             )
@@ -796,7 +776,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     // the counters go on, on either replica
     let out = ok_json(
         &on(&a)
-            .run("links_create", r#"{"destination":"https://y.example"}"#)
+            .execute("links_create", r#"{"destination":"https://y.example"}"#)
             .await,
     );
     assert_eq!(out["link"]["id"], "link-4");
@@ -812,7 +792,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
         .await;
     let stats = cluster.commandstats().await;
     let exec = on(&b);
-    let call = exec.run("links_create", r#"{"destination":"https://z.example"}"#);
+    let call = exec.execute("links_create", r#"{"destination":"https://z.example"}"#);
     let finish = async {
         tokio::time::sleep(Duration::from_millis(300)).await;
         cluster.move_keys(slot, &target, &source, None).await;
@@ -984,7 +964,7 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
         for (tool, args, expected) in calls {
             let trips = counter.round_trips();
             let stats = cluster.commandstats().await;
-            ok_json(&exec.run(tool, args).await);
+            ok_json(&exec.execute(tool, args).await);
             let after = cluster.commandstats().await;
             let (c0, r0) = stats.get("evalsha").copied().unwrap_or_default();
             let (c1, r1) = after.get("evalsha").copied().unwrap_or_default();
@@ -1094,7 +1074,7 @@ async fn a_master_crash_and_failover_lose_no_alias() {
         let replica = if n % 2 == 1 { &a } else { &b };
         let out = ok_json(
             &on(replica)
-                .run("links_create", r#"{"destination":"https://x.example"}"#)
+                .execute("links_create", r#"{"destination":"https://x.example"}"#)
                 .await,
         );
         assert_eq!(out["link"]["id"], format!("link-{n}"));
@@ -1111,7 +1091,7 @@ async fn a_master_crash_and_failover_lose_no_alias() {
     // to acknowledge: either way a call is an error saying the store is
     // unavailable, and nothing reaches the model unconfirmed
     let result = on(&b)
-        .run("links_update", r#"{"link_id":"link-1","name":"during"}"#)
+        .execute("links_update", r#"{"link_id":"link-1","name":"during"}"#)
         .await;
     let text = error_text(&result);
     assert!(text.contains("the alias store is unavailable"), "{text}");
@@ -1133,7 +1113,7 @@ async fn a_master_crash_and_failover_lose_no_alias() {
     let mut failures = 0;
     loop {
         let result = on(&b)
-            .run(
+            .execute(
                 "workflow_steps_create",
                 r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
             )
@@ -1166,7 +1146,7 @@ async fn a_master_crash_and_failover_lose_no_alias() {
 
     let out = ok_json(
         &on(&a)
-            .run("links_create", r#"{"destination":"https://y.example"}"#)
+            .execute("links_create", r#"{"destination":"https://y.example"}"#)
             .await,
     );
     assert_eq!(out["link"]["id"], "link-4", "the counter went on");
@@ -1193,14 +1173,14 @@ async fn the_cluster_down_mid_call_is_an_error_result_and_nothing_is_half_writte
     let exec = replica.for_conversation::<Exec>(conversation);
     ok_json(
         &exec
-            .run("links_create", r#"{"destination":"https://x.example"}"#)
+            .execute("links_create", r#"{"destination":"https://x.example"}"#)
             .await,
     );
 
     // the cluster goes away while the service is answering: the call took
     // effect, its answer is withheld, no raw UUID reaches the model
     server.backend.set_delay(Duration::from_millis(600));
-    let call = exec.run("links_create", r#"{"destination":"https://y.example"}"#);
+    let call = exec.execute("links_create", r#"{"destination":"https://y.example"}"#);
     let stop = async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         cluster.stop().await;
@@ -1224,7 +1204,7 @@ async fn the_cluster_down_mid_call_is_an_error_result_and_nothing_is_half_writte
     let received = server.backend.received().len();
     let started = Instant::now();
     let result = exec
-        .run("links_update", r#"{"link_id":"link-1","name":"x"}"#)
+        .execute("links_update", r#"{"link_id":"link-1","name":"x"}"#)
         .await;
     let text = error_text(&result);
     assert!(text.contains("the alias store is unavailable"), "{text}");
@@ -1251,7 +1231,7 @@ async fn the_cluster_down_mid_call_is_an_error_result_and_nothing_is_half_writte
         "the withheld link's id was not registered"
     );
     let mut result = exec
-        .run("links_update", r#"{"link_id":"link-1","name":"back"}"#)
+        .execute("links_update", r#"{"link_id":"link-1","name":"back"}"#)
         .await;
     let deadline = Instant::now() + Duration::from_secs(20);
     while result.is_error && Instant::now() < deadline {
@@ -1262,13 +1242,13 @@ async fn the_cluster_down_mid_call_is_an_error_result_and_nothing_is_half_writte
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
         result = exec
-            .run("links_update", r#"{"link_id":"link-1","name":"back"}"#)
+            .execute("links_update", r#"{"link_id":"link-1","name":"back"}"#)
             .await;
     }
     assert_eq!(ok_json(&result)["link"]["name"], "back");
     let out = ok_json(
         &exec
-            .run("links_create", r#"{"destination":"https://z.example"}"#)
+            .execute("links_create", r#"{"destination":"https://z.example"}"#)
             .await,
     );
     assert_eq!(
@@ -1385,7 +1365,7 @@ async fn latency_per_tool_call_single_node_and_cluster() {
     for (_, s) in &variants {
         ok_json(
             &s.for_conversation::<Exec>("latency-1")
-                .run("links_create", r#"{"destination":"https://x.example"}"#)
+                .execute("links_create", r#"{"destination":"https://x.example"}"#)
                 .await,
         );
     }
@@ -1399,7 +1379,7 @@ async fn latency_per_tool_call_single_node_and_cluster() {
             for _ in 0..N {
                 ok_json(
                     &exec
-                        .run("links_update", r#"{"link_id":"link-1","name":"n"}"#)
+                        .execute("links_update", r#"{"link_id":"link-1","name":"n"}"#)
                         .await,
                 );
             }

@@ -16,34 +16,14 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ai_tools::{
-    AliasManager, AliasStore, ProtoExecutor, RedisStore, RedisStoreOptions, SessionExecutor,
-    Sessions, TonicTransport, ToolResult,
-};
+use ai_tools::{AliasStore, RedisStore, RedisStoreOptions, Sessions, TonicTransport};
 use ai_tools_tests::support::{
     error_text, ok_json, sessions_with_store, step_link_ids, unique_prefix,
 };
-use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
+use ai_tools_tests::{LinksBackend, serve};
 
-/// What the macro's `Executor<T>` is, minus the typed methods.
-struct Exec(ProtoExecutor<TonicTransport>);
-
-impl SessionExecutor<TonicTransport> for Exec {
-    fn for_session(transport: TonicTransport, aliases: Arc<AliasManager>) -> Self {
-        Self(ProtoExecutor::with_alias_manager(
-            tools::ALL,
-            &LINKS_POOL,
-            transport,
-            aliases,
-        ))
-    }
-}
-
-impl Exec {
-    async fn run(&self, tool: &str, args: &str) -> ToolResult {
-        self.0.execute(tool, args).await
-    }
-}
+/// The generated executor of links.proto.
+type Exec = ai_tools_tests::tools::links::Executor<TonicTransport>;
 
 /// A `redis-server` this test started (stopped when dropped), or the one at
 /// `AI_TOOLS_REDIS_URL`.
@@ -219,7 +199,7 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
 
     let out = ok_json(
         &on(&a)
-            .run("links_create", r#"{"destination":"https://a.example"}"#)
+            .execute("links_create", r#"{"destination":"https://a.example"}"#)
             .await,
     );
     assert_eq!(out["link"]["id"], "link-1");
@@ -229,7 +209,7 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
     // the next turn lands on the other replica
     let out = ok_json(
         &on(&b)
-            .run(
+            .execute(
                 "workflow_steps_create",
                 r#"{"link_id":"link-1","action":"ACTION_EMAIL"}"#,
             )
@@ -242,13 +222,13 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
     // counters are the conversation's, not the replica's
     let out = ok_json(
         &on(&a)
-            .run("links_create", r#"{"destination":"https://b.example"}"#)
+            .execute("links_create", r#"{"destination":"https://b.example"}"#)
             .await,
     );
     assert_eq!(out["link"]["id"], "link-2");
     let out = ok_json(
         &on(&b)
-            .run("links_create", r#"{"destination":"https://c.example"}"#)
+            .execute("links_create", r#"{"destination":"https://c.example"}"#)
             .await,
     );
     assert_eq!(out["link"]["id"], "link-3");
@@ -265,7 +245,7 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
     for replica in [&a, &b] {
         let exec = on(replica);
         for (n, id) in ids.iter().enumerate() {
-            exec.run(
+            exec.execute(
                 "workflow_steps_create",
                 &format!(r#"{{"link_id":"link-{}","action":"ACTION_EMAIL"}}"#, n + 1),
             )
@@ -278,7 +258,7 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
     // either replica gave out
     for replica in [&a, &b] {
         let result = on(replica)
-            .run("links_update", r#"{"link_id":"link-9","name":"x"}"#)
+            .execute("links_update", r#"{"link_id":"link-9","name":"x"}"#)
             .await;
         let text = error_text(&result);
         assert!(
@@ -288,7 +268,7 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
     }
     // a list reaches the model aliased with the conversation's aliases, on
     // either replica
-    let out = ok_json(&on(&b).run("links_list", "{}").await);
+    let out = ok_json(&on(&b).execute("links_list", "{}").await);
     let listed: Vec<&str> = out["links"]
         .as_array()
         .expect("links")
@@ -369,7 +349,7 @@ async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
         for n in 1..=3 {
             let out = ok_json(
                 &exec
-                    .run("links_create", r#"{"destination":"https://x.example"}"#)
+                    .execute("links_create", r#"{"destination":"https://x.example"}"#)
                     .await,
             );
             assert_eq!(out["link"]["id"], format!("link-{n}"));
@@ -381,7 +361,7 @@ async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
     let second = server.backend.links()[1].id.clone();
     let out = ok_json(
         &exec
-            .run(
+            .execute(
                 "workflow_steps_create",
                 r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
             )
@@ -391,7 +371,7 @@ async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
     assert_eq!(step_link_ids(&server.backend), [second]);
     let out = ok_json(
         &exec
-            .run("links_create", r#"{"destination":"https://y.example"}"#)
+            .execute("links_create", r#"{"destination":"https://y.example"}"#)
             .await,
     );
     assert_eq!(out["link"]["id"], "link-4", "the counter went on");
@@ -410,14 +390,14 @@ async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
     let exec = replica.for_conversation::<Exec>("conversation-1");
     ok_json(
         &exec
-            .run("links_create", r#"{"destination":"https://x.example"}"#)
+            .execute("links_create", r#"{"destination":"https://x.example"}"#)
             .await,
     );
 
     // Redis goes away while the service is answering: the call took
     // effect, its answer is withheld, no raw UUID reaches the model
     server.backend.set_delay(Duration::from_millis(400));
-    let call = exec.run("links_create", r#"{"destination":"https://y.example"}"#);
+    let call = exec.execute("links_create", r#"{"destination":"https://y.example"}"#);
     let stop = async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         redis.stop();
@@ -440,7 +420,7 @@ async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
     let received = server.backend.received().len();
     let started = Instant::now();
     let result = exec
-        .run("links_update", r#"{"link_id":"link-1","name":"x"}"#)
+        .execute("links_update", r#"{"link_id":"link-1","name":"x"}"#)
         .await;
     let text = error_text(&result);
     assert!(text.contains("the alias store is unavailable"), "{text}");
@@ -483,7 +463,7 @@ async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
     assert_eq!(known, None, "the withheld link's id was not registered");
 
     let mut result = exec
-        .run("links_update", r#"{"link_id":"link-1","name":"back"}"#)
+        .execute("links_update", r#"{"link_id":"link-1","name":"back"}"#)
         .await;
     // the connection may take a moment to come back
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -495,13 +475,13 @@ async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
         result = exec
-            .run("links_update", r#"{"link_id":"link-1","name":"back"}"#)
+            .execute("links_update", r#"{"link_id":"link-1","name":"back"}"#)
             .await;
     }
     assert_eq!(ok_json(&result)["link"]["name"], "back");
     let out = ok_json(
         &exec
-            .run("links_create", r#"{"destination":"https://z.example"}"#)
+            .execute("links_create", r#"{"destination":"https://z.example"}"#)
             .await,
     );
     assert_eq!(
@@ -613,7 +593,7 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
     for (tool, args, expected) in calls {
         let (trips, evals) = (counter.round_trips(), evalsha(&mut raw).await);
         let started = Instant::now();
-        ok_json(&exec.run(tool, args).await);
+        ok_json(&exec.execute(tool, args).await);
         let elapsed = started.elapsed();
         let trips = counter.round_trips() - trips;
         let evals = evalsha(&mut raw).await - evals;
@@ -626,7 +606,7 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
     let replica = sessions_with_store(&big, Arc::new(counter.clone()));
     let exec = replica.for_conversation::<Exec>("conversation-2");
     let trips = counter.round_trips();
-    let out = ok_json(&exec.run("links_list", r#"{"page_size":100}"#).await);
+    let out = ok_json(&exec.execute("links_list", r#"{"page_size":100}"#).await);
     assert_eq!(out["links"].as_array().map(Vec::len), Some(100));
     assert_eq!(
         counter.round_trips() - trips,
@@ -660,14 +640,14 @@ async fn latency_per_tool_call_on_loopback() {
         let exec = sessions.for_conversation::<Exec>("conversation-1");
         ok_json(
             &exec
-                .run("links_create", r#"{"destination":"https://x.example"}"#)
+                .execute("links_create", r#"{"destination":"https://x.example"}"#)
                 .await,
         );
         let started = Instant::now();
         for _ in 0..N {
             ok_json(
                 &exec
-                    .run("links_update", r#"{"link_id":"link-1","name":"n"}"#)
+                    .execute("links_update", r#"{"link_id":"link-1","name":"n"}"#)
                     .await,
             );
         }
