@@ -453,6 +453,39 @@ pub mod support {
             .collect()
     }
 
+    /// After the alias store came back from an outage that failed a
+    /// `links_create`: retries renaming `link-1` until the store answers
+    /// again (every failure meanwhile says the store is unavailable), then
+    /// checks that the failed call used up no alias (the next link is `link-2`).
+    pub async fn recovers_after_store_outage(
+        exec: &crate::tools::links::Executor<TonicTransport>,
+        within: Duration,
+    ) {
+        let rename = || exec.execute("links_update", r#"{"link_id":"link-1","name":"back"}"#);
+        let mut result = rename().await;
+        // the connection may take a moment to come back
+        let deadline = std::time::Instant::now() + within;
+        while result.is_error && std::time::Instant::now() < deadline {
+            assert!(
+                result.output.contains("alias store is unavailable"),
+                "{}",
+                result.output
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            result = rename().await;
+        }
+        assert_eq!(ok_json(&result)["link"]["name"], "back");
+        let out = ok_json(
+            &exec
+                .execute("links_create", r#"{"destination":"https://z.example"}"#)
+                .await,
+        );
+        assert_eq!(
+            out["link"]["id"], "link-2",
+            "no alias was used up by the failed call"
+        );
+    }
+
     /// A store key prefix no other test (or run) uses.
     pub fn unique_prefix(test: &str) -> String {
         format!("test-{test}-{}", crate::new_uuid())

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 use ai_tools::{AliasStore, RedisStore, RedisStoreOptions, Sessions, TonicTransport};
 use ai_tools_tests::support::{
-    error_text, ok_json, sessions_with_store, step_link_ids, unique_prefix,
+    error_text, ok_json, recovers_after_store_outage, sessions_with_store, step_link_ids,
+    unique_prefix,
 };
 use ai_tools_tests::{LinksBackend, serve};
 use redis::aio::MultiplexedConnection;
@@ -1230,31 +1231,7 @@ async fn the_cluster_down_mid_call_is_an_error_result_and_nothing_is_half_writte
         !uuids.contains_key(&links[0].id),
         "the withheld link's id was not registered"
     );
-    let mut result = exec
-        .execute("links_update", r#"{"link_id":"link-1","name":"back"}"#)
-        .await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while result.is_error && Instant::now() < deadline {
-        assert!(
-            result.output.contains("alias store is unavailable"),
-            "{}",
-            result.output
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        result = exec
-            .execute("links_update", r#"{"link_id":"link-1","name":"back"}"#)
-            .await;
-    }
-    assert_eq!(ok_json(&result)["link"]["name"], "back");
-    let out = ok_json(
-        &exec
-            .execute("links_create", r#"{"destination":"https://z.example"}"#)
-            .await,
-    );
-    assert_eq!(
-        out["link"]["id"], "link-2",
-        "no alias was used up by the failed call"
-    );
+    recovers_after_store_outage(&exec, Duration::from_secs(20)).await;
     server.shutdown().await;
 }
 
