@@ -694,7 +694,10 @@ fn response_plan(tool: &'static AgentTool, response: &MessageDescriptor) -> Arc<
 fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, CallError> {
     let options = DeserializeOptions::new();
     match DynamicMessage::deserialize_with_options(desc.clone(), &args, &options) {
-        Ok(m) => Ok(m),
+        Ok(mut m) => {
+            crate::wire::restore_negative_zero_wrappers(&mut m, &args);
+            Ok(m)
+        }
         Err(whole) => {
             // Find the argument at fault: serde errors on a `Value` carry no position.
             if let Value::Object(obj) = args {

@@ -101,6 +101,7 @@ mod tool;
 mod tool_input;
 mod toolkit;
 mod transport;
+mod wire;
 
 pub use alias::{AliasEntry, AliasError, AliasManager, AliasSnapshot, Resolution};
 pub use executor::{ExecutorOptions, ProtoExecutor, ToolResult};

@@ -1,6 +1,5 @@
 //! [`Transport`] over a tonic [`Channel`](tonic::transport::Channel).
 
-use prost::Message as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::{AsciiMetadataValue, Binary, BinaryMetadataValue, MetadataKey};
@@ -162,7 +161,7 @@ impl Encoder for DynamicEncoder {
     type Error = tonic::Status;
 
     fn encode(&mut self, item: Self::Item, buf: &mut EncodeBuf<'_>) -> Result<(), Self::Error> {
-        item.encode(buf)
+        crate::wire::encode(&item, buf)
             .map_err(|e| tonic::Status::internal(format!("encoding the request: {e}")))
     }
 }

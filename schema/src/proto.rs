@@ -1347,6 +1347,7 @@ message Req {
     #[test]
     fn well_known_types_canonical() {
         let any_type = json!(["object", "array", "string", "number", "boolean", "null"]);
+        let text = "An object or array may also be sent as its JSON text.";
         assert_eq!(
             params(WKT, Dialect::JsonSchema, false)["properties"],
             json!({
@@ -1354,8 +1355,8 @@ message Req {
                 "wait": { "type": "string", "pattern": ir::DURATION_PATTERN },
                 "mask": { "type": "string", "pattern": ir::FIELD_MASK_PATTERN },
                 "meta": { "type": "object", "additionalProperties": true },
-                "value": { "type": any_type },
-                "list": { "type": "array", "items": { "type": any_type } },
+                "value": { "type": any_type, "description": text },
+                "list": { "type": "array", "items": { "type": any_type, "description": text } },
                 "name": { "type": ["string", "null"] },
                 "count": { "type": ["integer", "null"], "minimum": 0, "maximum": u32::MAX },
                 "nothing": { "type": "object", "properties": {}, "additionalProperties": false },
@@ -1377,14 +1378,18 @@ message Req {
             p["meta"],
             json!({ "type": "string", "description": "A JSON-encoded object." })
         );
-        assert_eq!(
-            p["value"],
-            json!({ "type": "string", "description": "A JSON-encoded value of any JSON type." })
-        );
-        assert_eq!(
-            p["list"]["items"],
-            json!({ "type": "string", "description": "A JSON-encoded value of any JSON type." })
-        );
+        let any_value = json!({
+            "description": "Any JSON value: a string, number, boolean or null as itself; an object or array as its JSON text.",
+            "anyOf": [
+                { "type": "string" },
+                { "type": "number" },
+                { "type": "boolean" },
+                { "type": "null" }
+            ]
+        });
+        // An optional field's `null` and the value's own `null` are one branch.
+        assert_eq!(p["value"], any_value);
+        assert_eq!(p["list"]["items"], any_value);
         assert_eq!(
             p["nothing"],
             json!({ "type": "object", "properties": {}, "required": [], "additionalProperties": false })

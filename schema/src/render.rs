@@ -14,7 +14,7 @@
 //! | [`Kind::Map`] | `object` + `additionalProperties: V` (integer or boolean keys: `propertyNames` with a pattern, and a hint) | array of `{key, value}` | array of `{key, value}` | array of `{key, value}` |
 //! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` (OpenAI: a described `$ref` is wrapped in a one-branch `anyOf`) | `$ref` into root `$defs` | inlined, cut after [`RECURSION_UNROLL`] levels | inlined, cut after [`RECURSION_UNROLL`] levels |
 //! | open [`Object`] (`Struct`, `Any`) | `object`, `additionalProperties: true` | JSON-encoded string | JSON-encoded string | JSON-encoded string |
-//! | [`Kind::Any`] (`Value`) | `type` of every JSON type | JSON-encoded string | JSON-encoded string | JSON-encoded string |
+//! | [`Kind::Any`] (`Value`) | `type` of every JSON type | `anyOf` string, number, boolean, null; an object or array as its JSON text | the same | the same (`nullable: true`) |
 //! | closed [`Object`] | `additionalProperties: false` | the same, `required: []` when empty | the same, `required: []` when empty | no `additionalProperties` |
 //! | string `format` | kept | kept if in OpenAI's list, else said in the description | kept if in Anthropic's list | only `date-time` |
 //! | `pattern` | kept | kept | kept | said in the description |
@@ -28,9 +28,10 @@
 //!
 //! An executor that turns a model's arguments back into a message, walking by
 //! descriptor, undoes exactly these: `null` means absent; a map field may
-//! arrive as an array of `{key, value}` objects; a `Struct`, `Value`, `Any`,
-//! `ListValue` element, or a message field past a cut may arrive as a string
-//! holding JSON.
+//! arrive as an array of `{key, value}` objects; a `Struct`, `Any`, or a
+//! message field past a cut may arrive as a string holding JSON; a `Value`
+//! string holding an object's or array's JSON text is that object or array
+//! (in every dialect: the executor does not know which one a call came from).
 //!
 //! Sources of the provider rules:
 //! - OpenAI Structured Outputs, "Supported schemas":
@@ -53,6 +54,13 @@ use crate::ir::{
 /// Recursive types are unrolled this many levels in dialects without `$ref`
 /// recursion (Gemini, Anthropic strict) before the JSON-string cut.
 pub const RECURSION_UNROLL: usize = 2;
+
+/// How a `google.protobuf.Value` reads where objects cannot be open: a
+/// string is a string unless it holds an object's or array's JSON text.
+const ANY_VALUE_AS_TEXT: &str = "Any JSON value: a string, number, boolean or null as itself; an object or array as its JSON text.";
+
+/// The same rule where a `Value` may be any JSON type.
+const ANY_VALUE_TEXT_ACCEPTED: &str = "An object or array may also be sent as its JSON text.";
 
 /// OpenAI's documented limit of object nesting levels.
 pub const OPENAI_MAX_DEPTH: usize = 10;
@@ -542,9 +550,27 @@ impl Renderer {
                 }
             }
             Kind::Any => {
+                // The executor reads a string holding an object's or array's
+                // JSON text as that object or array in every dialect (it
+                // cannot tell which one a call came from), so every
+                // rendering says so; where objects cannot be open, that
+                // text is the only way to send one.
                 if !self.p.open_objects {
-                    return cut("value of any JSON type", hints);
+                    hints.push(ANY_VALUE_AS_TEXT.to_owned());
+                    let mut branches = vec![
+                        json!({ "type": "string" }),
+                        json!({ "type": "number" }),
+                        json!({ "type": "boolean" }),
+                    ];
+                    if self.p.nulls == Nulls::Keyword {
+                        m.insert("nullable".into(), Value::Bool(true));
+                    } else {
+                        branches.push(json!({ "type": "null" }));
+                    }
+                    m.insert("anyOf".into(), Value::Array(branches));
+                    return (m, Shape::Other);
                 }
+                hints.push(ANY_VALUE_TEXT_ACCEPTED.to_owned());
                 m.insert(
                     "type".into(),
                     json!(["object", "array", "string", "number", "boolean", "null"]),
@@ -710,7 +736,9 @@ impl Renderer {
                     }
                 }
                 Nulls::TypeArray | Nulls::AnyOf if is_union(&body) => {
-                    if let Some(Value::Array(branches)) = body.get_mut("anyOf") {
+                    if let Some(Value::Array(branches)) = body.get_mut("anyOf")
+                        && !branches.iter().any(|b| b["type"] == "null")
+                    {
                         branches.push(json!({ "type": "null" }));
                     }
                 }
@@ -918,7 +946,7 @@ mod tests {
         );
         assert_eq!(
             gemini["properties"]["raw"]["description"],
-            "Anything.\n\nA JSON-encoded value of any JSON type."
+            "Anything.\n\nAny JSON value: a string, number, boolean or null as itself; an object or array as its JSON text."
         );
     }
 

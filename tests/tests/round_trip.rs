@@ -350,10 +350,13 @@ fn string(obj: &Map<String, Value>, alias: Option<&Vec<String>>) -> BoxedStrateg
         .prop_map(|paths| Value::String(paths.join(",")))
         .boxed();
     }
-    if description.contains("JSON-encoded value of any JSON type") {
-        return small_json()
-            .prop_map(|v| Value::String(v.to_string()))
-            .boxed();
+    if description.contains("an object or array as its JSON text") {
+        // A `Value`'s string: itself, or the JSON text of what it stands for.
+        return prop_oneof![
+            "[a-zA-Z0-9 _.-]{0,10}".prop_map(Value::String),
+            small_json().prop_map(|v| Value::String(v.to_string())),
+        ]
+        .boxed();
     }
     if description.contains("JSON-encoded `google.protobuf.Any` object") {
         return Just(Value::String(any_duration().to_string())).boxed();
@@ -561,12 +564,14 @@ fn a_json_string_any_decodes() {
     assert_eq!(log.lock().expect("log").len(), 1);
 }
 
-/// Removes every object property whose value is `null`, at every level.
+/// Removes every object property whose value is `null`, at every level,
+/// except one named `value`: the corpus's `google.protobuf.Value` fields and
+/// map entry values, whose `null` is a value (`NullValue`), not absence.
 fn without_nulls(value: &Value) -> Value {
     match value {
         Value::Object(map) => Value::Object(
             map.iter()
-                .filter(|(_, v)| !v.is_null())
+                .filter(|(k, v)| !v.is_null() || *k == "value")
                 .map(|(k, v)| (k.clone(), without_nulls(v)))
                 .collect(),
         ),
@@ -603,7 +608,10 @@ fn strict_openai_nulls_decode_like_absent_fields() {
                 for args in [args.clone(), without_nulls(&args)] {
                     let result = rt.block_on(exec.execute_value(tool.name, args));
                     prop_assert!(!result.is_error, "{}", result.output);
-                    decoded.push(log.lock().expect("log").last().cloned());
+                    // As protojson: `Debug` of a recursive message's
+                    // descriptor does not end.
+                    let last = log.lock().expect("log").last().cloned();
+                    decoded.push(last.map(|m| serde_json::to_value(&m).expect("protojson")));
                 }
                 compared.set(compared.get() + 1);
                 prop_assert_eq!(&decoded[0], &decoded[1]);

@@ -55,11 +55,13 @@ d. Constraints a dialect states only in prose become formal constraints:
    11 digits of seconds (within its range) and 9 of fraction; "Comma-separated
    field paths in lowerCamelCase" a field-mask pattern; "An RFC 3339
    date-time" and "Format: `f`." a `format`. A string that stands for a cut
-   message, map or value ("A JSON-encoded `pkg.Msg` object.", "A
-   JSON-encoded object.", "A JSON-encoded object mapping keys to values.",
-   "A JSON-encoded value of any JSON type.") becomes an `enum` of 8 JSON
-   texts drawn from the canonical rendering of that type: the node of that
-   message (or map field, or `Value`) in the prepared canonical rendering,
+   message or map ("A JSON-encoded `pkg.Msg` object.", "A JSON-encoded
+   object.", "A JSON-encoded object mapping keys to values.") becomes an
+   `enum` of 8 JSON texts drawn from the canonical rendering of that type;
+   the string branch of a `google.protobuf.Value` that cannot be an open
+   object ("Any JSON value: …; an object or array as its JSON text.") also
+   draws from 8 such texts. The texts come from the node of that message
+   (or map field, or `Value`) in the prepared canonical rendering,
    located by descriptor (a `$defs[pkg.Msg]` is inlined there, so it is
    covered), else the text `{}`. Each node
    that needed such a sentence is counted per dialect (the summary's
@@ -761,7 +763,6 @@ class Walker:
         self.canonical = index is None
         self.found = {} if self.canonical else None
         self.usages = {}
-        self.json_text = set()
         self.problems = []
 
     # messages
@@ -807,15 +808,26 @@ class Walker:
             core["anyOf"] = copy.deepcopy(options)
             self.counts["any"] += 1
         elif name == LIST_VALUE and is_array_node(core):
-            owner = steps[-1][1] if steps and steps[-1][0] == "field" else None
-            self.value_elements(core.get("items"), owner)
+            self.any_value(core.get("items"))
 
-    def value_elements(self, items, owner):
-        for ic in cores(items):
-            if cut_kind(ic) is not None:
-                self.cut(ic, ("message", VALUE), [])
-                if owner is not None:
-                    self.json_text.add(owner.full_name)
+    def any_value(self, node):
+        """A `google.protobuf.Value` where objects cannot be open: its string
+        branch also draws from JSON texts of the canonical `Value` (objects
+        and arrays among them), which the description says stand for what
+        they hold."""
+        branches = cores(node)
+        if any("object" in types_of(b) for b in branches):
+            return
+        for core in branches:
+            if is_string_node(core):
+                self.counts["json_cut"] += 1
+                self.counts["nodes"] += 1
+                if self.canonical:
+                    continue
+                texts = self.h.content_texts(self.tool, ("message", VALUE), self.index)
+                plain = {k: v for k, v in core.items() if k != "description"}
+                core.clear()
+                core["anyOf"] = [plain, {"enum": texts}]
 
     # fields
     def field(self, node, f, steps):
@@ -850,10 +862,7 @@ class Walker:
                 if self.canonical:
                     # the whole node: every kind of JSON value, null too
                     self.found.setdefault(("message", VALUE), node)
-                for core in cores(node):
-                    if cut_kind(core) is not None:
-                        self.cut(core, ("message", VALUE), steps)
-                        self.json_text.add(owner.full_name)
+                self.any_value(node)
                 return
             self.message(node, md, steps)
         elif ef.type == FD.TYPE_ENUM:
@@ -908,10 +917,9 @@ FD_TYPE_NAMES = {
 class Intent:
     """What drawn arguments mean, as a dict for `json_format.ParseDict`."""
 
-    def __init__(self, harness, tool, json_text):
+    def __init__(self, harness, tool):
         self.h = harness
         self.tool = tool
-        self.json_text = json_text
 
     def message(self, obj, md, raw):
         if isinstance(obj, str):
@@ -956,15 +964,15 @@ class Intent:
         return out
 
     def null_value(self, f, raw):
-        """`null` on a singular `google.protobuf.Value` rendered as any JSON
-        value is the NullValue (protojson; the schema has no other null);
-        where the rendering cut the Value to a JSON string, `null` is the
-        nullable wrapper: absent."""
+        """`null` on a singular `google.protobuf.Value` is the NullValue
+        (protojson; every rendering's `Value` has a `null` of its own), except
+        on a proto3 `optional` one, where the rendering's `null` is the
+        optional field's: absent (inside a JSON text, protojson rules)."""
         return (
             f.type == FD.TYPE_MESSAGE
             and f.message_type.full_name == VALUE
             and not is_repeated(f)
-            and (raw or f.full_name not in self.json_text)
+            and (raw or f.containing_oneof is None)
         )
 
     def loads(self, text, what):
@@ -1032,16 +1040,13 @@ class Intent:
 
     def wkt(self, v, md, owner, raw):
         name = md.full_name
-        text_here = owner is not None and not raw and owner.full_name in self.json_text
         if name == VALUE:
-            if isinstance(v, str) and text_here:
-                return self.loads(v, owner.full_name)
-            return v
+            return value_text(v)
         if name == LIST_VALUE:
             if isinstance(v, str):
-                return self.loads(v, name)
-            if isinstance(v, list) and text_here:
-                return [self.loads(x, owner.full_name) if isinstance(x, str) else x for x in v]
+                v = self.loads(v, name)
+            if isinstance(v, list):
+                return [value_text(x) for x in v]
             return v
         if name in (STRUCT, ANY, EMPTY) and isinstance(v, str):
             return self.loads(v, name)
@@ -1236,12 +1241,12 @@ class Harness:
         return options
 
     # ---- sending
-    def send(self, tool, args, json_text):
+    def send(self, tool, args):
         """Sends one argument set; returns None or (category, detail)."""
         intent_error = None
         expected = None
         try:
-            intent = Intent(self, tool, json_text).message(args, tool.request, False)
+            intent = Intent(self, tool).message(args, tool.request, False)
             expected = tool_cls = self.descs.cls(tool.request.full_name)()
             json_format.ParseDict(intent, tool_cls, ignore_unknown_fields=False, descriptor_pool=self.descs.pool)
         except IntentError as e:
@@ -1301,7 +1306,7 @@ class Harness:
             if errors:
                 self.fail("soundness", tool, target, "harness: a draw is invalid", f"{errors[0][:300]}\n    args: {json.dumps(args)[:800]}")
                 continue
-            problem = self.send(tool, args, walker.json_text)
+            problem = self.send(tool, args)
             if problem is None:
                 self.stats[target]["accepted"] += 1
             else:
@@ -1333,13 +1338,13 @@ class Harness:
                     (label, "harness: the pinned draw is invalid", f"{errors[0][:200]}; args {json.dumps(args)[:300]}")
                 )
                 continue
-            problem = self.send(tool, args, walker.json_text)
+            problem = self.send(tool, args)
             if problem is not None:
                 self.incomplete[target].append((label, problem[0], problem[1]))
                 continue
             expected = self.descs.cls(tool.request.full_name)()
             json_format.ParseDict(
-                Intent(self, tool, walker.json_text).message(args, tool.request, False),
+                Intent(self, tool).message(args, tool.request, False),
                 expected,
                 descriptor_pool=self.descs.pool,
             )
@@ -1550,6 +1555,20 @@ def message_diff(expected, received):
 
 
 MISSING = object()
+
+
+def value_text(v):
+    """A `google.protobuf.Value` as its schema describes it in every
+    rendering: a string holding an object's or array's JSON text stands for
+    that object or array; any other value for itself."""
+    if isinstance(v, str) and v.lstrip()[:1] in ("{", "["):
+        try:
+            parsed = json.loads(v)
+        except ValueError:
+            return v
+        if isinstance(parsed, (dict, list)):
+            return parsed
+    return v
 
 
 def differs(p, q):
