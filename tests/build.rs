@@ -1,6 +1,6 @@
 //! Compiles the example and test protos: an encoded descriptor pool (custom
-//! options kept) for the executor, and a real tonic client/server for the
-//! links service.
+//! options kept) for the executor, a real tonic client/server for the links
+//! service, and a tonic server for the feed service (a server stream).
 
 use std::env;
 use std::fs;
@@ -26,6 +26,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(true)
         .build_server(true)
         .compile_fds(links.file_descriptor_set())?;
+
+    let mut feed = protox::Compiler::new(["../proto"])?;
+    feed.include_imports(true)
+        .include_source_info(true)
+        .open_file("feed/v1/feed.proto")?;
+    tonic_prost_build::configure()
+        .build_client(false)
+        .build_server(true)
+        .compile_fds(feed.file_descriptor_set())?;
 
     let mut shapes = protox::Compiler::new(["proto", "../proto"])?;
     shapes

@@ -1,6 +1,7 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
 
 use std::sync::{Arc, LazyLock};
+use std::time::Duration;
 
 use ai_tools_schema::inbound::{Limits, shorten};
 use prost_reflect::{
@@ -102,6 +103,43 @@ pub struct ExecutorOptions {
     pub pass_unknown_uuids: bool,
     /// Deadline and metadata of every call.
     pub call: CallOptions,
+    /// How much of a server-streaming method's stream one call collects.
+    pub stream: StreamLimits,
+}
+
+/// Bounds on collecting a server stream into one tool result. The call
+/// stops at the first bound reached (the service sees it cancelled), and
+/// the result says which one it was.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// let mut options = ai_tools::ExecutorOptions::default();
+/// options.stream.max_messages = 20;
+/// options.stream.max_time = Duration::from_secs(5);
+/// assert_eq!(options.stream.max_bytes, 1024 * 1024);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StreamLimits {
+    /// The most messages collected (default 100).
+    pub max_messages: usize,
+    /// The most bytes of messages collected, as encoded on the wire
+    /// (default 1 MiB); the message that would pass it is left out.
+    pub max_bytes: usize,
+    /// The longest time spent collecting (default 30 s).
+    pub max_time: Duration,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            max_messages: 100,
+            max_bytes: 1024 * 1024,
+            max_time: Duration::from_secs(30),
+        }
+    }
 }
 
 impl ExecutorOptions {
@@ -125,6 +163,7 @@ impl Default for ExecutorOptions {
             max_array_items: 1_000,
             pass_unknown_uuids: false,
             call: CallOptions::new(),
+            stream: StreamLimits::default(),
         }
     }
 }
@@ -441,14 +480,26 @@ impl<T: Transport> ProtoExecutor<T> {
     ) -> Result<String, CallError> {
         let method = self.method(tool)?;
         let request = self.build_request(&method.input(), args).await?;
+        if method.is_server_streaming() {
+            return self.collect_stream(tool, &method, request, options).await;
+        }
         let mut response = self
             .transport
             .unary(&method, request, options)
             .await
             .map_err(CallError::Status)?;
         let plan = response_plan(tool, &method.output());
+        self.aliased_json(&mut response, &plan).await
+    }
+
+    /// `response` as JSON, its ids given aliases first.
+    async fn aliased_json(
+        &self,
+        response: &mut DynamicMessage,
+        plan: &WalkPlan<'_>,
+    ) -> Result<String, CallError> {
         self.aliases
-            .assign_planned(&mut response, &plan)
+            .assign_planned(response, plan)
             .await
             .map_err(|e| match e {
                 AliasError::Store(e) => CallError::StoreAfterCall(e),
@@ -462,6 +513,86 @@ impl<T: Transport> ProtoExecutor<T> {
                 CallError::Internal(format!("the response could not be written as JSON: {e}"))
             })?;
         String::from_utf8(out).map_err(|e| CallError::Internal(e.to_string()))
+    }
+
+    /// A server stream collected into `{"messages": [...]}`, within
+    /// [`StreamLimits`]; `"stopped_early"` says why when a bound, or the
+    /// service failing after some messages, ended it first. Dropping the
+    /// stream on the way out cancels the call at the service.
+    async fn collect_stream(
+        &self,
+        tool: &'static AgentTool,
+        method: &MethodDescriptor,
+        request: DynamicMessage,
+        options: &CallOptions,
+    ) -> Result<String, CallError> {
+        let limits = &self.options.stream;
+        let started = tokio::time::Instant::now();
+        // The call's own deadline, when it comes first, ends the collection
+        // as a deadline does: with `DEADLINE_EXCEEDED` if nothing arrived.
+        let call_deadline = options.timeout.filter(|t| *t < limits.max_time);
+        let deadline = started + call_deadline.unwrap_or(limits.max_time);
+        let plan = response_plan(tool, &method.output());
+        let mut stream = self
+            .transport
+            .server_streaming(method, request, options)
+            .await
+            .map_err(CallError::Status)?;
+        let mut messages: Vec<String> = Vec::new();
+        let mut bytes = 0usize;
+        let stopped_early = loop {
+            if messages.len() >= limits.max_messages {
+                break Some(format!(
+                    "after {} messages, the most one call collects; more may follow",
+                    limits.max_messages
+                ));
+            }
+            let mut message = match tokio::time::timeout_at(deadline, stream.next()).await {
+                Err(_) if call_deadline.is_some() => {
+                    let status = Status::new(Code::DeadlineExceeded, "deadline exceeded");
+                    if messages.is_empty() {
+                        return Err(CallError::Status(status));
+                    }
+                    break Some(self.status_sentence(tool, &status));
+                }
+                Err(_) => {
+                    break Some(format!(
+                        "after {} s, the longest one call collects; more may follow",
+                        limits.max_time.as_secs_f64()
+                    ));
+                }
+                Ok(None) => break None,
+                Ok(Some(Err(status))) if messages.is_empty() => {
+                    return Err(CallError::Status(status));
+                }
+                Ok(Some(Err(status))) => break Some(self.status_sentence(tool, &status)),
+                Ok(Some(Ok(message))) => message,
+            };
+            let size = prost::Message::encoded_len(&message);
+            if bytes + size > limits.max_bytes {
+                break Some(format!(
+                    "after {} messages: the next one would pass {} bytes, the most one call collects; more may follow",
+                    messages.len(),
+                    limits.max_bytes
+                ));
+            }
+            bytes += size;
+            messages.push(self.aliased_json(&mut message, &plan).await?);
+            if let Some(progress) = &options.progress {
+                progress.report(messages.len() as u64);
+            }
+        };
+        drop(stream);
+        let mut out = String::with_capacity(bytes + 32);
+        out.push_str("{\"messages\":[");
+        out.push_str(&messages.join(","));
+        out.push(']');
+        if let Some(reason) = stopped_early {
+            out.push_str(",\"stopped_early\":");
+            out.push_str(&Value::String(reason).to_string());
+        }
+        out.push('}');
+        Ok(out)
     }
 
     fn method(&self, tool: &AgentTool) -> Result<MethodDescriptor, CallError> {

@@ -83,8 +83,8 @@ use ai_tools_schema::Dialect;
 pub use rmcp;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -1051,13 +1051,37 @@ impl ServerHandler for Handler {
             Some(args) => Value::Object(args.clone()).to_string(),
             None => "{}".to_owned(),
         };
-        let options = self.call_options(&context);
+        let mut options = self.call_options(&context);
+        // A client that sent a progress token hears of each message of a
+        // server stream as it arrives, before the result.
+        let progress = context.meta.get_progress_token().map(|token| {
+            let (sent, mut received) = tokio::sync::mpsc::unbounded_channel::<u64>();
+            options = std::mem::take(&mut options).progress(move |count| {
+                let _ = sent.send(count);
+            });
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some(count) = received.recv().await {
+                    let note = ProgressNotificationParam::new(token.clone(), count as f64)
+                        .with_message(format!("{count} messages received"));
+                    if peer.notify_progress(note).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
         let result = tokio::select! {
             result = toolkit.execute_with(&request.name, &args, &options) => result,
             () = context.ct.cancelled() => {
                 crate::executor::ToolResult::error("the call was cancelled by the client")
             }
         };
+        // Dropping the options closes the channel: the forwarder sends what
+        // is left, then ends.
+        drop(options);
+        if let Some(forwarder) = progress {
+            let _ = forwarder.await;
+        }
         Ok(to_call_tool_result(result).into())
     }
 }

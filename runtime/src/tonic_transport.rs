@@ -4,7 +4,9 @@ use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::{AsciiMetadataValue, Binary, BinaryMetadataValue, MetadataKey};
 
-use crate::transport::{BoxFuture, CallOptions, Code, Status, Transport, method_path};
+use crate::transport::{
+    BoxFuture, CallOptions, Code, MessageStream, Status, Transport, method_path,
+};
 
 /// Calls gRPC services through a tonic channel. Cheap to clone: clones share
 /// the channel's connection.
@@ -82,6 +84,22 @@ impl Transport for TonicTransport {
             }
         })
     }
+
+    fn server_streaming<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
+        Box::pin(async move {
+            let (mut grpc, req, path, codec) = self.prepare(method, request, options).await?;
+            let response = grpc
+                .server_streaming(req, path, codec)
+                .await
+                .map_err(Status::from)?;
+            Ok(Box::new(TonicStream(response.into_inner())) as Box<dyn MessageStream>)
+        })
+    }
 }
 
 impl TonicTransport {
@@ -91,6 +109,26 @@ impl TonicTransport {
         request: DynamicMessage,
         options: &CallOptions,
     ) -> Result<DynamicMessage, Status> {
+        let (mut grpc, req, path, codec) = self.prepare(method, request, options).await?;
+        let response = grpc.unary(req, path, codec).await.map_err(Status::from)?;
+        Ok(response.into_inner())
+    }
+
+    /// A ready client and the request with its path, deadline and metadata.
+    async fn prepare(
+        &self,
+        method: &MethodDescriptor,
+        request: DynamicMessage,
+        options: &CallOptions,
+    ) -> Result<
+        (
+            tonic::client::Grpc<tonic::transport::Channel>,
+            tonic::Request<DynamicMessage>,
+            http::uri::PathAndQuery,
+            DynamicCodec,
+        ),
+        Status,
+    > {
         let path = method_path(method);
         let path = http::uri::PathAndQuery::try_from(path.as_str())
             .map_err(|e| Status::new(Code::Internal, format!("invalid gRPC path {path}: {e}")))?;
@@ -127,8 +165,17 @@ impl TonicTransport {
         let codec = DynamicCodec {
             response: method.output(),
         };
-        let response = grpc.unary(req, path, codec).await.map_err(Status::from)?;
-        Ok(response.into_inner())
+        Ok((grpc, req, path, codec))
+    }
+}
+
+/// A tonic response stream; dropping it resets the HTTP/2 stream, which the
+/// server sees as a cancelled call.
+struct TonicStream(tonic::Streaming<DynamicMessage>);
+
+impl MessageStream for TonicStream {
+    fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>> {
+        Box::pin(async move { self.0.message().await.map_err(Status::from).transpose() })
     }
 }
 

@@ -13,7 +13,8 @@ use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage};
 /// A boxed, sendable future, as [`Transport::unary`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
-/// Carries one unary RPC to a service and brings back its response.
+/// Carries one RPC to a service and brings back its response: a unary
+/// call, or (where the transport can) a server-streaming one.
 ///
 /// Object safe: `Arc<dyn Transport>` is itself a `Transport`. Implementations
 /// ship with the crate for tonic ([`TonicTransport`](crate::TonicTransport),
@@ -38,6 +39,37 @@ pub trait Transport: Send + Sync + 'static {
         request: DynamicMessage,
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<DynamicMessage, Status>>;
+
+    /// Calls the server-streaming `method` with `request` and returns its
+    /// messages as they arrive. Dropping the stream cancels the call.
+    ///
+    /// The default answers `UNIMPLEMENTED`: a transport that cannot stream
+    /// still carries every unary tool.
+    fn server_streaming<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
+        let _ = (request, options);
+        Box::pin(async move {
+            Err(Status::new(
+                Code::Unimplemented,
+                format!(
+                    "this transport cannot call the server-streaming method `{}`",
+                    method.full_name()
+                ),
+            ))
+        })
+    }
+}
+
+/// The messages of one server-streaming call, in order; dropping it cancels
+/// the call.
+pub trait MessageStream: Send {
+    /// The next message, `None` once the service has ended the stream, or
+    /// the status it ended with.
+    fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>>;
 }
 
 impl<T: Transport + ?Sized> Transport for Arc<T> {
@@ -49,6 +81,15 @@ impl<T: Transport + ?Sized> Transport for Arc<T> {
     ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
         (**self).unary(method, request, options)
     }
+
+    fn server_streaming<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
+        (**self).server_streaming(method, request, options)
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -59,6 +100,15 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
         (**self).unary(method, request, options)
+    }
+
+    fn server_streaming<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
+        (**self).server_streaming(method, request, options)
     }
 }
 
@@ -94,6 +144,49 @@ pub struct CallOptions {
     /// Binary metadata (keys ending in `-bin`), sent base64-encoded as gRPC
     /// requires.
     pub binary_metadata: Vec<(String, Vec<u8>)>,
+    /// Told the count of messages received so far, after each message of a
+    /// server-streaming call (an MCP server turns it into progress
+    /// notifications).
+    pub progress: Option<Progress>,
+}
+
+/// A per-call observer of a server stream's progress: called with the count
+/// of messages received so far. Equal only to its own clones.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+/// use std::sync::Arc;
+/// let seen = Arc::new(AtomicU64::new(0));
+/// let counter = seen.clone();
+/// let options = ai_tools::CallOptions::new()
+///     .progress(move |received| counter.store(received, Ordering::Relaxed));
+/// options.progress.as_ref().expect("set").report(3);
+/// assert_eq!(seen.load(Ordering::Relaxed), 3);
+/// ```
+#[derive(Clone)]
+pub struct Progress(Arc<dyn Fn(u64) + Send + Sync>);
+
+impl Progress {
+    /// Reports `received` messages so far.
+    pub fn report(&self, received: u64) {
+        (self.0)(received);
+    }
+}
+
+impl PartialEq for Progress {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Progress {}
+
+impl fmt::Debug for Progress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Progress(..)")
+    }
 }
 
 impl std::fmt::Debug for CallOptions {
@@ -108,6 +201,7 @@ impl std::fmt::Debug for CallOptions {
         f.debug_struct("CallOptions")
             .field("timeout", &self.timeout)
             .field("metadata_keys", &keys)
+            .field("progress", &self.progress.is_some())
             .finish()
     }
 }
@@ -165,6 +259,12 @@ impl CallOptions {
         self
     }
 
+    /// Sets the observer of a server stream's progress (see [`Progress`]).
+    pub fn progress(mut self, report: impl Fn(u64) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Progress(Arc::new(report)));
+        self
+    }
+
     /// These options with `call`'s on top: `call`'s deadline if it has one,
     /// and for every metadata key `call` sets, only `call`'s values.
     ///
@@ -199,6 +299,7 @@ impl CallOptions {
             timeout: call.timeout.or(self.timeout),
             metadata,
             binary_metadata,
+            progress: call.progress.clone().or_else(|| self.progress.clone()),
         }
     }
 

@@ -156,18 +156,19 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
                     ),
                 ));
             }
+            // A server stream is collected into one result; a model has no
+            // way to send a stream of requests.
             let streaming = match (method.is_client_streaming(), method.is_server_streaming()) {
                 (true, true) => Some("bidirectional-streaming"),
                 (true, false) => Some("client-streaming"),
-                (false, true) => Some("server-streaming"),
-                (false, false) => None,
+                (false, _) => None,
             };
             if let Some(kind) = streaming {
                 diags.push(diag(
                     &fd,
                     opt,
                     format!(
-                        "rpc `{rpc}` is {kind} and cannot be a tool; make it unary or remove its `rpc_tool` option"
+                        "rpc `{rpc}` is {kind} and cannot be a tool: a model sends one request per call, so only unary and server-streaming methods can be tools; make it one of those or remove its `rpc_tool` option"
                     ),
                 ));
             }
@@ -1677,11 +1678,12 @@ service S {
         let diags = diagnostics(
             "message Req {}\nmessage Resp {}\nservice S {\n  rpc A(stream Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"a\" description: \"A.\" };\n  }\n  rpc B(Req) returns (stream Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"b\" description: \"B.\" };\n  }\n  rpc C(stream Req) returns (stream Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"c\" description: \"C.\" };\n  }\n}\n",
         );
-        assert_eq!(diags.len(), 3, "{diags:#?}");
+        // A server stream is a tool (collected into one result).
+        assert_eq!(diags.len(), 2, "{diags:#?}");
         assert!(diags[0].starts_with("test.proto:10:5: "), "{}", diags[0]);
         assert!(diags[0].contains("rpc `A` is client-streaming and cannot be a tool"));
-        assert!(diags[1].contains("rpc `B` is server-streaming"));
-        assert!(diags[2].contains("rpc `C` is bidirectional-streaming"));
+        assert!(diags[0].contains("only unary and server-streaming methods"));
+        assert!(diags[1].contains("rpc `C` is bidirectional-streaming"));
     }
 
     #[test]

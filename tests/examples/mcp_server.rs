@@ -1,6 +1,7 @@
 // The links service as an MCP server: a real tonic links server on
 // loopback (started in-process), and a `Toolkit` of the tools `ai_tools!`
-// generates from `links.proto` plus one native tool, served over stdio or
+// generates from `links.proto` and `feed.proto` (a server stream) plus two
+// native tools, served over stdio or
 // streamable HTTP.
 //
 // ```text
@@ -22,6 +23,10 @@ use ai_tools_tests::{LinksBackend, serve};
 
 mod links {
     ai_tools::ai_tools!("proto/links/v1/links.proto");
+}
+
+mod feed {
+    ai_tools::ai_tools!("proto/feed/v1/feed.proto");
 }
 
 /// Write the text a user can paste to share a link.
@@ -87,6 +92,10 @@ fn toolkit(
         .native(whoami)
         .generated(links::Executor::with_alias_manager(
             transport.clone(),
+            aliases.clone(),
+        ))
+        .generated(feed::Executor::with_alias_manager(
+            transport.clone(),
             aliases,
         ))
         .native(share)
@@ -105,7 +114,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = McpServer::new(move |aliases| toolkit(&transport, &backend, aliases))
         .with_server_info("links", env!("CARGO_PKG_VERSION"))
         .with_instructions(
-            "Short links and the workflow steps that run when a link is visited. \
+            "Short links, the workflow steps that run when a link is visited, and a feed of events. \
              Ids look like link-1: pass them back exactly as a tool returned them.",
         )
         // Over HTTP each request's `x-user` header reaches that request's

@@ -41,6 +41,7 @@ EXPECTED_TOOLS = {
     "workflow_steps_create",
     "workflow_steps_delete",
     "links_share_text",
+    "feed_follow",
 }
 TIMEOUT = 30.0
 
@@ -194,11 +195,43 @@ async def stdio_checks(server: str, checks: Checks) -> None:
                     f"{label}: an unknown argument is an isError result naming it",
                     text_of(bad_args),
                 )
+                await streaming_checks(session, checks, label)
                 try:
                     await session.call_tool("links_delete_everything", {})
                     checks.check(False, f"{label}: an unknown tool is a protocol error", "no error")
                 except MCPError as e:
                     checks.check(e.error.code == -32602, f"{label}: an unknown tool is a protocol error (-32602)", e.error)
+
+
+async def streaming_checks(session: ClientSession, checks: Checks, label: str) -> None:
+    """A server-streaming tool: one result listing every message, ids
+    aliased, and a progress notification per message for a client that
+    asked for progress."""
+    listed = await session.list_tools()
+    follow = next((t for t in listed.tools if t.name == "feed_follow"), None)
+    hints = follow.annotations if follow else None
+    checks.check(
+        hints is not None and hints.read_only_hint is True and follow.title == "Follow the feed",
+        f"{label}: feed_follow is read-only and titled, from the proto",
+        hints,
+    )
+    progress: list[tuple[float, str | None]] = []
+
+    async def on_progress(done: float, total: float | None, message: str | None) -> None:
+        progress.append((done, message))
+
+    result = await session.call_tool("feed_follow", {"count": 3}, progress_callback=on_progress)
+    messages = output(result).get("messages", [])
+    checks.check(
+        not result.is_error and [m.get("id") for m in messages] == ["event-1", "event-2", "event-3"],
+        f"{label}: feed_follow collects the stream, every id aliased",
+        text_of(result),
+    )
+    checks.check(
+        [done for done, _ in progress] == [1, 2, 3] and progress[-1][1] == "3 messages received",
+        f"{label}: one progress notification per streamed message, before the result",
+        progress,
+    )
 
 
 def start_http_server(server: str) -> tuple[subprocess.Popen[str], str, list[str]]:

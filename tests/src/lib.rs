@@ -16,6 +16,13 @@ pub mod pb {
     tonic::include_proto!("links.v1");
 }
 
+/// The server code tonic generates for `feed.proto` (a server stream).
+#[allow(missing_docs, clippy::all)]
+pub mod feed_pb {
+    tonic::include_proto!("feed.v1");
+}
+
+use feed_pb::feed_service_server::{FeedService, FeedServiceServer};
 use pb::links_service_server::{LinksService, LinksServiceServer};
 use pb::workflow_steps_service_server::{WorkflowStepsService, WorkflowStepsServiceServer};
 
@@ -216,26 +223,105 @@ impl LinksBackend {
         let delay = {
             let mut s = self.lock();
             s.received.push(received);
-            s.metadata = request
-                .metadata()
-                .iter()
-                .filter_map(|kv| match kv {
-                    tonic::metadata::KeyAndValueRef::Ascii(k, v)
-                        if k.as_str().starts_with("x-") =>
-                    {
-                        Some((
-                            k.as_str().to_owned(),
-                            v.to_str().unwrap_or_default().to_owned(),
-                        ))
-                    }
-                    _ => None,
-                })
-                .collect();
+            s.metadata = x_metadata(request.metadata());
             s.delay
         };
         if let Some(d) = delay {
             tokio::time::sleep(d).await;
         }
+    }
+}
+
+/// The `x-` entries of `metadata` (ASCII values), in order.
+fn x_metadata(metadata: &tonic::metadata::MetadataMap) -> Vec<(String, String)> {
+    metadata
+        .iter()
+        .filter_map(|kv| match kv {
+            tonic::metadata::KeyAndValueRef::Ascii(k, v) if k.as_str().starts_with("x-") => Some((
+                k.as_str().to_owned(),
+                v.to_str().unwrap_or_default().to_owned(),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A feed service whose one method streams events, recording what each call
+/// carried and how its stream ended. Clones share state.
+#[derive(Debug, Clone, Default)]
+pub struct FeedBackend {
+    state: Arc<Mutex<FeedState>>,
+}
+
+#[derive(Debug, Default)]
+struct FeedState {
+    metadata: Vec<Vec<(String, String)>>,
+    sent: u64,
+    cancelled: u64,
+}
+
+impl FeedBackend {
+    fn lock(&self) -> MutexGuard<'_, FeedState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The `x-` metadata of every call, in order.
+    pub fn metadata(&self) -> Vec<Vec<(String, String)>> {
+        self.lock().metadata.clone()
+    }
+
+    /// Events sent, over every call.
+    pub fn sent(&self) -> u64 {
+        self.lock().sent
+    }
+
+    /// Streams that ended because the caller stopped listening.
+    pub fn cancelled(&self) -> u64 {
+        self.lock().cancelled
+    }
+}
+
+#[tonic::async_trait]
+impl FeedService for FeedBackend {
+    type FollowStream =
+        tonic::codegen::tokio_stream::wrappers::ReceiverStream<Result<feed_pb::Event, Status>>;
+
+    async fn follow(
+        &self,
+        request: Request<feed_pb::FollowRequest>,
+    ) -> Result<Response<Self::FollowStream>, Status> {
+        self.lock().metadata.push(x_metadata(request.metadata()));
+        let r = request.into_inner();
+        // Room for one event: the sender learns at once that nobody listens.
+        let (tx, rx) = tokio::sync::mpsc::channel(1);
+        let backend = self.clone();
+        tokio::spawn(async move {
+            let mut n = 0;
+            let endless = r.count == 0 && r.fail_with.is_empty();
+            while endless || n < r.count {
+                if r.interval_ms > 0 {
+                    tokio::time::sleep(Duration::from_millis(u64::from(r.interval_ms))).await;
+                }
+                n += 1;
+                let event = feed_pb::Event {
+                    id: new_uuid(),
+                    text: format!("event {n}"),
+                };
+                if tx.send(Ok(event)).await.is_err() {
+                    backend.lock().cancelled += 1;
+                    return;
+                }
+                backend.lock().sent += 1;
+            }
+            if !r.fail_with.is_empty() {
+                let _ = tx.send(Err(Status::unavailable(r.fail_with))).await;
+            }
+        });
+        Ok(Response::new(
+            tonic::codegen::tokio_stream::wrappers::ReceiverStream::new(rx),
+        ))
     }
 }
 
@@ -349,6 +435,8 @@ pub struct RunningServer {
     pub addr: SocketAddr,
     /// The service's state.
     pub backend: LinksBackend,
+    /// The feed service's state (served on the same address).
+    pub feed: FeedBackend,
     shutdown: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -375,7 +463,8 @@ impl RunningServer {
     }
 }
 
-/// Serves `backend` on `127.0.0.1:0` until shut down.
+/// Serves `backend` (and a fresh feed service) on `127.0.0.1:0` until shut
+/// down.
 ///
 /// # Errors
 ///
@@ -384,9 +473,11 @@ pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let feed = FeedBackend::default();
     let server = tonic::transport::Server::builder()
         .add_service(LinksServiceServer::new(backend.clone()))
-        .add_service(WorkflowStepsServiceServer::new(backend.clone()));
+        .add_service(WorkflowStepsServiceServer::new(backend.clone()))
+        .add_service(FeedServiceServer::new(feed.clone()));
     let task = tokio::spawn(async move {
         // Without TCP_NODELAY, Nagle and delayed ACKs stall larger responses by ~40 ms.
         let incoming =
@@ -400,6 +491,7 @@ pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
     Ok(RunningServer {
         addr,
         backend,
+        feed,
         shutdown: tx,
         task,
     })

@@ -1,0 +1,205 @@
+//! Server-streaming methods as tools, against a real tonic server: the
+//! stream is collected into one result within its bounds, every id aliased;
+//! the result says when and why it stopped early; stopping cancels the
+//! stream at the server; per-call metadata, deadlines and progress reach
+//! the call.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ai_tools::{CallOptions, ExecutorOptions, ProtoExecutor, TonicTransport, Toolkit};
+use ai_tools_tests::support::{error_text, ok_json};
+use ai_tools_tests::{LinksBackend, RunningServer, serve};
+use serde_json::{Value, json};
+
+mod feed {
+    ai_tools::ai_tools!("proto/feed/v1/feed.proto");
+}
+
+fn executor(server: &RunningServer, options: ExecutorOptions) -> ProtoExecutor<TonicTransport> {
+    let transport = TonicTransport::new(server.channel().expect("a channel"));
+    ProtoExecutor::new(feed::all_tools(), feed::descriptor_pool(), transport).with_options(options)
+}
+
+fn limits(max_messages: usize, max_bytes: usize, max_time: Duration) -> ExecutorOptions {
+    let mut options = ExecutorOptions::default();
+    options.stream.max_messages = max_messages;
+    options.stream.max_bytes = max_bytes;
+    options.stream.max_time = max_time;
+    options
+}
+
+/// The texts of the collected events.
+fn texts(output: &Value) -> Vec<String> {
+    output["messages"]
+        .as_array()
+        .expect("a list of messages")
+        .iter()
+        .map(|m| m["text"].as_str().expect("text").to_owned())
+        .collect()
+}
+
+/// Waits (up to 5 s) until the server has seen `n` streams cancelled.
+async fn cancelled(server: &RunningServer, n: u64) -> bool {
+    for _ in 0..500 {
+        if server.feed.cancelled() >= n {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    false
+}
+
+#[tokio::test]
+async fn a_whole_stream_is_one_result_with_every_id_aliased() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let exec = executor(&server, ExecutorOptions::default());
+    let result = exec.execute("feed_follow", r#"{"count": 3}"#).await;
+    let output = ok_json(&result);
+    assert_eq!(texts(&output), ["event 1", "event 2", "event 3"]);
+    assert!(output.get("stopped_early").is_none(), "{output}");
+    let ids: Vec<&str> = output["messages"]
+        .as_array()
+        .expect("list")
+        .iter()
+        .map(|m| m["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["event-1", "event-2", "event-3"]);
+    // The aliases resolve to the UUIDs the server sent.
+    let uuid = exec
+        .alias_manager()
+        .resolve("event-2")
+        .expect("a known alias");
+    assert_eq!(uuid.len(), 36, "{uuid}");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_message_bound_stops_the_stream_and_cancels_it_at_the_server() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let exec = executor(&server, limits(2, 1 << 20, Duration::from_secs(30)));
+    // An endless stream.
+    let result = exec
+        .execute("feed_follow", r#"{"count": 0, "interval_ms": 5}"#)
+        .await;
+    let output = ok_json(&result);
+    assert_eq!(texts(&output), ["event 1", "event 2"]);
+    let reason = output["stopped_early"].as_str().expect("a reason");
+    assert!(reason.contains("after 2 messages"), "{reason}");
+    assert!(
+        cancelled(&server, 1).await,
+        "the server never saw the call cancelled"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn the_byte_and_time_bounds_say_so() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    // One event is about 50 bytes on the wire.
+    let exec = executor(&server, limits(100, 120, Duration::from_secs(30)));
+    let output = ok_json(&exec.execute("feed_follow", r#"{"count": 10}"#).await);
+    assert_eq!(texts(&output).len(), 2, "{output}");
+    let reason = output["stopped_early"].as_str().expect("a reason");
+    assert!(reason.contains("would pass 120 bytes"), "{reason}");
+
+    let exec = executor(&server, limits(100, 1 << 20, Duration::from_millis(300)));
+    let output = ok_json(
+        &exec
+            .execute("feed_follow", r#"{"count": 0, "interval_ms": 100}"#)
+            .await,
+    );
+    let got = texts(&output).len();
+    assert!((1..=4).contains(&got), "{got} events in 300 ms: {output}");
+    let reason = output["stopped_early"].as_str().expect("a reason");
+    assert!(reason.contains("after 0.3 s"), "{reason}");
+    // (The ten events of the first call may all be on the wire already; the
+    // endless one must be cancelled.)
+    assert!(cancelled(&server, 1).await);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failure_mid_stream_keeps_what_arrived_and_a_failure_first_is_an_error() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let exec = executor(&server, ExecutorOptions::default());
+    let output = ok_json(
+        &exec
+            .execute("feed_follow", r#"{"count": 2, "fail_with": "feed closed"}"#)
+            .await,
+    );
+    assert_eq!(texts(&output), ["event 1", "event 2"]);
+    let reason = output["stopped_early"].as_str().expect("a reason");
+    assert!(
+        reason.contains("UNAVAILABLE") && reason.contains("feed closed"),
+        "{reason}"
+    );
+
+    let result = exec
+        .execute("feed_follow", r#"{"count": 0, "fail_with": "feed closed"}"#)
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.contains("UNAVAILABLE") && text.contains("feed closed"),
+        "{text}"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_deadline_before_the_first_message_is_deadline_exceeded_in_words() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let exec = executor(&server, ExecutorOptions::default());
+    let options = CallOptions::new().timeout(Duration::from_millis(150));
+    let result = exec
+        .execute_with(
+            "feed_follow",
+            r#"{"count": 1, "interval_ms": 2000}"#,
+            &options,
+        )
+        .await;
+    let text = error_text(&result);
+    assert!(text.contains("DEADLINE_EXCEEDED"), "{text}");
+    assert!(
+        cancelled(&server, 1).await,
+        "the stream outlived its deadline"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn per_call_metadata_and_progress_reach_a_streaming_call_through_a_toolkit() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let transport = TonicTransport::new(server.channel().expect("a channel"));
+    let toolkit = Toolkit::builder()
+        .generated(feed::Executor::new(transport))
+        .call_options(CallOptions::new().metadata("x-tenant", "acme"))
+        .build()
+        .expect("a toolkit");
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let counter = seen.clone();
+    let options = CallOptions::new()
+        .metadata("x-user", "42")
+        .progress(move |n| counter.lock().expect("lock").push(n));
+    let result = toolkit
+        .execute_with("feed_follow", r#"{"count": 3}"#, &options)
+        .await;
+    assert_eq!(texts(&ok_json(&result)).len(), 3);
+    assert_eq!(*seen.lock().expect("lock"), [1, 2, 3]);
+    let metadata = server.feed.metadata();
+    assert_eq!(
+        metadata.last().expect("one call"),
+        &[
+            ("x-tenant".to_owned(), "acme".to_owned()),
+            ("x-user".to_owned(), "42".to_owned())
+        ]
+    );
+    // The model sees a list of messages; nothing else changed shape.
+    let tool = feed::all_tools()[0];
+    assert_eq!(tool.name, "feed_follow");
+    assert_eq!(
+        serde_json::from_str::<Value>(tool.parameters).expect("JSON")["type"],
+        json!("object")
+    );
+    server.shutdown().await;
+}
