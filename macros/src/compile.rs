@@ -22,6 +22,9 @@ pub struct Compiled {
     pub file_name: String,
     /// Every file read from disk, so the expansion can make the compiler watch them.
     pub read_files: Vec<PathBuf>,
+    /// The pool encoded with source info (locations and comments), for
+    /// writing annotations in ([`ai_tools_schema::overlay::annotate`]).
+    pub encoded_with_source: Vec<u8>,
 }
 
 /// Compiles `located.file` with its includes.
@@ -30,7 +33,18 @@ pub struct Compiled {
 /// well-known `google/protobuf` files, then the annotation protos that ship
 /// with ai-tools. A user's own copy of an annotation proto therefore wins and
 /// never clashes with ours.
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "the macro calls `compile_with`; tests and benches call this")
+)]
 pub fn compile(located: &Located) -> Result<Compiled, String> {
+    compile_with(located, false)
+}
+
+/// [`compile`]; `with_annotations` compiles the annotation protos in as
+/// well, so that annotations can be written into a proto that does not
+/// import them (an overlay, whole-service mode).
+pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compiled, String> {
     let mut resolver = ChainFileResolver::new();
     for include in &located.includes {
         resolver.add(IncludeFileResolver::new(include.clone()));
@@ -49,18 +63,27 @@ pub fn compile(located: &Located) -> Result<Compiled, String> {
         .find(|file| !file.is_import())
         .map(|file| file.name().to_owned())
         .ok_or_else(|| format!("`{}` compiled to nothing", located.file.display()))?;
+    if with_annotations {
+        for (path, _) in ai_tools_schema::ANNOTATION_PROTOS {
+            compiler
+                .open_file(path)
+                .map_err(|error| describe(&error, located))?;
+        }
+    }
     let read_files = compiler
         .files()
         .filter_map(|file| file.path())
         .map(absolute)
         .collect();
     let pool = compiler.descriptor_pool();
-    let encoded_pool = without_source_info(&pool, compiler.encode_file_descriptor_set());
+    let encoded_with_source = compiler.encode_file_descriptor_set();
+    let encoded_pool = without_source_info(&pool, encoded_with_source.clone());
     Ok(Compiled {
         pool,
         encoded_pool,
         file_name,
         read_files,
+        encoded_with_source,
     })
 }
 
@@ -68,7 +91,7 @@ pub fn compile(located: &Located) -> Result<Compiled, String> {
 /// the generated descriptions, and dropping them shrinks what every binary
 /// embeds several times over. Custom options survive: the set is re-encoded
 /// through the pool, which knows their extensions.
-fn without_source_info(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
+pub fn without_source_info(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
     let Some(set_descriptor) = pool.get_message_by_name("google.protobuf.FileDescriptorSet") else {
         return encoded;
     };

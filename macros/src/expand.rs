@@ -68,9 +68,21 @@ fn generate(
     )
     .map_err(|message| errors.at(span, message))
     .ok()?;
-    let compiled = compile::compile(&located)
+    let annotating = input.overlay.is_some() || !input.services.is_empty();
+    let mut compiled = compile::compile_with(&located, annotating)
         .map_err(|message| errors.at(span, message))
         .ok()?;
+    let annotated = if annotating {
+        Some(annotate(
+            input,
+            &mut compiled,
+            manifest_dir,
+            invoking_file_dir,
+            errors,
+        )?)
+    } else {
+        None
+    };
     let tools = match ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name) {
         Ok(tools) => tools,
         Err(diagnostics) => {
@@ -78,7 +90,10 @@ fn generate(
                 errors.at(span, format!("`{}` has no usable tool", compiled.file_name));
             }
             for diagnostic in diagnostics {
-                errors.at(span, diagnostic);
+                match &annotated {
+                    Some(annotated) => errors.at(span, annotated.relocate(diagnostic)),
+                    None => errors.at(span, diagnostic),
+                }
             }
             return None;
         }
@@ -92,6 +107,79 @@ fn generate(
         Err(collisions) => {
             for collision in collisions {
                 errors.at(span, collision);
+            }
+            None
+        }
+    }
+}
+
+/// Writes the overlay's annotations and those of whole-service mode into
+/// `compiled` (its pool and what the expansion embeds), and makes the
+/// expansion watch the overlay file.
+fn annotate(
+    input: &MacroInput,
+    compiled: &mut Compiled,
+    manifest_dir: &Path,
+    invoking_file_dir: Option<&Path>,
+    errors: &mut Errors,
+) -> Option<ai_tools_schema::overlay::Annotated> {
+    let mut overlay = None;
+    if let Some(literal) = &input.overlay {
+        let span = literal.span();
+        let written = literal.value();
+        let candidates: Vec<std::path::PathBuf> = std::iter::once(manifest_dir.join(&written))
+            .chain(invoking_file_dir.map(|dir| dir.join(&written)))
+            .collect();
+        let Some(path) = candidates.iter().find(|p| p.is_file()) else {
+            let tried: Vec<String> = candidates
+                .iter()
+                .map(|p| format!("`{}`", p.display()))
+                .collect();
+            errors.at(
+                span,
+                format!(
+                    "overlay `{written}` not found; looked at {} (a path is relative to the crate's `Cargo.toml`)",
+                    tried.join(" and ")
+                ),
+            );
+            return None;
+        };
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) => {
+                errors.at(span, format!("overlay `{written}` cannot be read: {e}"));
+                return None;
+            }
+        };
+        compiled.read_files.push(path.clone());
+        match ai_tools_schema::overlay::Overlay::parse(&written, &text) {
+            Ok(parsed) => overlay = Some(parsed),
+            Err(diagnostics) => {
+                for diagnostic in diagnostics {
+                    errors.at(span, diagnostic);
+                }
+                return None;
+            }
+        }
+    }
+    let services: Vec<String> = input.services.iter().map(syn::LitStr::value).collect();
+    let span = input.path.span();
+    match ai_tools_schema::overlay::annotate(
+        &compiled.pool,
+        &compiled.encoded_with_source,
+        &compiled.file_name,
+        overlay.as_ref(),
+        &services,
+    ) {
+        Ok(annotated) => {
+            compiled.pool = annotated.pool.clone();
+            compiled.encoded_pool =
+                compile::without_source_info(&annotated.pool, annotated.encoded.clone());
+            Some(annotated)
+        }
+        Err(diagnostics) => {
+            for diagnostic in diagnostics {
+                errors.at(span, diagnostic);
             }
             None
         }

@@ -8,6 +8,10 @@ use crate::errors::Errors;
 
 /// `includes = ["proto", "third_party"]`
 const INCLUDES: &str = "includes";
+/// `overlay = "tools/etcd.tools.toml"`
+const OVERLAY: &str = "overlay";
+/// `services = ["pkg.Service"]`
+const SERVICES: &str = "services";
 
 /// What `ai_tools!(...)` was given.
 pub struct MacroInput {
@@ -15,6 +19,10 @@ pub struct MacroInput {
     pub path: LitStr,
     /// Include directories, as written; empty means the defaults.
     pub includes: Vec<LitStr>,
+    /// The overlay file, as written.
+    pub overlay: Option<LitStr>,
+    /// Services exposed whole, as written.
+    pub services: Vec<LitStr>,
 }
 
 /// Every mistake in the arguments is reported, not only the first: a bad
@@ -43,6 +51,8 @@ impl Parse for MacroInput {
             }
         };
         let mut includes: Option<Vec<LitStr>> = None;
+        let mut overlay: Option<LitStr> = None;
+        let mut services: Option<Vec<LitStr>> = None;
         while !input.is_empty() {
             if let Err(error) = input.parse::<Token![,]>() {
                 return Err(errors.fail(error));
@@ -63,11 +73,35 @@ impl Parse for MacroInput {
                 if includes.is_none() {
                     includes = Some(dirs);
                 }
+            } else if key == OVERLAY {
+                // overlay = "tools/etcd.tools.toml"
+                if overlay.is_some() {
+                    errors.push(syn::Error::new(key.span(), "duplicate `overlay` argument"));
+                }
+                match value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(file),
+                        ..
+                    }) => overlay = overlay.or(Some(file)),
+                    other => errors.push(syn::Error::new_spanned(
+                        other,
+                        "expected a string literal with the path of an overlay file: `overlay = \"tools/etcd.tools.toml\"`",
+                    )),
+                }
+            } else if key == SERVICES {
+                // services = ["etcdserverpb.KV"]
+                if services.is_some() {
+                    errors.push(syn::Error::new(key.span(), "duplicate `services` argument"));
+                }
+                let names = string_array(value, &mut errors);
+                if services.is_none() {
+                    services = Some(names);
+                }
             } else {
                 errors.push(syn::Error::new(
                     key.span(),
                     format!(
-                        "unknown ai_tools argument `{key}`; the only key is `includes = [\"dir\", ...]`"
+                        "unknown ai_tools argument `{key}`; the keys are `includes = [\"dir\", ...]`, `overlay = \"file.toml\"` and `services = [\"pkg.Service\", ...]`"
                     ),
                 ));
             }
@@ -77,6 +111,8 @@ impl Parse for MacroInput {
             None => Ok(MacroInput {
                 path,
                 includes: includes.unwrap_or_default(),
+                overlay,
+                services: services.unwrap_or_default(),
             }),
         }
     }
@@ -96,7 +132,7 @@ fn string_array(value: Expr, errors: &mut Errors) -> Vec<LitStr> {
     let Expr::Array(array) = value else {
         errors.push(syn::Error::new_spanned(
             value,
-            "expected an array of string literals: `includes = [\"proto\", \"third_party\"]`",
+            "expected an array of string literals, e.g. `includes = [\"proto\", \"third_party\"]`",
         ));
         return Vec::new();
     };
@@ -106,10 +142,7 @@ fn string_array(value: Expr, errors: &mut Errors) -> Vec<LitStr> {
             Expr::Lit(ExprLit {
                 lit: Lit::Str(dir), ..
             }) => dirs.push(dir),
-            other => errors.push(syn::Error::new_spanned(
-                other,
-                "expected a string literal naming an include directory",
-            )),
+            other => errors.push(syn::Error::new_spanned(other, "expected a string literal")),
         }
     }
     dirs

@@ -81,6 +81,7 @@ pub mod check;
 pub mod inbound;
 pub mod ir;
 pub mod names;
+pub mod overlay;
 pub mod proto;
 pub mod render;
 

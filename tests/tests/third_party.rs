@@ -613,3 +613,191 @@ fn etcd_enum_zero_values_stay_in_the_enums() {
         serde_json::json!(["VERSION", "CREATE", "MOD", "VALUE", "LEASE"])
     );
 }
+
+/// googleapis' `google/longrunning/operations.proto` exactly as the wheel
+/// ships it (no annotation in it), annotated by an overlay beside the tests.
+mod longrunning_overlay {
+    ai_tools::ai_tools!(
+        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+        includes = ["proto/third_party/googleapis"],
+        overlay = "overlays/operations.tools.toml"
+    );
+}
+
+/// The same unedited file, every unary method of its service a tool.
+mod longrunning_whole {
+    ai_tools::ai_tools!(
+        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+        includes = ["proto/third_party/googleapis"],
+        services = ["google.longrunning.Operations"]
+    );
+}
+
+#[test]
+fn an_overlay_annotates_a_proto_it_does_not_edit() {
+    let names: Vec<&str> = longrunning_overlay::all_tools()
+        .iter()
+        .map(|t| t.name)
+        .collect();
+    assert_eq!(names, ["lro_list", "lro_get", "lro_cancel"]);
+    let list = longrunning_overlay::all_tools()[0];
+    assert_eq!(list.title, Some("List operations"));
+    let params: Value = serde_json::from_str(list.parameters).expect("JSON");
+    // `skip = true` left the field out; the others stay.
+    assert!(params["properties"].get("return_partial_success").is_none());
+    assert!(params["properties"].get("filter").is_some());
+    // `alias_prefix` from the overlay: in the request schema and in the
+    // response's ids, and in the descriptors the executor reads at run time.
+    let get: Value =
+        serde_json::from_str(longrunning_overlay::all_tools()[1].parameters).expect("JSON");
+    let name = get["properties"]["name"]["description"]
+        .as_str()
+        .expect("described");
+    assert!(
+        name.contains("An operation id returned by lro_list."),
+        "{name}"
+    );
+    assert!(
+        longrunning_overlay::all_tools()[1]
+            .response_aliases
+            .iter()
+            .any(|f| f.field == "name" && f.prefix == "operation")
+    );
+    assert!(
+        longrunning_overlay::all_tools()[1]
+            .request_aliases
+            .iter()
+            .any(|f| f.message == "google.longrunning.GetOperationRequest"
+                && f.prefix == "operation")
+    );
+    every_rendering_passes(longrunning_overlay::all_tools());
+}
+
+#[test]
+fn whole_service_mode_exposes_every_unary_method() {
+    let tools = longrunning_whole::all_tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        [
+            "operations_list_operations",
+            "operations_get_operation",
+            "operations_delete_operation",
+            "operations_cancel_operation",
+            "operations_wait_operation",
+        ]
+    );
+    // Descriptions are the methods' comments; `WaitOperation` has one too.
+    assert!(
+        tools[0]
+            .description
+            .starts_with("Lists operations that match"),
+        "{}",
+        tools[0].description
+    );
+    every_rendering_passes(tools);
+}
+
+/// Every rendering of `tools` passes its provider's checker, one by one and
+/// as one request.
+fn every_rendering_passes(tools: &[&AgentTool]) {
+    let mut failures = Vec::new();
+    for tool in tools {
+        for (dialect, schema) in renderings(tool) {
+            for v in check(dialect, tool.strict, &schema) {
+                failures.push(format!("{} {dialect}: {v}", tool.name));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    for dialect in [Dialect::OpenAi, Dialect::Anthropic, Dialect::Gemini] {
+        let parsed: Vec<(&str, bool, Value)> = tools
+            .iter()
+            .map(|t| {
+                (
+                    t.name,
+                    t.strict,
+                    renderings(t)
+                        .into_iter()
+                        .find(|(d, _)| *d == dialect)
+                        .expect("rendered")
+                        .1,
+                )
+            })
+            .collect();
+        let refs: Vec<(&str, bool, &Value)> = parsed.iter().map(|(n, s, v)| (*n, *s, v)).collect();
+        let violations = check_request(dialect, &refs);
+        assert!(violations.is_empty(), "{dialect}: {violations:#?}");
+    }
+}
+
+/// The overlay's annotations are in the descriptors the expansion embeds, so
+/// the executor aliases and resolves by them at run time.
+#[test]
+fn overlay_aliases_work_at_run_time() {
+    use ai_tools::InProcessTransport;
+    use prost_reflect::ReflectMessage as _;
+    let uuid = "7d444840-9dc0-11d1-b245-5ffdce74fad2";
+    let pool = longrunning_overlay::descriptor_pool();
+    let operation = pool
+        .get_message_by_name("google.longrunning.Operation")
+        .expect("Operation");
+    let list_response = pool
+        .get_message_by_name("google.longrunning.ListOperationsResponse")
+        .expect("ListOperationsResponse");
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = received.clone();
+    let transport = InProcessTransport::new()
+        .with_handler(
+            "/google.longrunning.Operations/ListOperations",
+            move |_, _| {
+                let mut op = prost_reflect::DynamicMessage::new(operation.clone());
+                op.set_field_by_name("name", prost_reflect::Value::String(uuid.to_owned()));
+                let mut response = prost_reflect::DynamicMessage::new(list_response.clone());
+                response.set_field_by_name(
+                    "operations",
+                    prost_reflect::Value::List(vec![prost_reflect::Value::Message(op)]),
+                );
+                async move { Ok(response) }
+            },
+        )
+        .with_handler(
+            "/google.longrunning.Operations/GetOperation",
+            move |req, _| {
+                let name = req.get_field_by_name("name").expect("name");
+                seen.lock()
+                    .expect("lock")
+                    .push(name.as_str().expect("a string").to_owned());
+                let op = prost_reflect::DynamicMessage::new(
+                    req.descriptor()
+                        .parent_pool()
+                        .get_message_by_name("google.longrunning.Operation")
+                        .expect("Operation"),
+                );
+                async move { Ok(op) }
+            },
+        );
+    let exec = longrunning_overlay::Executor::new(transport);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let listed = rt.block_on(exec.execute(
+        "lro_list",
+        r#"{"name": "", "filter": "", "page_size": 10, "page_token": ""}"#,
+    ));
+    assert!(!listed.is_error, "{}", listed.output);
+    assert!(
+        listed.output.contains("\"operation-1\""),
+        "{}",
+        listed.output
+    );
+    let got = rt.block_on(exec.execute("lro_get", r#"{"name": "operation-1"}"#));
+    assert!(!got.is_error, "{}", got.output);
+    assert_eq!(*received.lock().expect("lock"), [uuid]);
+    let invented = rt.block_on(exec.execute("lro_get", r#"{"name": "operation-7"}"#));
+    assert!(
+        invented.is_error && invented.output.contains("operation-7"),
+        "{}",
+        invented.output
+    );
+}
