@@ -35,7 +35,10 @@ pub struct Compiled {
 /// never clashes with ours.
 #[cfg_attr(
     not(test),
-    allow(dead_code, reason = "the macro calls `compile_with`; tests and benches call this")
+    allow(
+        dead_code,
+        reason = "the macro calls `compile_with`; tests and benches call this"
+    )
 )]
 pub fn compile(located: &Located) -> Result<Compiled, String> {
     compile_with(located, false)

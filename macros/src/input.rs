@@ -199,11 +199,40 @@ mod tests {
         let error = parse(quote::quote!("a.proto", includes = [1]))
             .err()
             .unwrap();
-        assert!(error.to_string().contains("include directory"));
+        assert!(error.to_string().contains("expected a string literal"));
         let error = parse(quote::quote!("a.proto", includes = "proto"))
             .err()
             .unwrap();
         assert!(error.to_string().contains("expected an array"));
+    }
+
+    #[test]
+    fn overlay_and_services() {
+        let input = parse(quote::quote!(
+            "a.proto",
+            overlay = "a.tools.toml",
+            services = ["pkg.A", "pkg.B"]
+        ))
+        .unwrap();
+        assert_eq!(
+            input.overlay.map(|o| o.value()).as_deref(),
+            Some("a.tools.toml")
+        );
+        let services: Vec<String> = input.services.iter().map(LitStr::value).collect();
+        assert_eq!(services, ["pkg.A", "pkg.B"]);
+        let error = parse(quote::quote!(
+            "a.proto",
+            overlay = ["a.toml"],
+            services = "pkg.A"
+        ))
+        .err()
+        .unwrap();
+        let messages = messages(error);
+        assert!(
+            messages[0].contains("path of an overlay file"),
+            "{messages:?}"
+        );
+        assert!(messages[1].contains("expected an array"), "{messages:?}");
     }
 
     fn messages(error: syn::Error) -> Vec<String> {
@@ -224,8 +253,8 @@ mod tests {
         assert_eq!(messages.len(), 5, "{messages:#?}");
         assert!(messages[0].contains("expected a string literal with the path"));
         assert!(messages[1].contains("unknown ai_tools argument `include`"));
-        assert!(messages[2].contains("include directory"));
-        assert!(messages[3].contains("include directory"));
+        assert!(messages[2].contains("expected a string literal"));
+        assert!(messages[3].contains("expected a string literal"));
         assert!(messages[4].contains("duplicate `includes`"));
     }
 
