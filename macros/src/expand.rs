@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use ai_tools_schema::{Dialect, FieldAlias, ToolSpec};
+use ai_tools_schema::{FieldAlias, RenderedTool as Rendered, ToolSpec};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -167,7 +167,7 @@ fn annotate(
     match ai_tools_schema::overlay::annotate(
         &compiled.pool,
         &compiled.encoded_with_source,
-        &compiled.file_name,
+        Some(&compiled.file_name),
         overlay.as_ref(),
         &services,
     ) {
@@ -186,37 +186,15 @@ fn annotate(
     }
 }
 
-/// Each tool's parameters in every dialect, as minified JSON text, checked by
-/// that dialect's checker: a rendering a provider would refuse never compiles.
-struct Rendered {
-    canonical: String,
-    openai: String,
-    anthropic: String,
-    gemini: String,
-    gemini_json_schema: String,
-}
-
+/// Each tool's parameters in every dialect, checked by that dialect's
+/// checker: a rendering a provider would refuse never compiles.
 fn render_checked(tools: &[ToolSpec]) -> (Vec<Rendered>, Vec<String>) {
     let mut errors = Vec::new();
     let mut all = Vec::with_capacity(tools.len());
     for tool in tools {
-        let mut render = |dialect: Dialect| {
-            let schema = tool.render(dialect);
-            for violation in ai_tools_schema::check::check(dialect, tool.strict, &schema) {
-                errors.push(format!(
-                    "tool `{}` cannot be rendered for {dialect}: {violation}",
-                    tool.name
-                ));
-            }
-            schema.to_string()
-        };
-        all.push(Rendered {
-            canonical: render(Dialect::JsonSchema),
-            openai: render(Dialect::OpenAi),
-            anthropic: render(Dialect::Anthropic),
-            gemini: render(Dialect::Gemini),
-            gemini_json_schema: render(Dialect::GeminiJsonSchema),
-        });
+        let (rendered, violations) = tool.render_checked();
+        errors.extend(violations);
+        all.push(rendered);
     }
     (all, errors)
 }

@@ -99,6 +99,7 @@ pub mod store;
 mod tonic_transport;
 mod tool;
 mod tool_input;
+mod tool_set;
 mod toolkit;
 mod transport;
 mod wire;
@@ -114,6 +115,7 @@ pub use store::{RedisStore, RedisStoreOptions};
 pub use tonic_transport::TonicTransport;
 pub use tool::{AgentTool, FieldPrefix, MethodRef, Renderings};
 pub use tool_input::{AliasString, InputSchema, MapKey, SchemaGenerator, ToolInput};
+pub use tool_set::{ToolSet, ToolSetError, ToolSetOptions};
 pub use toolkit::{GeneratedTools, Tool, Toolkit, ToolkitBuilder, ToolkitError};
 pub use transport::{
     BoxFuture, CallOptions, Code, InProcessTransport, MessageStream, Progress, Status, Transport,

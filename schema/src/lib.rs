@@ -124,6 +124,13 @@ pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
     ),
 ];
 
+/// `ai/context/v1/annotations.proto` and `ai/tools/v1/annotations.proto`
+/// (with `google/protobuf/descriptor.proto`, which they import) compiled: an
+/// encoded `FileDescriptorSet` for a pool built at run time that lacks them
+/// (an overlay or whole-service mode writes these options into it).
+/// `schema/tests/annotation_descriptors.rs` keeps it equal to the sources.
+pub const ANNOTATION_DESCRIPTORS: &[u8] = include_bytes!("../proto/annotations.binpb");
+
 /// Extension number of `rpc_tool` (a `ToolDefinition { name = 1, description = 2,
 /// strict = 3 }`) on `google.protobuf.MethodOptions`.
 pub const RPC_TOOL_EXTENSION: u32 = 52104;
@@ -230,6 +237,48 @@ impl ToolSpec {
     pub fn render(&self, dialect: Dialect) -> serde_json::Value {
         render::parameters(&self.parameters, dialect, self.strict)
     }
+
+    /// The parameters in every dialect as minified JSON text, each checked
+    /// by its provider's checker, and every violation found (a rendering a
+    /// provider would refuse is not to be served: the macro makes it a
+    /// compile error, a tool set built at run time an error).
+    pub fn render_checked(&self) -> (RenderedTool, Vec<String>) {
+        let mut violations = Vec::new();
+        let mut render = |dialect: Dialect| {
+            let schema = self.render(dialect);
+            for violation in check::check(dialect, self.strict, &schema) {
+                violations.push(format!(
+                    "tool `{}` cannot be rendered for {dialect}: {violation}",
+                    self.name
+                ));
+            }
+            schema.to_string()
+        };
+        let rendered = RenderedTool {
+            canonical: render(Dialect::JsonSchema),
+            openai: render(Dialect::OpenAi),
+            anthropic: render(Dialect::Anthropic),
+            gemini: render(Dialect::Gemini),
+            gemini_json_schema: render(Dialect::GeminiJsonSchema),
+        };
+        (rendered, violations)
+    }
+}
+
+/// A tool's parameters in every dialect, as minified JSON text
+/// ([`ToolSpec::render_checked`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderedTool {
+    /// Plain JSON Schema (MCP `inputSchema`, the canonical form).
+    pub canonical: String,
+    /// OpenAI (strict when the tool is).
+    pub openai: String,
+    /// Anthropic (strict when the tool is).
+    pub anthropic: String,
+    /// Gemini `parameters`.
+    pub gemini: String,
+    /// Gemini `parametersJsonSchema`.
+    pub gemini_json_schema: String,
 }
 
 /// What a tool does to the world, as MCP's tool annotations say it.

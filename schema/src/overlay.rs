@@ -253,8 +253,9 @@ fn snake_case(name: &str) -> String {
 }
 
 /// Writes the overlay's annotations, and those of whole-service mode for
-/// `services` (fully qualified names of services declared in `file`), into
-/// the descriptors of `encoded` (a `FileDescriptorSet` of `pool`).
+/// `services` (fully qualified service names; declared in `file` when it is
+/// given), into the descriptors of `encoded` (a `FileDescriptorSet` of
+/// `pool`).
 ///
 /// The annotation protos must be in `pool` (the macro compiles them in when
 /// either is used).
@@ -267,17 +268,18 @@ fn snake_case(name: &str) -> String {
 pub fn annotate(
     pool: &DescriptorPool,
     encoded: &[u8],
-    file: &str,
+    file: Option<&str>,
     overlay: Option<&Overlay>,
     services: &[String],
 ) -> Result<Annotated, Vec<Diagnostic>> {
+    let origin = file.unwrap_or("the descriptor set");
     let missing = |what: &str| {
         vec![Diagnostic {
-            file: file.to_owned(),
+            file: origin.to_owned(),
             line: None,
             column: None,
             message: format!(
-                "{what} is missing from the descriptor pool; import `ai/context/v1/annotations.proto` and `ai/tools/v1/annotations.proto`"
+                "{what} is missing from the descriptor pool; add `ai/context/v1/annotations.proto` and `ai/tools/v1/annotations.proto` (`ANNOTATION_DESCRIPTORS`)"
             ),
         }]
     };
@@ -290,15 +292,12 @@ pub fn annotate(
         .ok_or_else(|| missing("`google/protobuf/descriptor.proto`"))?;
     let mut set = DynamicMessage::decode(set_type, encoded).map_err(|e| {
         vec![Diagnostic {
-            file: file.to_owned(),
+            file: origin.to_owned(),
             line: None,
             column: None,
             message: format!("the compiled descriptors do not decode: {e}"),
         }]
     })?;
-    let Some(fd) = pool.get_file_by_name(file) else {
-        return Err(missing(&format!("`{file}`")));
-    };
 
     let mut diags = Vec::new();
     let mut relocations = HashMap::new();
@@ -409,19 +408,30 @@ pub fn annotate(
     }
 
     for service_name in services {
-        let Some(service) = fd.services().find(|s| s.full_name() == service_name) else {
-            let names: Vec<String> = fd.services().map(|s| s.full_name().to_owned()).collect();
+        let declared = |s: &prost_reflect::ServiceDescriptor| {
+            file.is_none_or(|file| s.parent_file().name() == file)
+        };
+        let Some(service) = pool
+            .get_service_by_name(service_name)
+            .filter(|s| declared(s))
+        else {
+            let names: Vec<String> = pool
+                .services()
+                .filter(|s| declared(s))
+                .map(|s| s.full_name().to_owned())
+                .collect();
             diags.push(Diagnostic {
-                file: file.to_owned(),
+                file: origin.to_owned(),
                 line: None,
                 column: None,
                 message: format!(
-                    "`services` names `{service_name}`, which `{file}` does not declare{}",
+                    "`services` names `{service_name}`, which `{origin}` does not declare{}",
                     closest_hint(service_name, &names)
                 ),
             });
             continue;
         };
+        let fd = service.parent_file();
         for method in service.methods() {
             let annotated = method.options().has_extension(&rpc_tool)
                 || overlaid_methods.iter().any(|m| m == method.full_name());
@@ -441,7 +451,7 @@ pub fn annotate(
             def.set_field_by_number(1, Value::String(name));
             def.set_field_by_number(2, Value::String(description));
             edits.push((
-                file.to_owned(),
+                fd.name().to_owned(),
                 method.path().to_vec(),
                 rpc_tool.clone(),
                 Value::Message(def),
@@ -477,7 +487,7 @@ pub fn annotate(
     let encoded = set.encode_to_vec();
     let pool = DescriptorPool::decode(encoded.as_slice()).map_err(|e| {
         vec![Diagnostic {
-            file: file.to_owned(),
+            file: origin.to_owned(),
             line: None,
             column: None,
             message: format!("the annotated descriptors do not build: {e}"),

@@ -1,0 +1,298 @@
+//! Tools built at run time from descriptors: what `ai_tools!` builds at
+//! compile time, for protos that arrive as an encoded `FileDescriptorSet`
+//! (`protoc --descriptor_set_out`, `buf build -o`) or from a server.
+
+use std::collections::HashSet;
+use std::fmt;
+
+use ai_tools_schema::overlay::{Overlay, annotate};
+use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
+use prost_reflect::DescriptorPool;
+
+use crate::__private::{agent_tool, field_prefix, method_ref, renderings, with_hints};
+use crate::executor::ProtoExecutor;
+use crate::tool::{AgentTool, FieldPrefix};
+use crate::transport::Transport;
+
+/// What a run-time tool set exposes, besides methods annotated in the protos.
+///
+/// # Examples
+///
+/// ```
+/// let options = ai_tools::ToolSetOptions::new()
+///     .service("google.longrunning.Operations");
+/// assert_eq!(options.services, ["google.longrunning.Operations"]);
+/// ```
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ToolSetOptions {
+    /// Annotations from outside the protos (see
+    /// [`ai_tools_schema::overlay`]).
+    pub overlay: Option<Overlay>,
+    /// Services whose every unary and server-streaming method is a tool.
+    pub services: Vec<String>,
+}
+
+impl ToolSetOptions {
+    /// No overlay, no whole services: the annotated methods only.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds the annotations of `overlay`.
+    pub fn overlay(mut self, overlay: Overlay) -> Self {
+        self.overlay = Some(overlay);
+        self
+    }
+
+    /// Exposes every unary and server-streaming method of `service` (a fully
+    /// qualified name).
+    pub fn service(mut self, service: impl Into<String>) -> Self {
+        self.services.push(service.into());
+        self
+    }
+}
+
+/// Why a tool set could not be built: every problem found, each a sentence
+/// (located at `file:line:column` where it has a place). Nothing is built
+/// when there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolSetError {
+    /// The problems, in the order found.
+    pub problems: Vec<String>,
+}
+
+impl fmt::Display for ToolSetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.problems.join("\n"))
+    }
+}
+
+impl std::error::Error for ToolSetError {}
+
+impl ToolSetError {
+    fn one(problem: impl Into<String>) -> Self {
+        Self {
+            problems: vec![problem.into()],
+        }
+    }
+}
+
+/// Tools and their descriptors, built at run time with the same rules,
+/// renderings and checks as `ai_tools!`.
+///
+/// A tool set is built once and lives as long as the process, as the
+/// macro's statics do: its tools and pool are leaked so that executors,
+/// `Toolkit`s, `Sessions` and MCP servers take them exactly as they take
+/// generated ones. Build one per process (or per reload), not per call.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{InProcessTransport, ToolSet, ToolSetOptions};
+///
+/// // Any encoded `FileDescriptorSet` with its imports; here, one the
+/// // macro embedded.
+/// mod links {
+///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+/// }
+/// let bytes = links::descriptor_pool().encode_to_vec();
+/// let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new()).expect("tools");
+/// let names: Vec<&str> = set.tools().iter().map(|t| t.name).collect();
+/// assert!(names.contains(&"links_create"));
+/// let executor = set.executor(InProcessTransport::new());
+/// assert!(executor.can_execute("links_create"));
+///
+/// let broken = ToolSet::from_descriptor_set(b"not a descriptor set", &ToolSetOptions::new());
+/// assert!(broken.is_err());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct ToolSet {
+    tools: &'static [&'static AgentTool],
+    pool: &'static DescriptorPool,
+}
+
+impl ToolSet {
+    /// The tools of every annotated method (and of `options`) in `bytes`, an
+    /// encoded `FileDescriptorSet` that holds every file it imports. The
+    /// descriptions come from the protos' comments, which a set keeps only
+    /// when built with them (`protoc --include_source_info`; `buf build`
+    /// keeps them unless told `--exclude-source-info`).
+    ///
+    /// # Errors
+    ///
+    /// A set that does not decode or lacks an import, a bad overlay, and
+    /// every problem the macro would report as a compile error (a bad or
+    /// duplicate name, a rendering a provider would refuse, no tool at all).
+    pub fn from_descriptor_set(
+        bytes: &[u8],
+        options: &ToolSetOptions,
+    ) -> Result<Self, ToolSetError> {
+        let mut pool = DescriptorPool::decode(bytes).map_err(|e| {
+            ToolSetError::one(format!(
+                "the descriptor set does not decode ({e}); build it with its imports (`protoc --include_imports --descriptor_set_out`, `buf build -o`)"
+            ))
+        })?;
+        let annotating = options.overlay.is_some() || !options.services.is_empty();
+        if annotating {
+            if !has_rpc_tool_extension(&pool) {
+                pool.decode_file_descriptor_set(ANNOTATION_DESCRIPTORS)
+                    .map_err(|e| {
+                        ToolSetError::one(format!(
+                            "the annotation protos do not fit this descriptor set: {e}"
+                        ))
+                    })?;
+            }
+            let encoded = pool.encode_to_vec();
+            pool = annotate(
+                &pool,
+                &encoded,
+                None,
+                options.overlay.as_ref(),
+                &options.services,
+            )
+            .map_err(|diagnostics| ToolSetError {
+                problems: diagnostics.iter().map(ToString::to_string).collect(),
+            })?
+            .pool;
+        }
+        let specs = tools_of(&pool)?;
+        let pool: &'static DescriptorPool = Box::leak(Box::new(pool));
+        let tools: Vec<&'static AgentTool> = specs
+            .iter()
+            .map(|(spec, rendered)| &*Box::leak(Box::new(agent_tool_of(spec, rendered))))
+            .collect();
+        Ok(Self {
+            tools: Box::leak(tools.into_boxed_slice()),
+            pool,
+        })
+    }
+
+    /// The tools, in file and declaration order.
+    pub fn tools(&self) -> &'static [&'static AgentTool] {
+        self.tools
+    }
+
+    /// The descriptors, annotations written in.
+    pub fn pool(&self) -> &'static DescriptorPool {
+        self.pool
+    }
+
+    /// An executor of these tools over `transport`, with a fresh alias
+    /// namespace.
+    pub fn executor<T: Transport>(&self, transport: T) -> ProtoExecutor<T> {
+        ProtoExecutor::new(self.tools, self.pool, transport)
+    }
+
+    /// An executor of these tools over `transport` in the conversation of
+    /// `aliases`.
+    pub fn executor_with_alias_manager<T: Transport>(
+        &self,
+        transport: T,
+        aliases: std::sync::Arc<crate::AliasManager>,
+    ) -> ProtoExecutor<T> {
+        ProtoExecutor::with_alias_manager(self.tools, self.pool, transport, aliases)
+    }
+}
+
+fn has_rpc_tool_extension(pool: &DescriptorPool) -> bool {
+    pool.get_message_by_name("google.protobuf.MethodOptions")
+        .and_then(|options| options.get_extension(RPC_TOOL_EXTENSION))
+        .is_some()
+}
+
+/// The tools of every file with an annotated method, rendered and checked.
+fn tools_of(
+    pool: &DescriptorPool,
+) -> Result<Vec<(ToolSpec, ai_tools_schema::RenderedTool)>, ToolSetError> {
+    let Some(rpc_tool) = pool
+        .get_message_by_name("google.protobuf.MethodOptions")
+        .and_then(|options| options.get_extension(RPC_TOOL_EXTENSION))
+    else {
+        return Err(ToolSetError::one(
+            "no method is annotated with `rpc_tool`: annotate some, give an overlay, or name services to expose whole",
+        ));
+    };
+    let mut problems = Vec::new();
+    let mut out = Vec::new();
+    let mut names = HashSet::new();
+    for file in pool.files() {
+        let annotated = file
+            .services()
+            .any(|s| s.methods().any(|m| m.options().has_extension(&rpc_tool)));
+        if !annotated {
+            continue;
+        }
+        match ai_tools_schema::tools_in_file(pool, file.name()) {
+            Ok(specs) => {
+                for spec in specs {
+                    if !names.insert(spec.name.clone()) {
+                        problems.push(format!(
+                            "tool name `{}` is used in more than one file (again in `{}`); rename one",
+                            spec.name,
+                            file.name()
+                        ));
+                        continue;
+                    }
+                    let (rendered, violations) = spec.render_checked();
+                    problems.extend(violations);
+                    out.push((spec, rendered));
+                }
+            }
+            Err(diagnostics) => problems.extend(diagnostics.iter().map(ToString::to_string)),
+        }
+    }
+    if out.is_empty() && problems.is_empty() {
+        problems.push(
+            "no method is annotated with `rpc_tool`: annotate some, give an overlay, or name services to expose whole".to_owned(),
+        );
+    }
+    if problems.is_empty() {
+        Ok(out)
+    } else {
+        Err(ToolSetError { problems })
+    }
+}
+
+fn leak(s: &str) -> &'static str {
+    Box::leak(s.to_owned().into_boxed_str())
+}
+
+fn prefixes(aliases: &[FieldAlias]) -> &'static [FieldPrefix] {
+    let list: Vec<FieldPrefix> = aliases
+        .iter()
+        .map(|a| field_prefix(leak(&a.message), leak(&a.field), leak(&a.prefix)))
+        .collect();
+    Box::leak(list.into_boxed_slice())
+}
+
+/// The same `AgentTool` the macro's expansion holds for `spec`.
+fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> AgentTool {
+    with_hints(
+        agent_tool(
+            leak(&spec.name),
+            leak(&spec.description),
+            spec.strict,
+            leak(&rendered.canonical),
+            renderings(
+                leak(&rendered.openai),
+                leak(&rendered.anthropic),
+                leak(&rendered.gemini),
+                leak(&rendered.gemini_json_schema),
+            ),
+            method_ref(
+                leak(&spec.service),
+                leak(&spec.method),
+                leak(&spec.request),
+                leak(&spec.response),
+            ),
+            prefixes(&spec.request_aliases),
+            prefixes(&spec.response_aliases),
+            spec.output_prefix.as_deref().map(leak),
+        ),
+        spec.title.as_deref().map(leak),
+        spec.hints.read_only,
+        spec.hints.idempotent,
+        spec.hints.destructive,
+    )
+}

@@ -1,0 +1,53 @@
+//! `ANNOTATION_DESCRIPTORS` is the compiled form of the annotation protos it
+//! names. After editing one of them, run this test with
+//! `AI_TOOLS_BLESS=1` to write the new bytes.
+
+use ai_tools_schema::{ANNOTATION_DESCRIPTORS, ANNOTATION_PROTOS};
+use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+
+struct Annotations;
+
+impl FileResolver for Annotations {
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        match ANNOTATION_PROTOS.iter().find(|(n, _)| *n == name) {
+            Some((n, source)) => File::from_source(n, source),
+            None => Err(protox::Error::file_not_found(name)),
+        }
+    }
+}
+
+#[test]
+fn annotation_descriptors_match_their_sources() {
+    let mut resolver = ChainFileResolver::new();
+    resolver.add(Annotations);
+    resolver.add(GoogleFileResolver::new());
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
+    compiler.include_imports(true).include_source_info(false);
+    for file in [
+        "ai/context/v1/annotations.proto",
+        "ai/tools/v1/annotations.proto",
+    ] {
+        compiler
+            .open_file(file)
+            .expect("the annotation protos compile");
+    }
+    let compiled = compiler.encode_file_descriptor_set();
+    if std::env::var_os("AI_TOOLS_BLESS").is_some() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("proto/annotations.binpb");
+        std::fs::write(&path, &compiled).expect("written");
+        return;
+    }
+    assert!(
+        compiled == ANNOTATION_DESCRIPTORS,
+        "proto/annotations.binpb is stale: run this test with AI_TOOLS_BLESS=1"
+    );
+    let pool = prost_reflect::DescriptorPool::decode(ANNOTATION_DESCRIPTORS).expect("decodes");
+    assert!(
+        pool.get_extension_by_name("ai.context.v1.rpc_tool")
+            .is_some()
+    );
+    assert!(
+        pool.get_extension_by_name("ai.tools.v1.tool_field")
+            .is_some()
+    );
+}

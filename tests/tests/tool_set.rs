@@ -1,0 +1,155 @@
+//! Tools built at run time from an encoded `FileDescriptorSet`: the same
+//! tools `ai_tools!` builds at compile time, an executor that runs them
+//! against a real tonic server with aliases, and clear errors for bad input.
+
+use ai_tools::schema::overlay::Overlay;
+use ai_tools::{TonicTransport, ToolSet, ToolSetOptions};
+use ai_tools_tests::support::{error_text, ok_json};
+use ai_tools_tests::{LinksBackend, serve};
+
+mod links {
+    ai_tools::ai_tools!("proto/links/v1/links.proto");
+}
+
+mod longrunning_overlay {
+    ai_tools::ai_tools!(
+        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+        includes = ["proto/third_party/googleapis"],
+        overlay = "overlays/operations.tools.toml"
+    );
+}
+
+mod longrunning_whole {
+    ai_tools::ai_tools!(
+        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+        includes = ["proto/third_party/googleapis"],
+        services = ["google.longrunning.Operations"]
+    );
+}
+
+fn workspace(path: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(path)
+}
+
+/// googleapis' `operations.proto` as `protoc --include_imports
+/// --include_source_info --descriptor_set_out` would write it: unedited,
+/// every import in, comments kept (they are the descriptions).
+fn operations_descriptor_set() -> Vec<u8> {
+    let mut compiler =
+        protox::Compiler::new([workspace("proto/third_party/googleapis")]).expect("a compiler");
+    compiler
+        .include_imports(true)
+        .include_source_info(true)
+        .open_file("google/longrunning/operations_proto.proto")
+        .expect("compiles");
+    compiler.encode_file_descriptor_set()
+}
+
+fn overlay() -> Overlay {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("overlays/operations.tools.toml");
+    let text = std::fs::read_to_string(path).expect("the overlay");
+    Overlay::parse("operations.tools.toml", &text).expect("a valid overlay")
+}
+
+/// The run-time tools equal the compile-time ones, field by field.
+fn assert_same(run_time: &[&ai_tools::AgentTool], compile_time: &[&ai_tools::AgentTool]) {
+    assert_eq!(run_time.len(), compile_time.len());
+    for (a, b) in run_time.iter().zip(compile_time) {
+        assert_eq!(a, b, "tool `{}` differs", b.name);
+    }
+}
+
+#[test]
+fn an_overlay_and_whole_services_give_the_macros_tools_at_run_time() {
+    let bytes = operations_descriptor_set();
+    let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().overlay(overlay()))
+        .expect("tools");
+    assert_same(set.tools(), longrunning_overlay::all_tools());
+
+    let set = ToolSet::from_descriptor_set(
+        &bytes,
+        &ToolSetOptions::new().service("google.longrunning.Operations"),
+    )
+    .expect("tools");
+    assert_same(set.tools(), longrunning_whole::all_tools());
+}
+
+#[tokio::test]
+async fn run_time_tools_call_a_real_server_with_aliases() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    // `links.proto` compiled with its comments (the macro's embedded pool
+    // drops them, having already turned them into descriptions).
+    let bytes = ai_tools_tests::LINKS_POOL.encode_to_vec();
+    let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new()).expect("tools");
+    assert_same(set.tools(), links::all_tools());
+    let exec = set.executor(TonicTransport::new(server.channel().expect("channel")));
+    let created = ok_json(
+        &exec
+            .execute(
+                "links_create",
+                r#"{"destination": "https://example.com/a", "name": "A"}"#,
+            )
+            .await,
+    );
+    assert_eq!(created["link"]["id"], "link-1");
+    let updated = exec
+        .execute("links_update", r#"{"link_id": "link-1", "name": "B"}"#)
+        .await;
+    ok_json(&updated);
+    assert_eq!(server.backend.links()[0].name, "B");
+    let invented = exec
+        .execute("links_update", r#"{"link_id": "link-9", "name": "C"}"#)
+        .await;
+    assert!(error_text(&invented).contains("link-9"));
+    server.shutdown().await;
+}
+
+#[test]
+fn bad_descriptor_sets_and_overlays_are_clear_errors() {
+    let garbage = ToolSet::from_descriptor_set(b"\x0a\x05junk!", &ToolSetOptions::new())
+        .expect_err("not a descriptor set");
+    assert!(garbage.to_string().contains("does not decode"), "{garbage}");
+
+    // Without its imports (no `--include_imports`).
+    let mut compiler =
+        protox::Compiler::new([workspace("proto/third_party/googleapis")]).expect("a compiler");
+    compiler
+        .include_imports(false)
+        .open_file("google/longrunning/operations_proto.proto")
+        .expect("compiles");
+    let alone = ToolSet::from_descriptor_set(
+        &compiler.encode_file_descriptor_set(),
+        &ToolSetOptions::new().service("google.longrunning.Operations"),
+    )
+    .expect_err("imports missing");
+    assert!(alone.to_string().contains("--include_imports"), "{alone}");
+
+    // Nothing annotated and nothing asked for.
+    let none = ToolSet::from_descriptor_set(&operations_descriptor_set(), &ToolSetOptions::new())
+        .expect_err("no tools");
+    assert!(
+        none.to_string().contains("no method is annotated"),
+        "{none}"
+    );
+
+    // A selector that matches nothing names the closest one.
+    let typo = Overlay::parse(
+        "typo.toml",
+        "[methods.\"google.longrunning.Operations.GetOperaton\"]\nname = \"x\"\ndescription = \"X.\"\n",
+    )
+    .expect("valid TOML");
+    let wrong = ToolSet::from_descriptor_set(
+        &operations_descriptor_set(),
+        &ToolSetOptions::new().overlay(typo),
+    )
+    .expect_err("no such method");
+    let text = wrong.to_string();
+    assert!(text.starts_with("typo.toml:1:10: "), "{text}");
+    assert!(
+        text.contains("did you mean `google.longrunning.Operations.GetOperation`?"),
+        "{text}"
+    );
+}
