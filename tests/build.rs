@@ -31,6 +31,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     feed.include_imports(true)
         .include_source_info(true)
         .open_file("feed/v1/feed.proto")?;
+    fs::write(
+        out.join("feed_descriptor.bin"),
+        feed.encode_file_descriptor_set(),
+    )?;
     tonic_prost_build::configure()
         .build_client(false)
         .build_server(true)

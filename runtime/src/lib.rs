@@ -93,6 +93,8 @@ mod memo;
 mod native;
 #[cfg(feature = "async-openai")]
 pub mod openai;
+#[cfg(feature = "reflection")]
+mod reflection;
 mod sessions;
 pub mod store;
 #[cfg(feature = "tonic")]

@@ -463,6 +463,28 @@ impl RunningServer {
     }
 }
 
+/// Which gRPC reflection service [`serve_with_reflection`] offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reflection {
+    /// `grpc.reflection.v1`.
+    V1,
+    /// Only the older `grpc.reflection.v1alpha`.
+    V1Alpha,
+}
+
+/// [`serve`], plus a reflection service describing the links and feed
+/// services (comments included).
+///
+/// # Errors
+///
+/// When the port cannot be bound or the descriptors do not load.
+pub async fn serve_with_reflection(
+    backend: LinksBackend,
+    version: Reflection,
+) -> std::io::Result<RunningServer> {
+    serve_routes(backend, Some(version)).await
+}
+
 /// Serves `backend` (and a fresh feed service) on `127.0.0.1:0` until shut
 /// down.
 ///
@@ -470,14 +492,43 @@ impl RunningServer {
 ///
 /// When the port cannot be bound.
 pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
+    serve_routes(backend, None).await
+}
+
+async fn serve_routes(
+    backend: LinksBackend,
+    reflection: Option<Reflection>,
+) -> std::io::Result<RunningServer> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let feed = FeedBackend::default();
+    let described = || {
+        tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(include_bytes!(concat!(
+                env!("OUT_DIR"),
+                "/links_descriptor.bin"
+            )))
+            .register_encoded_file_descriptor_set(include_bytes!(concat!(
+                env!("OUT_DIR"),
+                "/feed_descriptor.bin"
+            )))
+    };
+    let invalid = |e: tonic_reflection::server::Error| std::io::Error::other(e.to_string());
+    let v1 = match reflection {
+        Some(Reflection::V1) => Some(described().build_v1().map_err(invalid)?),
+        _ => None,
+    };
+    let v1alpha = match reflection {
+        Some(Reflection::V1Alpha) => Some(described().build_v1alpha().map_err(invalid)?),
+        _ => None,
+    };
     let server = tonic::transport::Server::builder()
         .add_service(LinksServiceServer::new(backend.clone()))
         .add_service(WorkflowStepsServiceServer::new(backend.clone()))
-        .add_service(FeedServiceServer::new(feed.clone()));
+        .add_service(FeedServiceServer::new(feed.clone()))
+        .add_optional_service(v1)
+        .add_optional_service(v1alpha);
     let task = tokio::spawn(async move {
         // Without TCP_NODELAY, Nagle and delayed ACKs stall larger responses by ~40 ms.
         let incoming =

@@ -153,3 +153,69 @@ fn bad_descriptor_sets_and_overlays_are_clear_errors() {
         "{text}"
     );
 }
+
+mod feed {
+    ai_tools::ai_tools!("proto/feed/v1/feed.proto");
+}
+
+/// Reflection over both protocol versions gives the tools the macro gives,
+/// and they run against the same server.
+#[tokio::test]
+async fn tools_from_a_live_servers_reflection_v1_and_v1alpha() {
+    use ai_tools_tests::{Reflection, serve_with_reflection};
+    for version in [Reflection::V1, Reflection::V1Alpha] {
+        let server = serve_with_reflection(LinksBackend::default(), version)
+            .await
+            .expect("server");
+        let fetched = std::sync::atomic::AtomicUsize::new(0);
+        let set = ToolSet::from_reflection(
+            server.channel().expect("channel"),
+            &ToolSetOptions::new(),
+            &|n| fetched.store(n, std::sync::atomic::Ordering::Relaxed),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{version:?}: {e}"));
+        assert!(
+            fetched.into_inner() >= 3,
+            "{version:?}: files reported as fetched"
+        );
+        let mut expected: Vec<&ai_tools::AgentTool> = links::all_tools().to_vec();
+        expected.extend(feed::all_tools());
+        let mut got: Vec<&ai_tools::AgentTool> = set.tools().to_vec();
+        got.sort_by_key(|t| t.name);
+        expected.sort_by_key(|t| t.name);
+        assert_same(&got, &expected);
+
+        let exec = set.executor(TonicTransport::new(server.channel().expect("channel")));
+        let created = ok_json(
+            &exec
+                .execute(
+                    "links_create",
+                    r#"{"destination": "https://example.com/r"}"#,
+                )
+                .await,
+        );
+        assert_eq!(created["link"]["id"], "link-1");
+        let followed = ok_json(&exec.execute("feed_follow", r#"{"count": 2}"#).await);
+        assert_eq!(followed["messages"][1]["id"], "event-2");
+        server.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_server_without_reflection_is_a_clear_error() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let error = ToolSet::from_reflection(
+        server.channel().expect("channel"),
+        &ToolSetOptions::new(),
+        &|_| {},
+    )
+    .await
+    .expect_err("no reflection service");
+    let text = error.to_string();
+    assert!(
+        text.contains("neither grpc.reflection.v1 nor v1alpha"),
+        "{text}"
+    );
+    server.shutdown().await;
+}

@@ -1,0 +1,194 @@
+//! A [`ToolSet`] from a live server's gRPC reflection (feature
+//! `reflection`): `grpc.reflection.v1`, falling back to `v1alpha` for
+//! servers that only speak the older one.
+
+use std::collections::{BTreeMap, HashSet};
+
+use prost::Message as _;
+use prost::encoding::{WireType, encode_key, encode_varint};
+use prost_reflect::prost_types::FileDescriptorProto;
+use tonic::transport::Channel;
+
+use crate::tool_set::{ToolSet, ToolSetError, ToolSetOptions};
+
+/// How reflection went wrong, before any tool is built.
+fn failed(what: impl std::fmt::Display) -> ToolSetError {
+    ToolSetError {
+        problems: vec![format!("gRPC reflection failed: {what}")],
+    }
+}
+
+/// One reflection protocol version: the same messages in two packages.
+macro_rules! fetch_files {
+    ($name:ident, $($pb:ident)::+) => {
+        /// Every file the server's services need, by name, as encoded
+        /// `FileDescriptorProto`s; `progress` hears the count as it grows.
+        async fn $name(
+            channel: Channel,
+            progress: &(dyn Fn(usize) + Send + Sync),
+        ) -> Result<BTreeMap<String, Vec<u8>>, tonic::Status> {
+            use $($pb)::+ as pb;
+            use pb::server_reflection_client::ServerReflectionClient;
+            use pb::server_reflection_request::MessageRequest;
+            use pb::server_reflection_response::MessageResponse;
+
+            let client = ServerReflectionClient::new(channel);
+            // One request per stream: simple, and servers answer each alike.
+            let ask = |request: MessageRequest| {
+                let mut client = client.clone();
+                async move {
+                    let request = pb::ServerReflectionRequest {
+                        host: String::new(),
+                        message_request: Some(request),
+                    };
+                    let mut answers = client
+                        .server_reflection_info(tonic::codegen::tokio_stream::iter([request]))
+                        .await?
+                        .into_inner();
+                    let answer = answers.message().await?.ok_or_else(|| {
+                        tonic::Status::unavailable("the reflection service ended the stream without an answer")
+                    })?;
+                    match answer.message_response {
+                        Some(MessageResponse::ErrorResponse(e)) => {
+                            Err(tonic::Status::new(tonic::Code::from_i32(e.error_code), e.error_message))
+                        }
+                        Some(response) => Ok(response),
+                        None => Err(tonic::Status::internal("an empty reflection answer")),
+                    }
+                }
+            };
+            let MessageResponse::ListServicesResponse(listed) =
+                ask(MessageRequest::ListServices(String::new())).await?
+            else {
+                return Err(tonic::Status::internal("list_services was answered with something else"));
+            };
+            let mut wanted: Vec<MessageRequest> = listed
+                .service
+                .into_iter()
+                .filter(|s| !s.name.starts_with("grpc.reflection."))
+                .map(|s| MessageRequest::FileContainingSymbol(s.name))
+                .collect();
+            let mut asked: HashSet<String> = HashSet::new();
+            let mut files = BTreeMap::new();
+            while let Some(request) = wanted.pop() {
+                let MessageResponse::FileDescriptorResponse(found) = ask(request).await? else {
+                    return Err(tonic::Status::internal("a file request was answered with something else"));
+                };
+                for bytes in found.file_descriptor_proto {
+                    let file = FileDescriptorProto::decode(bytes.as_slice()).map_err(|e| {
+                        tonic::Status::internal(format!("a file descriptor does not decode: {e}"))
+                    })?;
+                    let name = file.name().to_owned();
+                    if files.contains_key(&name) {
+                        continue;
+                    }
+                    for dependency in &file.dependency {
+                        if !files.contains_key(dependency) && asked.insert(dependency.clone()) {
+                            wanted.push(MessageRequest::FileByFilename(dependency.clone()));
+                        }
+                    }
+                    files.insert(name, bytes);
+                    progress(files.len());
+                }
+            }
+            Ok(files)
+        }
+    };
+}
+
+fetch_files!(fetch_v1, tonic_reflection::pb::v1);
+fetch_files!(fetch_v1alpha, tonic_reflection::pb::v1alpha);
+
+/// `files` as an encoded `FileDescriptorSet`, each file after those it
+/// imports.
+fn descriptor_set(files: &BTreeMap<String, Vec<u8>>) -> Result<Vec<u8>, ToolSetError> {
+    let mut ordered: Vec<&str> = Vec::with_capacity(files.len());
+    let mut placed: HashSet<&str> = HashSet::new();
+    fn place<'a>(
+        name: &'a str,
+        files: &'a BTreeMap<String, Vec<u8>>,
+        placed: &mut HashSet<&'a str>,
+        ordered: &mut Vec<&'a str>,
+        depth: usize,
+    ) -> Result<(), ToolSetError> {
+        if placed.contains(name) {
+            return Ok(());
+        }
+        let Some((key, bytes)) = files.get_key_value(name) else {
+            return Err(failed(format!(
+                "the server did not send `{name}`, which another file imports"
+            )));
+        };
+        if depth > files.len() {
+            return Err(failed(format!(
+                "`{name}` imports itself through other files"
+            )));
+        }
+        let file = FileDescriptorProto::decode(bytes.as_slice()).map_err(failed)?;
+        for dependency in &file.dependency {
+            let dependency = files
+                .get_key_value(dependency)
+                .map(|(k, _)| k.as_str())
+                .ok_or_else(|| {
+                    failed(format!(
+                        "the server did not send `{dependency}`, which `{name}` imports"
+                    ))
+                })?;
+            place(dependency, files, placed, ordered, depth + 1)?;
+        }
+        placed.insert(key.as_str());
+        ordered.push(key.as_str());
+        Ok(())
+    }
+    for name in files.keys() {
+        place(name, files, &mut placed, &mut ordered, 0)?;
+    }
+    let mut set = Vec::new();
+    for name in ordered {
+        let bytes = &files[name];
+        encode_key(1, WireType::LengthDelimited, &mut set);
+        encode_varint(bytes.len() as u64, &mut set);
+        set.extend_from_slice(bytes);
+    }
+    Ok(set)
+}
+
+impl ToolSet {
+    /// The tools of a live server, from its gRPC reflection service (v1,
+    /// else v1alpha): every file its services need is fetched, then built as
+    /// [`from_descriptor_set`](Self::from_descriptor_set) builds it.
+    /// `progress` hears the count of files fetched so far (a large server
+    /// takes a while).
+    ///
+    /// # Errors
+    ///
+    /// A server that does not answer, has no reflection service, or lacks a
+    /// file another one imports; then every problem of
+    /// [`from_descriptor_set`](Self::from_descriptor_set).
+    pub async fn from_reflection(
+        channel: Channel,
+        options: &ToolSetOptions,
+        progress: &(dyn Fn(usize) + Send + Sync),
+    ) -> Result<Self, ToolSetError> {
+        let files = match fetch_v1(channel.clone(), progress).await {
+            Ok(files) => files,
+            Err(status) if status.code() == tonic::Code::Unimplemented => {
+                fetch_v1alpha(channel, progress).await.map_err(|status| {
+                    failed(format!(
+                        "neither grpc.reflection.v1 nor v1alpha answered: {} ({:?})",
+                        status.message(),
+                        status.code()
+                    ))
+                })?
+            }
+            Err(status) => {
+                return Err(failed(format!(
+                    "{} ({:?})",
+                    status.message(),
+                    status.code()
+                )));
+            }
+        };
+        Self::from_descriptor_set(&descriptor_set(&files)?, options)
+    }
+}
