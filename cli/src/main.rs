@@ -1,0 +1,380 @@
+//! `ai-tools`: any gRPC service as an MCP server, and tool definitions as
+//! JSON for agents written in other languages. Logs go to stderr only.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use ai_tools::mcp::McpServer;
+use ai_tools::schema::overlay::Overlay;
+use ai_tools::{TonicTransport, ToolSet, ToolSetOptions, Toolkit};
+use protox::file::{
+    ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
+};
+
+const HELP: &str = "\
+ai-tools: any gRPC service as tools for LLM agents
+
+USAGE:
+    ai-tools mcp   --grpc URL SOURCE [OPTIONS] (--stdio | --http ADDR)
+    ai-tools tools SOURCE [OPTIONS] [--dialect openai|anthropic|gemini|mcp]
+
+SOURCE (where the service's descriptors come from; exactly one):
+    --reflection            the server's gRPC reflection (v1, else v1alpha); needs --grpc
+    --descriptor-set FILE   an encoded FileDescriptorSet with its imports
+                            (protoc --include_imports --include_source_info
+                            --descriptor_set_out, or buf build -o)
+    --proto FILE [-I DIR]…  a .proto compiled here, imports under the -I directories
+
+OPTIONS:
+    --grpc URL              the gRPC server, e.g. http://127.0.0.1:50051
+    --overlay FILE          tool annotations from outside the protos (TOML)
+    --service NAME          expose every unary and server-streaming method of
+                            this service (fully qualified; repeatable)
+    --forward-header NAME   (mcp --http) copy this request header into each call's
+                            gRPC metadata (repeatable)
+    -h, --help              this help
+    -V, --version           the version
+
+Methods annotated with rpc_tool in the protos are tools; --overlay and
+--service add tools to protos you cannot edit. Ids in fields marked with an
+alias_prefix reach the model as aliases (link-1), one namespace per MCP
+session.
+
+EXAMPLES:
+    # Serve a server with reflection over MCP on stdio, every method of one service:
+    ai-tools mcp --grpc http://127.0.0.1:50051 --reflection --service pkg.v1.Things --stdio
+
+    # The same over streamable HTTP at http://127.0.0.1:8080/mcp, per-user auth:
+    ai-tools mcp --grpc http://127.0.0.1:50051 --descriptor-set api.binpb \\
+        --overlay tools.toml --http 127.0.0.1:8080 --forward-header authorization
+
+    # Tool definitions for OpenAI, from a proto on disk:
+    ai-tools tools --proto api/v1/service.proto -I proto --dialect openai
+
+EXIT STATUS:
+    0 success, 1 the tools could not be built or served, 2 a usage error
+";
+
+/// A usage error (exit 2) or a failure (exit 1).
+enum Failure {
+    Usage(String),
+    Run(String),
+}
+
+#[derive(Default)]
+struct Args {
+    command: String,
+    grpc: Option<String>,
+    reflection: bool,
+    descriptor_set: Option<PathBuf>,
+    proto: Option<PathBuf>,
+    includes: Vec<PathBuf>,
+    overlay: Option<PathBuf>,
+    services: Vec<String>,
+    forward_headers: Vec<String>,
+    stdio: bool,
+    http: Option<String>,
+    dialect: Option<String>,
+}
+
+fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure> {
+    let mut args = Args::default();
+    let usage = |m: String| Failure::Usage(m);
+    while let Some(arg) = argv.next() {
+        let mut value = |name: &str| {
+            argv.next()
+                .ok_or_else(|| usage(format!("`{name}` needs a value")))
+        };
+        match arg.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "-V" | "--version" => {
+                println!("ai-tools {}", env!("CARGO_PKG_VERSION"));
+                std::process::exit(0);
+            }
+            "--grpc" => args.grpc = Some(value("--grpc")?),
+            "--reflection" => args.reflection = true,
+            "--descriptor-set" => args.descriptor_set = Some(value("--descriptor-set")?.into()),
+            "--proto" => args.proto = Some(value("--proto")?.into()),
+            "-I" | "--include" => args.includes.push(value("-I")?.into()),
+            "--overlay" => args.overlay = Some(value("--overlay")?.into()),
+            "--service" => args.services.push(value("--service")?),
+            "--forward-header" => args.forward_headers.push(value("--forward-header")?),
+            "--stdio" => args.stdio = true,
+            "--http" => args.http = Some(value("--http")?),
+            "--dialect" => args.dialect = Some(value("--dialect")?),
+            command @ ("mcp" | "tools") if args.command.is_empty() => {
+                args.command = command.to_owned();
+            }
+            other => {
+                return Err(usage(format!(
+                    "unexpected argument `{other}`; see `ai-tools --help`"
+                )));
+            }
+        }
+    }
+    if args.command.is_empty() {
+        return Err(usage(
+            "name a command: `mcp` or `tools`; see `ai-tools --help`".into(),
+        ));
+    }
+    let sources = usize::from(args.reflection)
+        + usize::from(args.descriptor_set.is_some())
+        + usize::from(args.proto.is_some());
+    if sources != 1 {
+        return Err(usage(
+            "give exactly one of `--reflection`, `--descriptor-set FILE` and `--proto FILE`".into(),
+        ));
+    }
+    if args.reflection && args.grpc.is_none() {
+        return Err(usage(
+            "`--reflection` asks the server: give `--grpc URL`".into(),
+        ));
+    }
+    if args.command == "mcp" {
+        if args.grpc.is_none() {
+            return Err(usage("`mcp` calls a server: give `--grpc URL`".into()));
+        }
+        if args.stdio == args.http.is_some() {
+            return Err(usage(
+                "`mcp` serves over one transport: give `--stdio` or `--http ADDR`".into(),
+            ));
+        }
+        if args.dialect.is_some() {
+            return Err(usage("`--dialect` is for `tools`".into()));
+        }
+    } else if args.stdio || args.http.is_some() || !args.forward_headers.is_empty() {
+        return Err(usage(
+            "`--stdio`, `--http` and `--forward-header` are for `mcp`".into(),
+        ));
+    }
+    Ok(Some(args))
+}
+
+/// Serves the annotation protos that ship with ai-tools to `--proto`.
+struct Annotations;
+
+impl FileResolver for Annotations {
+    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+        match ai_tools::schema::ANNOTATION_PROTOS
+            .iter()
+            .find(|(n, _)| *n == name)
+        {
+            Some((n, source)) => File::from_source(n, source),
+            None => Err(protox::Error::file_not_found(name)),
+        }
+    }
+}
+
+fn compile_proto(proto: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Failure> {
+    let includes: Vec<PathBuf> = if includes.is_empty() {
+        vec![proto.parent().map(PathBuf::from).unwrap_or_default()]
+    } else {
+        includes.to_vec()
+    };
+    let mut resolver = ChainFileResolver::new();
+    for include in &includes {
+        resolver.add(IncludeFileResolver::new(include.clone()));
+    }
+    resolver.add(GoogleFileResolver::new());
+    resolver.add(Annotations);
+    let mut compiler = protox::Compiler::with_file_resolver(resolver);
+    compiler.include_imports(true).include_source_info(true);
+    // protox names a file by its path under an include directory.
+    let name = includes
+        .iter()
+        .find_map(|dir| proto.strip_prefix(dir).ok())
+        .unwrap_or(proto);
+    compiler
+        .open_file(name)
+        .map_err(|e| Failure::Run(format!("{}: {e}", proto.display())))?;
+    Ok(compiler.encode_file_descriptor_set())
+}
+
+fn channel(url: &str) -> Result<tonic::transport::Channel, Failure> {
+    let endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
+        .map_err(|e| Failure::Usage(format!("`--grpc {url}` is not a URL: {e}")))?;
+    Ok(endpoint.connect_lazy())
+}
+
+async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
+    let mut options = ToolSetOptions::new();
+    if let Some(path) = &args.overlay {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure::Run(format!("the overlay {}: {e}", path.display())))?;
+        let overlay = Overlay::parse(&path.display().to_string(), &text).map_err(|d| {
+            Failure::Run(
+                d.iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            )
+        })?;
+        options = options.overlay(overlay);
+    }
+    for service in &args.services {
+        options = options.service(service.clone());
+    }
+    let built = if args.reflection {
+        let url = args.grpc.as_deref().unwrap_or_default();
+        eprintln!("ai-tools: reading the descriptors of {url} by reflection");
+        let report = |n: usize| {
+            if n.is_multiple_of(25) {
+                eprintln!("ai-tools: {n} files fetched");
+            }
+        };
+        ToolSet::from_reflection(channel(url)?, &options, &report).await
+    } else {
+        let bytes = match (&args.descriptor_set, &args.proto) {
+            (Some(path), _) => std::fs::read(path)
+                .map_err(|e| Failure::Run(format!("the descriptor set {}: {e}", path.display())))?,
+            (None, Some(proto)) => compile_proto(proto, &args.includes)?,
+            (None, None) => unreachable!("parse requires a source"),
+        };
+        ToolSet::from_descriptor_set(&bytes, &options)
+    };
+    let set = built.map_err(|e| Failure::Run(e.to_string()))?;
+    eprintln!("ai-tools: {} tools", set.tools().len());
+    Ok(set)
+}
+
+async fn run(args: Args) -> Result<(), Failure> {
+    let set = tool_set(&args).await?;
+    if args.command == "tools" {
+        let transport = TonicTransport::new(channel("http://127.0.0.1:1")?);
+        let toolkit = Toolkit::builder()
+            .generated(set.executor(transport))
+            .build()
+            .map_err(|e| Failure::Run(e.to_string()))?;
+        let json = match args.dialect.as_deref().unwrap_or("mcp") {
+            "openai" => toolkit.to_openai(),
+            "anthropic" => toolkit.to_anthropic(),
+            "gemini" => toolkit.to_gemini(),
+            "mcp" => serde_json::Value::Array(
+                toolkit
+                    .tools()
+                    .iter()
+                    .map(|tool| {
+                        serde_json::to_value(ai_tools::mcp::to_mcp_tool(
+                            tool,
+                            ai_tools::schema::Dialect::JsonSchema,
+                        ))
+                        .unwrap_or_default()
+                    })
+                    .collect(),
+            ),
+            other => {
+                return Err(Failure::Usage(format!(
+                    "unknown dialect `{other}`: use openai, anthropic, gemini or mcp"
+                )));
+            }
+        };
+        // A closed pipe (`| head`) is the reader's choice, not a failure.
+        let mut out = std::io::stdout().lock();
+        return match writeln!(out, "{json:#}") {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                Err(Failure::Run(format!("writing the tools: {e}")))
+            }
+            _ => Ok(()),
+        };
+    }
+    let url = args.grpc.clone().unwrap_or_default();
+    let transport = TonicTransport::new(channel(&url)?);
+    let server = McpServer::new(move |aliases| {
+        Toolkit::builder()
+            .aliases(aliases.clone())
+            .generated(set.executor_with_alias_manager(transport.clone(), aliases))
+            .build()
+    })
+    .with_server_info("ai-tools", env!("CARGO_PKG_VERSION"))
+    .forward_headers(args.forward_headers.iter().map(String::as_str))
+    .map_err(|e| Failure::Usage(e.to_string()))?;
+    if args.stdio {
+        eprintln!("ai-tools: serving {url} over MCP on stdio");
+        server
+            .serve_stdio()
+            .await
+            .map_err(|e| Failure::Run(e.to_string()))
+    } else {
+        let addr = args.http.unwrap_or_default();
+        let listener = tokio::net::TcpListener::bind(&addr)
+            .await
+            .map_err(|e| Failure::Run(format!("cannot listen on {addr}: {e}")))?;
+        let local = listener
+            .local_addr()
+            .map_err(|e| Failure::Run(e.to_string()))?;
+        eprintln!("ai-tools: serving {url} over MCP at http://{local}/mcp");
+        server
+            .serve_http_until(listener, ai_tools::mcp::shutdown_signal())
+            .await
+            .map_err(|e| Failure::Run(e.to_string()))
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = match parse(std::env::args().skip(1)) {
+        Ok(Some(args)) => args,
+        Ok(None) => {
+            print!("{HELP}");
+            return ExitCode::SUCCESS;
+        }
+        Err(Failure::Usage(message) | Failure::Run(message)) => {
+            eprintln!("ai-tools: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(message)) => {
+            eprintln!("ai-tools: {message}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Run(message)) => {
+            eprintln!("ai-tools: {message}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parsed(line: &str) -> Result<Option<Args>, Failure> {
+        parse(line.split_whitespace().map(str::to_owned))
+    }
+
+    fn usage_error(line: &str) -> String {
+        match parsed(line) {
+            Err(Failure::Usage(m)) => m,
+            Err(Failure::Run(m)) => panic!("not a usage error: {m}"),
+            Ok(_) => panic!("`{line}` parsed"),
+        }
+    }
+
+    #[test]
+    fn a_whole_command_line() {
+        let args = parsed("mcp --grpc http://h:1 --reflection --service a.B --service c.D --http 127.0.0.1:0 --forward-header authorization")
+            .ok()
+            .flatten()
+            .expect("parses");
+        assert_eq!(args.command, "mcp");
+        assert!(args.reflection);
+        assert_eq!(args.services, ["a.B", "c.D"]);
+        assert_eq!(args.forward_headers, ["authorization"]);
+        assert!(matches!(parsed("--help"), Ok(None)));
+    }
+
+    #[test]
+    fn mistakes_are_usage_errors_that_say_what_to_do() {
+        assert!(usage_error("").contains("name a command"));
+        assert!(usage_error("tools").contains("exactly one of"));
+        assert!(usage_error("tools --reflection").contains("--grpc URL"));
+        assert!(usage_error("mcp --descriptor-set x --stdio").contains("--grpc URL"));
+        assert!(usage_error("mcp --grpc u --descriptor-set x").contains("--stdio"));
+        assert!(usage_error("tools --descriptor-set x --stdio").contains("are for `mcp`"));
+        assert!(usage_error("tools --descriptor-set").contains("needs a value"));
+        assert!(usage_error("tools --frobnicate").contains("unexpected argument"));
+    }
+}
