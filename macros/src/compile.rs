@@ -67,7 +67,7 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
         .map(|file| file.name().to_owned())
         .ok_or_else(|| format!("`{}` compiled to nothing", located.file.display()))?;
     if with_annotations {
-        for (path, _) in ai_tools_schema::ANNOTATION_PROTOS {
+        for path in ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
             compiler
                 .open_file(path)
                 .map_err(|error| describe(&error, located))?;

@@ -90,10 +90,11 @@ fn generate(
                 errors.at(span, format!("`{}` has no usable tool", compiled.file_name));
             }
             for diagnostic in diagnostics {
-                match &annotated {
-                    Some(annotated) => errors.at(span, annotated.relocate(diagnostic)),
-                    None => errors.at(span, diagnostic),
-                }
+                let diagnostic = match &annotated {
+                    Some(annotated) => annotated.relocate(diagnostic),
+                    None => diagnostic,
+                };
+                errors.at(span_of(input, &diagnostic), diagnostic);
             }
             return None;
         }
@@ -103,7 +104,10 @@ fn generate(
         errors.at(span, violation);
     }
     match rust_names(&tools) {
-        Ok(names) => Some(expand(&compiled, &tools, &rendered, &names)),
+        Ok(names) => {
+            let left_out = annotated.map(|a| a.left_out).unwrap_or_default();
+            Some(expand(&compiled, &tools, &rendered, &names, &left_out))
+        }
         Err(collisions) => {
             for collision in collisions {
                 errors.at(span, collision);
@@ -163,7 +167,6 @@ fn annotate(
         }
     }
     let services: Vec<String> = input.services.iter().map(syn::LitStr::value).collect();
-    let span = input.path.span();
     match ai_tools_schema::overlay::annotate(
         &compiled.pool,
         &compiled.encoded_with_source,
@@ -179,10 +182,19 @@ fn annotate(
         }
         Err(diagnostics) => {
             for diagnostic in diagnostics {
-                errors.at(span, diagnostic);
+                errors.at(span_of(input, &diagnostic), diagnostic);
             }
             None
         }
+    }
+}
+
+/// Where a diagnostic goes: under the overlay's path when it is located in
+/// the overlay, else under the proto's.
+fn span_of(input: &MacroInput, diagnostic: &ai_tools_schema::Diagnostic) -> Span {
+    match &input.overlay {
+        Some(overlay) if overlay.value() == diagnostic.file => overlay.span(),
+        _ => input.path.span(),
     }
 }
 
@@ -271,6 +283,7 @@ fn expand(
     tools: &[ToolSpec],
     rendered: &[Rendered],
     names: &[RustNames],
+    left_out: &[String],
 ) -> TokenStream {
     let watched = compiled
         .read_files
@@ -318,8 +331,17 @@ fn expand(
             .collect(),
         methods,
         all_doc: format!(
-            "All the tools of `{}`, in declaration order.",
-            compiled.file_name
+            "All the tools of `{}`, in declaration order.{}",
+            compiled.file_name,
+            if left_out.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<String> = left_out.iter().map(|m| format!("`{m}`")).collect();
+                format!(
+                    "\n\nLeft out of the services exposed whole, as client- or bidirectional-streaming (a model sends one request per call): {}.",
+                    names.join(", ")
+                )
+            }
         ),
     })
 }

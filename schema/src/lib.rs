@@ -124,6 +124,14 @@ pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The annotation protos an overlay or whole-service mode writes options
+/// of: compiled into a pool that lacks them. Not `ai/tools/v1/rpc_tool.proto`,
+/// which declares `rpc_tool` again under the same number.
+pub const OVERLAY_ANNOTATION_PROTOS: &[&str] = &[
+    "ai/context/v1/annotations.proto",
+    "ai/tools/v1/annotations.proto",
+];
+
 /// `ai/context/v1/annotations.proto` and `ai/tools/v1/annotations.proto`
 /// (with `google/protobuf/descriptor.proto`, which they import) compiled: an
 /// encoded `FileDescriptorSet` for a pool built at run time that lacks them

@@ -166,6 +166,10 @@ pub struct Annotated {
     pub pool: DescriptorPool,
     /// The same, encoded as a `FileDescriptorSet` (custom options kept).
     pub encoded: Vec<u8>,
+    /// Methods of the services exposed whole that are not tools, because a
+    /// model cannot send a stream of requests: client- and
+    /// bidirectional-streaming ones, by full name.
+    pub left_out: Vec<String>,
     /// Proto location (file, line, column) of an element annotated from the
     /// overlay → the overlay location of that annotation.
     relocations: HashMap<(String, u32, u32), (String, u32, u32)>,
@@ -304,6 +308,7 @@ pub fn annotate(
     // (file name, element path, extension, value)
     let mut edits: Vec<(String, Vec<i32>, ExtensionDescriptor, Value)> = Vec::new();
     let mut overlaid_methods = Vec::new();
+    let mut left_out = Vec::new();
 
     if let Some(overlay) = overlay {
         for (selector, entry) in &overlay.methods {
@@ -435,8 +440,12 @@ pub fn annotate(
         for method in service.methods() {
             let annotated = method.options().has_extension(&rpc_tool)
                 || overlaid_methods.iter().any(|m| m == method.full_name());
+            if annotated {
+                continue;
+            }
             // A model sends one request per call: no client streams.
-            if annotated || method.is_client_streaming() {
+            if method.is_client_streaming() {
+                left_out.push(method.full_name().to_owned());
                 continue;
             }
             let description = leading_comment(&fd, method.path()).unwrap_or_else(|| {
@@ -496,6 +505,7 @@ pub fn annotate(
     Ok(Annotated {
         pool,
         encoded,
+        left_out,
         relocations,
     })
 }
@@ -632,6 +642,32 @@ mod tests {
         assert_eq!(snake_case("KV"), "kv");
         assert_eq!(snake_case("HTTPServer"), "http_server");
         assert_eq!(snake_case("getV2"), "get_v2");
+    }
+
+    #[test]
+    fn whole_service_mode_takes_unary_and_server_streams_and_says_what_it_left() {
+        let pool = crate::test_support::compile(&format!(
+            "{}message Req {{}}\nservice Things {{\n  // Get a thing.\n  rpc Get(Req) returns (Req);\n  rpc Watch(Req) returns (stream Req);\n  rpc Upload(stream Req) returns (Req);\n  rpc Chat(stream Req) returns (stream Req);\n}}\n",
+            crate::test_support::HEADER
+        ));
+        let annotated = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("test.proto"),
+            None,
+            &["t.Things".to_owned()],
+        )
+        .expect("annotated");
+        assert_eq!(annotated.left_out, ["t.Things.Upload", "t.Things.Chat"]);
+        let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["things_get", "things_watch"]);
+        assert_eq!(tools[0].description, "Get a thing.");
+        assert!(
+            tools[1]
+                .description
+                .contains("the proto gives no description")
+        );
     }
 
     #[test]

@@ -23,10 +23,7 @@ fn annotation_descriptors_match_their_sources() {
     resolver.add(GoogleFileResolver::new());
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(false);
-    for file in [
-        "ai/context/v1/annotations.proto",
-        "ai/tools/v1/annotations.proto",
-    ] {
+    for file in ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
         compiler
             .open_file(file)
             .expect("the annotation protos compile");

@@ -55,6 +55,26 @@ pub mod tools {
         ai_tools::ai_tools!("proto/links/v1/links.proto");
     }
 
+    /// googleapis' `google/longrunning/operations.proto` exactly as the
+    /// `googleapis-common-protos` wheel ships it (no annotation in it),
+    /// annotated by `tests/overlays/operations.tools.toml`.
+    pub mod longrunning_overlay {
+        ai_tools::ai_tools!(
+            "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+            includes = ["proto/third_party/googleapis"],
+            overlay = "overlays/operations.tools.toml"
+        );
+    }
+
+    /// The same unedited file, every unary method of its service a tool.
+    pub mod longrunning_whole {
+        ai_tools::ai_tools!(
+            "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+            includes = ["proto/third_party/googleapis"],
+            services = ["google.longrunning.Operations"]
+        );
+    }
+
     pub use links::{
         LINKS_CREATE, LINKS_LIST, LINKS_UPDATE, WORKFLOW_STEPS_CREATE, WORKFLOW_STEPS_DELETE,
     };

@@ -12,6 +12,7 @@ use ai_tools::AgentTool;
 use ai_tools::schema::Dialect;
 use ai_tools::schema::check::{check, check_request};
 use ai_tools_tests::support::renderings;
+use ai_tools_tests::tools::{longrunning_overlay, longrunning_whole};
 use prost_reflect::Kind;
 use serde_json::Value;
 
@@ -611,25 +612,6 @@ fn etcd_enum_zero_values_stay_in_the_enums() {
     assert_eq!(
         compare["properties"]["target"]["enum"],
         serde_json::json!(["VERSION", "CREATE", "MOD", "VALUE", "LEASE"])
-    );
-}
-
-/// googleapis' `google/longrunning/operations.proto` exactly as the wheel
-/// ships it (no annotation in it), annotated by an overlay beside the tests.
-mod longrunning_overlay {
-    ai_tools::ai_tools!(
-        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
-        includes = ["proto/third_party/googleapis"],
-        overlay = "overlays/operations.tools.toml"
-    );
-}
-
-/// The same unedited file, every unary method of its service a tool.
-mod longrunning_whole {
-    ai_tools::ai_tools!(
-        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
-        includes = ["proto/third_party/googleapis"],
-        services = ["google.longrunning.Operations"]
     );
 }
 

@@ -5,27 +5,8 @@
 use ai_tools::schema::overlay::Overlay;
 use ai_tools::{TonicTransport, ToolSet, ToolSetOptions};
 use ai_tools_tests::support::{error_text, ok_json};
+use ai_tools_tests::tools::{links, longrunning_overlay, longrunning_whole};
 use ai_tools_tests::{LinksBackend, serve};
-
-mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
-}
-
-mod longrunning_overlay {
-    ai_tools::ai_tools!(
-        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
-        includes = ["proto/third_party/googleapis"],
-        overlay = "overlays/operations.tools.toml"
-    );
-}
-
-mod longrunning_whole {
-    ai_tools::ai_tools!(
-        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
-        includes = ["proto/third_party/googleapis"],
-        services = ["google.longrunning.Operations"]
-    );
-}
 
 fn workspace(path: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -39,15 +39,20 @@ struct Corpus {
     includes: &'static [&'static str],
     tools: fn() -> &'static [&'static AgentTool],
     pool: fn() -> &'static DescriptorPool,
+    /// An overlay annotating the proto (relative to the tests crate).
+    overlay: Option<&'static str>,
 }
 
-/// `corpus! { module: "path", includes = ["dir", …]; … }` expands each proto
-/// with `ai_tools!` in its own module and lists it in `CORPUS`.
+/// `corpus! { module: "path", includes = ["dir", …] (, overlay = "file")?; … }`
+/// expands each proto with `ai_tools!` in its own module and lists it in
+/// `CORPUS` (an overlay annotates a proto left as its authors wrote it).
 macro_rules! corpus {
-    ($($module:ident : $path:tt, includes = [$($include:tt),*];)*) => {
+    (@overlay) => { None };
+    (@overlay $overlay:tt) => { Some($overlay) };
+    ($($module:ident : $path:tt, includes = [$($include:tt),*] $(, overlay = $overlay:tt)?;)*) => {
         $(
             mod $module {
-                ai_tools::ai_tools!($path, includes = [$($include),*]);
+                ai_tools::ai_tools!($path, includes = [$($include),*] $(, overlay = $overlay)?);
             }
         )*
         const CORPUS: &[Corpus] = &[
@@ -56,6 +61,7 @@ macro_rules! corpus {
                 includes: &[$($include),*],
                 tools: $module::all_tools,
                 pool: $module::descriptor_pool,
+                overlay: corpus!(@overlay $($overlay)?),
             },)*
         ];
     };
@@ -64,12 +70,15 @@ macro_rules! corpus {
 corpus! {
     conformance: "proto/conformance/v1/conformance.proto", includes = ["proto"];
     links: "proto/links/v1/links.proto", includes = ["proto"];
-    longrunning: "proto/third_party/annotated/google/longrunning/operations.proto",
-        includes = ["proto/third_party/annotated", "proto/third_party/googleapis"];
     google_types: "proto/corpus/v1/google_types.proto",
         includes = ["proto/third_party/googleapis", "proto"];
     etcd: "proto/third_party/etcd/etcd/api/etcdserverpb/rpc.proto",
         includes = ["proto/third_party/etcd", "proto/third_party/googleapis"];
+    // googleapis' operations.proto as the wheel ships it, annotated by an
+    // overlay (its annotated copy defines the same messages, so one of the
+    // two: the pool the harness builds holds every corpus file at once).
+    longrunning: "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+        includes = ["proto/third_party/googleapis"], overlay = "overlays/operations.tools.toml";
 }
 
 /// How many aliases each prefix gets before the first call.
@@ -131,7 +140,28 @@ fn compile(corpus: &Corpus) -> Result<(DescriptorPool, String), String> {
     compiler
         .open_file(&name)
         .map_err(|e| format!("{}: {e}", corpus.path))?;
-    Ok((compiler.descriptor_pool(), name))
+    let Some(overlay) = corpus.overlay else {
+        return Ok((compiler.descriptor_pool(), name));
+    };
+    // As the macro does: the annotation protos in, the overlay written in.
+    for annotations in ai_tools::schema::OVERLAY_ANNOTATION_PROTOS {
+        compiler
+            .open_file(annotations)
+            .map_err(|e| format!("{annotations}: {e}"))?;
+    }
+    let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(overlay))
+        .map_err(|e| format!("{overlay}: {e}"))?;
+    let parsed =
+        ai_tools::schema::overlay::Overlay::parse(overlay, &text).map_err(|d| format!("{d:?}"))?;
+    let annotated = ai_tools::schema::overlay::annotate(
+        &compiler.descriptor_pool(),
+        &compiler.encode_file_descriptor_set(),
+        Some(&name),
+        Some(&parsed),
+        &[],
+    )
+    .map_err(|d| format!("{d:?}"))?;
+    Ok((annotated.pool, name))
 }
 
 /// A deterministic UUID (version 4 layout) for the `n`th id of `prefix`.
