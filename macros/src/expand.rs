@@ -15,6 +15,7 @@ use crate::locate;
 const EXECUTOR_METHODS: &[&str] = &[
     "new",
     "with_alias_manager",
+    "with_options",
     "execute",
     "can_execute",
     "alias_manager",
@@ -429,6 +430,14 @@ fn items(parts: Parts) -> TokenStream {
                         transport,
                         aliases,
                     ),
+                }
+            }
+
+            /// Replaces the limits and policies (argument bounds, default call
+            /// options, how much of a server stream one call collects).
+            pub fn with_options(self, options: ::ai_tools::ExecutorOptions) -> Self {
+                Executor {
+                    inner: self.inner.with_options(options),
                 }
             }
 

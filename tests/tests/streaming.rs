@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::{CallOptions, ExecutorOptions, ProtoExecutor, TonicTransport, Toolkit};
+use ai_tools::{CallOptions, ExecutorOptions, TonicTransport, Toolkit};
 use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::{LinksBackend, RunningServer, serve};
 use serde_json::{Value, json};
@@ -16,9 +16,9 @@ mod feed {
     ai_tools::ai_tools!("proto/feed/v1/feed.proto");
 }
 
-fn executor(server: &RunningServer, options: ExecutorOptions) -> ProtoExecutor<TonicTransport> {
+fn executor(server: &RunningServer, options: ExecutorOptions) -> feed::Executor<TonicTransport> {
     let transport = TonicTransport::new(server.channel().expect("a channel"));
-    ProtoExecutor::new(feed::all_tools(), feed::descriptor_pool(), transport).with_options(options)
+    feed::Executor::new(transport).with_options(options)
 }
 
 fn limits(max_messages: usize, max_bytes: usize, max_time: Duration) -> ExecutorOptions {
