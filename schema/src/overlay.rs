@@ -291,6 +291,21 @@ pub fn annotate(
         .ok_or_else(|| missing("the `rpc_tool` extension"))?;
     let tool_field = extension(pool, "google.protobuf.FieldOptions", TOOL_FIELD_EXTENSION)
         .ok_or_else(|| missing("the `tool_field` extension"))?;
+    let foreign = |ext: &ExtensionDescriptor| {
+        vec![Diagnostic {
+            file: origin.to_owned(),
+            line: None,
+            column: None,
+            message: format!(
+                "`{}` (extension {} of `{}`) is not a message, so it is not ai-tools' annotation; another proto took its number",
+                ext.full_name(),
+                ext.number(),
+                ext.containing_message().full_name()
+            ),
+        }]
+    };
+    let rpc_tool_type = message_of(&rpc_tool).ok_or_else(|| foreign(&rpc_tool))?;
+    let tool_field_type = message_of(&tool_field).ok_or_else(|| foreign(&tool_field))?;
     let set_type = pool
         .get_message_by_name("google.protobuf.FileDescriptorSet")
         .ok_or_else(|| missing("`google/protobuf/descriptor.proto`"))?;
@@ -335,7 +350,7 @@ pub fn annotate(
                 ));
                 continue;
             }
-            let mut def = DynamicMessage::new(message_of(&rpc_tool));
+            let mut def = DynamicMessage::new(rpc_tool_type.clone());
             def.set_field_by_number(1, Value::String(entry.name.clone()));
             def.set_field_by_number(2, Value::String(entry.description.clone()));
             def.set_field_by_number(3, Value::Bool(entry.strict));
@@ -384,7 +399,7 @@ pub fn annotate(
                 ));
                 continue;
             }
-            let mut def = DynamicMessage::new(message_of(&tool_field));
+            let mut def = DynamicMessage::new(tool_field_type.clone());
             def.set_field_by_number(1, Value::Bool(entry.skip));
             let strings = [
                 (2, &entry.alias_prefix),
@@ -454,7 +469,7 @@ pub fn annotate(
                     method.full_name()
                 )
             });
-            let mut def = DynamicMessage::new(message_of(&rpc_tool));
+            let mut def = DynamicMessage::new(rpc_tool_type.clone());
             let name = derived_tool_name(service.name(), method.name());
             debug_assert!(validate_tool_name(&name).is_ok(), "{name}");
             def.set_field_by_number(1, Value::String(name));
@@ -514,11 +529,12 @@ fn extension(pool: &DescriptorPool, extendee: &str, number: u32) -> Option<Exten
     pool.get_message_by_name(extendee)?.get_extension(number)
 }
 
-fn message_of(ext: &ExtensionDescriptor) -> MessageDescriptor {
+/// The message type of an annotation extension; `None` when a proto in the
+/// pool declares an extension of another type under the same number.
+fn message_of(ext: &ExtensionDescriptor) -> Option<MessageDescriptor> {
     match ext.kind() {
-        prost_reflect::Kind::Message(m) => m,
-        // The annotation protos declare both extensions as messages.
-        other => unreachable!("an annotation extension of kind {other:?}"),
+        prost_reflect::Kind::Message(m) => Some(m),
+        _ => None,
     }
 }
 
