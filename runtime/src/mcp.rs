@@ -686,74 +686,6 @@ async fn deleted_is_no_content(
     response
 }
 
-/// Serves one toolkit over stdin/stdout until stdin closes or ctrl-c /
-/// `SIGTERM`: the few lines a desktop host (Claude Desktop, an IDE) needs.
-/// The process is the session, so the toolkit's alias namespace is the
-/// session's. See [`McpServer`] for the options.
-///
-/// # Errors
-///
-/// See [`McpServer::serve_stdio`].
-///
-/// # Examples
-///
-/// ```no_run
-/// mod links {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
-/// }
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-/// let toolkit = ai_tools::Toolkit::builder()
-///     .generated(links::Executor::new(ai_tools::TonicTransport::new(channel)))
-///     .build()?;
-/// ai_tools::mcp::serve_stdio(toolkit).await?;
-/// # Ok(())
-/// # }
-/// ```
-pub async fn serve_stdio(toolkit: Toolkit) -> Result<(), ServeError> {
-    McpServer::from_toolkit(toolkit).serve_stdio().await
-}
-
-/// Serves streamable HTTP at `http://ADDR/mcp` until ctrl-c / `SIGTERM`,
-/// building each MCP session's toolkit with `per_session` on that
-/// session's own alias namespace. See [`McpServer`] for the options.
-///
-/// # Errors
-///
-/// See [`McpServer::serve_http`].
-///
-/// # Examples
-///
-/// ```no_run
-/// mod links {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
-/// }
-/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-/// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-/// let transport = ai_tools::TonicTransport::new(channel);
-/// ai_tools::mcp::serve_http(
-///     move |aliases| {
-///         ai_tools::Toolkit::builder()
-///             .aliases(aliases.clone())
-///             .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
-///             .build()
-///     },
-///     "127.0.0.1:8080",
-/// )
-/// .await?;
-/// # Ok(())
-/// # }
-/// ```
-pub async fn serve_http<F>(
-    per_session: F,
-    addr: impl tokio::net::ToSocketAddrs,
-) -> Result<(), ServeError>
-where
-    F: Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync + 'static,
-{
-    McpServer::new(per_session).serve_http(addr).await
-}
-
 /// Completes on ctrl-c, or on `SIGTERM` on Unix: the signals a host or a
 /// service manager stops a server with. If a handler cannot be installed,
 /// that signal is not waited for.
@@ -845,21 +777,7 @@ fn with_annotations(
 
 /// A generated tool as an MCP tool, its `inputSchema` in `dialect`'s
 /// rendering (the texts `ai_tools!` checked at compile time).
-///
-/// # Examples
-///
-/// ```
-/// mod gentools {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
-/// }
-/// use ai_tools::schema::Dialect;
-///
-/// let tool = ai_tools::mcp::agent_tool_to_mcp(&gentools::LINKS_LIST, Dialect::JsonSchema);
-/// assert_eq!(tool.input_schema["properties"]["page_size"]["type"], "integer");
-/// let tool: ai_tools::mcp::rmcp::model::Tool = (&gentools::LINKS_LIST).into();
-/// assert_eq!(tool.input_schema["type"], "object");
-/// ```
-pub fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
+fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
     let text = tool.parameters_for(dialect);
     with_annotations(
         rmcp::model::Tool::new(
@@ -881,6 +799,14 @@ impl From<&Tool> for rmcp::model::Tool {
 
 impl From<&AgentTool> for rmcp::model::Tool {
     /// The tool in the [`MCP_DIALECT`] rendering.
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// let tool: ai_tools::mcp::rmcp::model::Tool = (&gentools::LINKS_LIST).into();
+    /// assert_eq!(tool.input_schema["properties"]["page_size"]["type"], "integer");
+    /// ```
     fn from(tool: &AgentTool) -> Self {
         agent_tool_to_mcp(tool, MCP_DIALECT)
     }
