@@ -83,6 +83,9 @@
 #[doc = include_str!("ai_tools_macro.md")]
 pub use ai_tools_macros::ai_tools;
 pub use ai_tools_schema as schema;
+/// The reflection types in this crate's signatures (`DescriptorPool`,
+/// `DynamicMessage`, `MethodDescriptor`), at the version this crate uses.
+pub use prost_reflect;
 
 mod alias;
 mod executor;
