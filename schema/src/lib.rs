@@ -346,3 +346,15 @@ impl fmt::Display for Diagnostic {
 }
 
 impl std::error::Error for Diagnostic {}
+
+impl Diagnostic {
+    /// A diagnostic about `file` as a whole, with no line to point at.
+    pub(crate) fn unlocated(file: &str, message: String) -> Self {
+        Self {
+            file: file.to_owned(),
+            line: None,
+            column: None,
+            message,
+        }
+    }
+}

@@ -278,31 +278,27 @@ pub fn annotate(
 ) -> Result<Annotated, Vec<Diagnostic>> {
     let origin = file.unwrap_or("the descriptor set");
     let missing = |what: &str| {
-        vec![Diagnostic {
-            file: origin.to_owned(),
-            line: None,
-            column: None,
-            message: format!(
+        vec![Diagnostic::unlocated(
+            origin,
+            format!(
                 "{what} is missing from the descriptor pool; add `ai/context/v1/annotations.proto` and `ai/tools/v1/annotations.proto` (`ANNOTATION_DESCRIPTORS`)"
             ),
-        }]
+        )]
     };
     let rpc_tool = extension(pool, "google.protobuf.MethodOptions", RPC_TOOL_EXTENSION)
         .ok_or_else(|| missing("the `rpc_tool` extension"))?;
     let tool_field = extension(pool, "google.protobuf.FieldOptions", TOOL_FIELD_EXTENSION)
         .ok_or_else(|| missing("the `tool_field` extension"))?;
     let foreign = |ext: &ExtensionDescriptor| {
-        vec![Diagnostic {
-            file: origin.to_owned(),
-            line: None,
-            column: None,
-            message: format!(
+        vec![Diagnostic::unlocated(
+            origin,
+            format!(
                 "`{}` (extension {} of `{}`) is not a message, so it is not ai-tools' annotation; another proto took its number",
                 ext.full_name(),
                 ext.number(),
                 ext.containing_message().full_name()
             ),
-        }]
+        )]
     };
     let rpc_tool_type = message_of(&rpc_tool).ok_or_else(|| foreign(&rpc_tool))?;
     let tool_field_type = message_of(&tool_field).ok_or_else(|| foreign(&tool_field))?;
@@ -310,12 +306,10 @@ pub fn annotate(
         .get_message_by_name("google.protobuf.FileDescriptorSet")
         .ok_or_else(|| missing("`google/protobuf/descriptor.proto`"))?;
     let mut set = DynamicMessage::decode(set_type, encoded).map_err(|e| {
-        vec![Diagnostic {
-            file: origin.to_owned(),
-            line: None,
-            column: None,
-            message: format!("the compiled descriptors do not decode: {e}"),
-        }]
+        vec![Diagnostic::unlocated(
+            origin,
+            format!("the compiled descriptors do not decode: {e}"),
+        )]
     })?;
 
     let mut diags = Vec::new();
@@ -440,15 +434,13 @@ pub fn annotate(
                 .filter(|s| declared(s))
                 .map(|s| s.full_name().to_owned())
                 .collect();
-            diags.push(Diagnostic {
-                file: origin.to_owned(),
-                line: None,
-                column: None,
-                message: format!(
+            diags.push(Diagnostic::unlocated(
+                origin,
+                format!(
                     "`services` names `{service_name}`, which `{origin}` does not declare{}",
                     closest_hint(service_name, &names)
                 ),
-            });
+            ));
             continue;
         };
         let fd = service.parent_file();
@@ -510,12 +502,10 @@ pub fn annotate(
     }
     let encoded = set.encode_to_vec();
     let pool = DescriptorPool::decode(encoded.as_slice()).map_err(|e| {
-        vec![Diagnostic {
-            file: origin.to_owned(),
-            line: None,
-            column: None,
-            message: format!("the annotated descriptors do not build: {e}"),
-        }]
+        vec![Diagnostic::unlocated(
+            origin,
+            format!("the annotated descriptors do not build: {e}"),
+        )]
     })?;
     Ok(Annotated {
         pool,
@@ -683,6 +673,27 @@ mod tests {
             tools[1]
                 .description
                 .contains("the proto gives no description")
+        );
+    }
+
+    #[test]
+    fn another_extension_under_the_annotation_numbers_is_an_error_not_a_panic() {
+        let source = "syntax = \"proto3\";\npackage x;\nimport \"google/protobuf/descriptor.proto\";\nextend google.protobuf.MethodOptions { string mine = 52104; }\nextend google.protobuf.FieldOptions { string theirs = 52105; }\nmessage Req {}\nservice S { rpc Get(Req) returns (Req); }\n";
+        let pool = crate::test_support::compile_files(&[("x.proto", source)], "x.proto");
+        let problems = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("x.proto"),
+            None,
+            &["x.S".to_owned()],
+        )
+        .expect_err("not ai-tools' annotation");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].message.contains("`x.mine` (extension 52104")
+                && problems[0].message.contains("is not a message"),
+            "{}",
+            problems[0]
         );
     }
 

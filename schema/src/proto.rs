@@ -100,14 +100,12 @@ const BEHAVIOR_OUTPUT_ONLY: i32 = 3;
 /// See the [crate-level example](crate).
 pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>, Vec<Diagnostic>> {
     let Some(fd) = pool.get_file_by_name(file) else {
-        return Err(vec![Diagnostic {
-            file: file.to_owned(),
-            line: None,
-            column: None,
-            message: format!(
+        return Err(vec![Diagnostic::unlocated(
+            file,
+            format!(
                 "`{file}` is not in the descriptor pool; compile it (with its imports) into the pool first"
             ),
-        }]);
+        )]);
     };
     let ann = Annotations::new(pool);
     let mut diags = Vec::new();
@@ -194,15 +192,10 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
     }
 
     if tools.is_empty() && diags.is_empty() {
-        diags.push(Diagnostic {
-            file: fd.name().to_owned(),
-            line: None,
-            column: None,
-            message: format!(
+        diags.push(Diagnostic::unlocated(fd.name(), format!(
                 "`{}` has no method annotated with `rpc_tool`; add `option (ai.context.v1.rpc_tool) = {{...}}` to at least one rpc",
                 fd.name()
-            ),
-        });
+            )));
     }
 
     // Alias prefixes: every message the tools reach, and every message of the file.
