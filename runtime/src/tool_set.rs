@@ -135,7 +135,7 @@ impl ToolSet {
         })?;
         let annotating = options.overlay.is_some() || !options.services.is_empty();
         if annotating {
-            if !has_rpc_tool_extension(&pool) {
+            if rpc_tool_extension(&pool).is_none() {
                 pool.decode_file_descriptor_set(ANNOTATION_DESCRIPTORS)
                     .map_err(|e| {
                         ToolSetError::one(format!(
@@ -195,23 +195,21 @@ impl ToolSet {
     }
 }
 
-fn has_rpc_tool_extension(pool: &DescriptorPool) -> bool {
-    pool.get_message_by_name("google.protobuf.MethodOptions")
-        .and_then(|options| options.get_extension(RPC_TOOL_EXTENSION))
-        .is_some()
+/// What a set with no tool in it is told.
+const NO_TOOLS: &str = "no method is annotated with `rpc_tool`: annotate some, give an overlay, or name services to expose whole";
+
+/// The `rpc_tool` option, when some proto of `pool` declares it.
+fn rpc_tool_extension(pool: &DescriptorPool) -> Option<prost_reflect::ExtensionDescriptor> {
+    pool.get_message_by_name("google.protobuf.MethodOptions")?
+        .get_extension(RPC_TOOL_EXTENSION)
 }
 
 /// The tools of every file with an annotated method, rendered and checked.
 fn tools_of(
     pool: &DescriptorPool,
 ) -> Result<Vec<(ToolSpec, ai_tools_schema::RenderedTool)>, ToolSetError> {
-    let Some(rpc_tool) = pool
-        .get_message_by_name("google.protobuf.MethodOptions")
-        .and_then(|options| options.get_extension(RPC_TOOL_EXTENSION))
-    else {
-        return Err(ToolSetError::one(
-            "no method is annotated with `rpc_tool`: annotate some, give an overlay, or name services to expose whole",
-        ));
+    let Some(rpc_tool) = rpc_tool_extension(pool) else {
+        return Err(ToolSetError::one(NO_TOOLS));
     };
     let mut problems = Vec::new();
     let mut out = Vec::new();
@@ -243,9 +241,7 @@ fn tools_of(
         }
     }
     if out.is_empty() && problems.is_empty() {
-        problems.push(
-            "no method is annotated with `rpc_tool`: annotate some, give an overlay, or name services to expose whole".to_owned(),
-        );
+        problems.push(NO_TOOLS.to_owned());
     }
     if problems.is_empty() {
         Ok(out)
