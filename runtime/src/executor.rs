@@ -533,10 +533,16 @@ impl<T: Transport> ProtoExecutor<T> {
         let call_deadline = options.timeout.filter(|t| *t < limits.max_time);
         let deadline = started + call_deadline.unwrap_or(limits.max_time);
         let plan = response_plan(tool, &method.output());
-        let mut stream = self
-            .transport
-            .server_streaming(method, request, options)
-            .await
+        // The same bound covers opening the stream: a server slow to answer
+        // at all holds the call no longer than one slow to send.
+        let deadline_exceeded = || Status::new(Code::DeadlineExceeded, "deadline exceeded");
+        let opened = tokio::time::timeout_at(
+            deadline,
+            self.transport.server_streaming(method, request, options),
+        )
+        .await;
+        let mut stream = opened
+            .map_err(|_| CallError::Status(deadline_exceeded()))?
             .map_err(CallError::Status)?;
         let mut messages: Vec<String> = Vec::new();
         let mut bytes = 0usize;
@@ -549,7 +555,7 @@ impl<T: Transport> ProtoExecutor<T> {
             }
             let mut message = match tokio::time::timeout_at(deadline, stream.next()).await {
                 Err(_) if call_deadline.is_some() => {
-                    let status = Status::new(Code::DeadlineExceeded, "deadline exceeded");
+                    let status = deadline_exceeded();
                     if messages.is_empty() {
                         return Err(CallError::Status(status));
                     }

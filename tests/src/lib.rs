@@ -314,6 +314,9 @@ impl FeedService for FeedBackend {
     ) -> Result<Response<Self::FollowStream>, Status> {
         self.lock().metadata.push(x_metadata(request.metadata()));
         let r = request.into_inner();
+        if r.open_delay_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(u64::from(r.open_delay_ms))).await;
+        }
         // Room for one event: the sender learns at once that nobody listens.
         let (tx, rx) = tokio::sync::mpsc::channel(1);
         let backend = self.clone();

@@ -147,6 +147,24 @@ async fn a_failure_mid_stream_keeps_what_arrived_and_a_failure_first_is_an_error
 }
 
 #[tokio::test]
+async fn a_server_slow_to_open_the_stream_is_held_no_longer_than_the_bound() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let exec = executor(&server, limits(100, 1 << 20, Duration::from_millis(200)));
+    let started = std::time::Instant::now();
+    let result = exec
+        .execute("feed_follow", r#"{"count": 1, "open_delay_ms": 3000}"#)
+        .await;
+    let text = error_text(&result);
+    assert!(text.contains("DEADLINE_EXCEEDED"), "{text}");
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "held {:?} by a server that had not answered",
+        started.elapsed()
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_deadline_before_the_first_message_is_deadline_exceeded_in_words() {
     let server = serve(LinksBackend::default()).await.expect("server");
     let exec = executor(&server, ExecutorOptions::default());
