@@ -165,6 +165,22 @@ impl ToolSet {
     /// A server that does not answer, has no reflection service, or lacks a
     /// file another one imports; then every problem of
     /// [`from_descriptor_set`](Self::from_descriptor_set).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ai_tools::{ToolSet, ToolSetOptions, TonicTransport};
+    /// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
+    /// let set = ToolSet::from_reflection(channel.clone(), &ToolSetOptions::new(), &|files| {
+    ///     eprintln!("{files} files fetched");
+    /// })
+    /// .await?;
+    /// let executor = set.executor(TonicTransport::new(channel));
+    /// # let _ = executor;
+    /// # Ok(())
+    /// # }
+    /// ```
     pub async fn from_reflection(
         channel: Channel,
         options: &ToolSetOptions,

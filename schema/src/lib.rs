@@ -250,6 +250,30 @@ impl ToolSpec {
     /// by its provider's checker, and every violation found (a rendering a
     /// provider would refuse is not to be served: the macro makes it a
     /// compile error, a tool set built at run time an error).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// let spec = ToolSpec {
+    ///     name: "ping".into(),
+    ///     description: "Ping.".into(),
+    ///     strict: true,
+    ///     service: "p.S".into(),
+    ///     method: "Ping".into(),
+    ///     request: "p.Req".into(),
+    ///     response: "p.Resp".into(),
+    ///     parameters: Schema::object(Object::new().property("text", Schema::string(), true)),
+    ///     request_aliases: vec![],
+    ///     response_aliases: vec![],
+    ///     title: None,
+    ///     hints: ToolHints::default(),
+    ///     output_prefix: None,
+    /// };
+    /// let (rendered, violations) = spec.render_checked();
+    /// assert!(violations.is_empty(), "{violations:?}");
+    /// assert!(rendered.openai.contains("\"additionalProperties\":false"));
+    /// ```
     pub fn render_checked(&self) -> (RenderedTool, Vec<String>) {
         let mut violations = Vec::new();
         let mut render = |dialect: Dialect| {
