@@ -1224,20 +1224,38 @@ message Req { Node root = 1; }";
 
     #[test]
     fn recursion_is_cut_where_not_allowed() {
-        for (dialect, strict) in [(Dialect::Gemini, false), (Dialect::Anthropic, true)] {
-            let schema = params(TREE, dialect, strict);
-            assert!(schema.get("$defs").is_none(), "{dialect}");
-            let root = &schema["properties"]["root"];
-            assert_eq!(root["description"], "A tree node.", "{dialect}");
-            // Level 1 and 2 are objects, level 3 is a JSON string.
-            let level2 = &root["properties"]["children"]["items"];
-            assert_eq!(level2["type"], "object", "{dialect}");
-            assert_eq!(
-                level2["properties"]["children"]["items"],
-                json!({ "type": "string", "description": "A tree node.\n\nA JSON-encoded `t.Node` object." }),
-                "{dialect}"
-            );
-        }
+        let cut = json!({ "type": "string", "description": "A tree node.\n\nA JSON-encoded `t.Node` object." });
+        // Gemini has no `$ref`: one level inline, its own children a JSON string.
+        let gemini = params(TREE, Dialect::Gemini, false);
+        assert!(gemini.get("$defs").is_none());
+        let root = &gemini["properties"]["root"];
+        assert_eq!(root["description"], "A tree node.");
+        assert_eq!(root["type"], "object");
+        assert_eq!(root["properties"]["children"]["items"], cut);
+        // Anthropic strict takes a `$ref` but not a recursive one: the root
+        // refers to the definition, whose own reference is cut.
+        let anthropic = params(TREE, Dialect::Anthropic, true);
+        assert_eq!(
+            anthropic["properties"]["root"],
+            json!({ "$ref": "#/$defs/t.Node" })
+        );
+        let node = &anthropic["$defs"]["t.Node"];
+        assert_eq!(node["description"], "A tree node.");
+        assert_eq!(node["properties"]["children"]["items"], cut);
+    }
+
+    #[test]
+    fn without_refs_a_recursive_type_is_spelled_out_once() {
+        let messages = TREE.replace(
+            "message Req { Node root = 1; }",
+            "message Req { Node root = 1; repeated Node more = 2; }",
+        );
+        let gemini = params(&messages, Dialect::Gemini, false);
+        assert_eq!(gemini["properties"]["root"]["type"], "object");
+        assert_eq!(
+            gemini["properties"]["more"]["items"],
+            json!({ "type": "string", "description": "A tree node.\n\nA JSON-encoded `t.Node` object, shaped as `root`." })
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@
 //! | nullable scalar | `type: [T, "null"]` | `type: [T, "null"]` | `anyOf: [T, null]` | `nullable: true` |
 //! | nullable object / `$ref` | `anyOf: [X, {"type":"null"}]` | the same | the same | `nullable: true` |
 //! | [`Kind::Map`] | `object` + `additionalProperties: V` (integer or boolean keys: `propertyNames` with a pattern, and a hint) | array of `{key, value}` | array of `{key, value}` | array of `{key, value}` |
-//! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` (OpenAI: a described `$ref` is wrapped in a one-branch `anyOf`) | `$ref` into root `$defs` | inlined, cut after [`RECURSION_UNROLL`] levels | inlined, cut after [`RECURSION_UNROLL`] levels |
+//! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` (OpenAI: a described `$ref` is wrapped in a one-branch `anyOf`) | `$ref` into root `$defs` | `$ref` into root `$defs`, each definition's own references cut | inlined [`RECURSION_UNROLL`] level, then cut |
 //! | open [`Object`] (`Struct`, `Any`) | `object`, `additionalProperties: true` | JSON-encoded string | JSON-encoded string | JSON-encoded string |
 //! | [`Kind::Any`] (`Value`) | `type` of every JSON type | `anyOf` string, number, boolean, null; an object or array as its JSON text | the same | the same (`nullable: true`) |
 //! | closed [`Object`] | `additionalProperties: false` | the same, `required: []` when empty | the same, `required: []` when empty | no `additionalProperties` |
@@ -51,9 +51,18 @@ use crate::ir::{
     self, IntegerSchema, Kind, MapSchema, NumberSchema, Object, OneOf, Schema, StringSchema,
 };
 
-/// Recursive types are unrolled this many levels in dialects without `$ref`
-/// recursion (Gemini, Anthropic strict) before the JSON-string cut.
-pub const RECURSION_UNROLL: usize = 2;
+/// Recursive types are inlined this many levels in Gemini `parameters`
+/// (no `$ref` at all) before the JSON-string cut.
+///
+/// One level is the cheapest faithful form: the cut sits inside an object of
+/// the very type it stands for, so the model reads that type's fields right
+/// there, and the executor reads the cut's JSON text back. Each further level
+/// repeats every recursive field's whole subtree (two levels cost two to
+/// three times the tokens of the `$ref` dialects on the corpus's trees).
+/// Anthropic strict, which takes `$ref` but not a recursive one, refers to
+/// each recursive type's definition once and cuts the references inside the
+/// definitions instead, for about the tokens of OpenAI strict.
+pub const RECURSION_UNROLL: usize = 1;
 
 /// How a `google.protobuf.Value` reads where objects cannot be open: a
 /// string is a string unless it holds an object's or array's JSON text.
@@ -300,11 +309,6 @@ impl Profile {
             },
         }
     }
-
-    /// Recursion is rendered with `$ref` (else inlined with a cut).
-    fn renders_refs(&self) -> bool {
-        self.refs && self.recursion
-    }
 }
 
 /// Renders `schema` as the JSON Schema `dialect` accepts, with `strict`
@@ -353,6 +357,9 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
         stack: Vec::new(),
         ref_stack: Vec::new(),
         used: BTreeSet::new(),
+        in_definition: false,
+        path: Vec::new(),
+        spelled_out: BTreeMap::new(),
     };
     let root_object;
     let schema = match &schema.kind {
@@ -367,7 +374,10 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
         _ => schema,
     };
     let mut root = r.node(schema, 0, false);
-    if r.p.renders_refs() && !r.used.is_empty() {
+    if r.p.refs && !r.used.is_empty() {
+        // Where recursion is refused, references met while rendering a
+        // definition are cut, so no `$ref` cycle can form.
+        r.in_definition = true;
         let mut rendered: BTreeMap<String, Value> = BTreeMap::new();
         while let Some(name) = r.used.iter().find(|n| !rendered.contains_key(*n)).cloned() {
             let value = match r.defs.get(name.as_str()).cloned() {
@@ -428,6 +438,13 @@ struct Renderer {
     ref_stack: Vec<String>,
     /// Definitions referred to by `$ref`.
     used: BTreeSet<String>,
+    /// Rendering the root's `$defs` rather than the root itself.
+    in_definition: bool,
+    /// Where the node being rendered sits: property names, `[]` for items.
+    path: Vec<String>,
+    /// Without `$ref`: where each recursive type was inlined first, so
+    /// that later uses point there instead of repeating its subtree.
+    spelled_out: BTreeMap<String, String>,
 }
 
 /// What a node is, for choosing how to make it nullable.
@@ -516,13 +533,17 @@ impl Renderer {
             }
             Kind::Array(items) => {
                 m.insert("type".into(), "array".into());
+                self.path.push("[]".to_owned());
                 let items = self.node(items, depth, false);
+                self.path.pop();
                 m.insert("items".into(), items);
             }
             Kind::Map(map) => return self.map(map, depth, hints),
             Kind::Object(object) => return self.object(object, depth, hints),
             Kind::Ref(name) => {
-                if self.p.renders_refs() {
+                // A `$ref` wherever the dialect takes one; where it refuses
+                // recursion, not inside a definition (see `in_definition`).
+                if self.p.refs && (self.p.recursion || !self.in_definition) {
                     self.used.insert(name.clone());
                     m.insert("$ref".into(), def_pointer(name).into());
                     return (m, Shape::Other);
@@ -540,7 +561,12 @@ impl Renderer {
                     description.clone_from(&def.description);
                 }
                 match def {
-                    Some(def) if count < RECURSION_UNROLL => {
+                    Some(_) if count == 0 && self.spelled_out.contains_key(name) => {
+                        let first = &self.spelled_out[name];
+                        return cut(&format!("`{name}` object, shaped as `{first}`"), hints);
+                    }
+                    Some(def) if !self.p.refs && count < RECURSION_UNROLL => {
+                        self.spelled_out.insert(name.clone(), self.path_text());
                         self.ref_stack.push(name.clone());
                         let out = self.body(&def, depth, hints, &mut None);
                         self.ref_stack.pop();
@@ -630,6 +656,22 @@ impl Renderer {
         (m, Shape::Other)
     }
 
+    /// [`path`](Self::path) as the model reads it: `also[].kind.node`, or
+    /// "the arguments" at the root.
+    fn path_text(&self) -> String {
+        if self.path.is_empty() {
+            return "the arguments".to_owned();
+        }
+        let mut text = String::new();
+        for segment in &self.path {
+            if !text.is_empty() && segment != "[]" {
+                text.push('.');
+            }
+            text.push_str(segment);
+        }
+        text
+    }
+
     fn too_deep(&self, depth: usize) -> bool {
         self.p.max_depth.is_some_and(|max| depth + 1 > max)
     }
@@ -653,7 +695,9 @@ impl Renderer {
                 m.insert("propertyNames".into(), names);
                 hints.push(hint);
             }
+            self.path.push("*".to_owned());
             let value = self.node(&map.value, depth + 1, false);
+            self.path.pop();
             m.insert("additionalProperties".into(), value);
             return (m, Shape::Typed);
         }
@@ -691,7 +735,9 @@ impl Renderer {
         let mut required = Vec::new();
         for prop in &object.properties {
             let null_ok = !prop.required && self.p.optional_nullable;
+            self.path.push(prop.name.clone());
             let value = self.node(&prop.schema, depth + 1, null_ok);
+            self.path.pop();
             properties.insert(prop.name.clone(), value);
             if prop.required || self.p.all_required {
                 required.push(Value::String(prop.name.clone()));
