@@ -17,6 +17,11 @@ impl Errors {
         self.0.push(syn::Error::new(span, message));
     }
 
+    /// Whether no error was found so far.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Every error so far, combined in the order found; `None` if there is none.
     pub fn finish(self) -> Option<syn::Error> {
         self.0.into_iter().reduce(|mut all, error| {

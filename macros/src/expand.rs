@@ -6,6 +6,7 @@ use ai_tools_schema::{FieldAlias, RenderedTool as Rendered, ToolSpec};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
+use crate::cache::Cache;
 use crate::compile::{self, Compiled};
 use crate::errors::Errors;
 use crate::input::MacroInput;
@@ -33,8 +34,15 @@ pub fn ai_tools(
     invoking_file_dir: Option<&Path>,
 ) -> TokenStream {
     let mut errors = Errors::default();
+    let arguments = input.to_string();
     let expansion = match syn::parse2::<MacroInput>(input) {
-        Ok(input) => generate(&input, manifest_dir, invoking_file_dir, &mut errors),
+        Ok(input) => generate(
+            &input,
+            &arguments,
+            manifest_dir,
+            invoking_file_dir,
+            &mut errors,
+        ),
         Err(error) => {
             errors.push(error);
             None
@@ -53,8 +61,13 @@ pub fn ai_tools(
 /// that only read the tools (the providers' checks, the Rust names) all run.
 /// When only a provider's rules refused a rendering, each tool still has its
 /// name and schemas, so the whole expansion stands beside the errors.
+///
+/// An expansion without errors is kept in the [`Cache`], and taken from it
+/// while nothing it was made from changed (`arguments` is the macro's input
+/// as text).
 fn generate(
     input: &MacroInput,
+    arguments: &str,
     manifest_dir: &Path,
     invoking_file_dir: Option<&Path>,
     errors: &mut Errors,
@@ -69,6 +82,17 @@ fn generate(
     )
     .map_err(|message| errors.at(span, message))
     .ok()?;
+    let cache = Cache::open(
+        manifest_dir,
+        &format!("{arguments}\n{invoking_file_dir:?}\n{located:?}"),
+    );
+    if let Some(expansion) = cache
+        .as_ref()
+        .and_then(Cache::lookup)
+        .and_then(|text| text.parse::<TokenStream>().ok())
+    {
+        return Some(expansion);
+    }
     let annotating = input.overlay.is_some() || !input.services.is_empty();
     let mut compiled = compile::compile_with(&located, annotating)
         .map_err(|message| errors.at(span, message))
@@ -107,7 +131,13 @@ fn generate(
     match rust_names(&tools) {
         Ok(names) => {
             let left_out = annotated.map(|a| a.left_out).unwrap_or_default();
-            Some(expand(&compiled, &tools, &rendered, &names, &left_out))
+            let expansion = expand(&compiled, &tools, &rendered, &names, &left_out);
+            if let Some(cache) = cache
+                && errors.is_empty()
+            {
+                cache.store(&compiled.read_files, &expansion.to_string());
+            }
+            Some(expansion)
         }
         Err(collisions) => {
             for collision in collisions {

@@ -1,6 +1,7 @@
 //! Procedural macros of ai-tools. Use them through the `ai-tools` crate, which
 //! documents them and re-exports them: `ai_tools::ai_tools!`.
 
+mod cache;
 mod compile;
 mod errors;
 mod expand;

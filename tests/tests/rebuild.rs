@@ -1,4 +1,5 @@
-//! Editing a proto, or a file it imports, rebuilds the crate that expands it.
+//! Editing a proto, or a file it imports, rebuilds the crate that expands it;
+//! editing only the crate's Rust code takes the expansion from the cache.
 //!
 //! Builds a small crate that depends on `ai-tools`, edits its protos between
 //! runs, and checks that the program's output follows. Offline: it reuses the
@@ -84,6 +85,29 @@ fn editing_a_proto_or_its_import_rebuilds() {
     let first = run(&crate_dir);
     assert!(first.starts_with("ping "), "{first}");
     assert!(first.contains("\"text\""), "{first}");
+
+    // An edit of the crate's Rust code alone takes the expansion from the
+    // cache under the target dir: an entry altered there shows in the output.
+    let entries: Vec<PathBuf> = fs::read_dir(crate_dir.join("target/ai-tools-macro-cache"))
+        .expect("the expansion was cached")
+        .map(|entry| entry.expect("a cache entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = fs::read_to_string(&entries[0]).expect("read the cache entry");
+    let altered = entry.replace(r#"\"text\""#, r#"\"from_the_cache\""#);
+    assert_ne!(altered, entry, "the entry holds the rendered parameters");
+    fs::write(&entries[0], altered).expect("alter the cache entry");
+    let main = fs::read_to_string(crate_dir.join("src/main.rs")).expect("read main.rs");
+    edit(
+        &crate_dir.join("src/main.rs"),
+        &format!("{main}\n// edited\n"),
+    );
+    let cached = run(&crate_dir);
+    assert!(
+        cached.contains("\"from_the_cache\""),
+        "an edit of Rust code alone expanded the proto again: {cached}"
+    );
 
     edit(&service, &service_proto("pong"));
     let second = run(&crate_dir);
