@@ -15,8 +15,8 @@
 //!
 //! An entry is used only when all of these match, so a stale expansion is
 //! never used: an edited proto misses, and is expanded and stored again.
-//! Only an expansion without errors is stored. One entry per invocation
-//! (per key), replaced whenever a read file changes.
+//! Only an expansion without errors is stored. One entry per invocation,
+//! replaced whenever anything it was made from changes.
 //!
 //! The cache lives in `ai-tools-macro-cache/` of the target dir: the
 //! directory `CARGO_TARGET_DIR` names, else `target/` beside the nearest
@@ -68,15 +68,17 @@ impl Cache {
 
     /// The entry for `key` in the target dir `target`, whose crate is
     /// locked by `lock` (the lock file's content).
+    ///
+    /// The file is named after the invocation alone, so that a new version
+    /// of the macro or of the lock file replaces the entry rather than
+    /// leaving it behind; they are part of the key the entry must match.
     fn in_target(target: &Path, lock: &[u8], key: &str) -> Cache {
+        let file = format!("{}.txt", hash(key.as_bytes()));
         let fingerprint = FINGERPRINT.unwrap_or_default();
         let key = format!("{fingerprint}\n{}\n{key}", hash(lock));
-        let key_hash = hash(key.as_bytes());
         Cache {
-            entry: target
-                .join("ai-tools-macro-cache")
-                .join(format!("{key_hash}.txt")),
-            key_line: format!("{MAGIC} {key_hash} {}", key.len()),
+            entry: target.join("ai-tools-macro-cache").join(file),
+            key_line: format!("{MAGIC} {} {}", hash(key.as_bytes()), key.len()),
         }
     }
 
