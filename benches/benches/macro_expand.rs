@@ -183,6 +183,26 @@ fn main() {
                 b.iter(|| render_and_check(black_box(&tools)));
             },
         );
+        // What a program pays once, the first time it asks any tool of the
+        // file for a schema: the embedded descriptors decoded, the tools
+        // read from them and every dialect rendered (no checks).
+        group.bench_function(
+            BenchmarkId::new("run_time_first_schema_use", case.label),
+            |b| {
+                b.iter(|| {
+                    let pool = prost_reflect::DescriptorPool::decode(black_box(
+                        compiled.encoded_pool.as_slice(),
+                    ))
+                    .expect("decodes");
+                    let tools =
+                        ai_tools_schema::tools_in_file(&pool, &compiled.file_name).expect("tools");
+                    tools
+                        .iter()
+                        .map(ai_tools_schema::ToolSpec::rendered)
+                        .count()
+                });
+            },
+        );
         group.bench_function(BenchmarkId::new("tokens_to_string", case.label), |b| {
             let tokens = case.expand();
             b.iter(|| tokens.to_string());

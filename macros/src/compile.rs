@@ -80,7 +80,7 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
         .collect();
     let pool = compiler.descriptor_pool();
     let encoded_with_source = compiler.encode_file_descriptor_set();
-    let encoded_pool = without_source_info(&pool, encoded_with_source.clone());
+    let encoded_pool = comments_only(&pool, encoded_with_source.clone());
     Ok(Compiled {
         pool,
         encoded_pool,
@@ -90,21 +90,53 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
     })
 }
 
-/// The encoded set without `source_code_info`: the comments already live in
-/// the generated descriptions, and dropping them shrinks what every binary
-/// embeds several times over. Custom options survive: the set is re-encoded
-/// through the pool, which knows their extensions.
-pub fn without_source_info(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
+/// The encoded set with only the source locations that carry a leading
+/// comment, and only that comment: the expansion renders its tools' schemas
+/// again at run time from these descriptors, and the schemas' descriptions
+/// are those comments. Spans of other elements, trailing and detached
+/// comments are dropped, which keeps what every binary embeds small. Custom
+/// options survive: the set is re-encoded through the pool, which knows
+/// their extensions.
+pub fn comments_only(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
     let Some(set_descriptor) = pool.get_message_by_name("google.protobuf.FileDescriptorSet") else {
         return encoded;
     };
     let Ok(mut set) = DynamicMessage::decode(set_descriptor, encoded.as_slice()) else {
         return encoded;
     };
-    if let Some(Value::List(files)) = set.get_field_by_name_mut("file") {
-        for file in files {
-            if let Value::Message(file) = file {
-                file.clear_field_by_name("source_code_info");
+    let Some(Value::List(files)) = set.get_field_by_name_mut("file") else {
+        return encoded;
+    };
+    for file in files {
+        let Value::Message(file) = file else { continue };
+        if !file.has_field_by_name("source_code_info") {
+            continue;
+        }
+        // The annotation protos and `descriptor.proto` declare options, never
+        // a message of a tool's schema: none of their comments is needed.
+        let name = file.get_field_by_name("name");
+        let name = name.as_deref().and_then(Value::as_str).unwrap_or_default();
+        if name == "google/protobuf/descriptor.proto"
+            || ai_tools_schema::ANNOTATION_PROTOS
+                .iter()
+                .any(|(path, _)| *path == name)
+        {
+            file.clear_field_by_name("source_code_info");
+            continue;
+        }
+        let Some(Value::Message(info)) = file.get_field_by_name_mut("source_code_info") else {
+            continue;
+        };
+        let Some(Value::List(locations)) = info.get_field_by_name_mut("location") else {
+            continue;
+        };
+        locations.retain(|location| {
+            matches!(location, Value::Message(location) if location.has_field_by_name("leading_comments"))
+        });
+        for location in locations {
+            if let Value::Message(location) = location {
+                location.clear_field_by_name("trailing_comments");
+                location.clear_field_by_name("leading_detached_comments");
             }
         }
     }
@@ -189,6 +221,7 @@ fn list_dirs(dirs: &[PathBuf]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ai_tools_schema::ToolSpec;
     use prost_reflect::ExtensionDescriptor;
 
     fn example() -> Located {
@@ -206,18 +239,47 @@ mod tests {
     }
 
     #[test]
-    fn the_embedded_pool_keeps_options_and_drops_comments() {
+    fn the_embedded_pool_keeps_options_and_leading_comments_only() {
         let compiled = compile(&example()).unwrap();
         let full = compiled.pool.encode_to_vec();
         assert!(
             compiled.encoded_pool.len() * 4 < full.len() * 3,
-            "stripped {} bytes, with comments {}",
+            "stripped {} bytes, with all source info {}",
             compiled.encoded_pool.len(),
             full.len()
         );
         let decoded = DescriptorPool::decode(compiled.encoded_pool.as_slice()).unwrap();
         let file = decoded.get_file_by_name("links/v1/links.proto").unwrap();
-        assert!(file.file_descriptor_proto().source_code_info.is_none());
+        let info = file
+            .file_descriptor_proto()
+            .source_code_info
+            .clone()
+            .unwrap();
+        assert!(!info.location.is_empty());
+        assert!(info.location.iter().all(|l| l.leading_comments.is_some()
+            && l.trailing_comments.is_none()
+            && l.leading_detached_comments.is_empty()));
+        // The tools read from what is embedded are the tools read at compile
+        // time, descriptions and all: the run time renders from them.
+        let at_compile_time =
+            ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).unwrap();
+        let at_run_time = ai_tools_schema::tools_in_file(&decoded, &compiled.file_name).unwrap();
+        assert_eq!(
+            at_run_time
+                .iter()
+                .map(ToolSpec::rendered)
+                .collect::<Vec<_>>(),
+            at_compile_time
+                .iter()
+                .map(ToolSpec::rendered)
+                .collect::<Vec<_>>()
+        );
+        assert!(
+            at_run_time[0]
+                .rendered()
+                .canonical
+                .contains("\"description\"")
+        );
         let method = decoded
             .get_service_by_name("links.v1.LinksService")
             .and_then(|service| service.methods().find(|m| m.name() == "CreateLink"))

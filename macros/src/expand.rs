@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use ai_tools_schema::{FieldAlias, RenderedTool as Rendered, ToolSpec};
+use ai_tools_schema::{FieldAlias, ToolSpec};
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote};
 
@@ -124,14 +124,13 @@ fn generate(
             return None;
         }
     };
-    let (rendered, violations) = render_checked(&tools);
-    for violation in violations {
+    for violation in check_renderings(&tools) {
         errors.at(span, violation);
     }
     match rust_names(&tools) {
         Ok(names) => {
             let left_out = annotated.map(|a| a.left_out).unwrap_or_default();
-            let expansion = expand(&compiled, &tools, &rendered, &names, &left_out);
+            let expansion = expand(&compiled, &tools, &names, &left_out);
             if let Some(cache) = cache
                 && errors.is_empty()
             {
@@ -208,7 +207,7 @@ fn annotate(
         Ok(annotated) => {
             compiled.pool = annotated.pool.clone();
             compiled.encoded_pool =
-                compile::without_source_info(&annotated.pool, annotated.encoded.clone());
+                compile::comments_only(&annotated.pool, annotated.encoded.clone());
             Some(annotated)
         }
         Err(diagnostics) => {
@@ -229,17 +228,15 @@ fn span_of(input: &MacroInput, diagnostic: &ai_tools_schema::Diagnostic) -> Span
     }
 }
 
-/// Each tool's parameters in every dialect, checked by that dialect's
-/// checker: a rendering a provider would refuse never compiles.
-fn render_checked(tools: &[ToolSpec]) -> (Vec<Rendered>, Vec<String>) {
-    let mut errors = Vec::new();
-    let mut all = Vec::with_capacity(tools.len());
-    for tool in tools {
-        let (rendered, violations) = tool.render_checked();
-        errors.extend(violations);
-        all.push(rendered);
-    }
-    (all, errors)
+/// Renders each tool's parameters in every dialect and checks them with
+/// that dialect's checker: a rendering a provider would refuse never
+/// compiles. The renderings are not embedded; the expansion renders them
+/// again from its descriptors on first use (see `ExpandedSchemas`).
+fn check_renderings(tools: &[ToolSpec]) -> Vec<String> {
+    tools
+        .iter()
+        .flat_map(|tool| tool.render_checked().1)
+        .collect()
 }
 
 /// The Rust names of one tool's items.
@@ -299,6 +296,10 @@ struct Parts {
     watched: Vec<TokenStream>,
     /// An expression of type `DescriptorPool`.
     pool: TokenStream,
+    /// The proto file's name in the pool, whose tools the statics are.
+    file_name: String,
+    /// The tools' names, in declaration order.
+    tool_names: Vec<String>,
     /// One `pub static` per tool.
     statics: Vec<TokenStream>,
     /// The statics' names, in declaration order.
@@ -312,7 +313,6 @@ struct Parts {
 fn expand(
     compiled: &Compiled,
     tools: &[ToolSpec],
-    rendered: &[Rendered],
     names: &[RustNames],
     left_out: &[String],
 ) -> TokenStream {
@@ -327,9 +327,9 @@ fn expand(
     let pool_bytes = Literal::byte_string(&compiled.encoded_pool);
     let statics = tools
         .iter()
-        .zip(rendered)
         .zip(names)
-        .map(|((tool, rendered), names)| tool_static(tool, rendered, &names.static_name))
+        .enumerate()
+        .map(|(index, (tool, names))| tool_static(tool, index, &names.static_name))
         .collect();
     let methods = tools
         .iter()
@@ -355,6 +355,8 @@ fn expand(
     items(Parts {
         watched,
         pool: quote! { ::ai_tools::__private::decode_pool(#pool_bytes) },
+        file_name: compiled.file_name.clone(),
+        tool_names: tools.iter().map(|tool| tool.name.clone()).collect(),
         statics,
         static_names: names
             .iter()
@@ -387,6 +389,8 @@ fn fallback() -> TokenStream {
     items(Parts {
         watched: Vec::new(),
         pool: quote! { ::ai_tools::__private::DescriptorPool::new() },
+        file_name: String::new(),
+        tool_names: Vec::new(),
         statics: Vec::new(),
         static_names: Vec::new(),
         methods: Vec::new(),
@@ -398,6 +402,8 @@ fn items(parts: Parts) -> TokenStream {
     let Parts {
         watched,
         pool,
+        file_name,
+        tool_names,
         statics,
         static_names,
         methods,
@@ -410,6 +416,10 @@ fn items(parts: Parts) -> TokenStream {
         #[doc(hidden)]
         pub static __AI_TOOLS_POOL: ::ai_tools::__private::LazyLock<::ai_tools::__private::DescriptorPool> =
             ::ai_tools::__private::LazyLock::new(|| #pool);
+
+        #[doc(hidden)]
+        pub static __AI_TOOLS_SCHEMAS: ::ai_tools::__private::ExpandedSchemas =
+            ::ai_tools::__private::expanded_schemas(&__AI_TOOLS_POOL, #file_name, &[#(#tool_names),*]);
 
         #(#statics)*
 
@@ -537,7 +547,9 @@ fn items(parts: Parts) -> TokenStream {
     }
 }
 
-fn tool_static(tool: &ToolSpec, rendered: &Rendered, static_name: &syn::Ident) -> TokenStream {
+/// The static of the `index`th tool; its schemas are that tool's entry of
+/// `__AI_TOOLS_SCHEMAS`.
+fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> TokenStream {
     let ToolSpec {
         name,
         description,
@@ -548,13 +560,6 @@ fn tool_static(tool: &ToolSpec, rendered: &Rendered, static_name: &syn::Ident) -
         response,
         ..
     } = tool;
-    let Rendered {
-        canonical,
-        openai,
-        anthropic,
-        gemini,
-        gemini_json_schema,
-    } = rendered;
     let doc = doc_lines(description);
     let rpc_doc = format!("Tool `{name}`: {}.", rpc_of(tool));
     let request_aliases = field_prefixes(&tool.request_aliases);
@@ -583,8 +588,7 @@ fn tool_static(tool: &ToolSpec, rendered: &Rendered, static_name: &syn::Ident) -
                 #name,
                 #description,
                 #strict,
-                #canonical,
-                ::ai_tools::__private::renderings(#openai, #anthropic, #gemini, #gemini_json_schema),
+                ::ai_tools::__private::expanded(&__AI_TOOLS_SCHEMAS, #index),
                 ::ai_tools::__private::method_ref(#service, #method, #request, #response),
                 #request_aliases,
                 #response_aliases,

@@ -135,6 +135,7 @@ pub mod __private {
     pub use std::sync::LazyLock;
 
     use crate::tool::{AgentTool, FieldPrefix, MethodRef, Renderings};
+    pub use crate::tool::{ExpandedSchemas, Schemas};
     pub use crate::tool_input::AliasString;
     use crate::{SchemaGenerator, ToolInput};
     use ai_tools_schema::ToolHints;
@@ -156,14 +157,33 @@ pub mod __private {
     // Constructors of the `#[non_exhaustive]` tool structs, for the statics
     // `ai_tools!` expands to (hence `const`). Positional, in field order.
 
+    /// The schemas of the tools named `tools` (in declaration order) of the
+    /// proto `file` in `pool`, rendered on first use.
+    pub const fn expanded_schemas(
+        pool: &'static LazyLock<DescriptorPool>,
+        file: &'static str,
+        tools: &'static [&'static str],
+    ) -> ExpandedSchemas {
+        ExpandedSchemas::new(pool, file, tools)
+    }
+
+    /// The schemas of the `index`th tool of `all`.
+    pub const fn expanded(all: &'static ExpandedSchemas, index: usize) -> Schemas {
+        Schemas::Expanded(all, index)
+    }
+
+    /// Schemas rendered already.
+    pub const fn ready(parameters: &'static str, renderings: Renderings) -> Schemas {
+        Schemas::Ready(parameters, renderings)
+    }
+
     /// An [`AgentTool`].
     #[allow(clippy::too_many_arguments)]
     pub const fn agent_tool(
         name: &'static str,
         description: &'static str,
         strict: bool,
-        parameters: &'static str,
-        renderings: Renderings,
+        schemas: Schemas,
         method: MethodRef,
         request_aliases: &'static [FieldPrefix],
         response_aliases: &'static [FieldPrefix],
@@ -173,8 +193,7 @@ pub mod __private {
             name,
             description,
             strict,
-            parameters,
-            renderings,
+            schemas,
             method,
             request_aliases,
             response_aliases,

@@ -1,10 +1,14 @@
 //! Static tool definitions, as `ai_tools!` expands them.
 
-use ai_tools_schema::{Dialect, ToolHints};
+use std::sync::{LazyLock, OnceLock};
+
+use ai_tools_schema::{Dialect, RenderedTool, ToolHints};
+use prost_reflect::DescriptorPool;
 
 /// One tool, generated at compile time from an annotated RPC.
 ///
-/// Every field is static data: the JSON texts are minified and ready to send.
+/// Every field is static data; the schemas ([`parameters`](Self::parameters),
+/// [`renderings`](Self::renderings)) are minified JSON text, ready to send.
 /// Only `ai_tools!` builds one (the struct is `#[non_exhaustive]`, so fields
 /// can be added without breaking your code); read its fields freely.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,10 +20,8 @@ pub struct AgentTool {
     pub description: &'static str,
     /// Whether providers are asked to enforce the schema exactly.
     pub strict: bool,
-    /// The canonical JSON Schema of the arguments (minified JSON text).
-    pub parameters: &'static str,
-    /// The arguments' schema rendered for each provider.
-    pub renderings: Renderings,
+    /// The arguments' schema: canonical and per provider.
+    pub(crate) schemas: Schemas,
     /// The RPC that runs when a model calls this tool.
     pub method: MethodRef,
     /// Request fields whose aliases are resolved inbound, per message.
@@ -39,6 +41,16 @@ pub struct AgentTool {
 }
 
 impl AgentTool {
+    /// The canonical JSON Schema of the arguments (minified JSON text).
+    pub fn parameters(&self) -> &'static str {
+        self.schemas.get().0
+    }
+
+    /// The arguments' schema rendered for each provider.
+    pub fn renderings(&self) -> Renderings {
+        self.schemas.get().1
+    }
+
     /// The parameters' schema as rendered for `dialect` (minified JSON text):
     /// [`parameters`](Self::parameters) for [`Dialect::JsonSchema`], else the
     /// matching field of [`renderings`](Self::renderings).
@@ -52,17 +64,128 @@ impl AgentTool {
     /// use ai_tools::schema::Dialect;
     ///
     /// let tool = &gentools::LINKS_CREATE;
-    /// assert_eq!(tool.parameters_for(Dialect::JsonSchema), tool.parameters);
-    /// assert_eq!(tool.parameters_for(Dialect::Gemini), tool.renderings.gemini);
+    /// assert_eq!(tool.parameters_for(Dialect::JsonSchema), tool.parameters());
+    /// assert_eq!(tool.parameters_for(Dialect::Gemini), tool.renderings().gemini);
     /// ```
     pub fn parameters_for(&self, dialect: Dialect) -> &'static str {
+        let (parameters, renderings) = self.schemas.get();
         match dialect {
-            Dialect::JsonSchema => self.parameters,
-            Dialect::OpenAi => self.renderings.openai,
-            Dialect::Anthropic => self.renderings.anthropic,
-            Dialect::Gemini => self.renderings.gemini,
-            Dialect::GeminiJsonSchema => self.renderings.gemini_json_schema,
+            Dialect::JsonSchema => parameters,
+            Dialect::OpenAi => renderings.openai,
+            Dialect::Anthropic => renderings.anthropic,
+            Dialect::Gemini => renderings.gemini,
+            Dialect::GeminiJsonSchema => renderings.gemini_json_schema,
         }
+    }
+}
+
+/// Where a tool's schemas come from.
+///
+/// `ai_tools!` checks every rendering at compile time but does not embed
+/// them: five renderings of every tool made a large proto's expansion
+/// megabytes of string literals. It embeds the descriptors (which it needs
+/// anyway) and the schemas are rendered from them, by the same code, on
+/// first use.
+#[doc(hidden)]
+#[derive(Clone, Copy)]
+pub enum Schemas {
+    /// Rendered already (a tool set built at run time).
+    Ready(&'static str, Renderings),
+    /// The `index`th tool of an expansion, rendered on first use.
+    Expanded(&'static ExpandedSchemas, usize),
+}
+
+impl Schemas {
+    /// The canonical schema and the renderings.
+    fn get(self) -> (&'static str, Renderings) {
+        match self {
+            Schemas::Ready(parameters, renderings) => (parameters, renderings),
+            Schemas::Expanded(all, index) => {
+                let tool = &all.rendered()[index];
+                (
+                    &tool.canonical,
+                    Renderings {
+                        openai: &tool.openai,
+                        anthropic: &tool.anthropic,
+                        gemini: &tool.gemini,
+                        gemini_json_schema: &tool.gemini_json_schema,
+                    },
+                )
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Schemas {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (parameters, renderings) = self.get();
+        f.debug_struct("Schemas")
+            .field("parameters", &parameters)
+            .field("renderings", &renderings)
+            .finish()
+    }
+}
+
+/// Two tools' schemas are equal when their texts are.
+impl PartialEq for Schemas {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl Eq for Schemas {}
+
+/// The schemas of every tool of one `ai_tools!` expansion, rendered from
+/// its descriptor pool on first use.
+#[doc(hidden)]
+pub struct ExpandedSchemas {
+    pool: &'static LazyLock<DescriptorPool>,
+    file: &'static str,
+    tools: &'static [&'static str],
+    rendered: OnceLock<Vec<RenderedTool>>,
+}
+
+impl ExpandedSchemas {
+    /// The schemas of the tools named `tools` (in the expansion's order) of
+    /// the proto `file` in `pool`.
+    pub(crate) const fn new(
+        pool: &'static LazyLock<DescriptorPool>,
+        file: &'static str,
+        tools: &'static [&'static str],
+    ) -> Self {
+        ExpandedSchemas {
+            pool,
+            file,
+            tools,
+            rendered: OnceLock::new(),
+        }
+    }
+
+    /// Every tool's schemas, in the expansion's order. The macro read these
+    /// very tools from these very descriptors and checked every rendering,
+    /// so a tool missing here is a bug of ai-tools: panicking names it.
+    #[allow(clippy::panic)]
+    fn rendered(&'static self) -> &'static [RenderedTool] {
+        self.rendered.get_or_init(|| {
+            let specs = match ai_tools_schema::tools_in_file(self.pool, self.file) {
+                Ok(specs) => specs,
+                Err(diagnostics) => panic!(
+                    "ai-tools bug: the descriptors `ai_tools!` embedded for `{}` no longer give its tools ({}); please report it",
+                    self.file,
+                    diagnostics.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+                ),
+            };
+            self.tools
+                .iter()
+                .map(|name| match specs.iter().find(|spec| spec.name == *name) {
+                    Some(spec) => spec.rendered(),
+                    None => panic!(
+                        "ai-tools bug: the tool `{name}` that `ai_tools!` expanded is not in the descriptors it embedded for `{}`; please report it",
+                        self.file
+                    ),
+                })
+                .collect()
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use ai_tools_schema::overlay::{Overlay, annotate};
 use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
 use prost_reflect::DescriptorPool;
 
-use crate::__private::{agent_tool, field_prefix, method_ref, renderings, with_hints};
+use crate::__private::{agent_tool, field_prefix, method_ref, ready, renderings, with_hints};
 use crate::executor::ProtoExecutor;
 use crate::tool::{AgentTool, FieldPrefix};
 use crate::transport::Transport;
@@ -269,12 +269,14 @@ fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> A
             leak(&spec.name),
             leak(&spec.description),
             spec.strict,
-            leak(&rendered.canonical),
-            renderings(
-                leak(&rendered.openai),
-                leak(&rendered.anthropic),
-                leak(&rendered.gemini),
-                leak(&rendered.gemini_json_schema),
+            ready(
+                leak(&rendered.canonical),
+                renderings(
+                    leak(&rendered.openai),
+                    leak(&rendered.anthropic),
+                    leak(&rendered.gemini),
+                    leak(&rendered.gemini_json_schema),
+                ),
             ),
             method_ref(
                 leak(&spec.service),

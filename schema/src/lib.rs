@@ -276,24 +276,39 @@ impl ToolSpec {
     /// ```
     pub fn render_checked(&self) -> (RenderedTool, Vec<String>) {
         let mut violations = Vec::new();
-        let mut render = |dialect: Dialect| {
-            let schema = self.render(dialect);
-            for violation in check::check(dialect, self.strict, &schema) {
+        let rendered = self.render_each(|dialect, schema| {
+            for violation in check::check(dialect, self.strict, schema) {
                 violations.push(format!(
                     "tool `{}` cannot be rendered for {dialect}: {violation}",
                     self.name
                 ));
             }
+        });
+        (rendered, violations)
+    }
+
+    /// The parameters in every dialect as minified JSON text, unchecked:
+    /// for a tool whose renderings were checked before (`ai_tools!` checks
+    /// them at compile time and renders them again at run time, from the
+    /// descriptors it embeds, rather than embedding every rendering).
+    pub fn rendered(&self) -> RenderedTool {
+        self.render_each(|_, _| {})
+    }
+
+    /// Renders every dialect, showing each rendering to `inspect` first.
+    fn render_each(&self, mut inspect: impl FnMut(Dialect, &serde_json::Value)) -> RenderedTool {
+        let mut render = |dialect: Dialect| {
+            let schema = self.render(dialect);
+            inspect(dialect, &schema);
             schema.to_string()
         };
-        let rendered = RenderedTool {
+        RenderedTool {
             canonical: render(Dialect::JsonSchema),
             openai: render(Dialect::OpenAi),
             anthropic: render(Dialect::Anthropic),
             gemini: render(Dialect::Gemini),
             gemini_json_schema: render(Dialect::GeminiJsonSchema),
-        };
-        (rendered, violations)
+        }
     }
 }
 

@@ -15,7 +15,7 @@ fn main() {
             "  rpc:        /{}/{}",
             tool.method.service, tool.method.method
         );
-        println!("  parameters: {}", tool.parameters);
+        println!("  parameters: {}", tool.parameters());
         if let Some(prefix) = tool.output_prefix {
             println!("  returns ids aliased as `{prefix}-N`");
         }

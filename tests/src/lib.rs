@@ -47,7 +47,7 @@ pub static SHAPES_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
 /// as the expansion builds it (schemas left out: the executor does not read
 /// them).
 pub mod tools {
-    use ai_tools::__private::{agent_tool, field_prefix, method_ref, renderings};
+    use ai_tools::__private::{agent_tool, field_prefix, method_ref, ready, renderings};
     use ai_tools::AgentTool;
 
     /// The expansion of `ai_tools!("proto/links/v1/links.proto")`.
@@ -87,8 +87,7 @@ pub mod tools {
         "shapes_echo",
         "",
         true,
-        "{}",
-        renderings("{}", "{}", "{}", "{}"),
+        ready("{}", renderings("{}", "{}", "{}", "{}")),
         method_ref(
             "shapes.v1.ShapesService",
             "Echo",

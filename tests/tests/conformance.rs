@@ -152,7 +152,7 @@ fn the_corpus_exercises_every_rule() {
 #[test]
 fn oneofs_and_required_fields() {
     let everything: Value =
-        serde_json::from_str(conformance::CONFORMANCE_EVERYTHING.parameters).expect("JSON");
+        serde_json::from_str(conformance::CONFORMANCE_EVERYTHING.parameters()).expect("JSON");
     let required: Vec<&str> = everything["required"]
         .as_array()
         .expect("required")
@@ -186,9 +186,12 @@ fn oneofs_and_required_fields() {
     }
     assert!(everything.get("anyOf").is_none() && everything.get("oneOf").is_none());
     // In OpenAI strict every property is required, optional ones nullable.
-    let strict: Value =
-        serde_json::from_str(conformance::CONFORMANCE_EVERYTHING_STRICT.renderings.openai)
-            .expect("JSON");
+    let strict: Value = serde_json::from_str(
+        conformance::CONFORMANCE_EVERYTHING_STRICT
+            .renderings()
+            .openai,
+    )
+    .expect("JSON");
     let props = strict["properties"].as_object().expect("properties");
     assert_eq!(
         strict["required"].as_array().map(Vec::len),
@@ -219,18 +222,18 @@ fn request_limits_of_the_whole_file() {
         let refs: Vec<(&str, bool, &Value)> = parsed.iter().map(|(n, s, v)| (*n, *s, v)).collect();
         check_request(dialect, &refs)
     };
-    assert!(per_dialect(Dialect::OpenAi, |t| t.renderings.openai).is_empty());
-    assert!(per_dialect(Dialect::Gemini, |t| t.renderings.gemini).is_empty());
+    assert!(per_dialect(Dialect::OpenAi, |t| t.renderings().openai).is_empty());
+    assert!(per_dialect(Dialect::Gemini, |t| t.renderings().gemini).is_empty());
     assert!(
         per_dialect(Dialect::GeminiJsonSchema, |t| t
-            .renderings
+            .renderings()
             .gemini_json_schema)
         .is_empty()
     );
 
     // Anthropic strict: the strict tools of this file together spend more
     // than the per-request budgets; the violations say which and by whom.
-    let anthropic = per_dialect(Dialect::Anthropic, |t| t.renderings.anthropic);
+    let anthropic = per_dialect(Dialect::Anthropic, |t| t.renderings().anthropic);
     let rules: Vec<Rule> = anthropic.iter().map(|v| v.rule).collect();
     assert!(
         rules.contains(&Rule::TooManyOptionalParameters),
@@ -256,7 +259,7 @@ fn request_limits_of_the_whole_file() {
     // definition.)
     let mut alone_over = Vec::new();
     for tool in tools().iter().filter(|t| t.strict) {
-        let schema: Value = serde_json::from_str(tool.renderings.anthropic).expect("JSON");
+        let schema: Value = serde_json::from_str(tool.renderings().anthropic).expect("JSON");
         let counts = strict_counts(&schema);
         println!("{}: {counts:?}", tool.name);
         if !check_request(Dialect::Anthropic, &[(tool.name, true, &schema)]).is_empty() {

@@ -361,10 +361,10 @@ fn arguments_generated_from_every_rendered_schema_decode() {
             Some(exec.alias_manager().aliases_of(fp.prefix))
         };
         let renderings = [
-            ("json_schema", tool.parameters),
-            ("openai", tool.renderings.openai),
-            ("anthropic", tool.renderings.anthropic),
-            ("gemini", tool.renderings.gemini),
+            ("json_schema", tool.parameters()),
+            ("openai", tool.renderings().openai),
+            ("anthropic", tool.renderings().anthropic),
+            ("gemini", tool.renderings().gemini),
         ];
         for (dialect, text) in renderings {
             let schema: Value = serde_json::from_str(text).expect("rendering is JSON");

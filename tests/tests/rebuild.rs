@@ -63,6 +63,8 @@ fn editing_a_proto_or_its_import_rebuilds() {
         .expect("tests/ sits in the workspace");
     let crate_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rebuild-probe");
     let _ = fs::remove_dir_all(crate_dir.join("proto"));
+    // Entries of earlier runs, made by other versions of the macro.
+    let _ = fs::remove_dir_all(crate_dir.join("target/ai-tools-macro-cache"));
     write(
         &crate_dir.join("Cargo.toml"),
         &format!(
@@ -75,7 +77,7 @@ fn editing_a_proto_or_its_import_rebuilds() {
     write(
         &crate_dir.join("src/main.rs"),
         "mod gentools {\n    ai_tools::ai_tools!(\"proto/probe/v1/service.proto\");\n}\n\n\
-         fn main() {\n    for tool in gentools::all_tools() {\n        println!(\"{} {}\", tool.name, tool.parameters);\n    }\n}\n",
+         fn main() {\n    for tool in gentools::all_tools() {\n        println!(\"{} {} {}\", tool.name, tool.description, tool.parameters());\n    }\n}\n",
     );
     let service = crate_dir.join("proto/probe/v1/service.proto");
     let common = crate_dir.join("proto/probe/v1/common.proto");
@@ -95,8 +97,8 @@ fn editing_a_proto_or_its_import_rebuilds() {
         .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     let entry = fs::read_to_string(&entries[0]).expect("read the cache entry");
-    let altered = entry.replace(r#"\"text\""#, r#"\"from_the_cache\""#);
-    assert_ne!(altered, entry, "the entry holds the rendered parameters");
+    let altered = entry.replace(r#""Ping.""#, r#""From the cache.""#);
+    assert_ne!(altered, entry, "the entry holds the tool's description");
     fs::write(&entries[0], altered).expect("alter the cache entry");
     let main = fs::read_to_string(crate_dir.join("src/main.rs")).expect("read main.rs");
     edit(
@@ -105,7 +107,7 @@ fn editing_a_proto_or_its_import_rebuilds() {
     );
     let cached = run(&crate_dir);
     assert!(
-        cached.contains("\"from_the_cache\""),
+        cached.starts_with("ping From the cache. "),
         "an edit of Rust code alone expanded the proto again: {cached}"
     );
 

@@ -466,11 +466,11 @@ fn base64(bytes: &[u8]) -> String {
 /// The renderings of a tool, per dialect name.
 fn renderings(tool: &AgentTool) -> [(&'static str, &'static str); 5] {
     [
-        ("json_schema", tool.parameters),
-        ("openai", tool.renderings.openai),
-        ("anthropic", tool.renderings.anthropic),
-        ("gemini", tool.renderings.gemini),
-        ("gemini_json_schema", tool.renderings.gemini_json_schema),
+        ("json_schema", tool.parameters()),
+        ("openai", tool.renderings().openai),
+        ("anthropic", tool.renderings().anthropic),
+        ("gemini", tool.renderings().gemini),
+        ("gemini_json_schema", tool.renderings().gemini_json_schema),
     ]
 }
 
@@ -551,9 +551,12 @@ fn a_json_string_any_decodes() {
     let tools = conformance::all_tools();
     let (exec, log) = recording_executor(tools, conformance::descriptor_pool());
     // What the OpenAI strict rendering asks for: `any` is a JSON-encoded string.
-    let schema: Value =
-        serde_json::from_str(conformance::CONFORMANCE_WELL_KNOWN_STRICT.renderings.openai)
-            .expect("JSON");
+    let schema: Value = serde_json::from_str(
+        conformance::CONFORMANCE_WELL_KNOWN_STRICT
+            .renderings()
+            .openai,
+    )
+    .expect("JSON");
     assert_eq!(
         schema["properties"]["wkt"]["properties"]["any"]["type"],
         "string"
@@ -589,7 +592,7 @@ fn strict_openai_nulls_decode_like_absent_fields() {
     let mut failures = Vec::new();
     let compared = std::cell::Cell::new(0usize);
     for tool in tools.iter().filter(|t| t.strict) {
-        let schema: Value = serde_json::from_str(tool.renderings.openai).expect("JSON");
+        let schema: Value = serde_json::from_str(tool.renderings().openai).expect("JSON");
         // All-null optionals: the minimal value of the strict schema.
         let minimal = Generator {
             root: &schema,
@@ -629,7 +632,7 @@ fn strict_openai_nulls_decode_like_absent_fields() {
 #[test]
 fn the_minimal_strict_value_is_all_nulls() {
     let schema: Value =
-        serde_json::from_str(conformance::CONFORMANCE_SCALARS.renderings.openai).expect("JSON");
+        serde_json::from_str(conformance::CONFORMANCE_SCALARS.renderings().openai).expect("JSON");
     let aliases = BTreeMap::new();
     let strategy = Generator {
         root: &schema,
@@ -654,8 +657,11 @@ fn generated_arguments_cover_the_schema() {
     let mut runner = TestRunner::new(config());
     // Integer-keyed maps are entry arrays in every dialect.
     for (text, maps_are_arrays) in [
-        (conformance::CONFORMANCE_EVERYTHING.parameters, true),
-        (conformance::CONFORMANCE_EVERYTHING.renderings.gemini, true),
+        (conformance::CONFORMANCE_EVERYTHING.parameters(), true),
+        (
+            conformance::CONFORMANCE_EVERYTHING.renderings().gemini,
+            true,
+        ),
     ] {
         let schema: Value = serde_json::from_str(text).expect("JSON");
         let strategy = Generator {

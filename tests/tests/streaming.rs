@@ -216,7 +216,7 @@ async fn per_call_metadata_and_progress_reach_a_streaming_call_through_a_toolkit
     let tool = feed::all_tools()[0];
     assert_eq!(tool.name, "feed_follow");
     assert_eq!(
-        serde_json::from_str::<Value>(tool.parameters).expect("JSON")["type"],
+        serde_json::from_str::<Value>(tool.parameters()).expect("JSON")["type"],
         json!("object")
     );
     server.shutdown().await;

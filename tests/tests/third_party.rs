@@ -65,7 +65,7 @@ fn tool(name: &str) -> &'static AgentTool {
 }
 
 fn canonical(name: &str) -> Value {
-    serde_json::from_str(tool(name).parameters).expect("JSON")
+    serde_json::from_str(tool(name).parameters()).expect("JSON")
 }
 
 /// Calls `visit` on `value` and every value inside it.
@@ -223,12 +223,12 @@ fn each_file_as_one_request() {
         for (dialect, pick) in [
             (
                 Dialect::OpenAi,
-                (|t| t.renderings.openai) as fn(&AgentTool) -> &'static str,
+                (|t| t.renderings().openai) as fn(&AgentTool) -> &'static str,
             ),
-            (Dialect::Anthropic, |t| t.renderings.anthropic),
-            (Dialect::Gemini, |t| t.renderings.gemini),
+            (Dialect::Anthropic, |t| t.renderings().anthropic),
+            (Dialect::Gemini, |t| t.renderings().gemini),
             (Dialect::GeminiJsonSchema, |t| {
-                t.renderings.gemini_json_schema
+                t.renderings().gemini_json_schema
             }),
         ] {
             let parsed: Vec<(&str, bool, Value)> = list
@@ -502,10 +502,14 @@ fn etcd_oneofs_offer_every_member_and_require_none() {
     // Every op of a transaction can itself be a transaction: recursion by
     // reference where the dialect allows it, cut elsewhere.
     let txn = tool("etcd_txn");
-    assert!(txn.parameters.contains("\"$ref\""), "{}", txn.parameters);
-    assert!(txn.renderings.openai.contains("\"$ref\""));
-    assert!(!txn.renderings.gemini.contains("\"$ref\""));
-    assert!(txn.renderings.gemini.contains("JSON-encoded"));
+    assert!(
+        txn.parameters().contains("\"$ref\""),
+        "{}",
+        txn.parameters()
+    );
+    assert!(txn.renderings().openai.contains("\"$ref\""));
+    assert!(!txn.renderings().gemini.contains("\"$ref\""));
+    assert!(txn.renderings().gemini.contains("JSON-encoded"));
 }
 
 #[test]
@@ -624,14 +628,14 @@ fn an_overlay_annotates_a_proto_it_does_not_edit() {
     assert_eq!(names, ["lro_list", "lro_get", "lro_cancel"]);
     let list = longrunning_overlay::all_tools()[0];
     assert_eq!(list.title, Some("List operations"));
-    let params: Value = serde_json::from_str(list.parameters).expect("JSON");
+    let params: Value = serde_json::from_str(list.parameters()).expect("JSON");
     // `skip = true` left the field out; the others stay.
     assert!(params["properties"].get("return_partial_success").is_none());
     assert!(params["properties"].get("filter").is_some());
     // `alias_prefix` from the overlay: in the request schema and in the
     // response's ids, and in the descriptors the executor reads at run time.
     let get: Value =
-        serde_json::from_str(longrunning_overlay::all_tools()[1].parameters).expect("JSON");
+        serde_json::from_str(longrunning_overlay::all_tools()[1].parameters()).expect("JSON");
     let name = get["properties"]["name"]["description"]
         .as_str()
         .expect("described");

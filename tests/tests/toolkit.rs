@@ -215,7 +215,7 @@ async fn tools_render_for_every_provider() {
     assert!(create.agent_tool().is_some() && create.is_strict());
     assert_eq!(
         create.parameters(Dialect::OpenAi),
-        serde_json::from_str::<Value>(links::LINKS_CREATE.renderings.openai).unwrap()
+        serde_json::from_str::<Value>(links::LINKS_CREATE.renderings().openai).unwrap()
     );
     let note = toolkit.get("links_note").unwrap();
     assert!(note.native().is_some() && !note.is_strict());

@@ -8,5 +8,5 @@ fn main() {
     let tools = gentools::all_tools();
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].name, "ping");
-    assert!(tools[0].parameters.contains("\"text\""));
+    assert!(tools[0].parameters().contains("\"text\""));
 }

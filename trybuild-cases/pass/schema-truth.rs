@@ -7,7 +7,7 @@ mod gentools {
 fn main() {
     let tool = gentools::all_tools()[0];
     let schema: serde_json::Value =
-        serde_json::from_str(tool.renderings.openai).expect("rendering is JSON");
+        serde_json::from_str(tool.renderings().openai).expect("rendering is JSON");
     let properties = &schema["properties"];
 
     let order = properties["order"]["enum"].as_array().expect("an enum");
