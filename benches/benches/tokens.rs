@@ -198,7 +198,7 @@ fn main() {
     let mut per_dialect = [0usize; Dialect::ALL.len()];
     let mut pretty_per_dialect = [0usize; Dialect::ALL.len()];
     println!(
-        "tokens: o200k_base; parameters = the minified parameters schema as ai_tools! embeds it; def = name + description + parameters"
+        "tokens: o200k_base; parameters = the minified parameters schema as a tool serves it; def = name + description + parameters"
     );
     println!(
         "| proto | tool | strict | {} |",

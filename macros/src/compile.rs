@@ -91,7 +91,7 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
 }
 
 /// The encoded set with only the source locations that carry a leading
-/// comment, and only that comment: the expansion renders its tools' schemas
+/// comment, and only that comment (no span): the expansion renders its tools' schemas
 /// again at run time from these descriptors, and the schemas' descriptions
 /// are those comments. Spans of other elements, trailing and detached
 /// comments are dropped, which keeps what every binary embeds small. Custom
@@ -137,6 +137,9 @@ pub fn comments_only(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
             if let Value::Message(location) = location {
                 location.clear_field_by_name("trailing_comments");
                 location.clear_field_by_name("leading_detached_comments");
+                // Where the comment sits is for diagnostics, which the
+                // macro has given already.
+                location.clear_field_by_name("span");
             }
         }
     }

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use ai_tools_schema::{FieldAlias, ToolSpec};
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::cache::Cache;
@@ -324,7 +324,10 @@ fn expand(
             quote! { const _: &[u8] = ::core::include_bytes!(#path); }
         })
         .collect();
-    let pool_bytes = Literal::byte_string(&compiled.encoded_pool);
+    let pool_text = {
+        use base64::Engine as _;
+        base64::engine::general_purpose::STANDARD.encode(&compiled.encoded_pool)
+    };
     let statics = tools
         .iter()
         .zip(names)
@@ -354,7 +357,7 @@ fn expand(
         .collect();
     items(Parts {
         watched,
-        pool: quote! { ::ai_tools::__private::decode_pool(#pool_bytes) },
+        pool: quote! { ::ai_tools::__private::decode_pool(#pool_text) },
         file_name: compiled.file_name.clone(),
         tool_names: tools.iter().map(|tool| tool.name.clone()).collect(),
         statics,

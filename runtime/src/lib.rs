@@ -141,12 +141,19 @@ pub mod __private {
     use ai_tools_schema::ToolHints;
     use ai_tools_schema::ir::Object;
 
-    /// Decodes the descriptor pool `ai_tools!` embedded. The bytes were
-    /// produced by the macro from a pool that compiled, so a failure here is
-    /// a bug of ai-tools, not of the user's input: panicking names it.
+    /// Decodes the descriptor pool `ai_tools!` embedded, as standard base64
+    /// text (a third the size of the same bytes as an escaped byte string).
+    /// The text was produced by the macro from a pool that compiled, so a
+    /// failure here is a bug of ai-tools, not of the user's input:
+    /// panicking names it.
     #[allow(clippy::panic)]
-    pub fn decode_pool(bytes: &[u8]) -> DescriptorPool {
-        match DescriptorPool::decode(bytes) {
+    pub fn decode_pool(base64_text: &str) -> DescriptorPool {
+        use base64::Engine as _;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(base64_text)
+            .map_err(|e| e.to_string())
+            .and_then(|bytes| DescriptorPool::decode(bytes.as_slice()).map_err(|e| e.to_string()));
+        match decoded {
             Ok(pool) => pool,
             Err(e) => panic!(
                 "ai-tools bug: the descriptor pool embedded by `ai_tools!` does not decode ({e}); please report it"

@@ -26,20 +26,16 @@ use feed_pb::feed_service_server::{FeedService, FeedServiceServer};
 use pb::links_service_server::{LinksService, LinksServiceServer};
 use pb::workflow_steps_service_server::{WorkflowStepsService, WorkflowStepsServiceServer};
 
-/// The descriptor pool of `links.proto`, custom options included, as `ai_tools!` embeds it.
+/// The descriptor pool of `links.proto`, custom options included.
 pub static LINKS_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
-    ai_tools::__private::decode_pool(include_bytes!(concat!(
-        env!("OUT_DIR"),
-        "/links_descriptor.bin"
-    )))
+    DescriptorPool::decode(&include_bytes!(concat!(env!("OUT_DIR"), "/links_descriptor.bin"))[..])
+        .expect("the build script's descriptor set decodes")
 });
 
 /// The descriptor pool of `tests/proto/shapes/v1/shapes.proto`.
 pub static SHAPES_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
-    ai_tools::__private::decode_pool(include_bytes!(concat!(
-        env!("OUT_DIR"),
-        "/shapes_descriptor.bin"
-    )))
+    DescriptorPool::decode(&include_bytes!(concat!(env!("OUT_DIR"), "/shapes_descriptor.bin"))[..])
+        .expect("the build script's descriptor set decodes")
 });
 
 /// Tool definitions: the expansion of `ai_tools!` for `links.proto`, and, for
