@@ -93,35 +93,27 @@ mod inbound;
 #[cfg(feature = "mcp")]
 pub mod mcp;
 mod memo;
-mod native;
 #[cfg(feature = "async-openai")]
 pub mod openai;
-#[cfg(feature = "reflection")]
-mod reflection;
 mod sessions;
 pub mod store;
-#[cfg(feature = "tonic")]
-mod tonic_transport;
 mod tool;
-mod tool_input;
-mod tool_set;
 mod toolkit;
 mod transport;
-mod wire;
 
 pub use alias::{AliasEntry, AliasError, AliasManager, AliasSnapshot, Resolution};
 pub use executor::{ExecutorOptions, ProtoExecutor, StreamLimits, ToolResult};
-pub use native::{NativeTool, ToolContext, ToolError, ToolOutput, ToolReturn};
 pub use sessions::{SessionExecutor, Sessions};
 pub use store::{AliasStore, MemoryStore, StoreError};
 #[cfg(feature = "redis")]
 pub use store::{RedisStore, RedisStoreOptions};
-#[cfg(feature = "tonic")]
-pub use tonic_transport::TonicTransport;
+pub use tool::input::{AliasString, InputSchema, MapKey, SchemaGenerator, ToolInput};
+pub use tool::native::{NativeTool, ToolContext, ToolError, ToolOutput, ToolReturn};
+pub use tool::set::{ToolSet, ToolSetError, ToolSetOptions};
 pub use tool::{AgentTool, FieldPrefix, MethodRef, Renderings};
-pub use tool_input::{AliasString, InputSchema, MapKey, SchemaGenerator, ToolInput};
-pub use tool_set::{ToolSet, ToolSetError, ToolSetOptions};
 pub use toolkit::{GeneratedTools, Tool, Toolkit, ToolkitBuilder, ToolkitError};
+#[cfg(feature = "tonic")]
+pub use transport::tonic_transport::TonicTransport;
 pub use transport::{
     BoxFuture, CallOptions, Code, InProcessTransport, MessageStream, Progress, Status, Transport,
 };
@@ -134,9 +126,9 @@ pub mod __private {
     pub use serde_json;
     pub use std::sync::LazyLock;
 
+    pub use crate::tool::input::AliasString;
     use crate::tool::{AgentTool, FieldPrefix, MethodRef, Renderings};
     pub use crate::tool::{ExpandedSchemas, Schemas};
-    pub use crate::tool_input::AliasString;
     use crate::{SchemaGenerator, ToolInput};
     use ai_tools_schema::ToolHints;
     use ai_tools_schema::ir::Object;

@@ -9,8 +9,8 @@ use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
 use crate::executor::{ProtoExecutor, ToolResult};
-use crate::native::NativeTool;
 use crate::tool::AgentTool;
+use crate::tool::native::NativeTool;
 use crate::transport::{BoxFuture, CallOptions, Transport};
 
 /// An executor of generated tools that a [`Toolkit`] can hold: the tools it

@@ -9,7 +9,7 @@ use prost::encoding::{WireType, encode_key, encode_varint};
 use prost_reflect::prost_types::FileDescriptorProto;
 use tonic::transport::Channel;
 
-use crate::tool_set::{ToolSet, ToolSetError, ToolSetOptions};
+use crate::tool::set::{ToolSet, ToolSetError, ToolSetOptions};
 
 /// How reflection went wrong, before any tool is built.
 fn failed(what: impl std::fmt::Display) -> ToolSetError {

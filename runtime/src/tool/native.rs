@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::alias::AliasManager;
 use crate::executor::ToolResult;
 use crate::inbound::{Arguments, Refusal, Resolve, prepare};
-use crate::tool_input::{InputSchema, ToolInput};
+use crate::tool::input::{InputSchema, ToolInput};
 use crate::transport::{BoxFuture, CallOptions};
 
 /// What a native tool's function gets besides its input: the conversation's

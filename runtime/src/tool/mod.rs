@@ -1,4 +1,15 @@
-//! Static tool definitions, as `ai_tools!` expands them.
+//! Tools: what a model reads of one ([`AgentTool`]: name, description,
+//! schemas, the RPC behind it), and where tools come from. `ai_tools!`
+//! expands to statics of this file's types; `input` and `native` are
+//! hand-written tools (`#[derive(ToolInput)]`, [`NativeTool`](native::NativeTool));
+//! `set` and `reflection` build the macro's tools at run time, from a
+//! descriptor set or a live server.
+
+pub(crate) mod input;
+pub(crate) mod native;
+#[cfg(feature = "reflection")]
+mod reflection;
+pub(crate) mod set;
 
 use std::sync::{LazyLock, OnceLock};
 

@@ -1,5 +1,7 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
 
+pub(crate) mod wire;
+
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -832,7 +834,7 @@ fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, 
     let options = DeserializeOptions::new();
     match DynamicMessage::deserialize_with_options(desc.clone(), &args, &options) {
         Ok(mut m) => {
-            crate::wire::restore_negative_zero_wrappers(&mut m, &args);
+            wire::restore_negative_zero_wrappers(&mut m, &args);
             Ok(m)
         }
         Err(whole) => {

@@ -1,6 +1,9 @@
 //! How a tool call reaches its service: the [`Transport`] trait, its error
 //! type, per-call options and an in-process implementation.
 
+#[cfg(feature = "tonic")]
+pub(crate) mod tonic_transport;
+
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;

@@ -208,7 +208,7 @@ impl Encoder for DynamicEncoder {
     type Error = tonic::Status;
 
     fn encode(&mut self, item: Self::Item, buf: &mut EncodeBuf<'_>) -> Result<(), Self::Error> {
-        crate::wire::encode(&item, buf)
+        crate::executor::wire::encode(&item, buf)
             .map_err(|e| tonic::Status::internal(format!("encoding the request: {e}")))
     }
 }
