@@ -536,6 +536,15 @@ fn items(parts: Parts) -> TokenStream {
             ) -> ::ai_tools::BoxFuture<'a, ::ai_tools::ToolResult> {
                 ::ai_tools::GeneratedTools::execute_tool(&self.inner, tool, args_json, options)
             }
+
+            fn execute_tool_value<'a>(
+                &'a self,
+                tool: &'a str,
+                args: ::ai_tools::__private::serde_json::Value,
+                options: &'a ::ai_tools::CallOptions,
+            ) -> ::ai_tools::BoxFuture<'a, ::ai_tools::ToolResult> {
+                ::ai_tools::GeneratedTools::execute_tool_value(&self.inner, tool, args, options)
+            }
         }
 
         #[automatically_derived]

@@ -952,31 +952,20 @@ impl ServerHandler for Handler {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         if self.get_tool(&request.name).is_none() {
-            let known: Vec<&str> = self
-                .state
-                .shared
-                .tools
-                .iter()
-                .map(|t| t.name.as_ref())
-                .collect();
+            let known = self.state.shared.tools.iter().map(|t| t.name.as_ref());
             return Err(ErrorData::invalid_params(
-                format!(
-                    "unknown tool `{}`; the tools are: {}",
-                    request.name,
-                    known.join(", ")
-                ),
+                crate::executor::unknown_tool_message(&request.name, known),
                 None,
             ));
         }
         let toolkit = self.toolkit(&context)?;
-        let args = match &request.arguments {
-            Some(args) => Value::Object(args.clone()).to_string(),
-            None => "{}".to_owned(),
-        };
+        // Passed on as parsed: written out as text, they would only be
+        // parsed again.
+        let args = Value::Object(request.arguments.take().unwrap_or_default());
         let mut options = self.call_options(&context);
         // A client that sent a progress token hears of each message of a
         // server stream as it arrives, before the result.
@@ -997,7 +986,7 @@ impl ServerHandler for Handler {
             })
         });
         let result = tokio::select! {
-            result = toolkit.execute_with(&request.name, &args, &options) => result,
+            result = toolkit.execute_value(&request.name, args, &options) => result,
             () = context.ct.cancelled() => {
                 crate::executor::ToolResult::error("the call was cancelled by the client")
             }

@@ -8,7 +8,8 @@ use ai_tools_schema::{Dialect, ToolHints, check, names};
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
-use crate::executor::{ProtoExecutor, ToolResult};
+use crate::executor::{ProtoExecutor, ToolResult, unknown_tool_message};
+use crate::inbound::Arguments;
 use crate::tool::AgentTool;
 use crate::tool::native::NativeTool;
 use crate::transport::{BoxFuture, CallOptions, Transport};
@@ -42,6 +43,18 @@ pub trait GeneratedTools: Send + Sync + 'static {
         args_json: &'a str,
         options: &'a CallOptions,
     ) -> BoxFuture<'a, ToolResult>;
+
+    /// [`execute_tool`](Self::execute_tool) with already-parsed arguments.
+    /// The default writes them out as text; an executor that takes a value
+    /// directly (as ai-tools' own do) overrides it.
+    fn execute_tool_value<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Value,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move { self.execute_tool(tool, &args.to_string(), options).await })
+    }
 }
 
 impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
@@ -60,6 +73,15 @@ impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, ToolResult> {
         Box::pin(self.execute_with(tool, args_json, options))
+    }
+
+    fn execute_tool_value<'a>(
+        &'a self,
+        tool: &'a str,
+        args: Value,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, ToolResult> {
+        Box::pin(self.execute_value_with(tool, args, options))
     }
 }
 
@@ -456,6 +478,37 @@ impl Toolkit {
         args_json: &str,
         options: &CallOptions,
     ) -> ToolResult {
+        self.dispatch(name, Arguments::Text(args_json), options)
+            .await
+    }
+
+    /// [`execute_with`](Self::execute_with) with already-parsed arguments:
+    /// what a host that parsed the model's call itself passes (the MCP
+    /// server does), so they are not written out and parsed again. The same
+    /// bounds apply.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
+    /// let call = ai_tools::CallOptions::new();
+    /// let result = toolkit.execute_value("nope", serde_json::json!({}), &call).await;
+    /// assert!(result.output.starts_with("unknown tool `nope`"));
+    /// # }
+    /// ```
+    pub async fn execute_value(
+        &self,
+        name: &str,
+        args: Value,
+        options: &CallOptions,
+    ) -> ToolResult {
+        self.dispatch(name, Arguments::Value(args), options).await
+    }
+
+    /// Merges and checks the call's options, finds the tool, and runs it.
+    async fn dispatch(&self, name: &str, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
         let options = self.call_options.overriding(options);
         if let Err(problem) = options.check() {
             return ToolResult::error(format!(
@@ -463,24 +516,24 @@ impl Toolkit {
             ));
         }
         let Some(tool) = self.get(name) else {
-            let known: Vec<&str> = self.tools.iter().map(Tool::name).collect();
-            let known = if known.is_empty() {
-                "none".to_owned()
-            } else {
-                known.join(", ")
-            };
-            return ToolResult::error(format!("unknown tool `{name}`; the tools are: {known}"));
+            let known = self.tools.iter().map(Tool::name);
+            return ToolResult::error(unknown_tool_message(name, known));
         };
         match &tool.kind {
             Kind::Generated { source, .. } => match self.sources.get(*source) {
-                Some(source) => source.execute_tool(name, args_json, &options).await,
+                Some(source) => match args {
+                    Arguments::Text(text) => source.execute_tool(name, text, &options).await,
+                    Arguments::Value(value) => {
+                        source.execute_tool_value(name, value, &options).await
+                    }
+                },
                 None => {
                     ToolResult::error(format!("{name} has no executor; this is a bug of ai-tools"))
                 }
             },
             Kind::Native(native) => {
                 native
-                    .call_with(self.aliases.clone(), args_json, &options)
+                    .call_arguments(self.aliases.clone(), args, &options)
                     .await
             }
         }

@@ -186,6 +186,72 @@ async fn ids_move_between_generated_and_native_tools() {
     );
 }
 
+/// Arguments a host parsed itself (as the MCP server does) take the same
+/// path as text: aliases resolved, shaping undone, bounds kept.
+#[tokio::test]
+async fn parsed_arguments_run_as_their_text_does() {
+    let backend = LinksBackend::with_links(0);
+    let server = serve(backend.clone()).await.expect("bind loopback");
+    let aliases = Arc::new(AliasManager::new());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let toolkit = toolkit_for(
+        TonicTransport::new(server.channel().expect("url")),
+        aliases,
+        backend.clone(),
+        seen.clone(),
+    );
+    let call = ai_tools::CallOptions::new();
+    let created = toolkit
+        .execute_value("links_create", json!({"destination": "https://a.b"}), &call)
+        .await;
+    assert!(!created.is_error, "{}", created.output);
+    let created: Value = serde_json::from_str(&created.output).unwrap();
+    assert_eq!(created["link"]["id"], "link-1");
+    let noted = toolkit
+        .execute_value(
+            "links_note",
+            json!({"link_id": "link-1", "text": "promo"}),
+            &call,
+        )
+        .await;
+    assert!(!noted.is_error, "{}", noted.output);
+    assert_eq!(
+        seen.lock().unwrap().as_slice(),
+        [backend.links()[0].id.clone()]
+    );
+    // The same refusals as for text: an unknown argument, and a value nested
+    // past the bound (which text would have hit while parsing).
+    let unknown = toolkit
+        .execute_value(
+            "links_create",
+            json!({"destination": "https://a.b", "colour": 1}),
+            &call,
+        )
+        .await;
+    assert!(
+        unknown.is_error && unknown.output.contains("colour"),
+        "{}",
+        unknown.output
+    );
+    let mut deep = json!("leaf");
+    for _ in 0..200 {
+        deep = json!([deep]);
+    }
+    let too_deep = toolkit
+        .execute_value(
+            "links_note",
+            json!({"link_id": "link-1", "text": deep}),
+            &call,
+        )
+        .await;
+    assert!(too_deep.is_error, "{}", too_deep.output);
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "nothing ran for a refused call"
+    );
+}
+
 #[tokio::test]
 async fn tools_render_for_every_provider() {
     let backend = LinksBackend::with_links(0);

@@ -324,7 +324,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// assert!(!ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).can_execute("links_create"));
     /// ```
     pub fn can_execute(&self, tool: &str) -> bool {
-        self.tool(tool).is_some()
+        self.tools.iter().any(|t| t.name == tool)
     }
 
     /// The conversation's alias namespace.
@@ -384,16 +384,7 @@ impl<T: Transport> ProtoExecutor<T> {
         args_json: &str,
         options: &CallOptions,
     ) -> ToolResult {
-        let Some(def) = self.tool(tool) else {
-            return self.unknown_tool(tool);
-        };
-        let options = self.options.call.overriding(options);
-        if let Err(problem) = options.check() {
-            return error_result(format!(
-                "{tool} could not run: {problem}; nothing was sent. Tell the user."
-            ));
-        }
-        self.run(def, Arguments::Text(args_json), &options).await
+        self.start(tool, Arguments::Text(args_json), options).await
     }
 
     /// [`execute`](Self::execute) with already-parsed arguments (as the
@@ -413,32 +404,39 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # }
     /// ```
     pub async fn execute_value(&self, tool: &str, args: Value) -> ToolResult {
-        let Some(def) = self.tool(tool) else {
-            return self.unknown_tool(tool);
-        };
-        self.run(def, Arguments::Value(args), &self.options.call)
+        self.start(tool, Arguments::Value(args), &CallOptions::new())
             .await
     }
 
-    fn tool(&self, name: &str) -> Option<&'static AgentTool> {
-        self.tools.iter().copied().find(|t| t.name == name)
+    /// [`execute_with`](Self::execute_with) with already-parsed arguments:
+    /// what a host that parsed the call itself (an MCP server) passes, so
+    /// they are not written out and parsed again.
+    pub async fn execute_value_with(
+        &self,
+        tool: &str,
+        args: Value,
+        options: &CallOptions,
+    ) -> ToolResult {
+        self.start(tool, Arguments::Value(args), options).await
+    }
+
+    /// Finds the tool, merges and checks the call's options, and runs it.
+    async fn start(&self, tool: &str, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
+        let Some(def) = self.tools.iter().copied().find(|t| t.name == tool) else {
+            let known = self.tools.iter().map(|t| t.name);
+            return error_result(unknown_tool_message(tool, known));
+        };
+        let options = self.options.call.overriding(options);
+        if let Err(problem) = options.check() {
+            return error_result(format!(
+                "{tool} could not run: {problem}; nothing was sent. Tell the user."
+            ));
+        }
+        self.run(def, args, &options).await
     }
 
     fn limits(&self) -> Limits {
         self.options.limits()
-    }
-
-    fn unknown_tool(&self, tool: &str) -> ToolResult {
-        let names: Vec<&str> = self.tools.iter().map(|t| t.name).collect();
-        let tool = shorten(tool);
-        error_result(if names.is_empty() {
-            format!("unknown tool `{tool}`; no tools are available here")
-        } else {
-            format!(
-                "unknown tool `{tool}`; the available tools are: {}",
-                names.join(", ")
-            )
-        })
     }
 
     async fn run(
@@ -830,6 +828,25 @@ fn response_plan(tool: &'static AgentTool, response: &MessageDescriptor) -> Arc<
 
 /// Decodes the unshaped arguments, which the inbound rules have checked
 /// against the schema; a failure here is one those rules do not state.
+/// The one answer to a call of a tool that is not there, wherever it is
+/// made (an executor, a toolkit, an MCP server): the name as sent, shortened
+/// (a model may send anything), and the tools there are.
+pub(crate) fn unknown_tool_message<'a>(
+    tool: &str,
+    known: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let known: Vec<&str> = known.into_iter().collect();
+    let tool = shorten(tool);
+    if known.is_empty() {
+        format!("unknown tool `{tool}`; no tools are available here")
+    } else {
+        format!(
+            "unknown tool `{tool}`; the available tools are: {}",
+            known.join(", ")
+        )
+    }
+}
+
 fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, CallError> {
     let options = DeserializeOptions::new();
     match DynamicMessage::deserialize_with_options(desc.clone(), &args, &options) {

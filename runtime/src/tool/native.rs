@@ -500,17 +500,23 @@ impl NativeTool {
         args_json: &str,
         options: &CallOptions,
     ) -> ToolResult {
+        self.call_arguments(aliases, Arguments::Text(args_json), options)
+            .await
+    }
+
+    /// [`call_with`](Self::call_with) with the arguments as sent, text or
+    /// already parsed.
+    pub(crate) async fn call_arguments(
+        &self,
+        aliases: Arc<AliasManager>,
+        args: Arguments<'_>,
+        options: &CallOptions,
+    ) -> ToolResult {
         let resolve = Resolve {
             aliases: &aliases,
             pass_unknown_uuids: false,
         };
-        let prepared = prepare(
-            &self.input.schema,
-            Arguments::Text(args_json),
-            &Limits::default(),
-            resolve,
-        )
-        .await;
+        let prepared = prepare(&self.input.schema, args, &Limits::default(), resolve).await;
         let args = match prepared {
             Ok(args) => args,
             Err(Refusal::Arguments(message)) => {
