@@ -237,12 +237,10 @@ impl ToolkitBuilder {
                 .unwrap_or_default()
         });
         let mut tools = Vec::new();
-        let mut sources = Vec::new();
         let mut index = HashMap::new();
         for entry in self.entries {
             match entry {
                 Entry::Generated(source) => {
-                    let n = sources.len();
                     for agent in source.agent_tools() {
                         if !Arc::ptr_eq(source.aliases(), &aliases) {
                             return Err(ToolkitError::SeparateAliasManagers(agent.name.to_owned()));
@@ -253,12 +251,11 @@ impl ToolkitBuilder {
                             Tool {
                                 kind: Kind::Generated {
                                     tool: agent,
-                                    source: n,
+                                    source: source.clone(),
                                 },
                             },
                         )?;
                     }
-                    sources.push(source);
                 }
                 Entry::Native(native) => {
                     names::validate_tool_name(native.name()).map_err(|reason| {
@@ -281,7 +278,6 @@ impl ToolkitBuilder {
         Ok(Toolkit {
             tools,
             index,
-            sources,
             aliases,
             call_options: self.call_options,
         })
@@ -364,7 +360,6 @@ fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
 pub struct Toolkit {
     tools: Vec<Tool>,
     index: HashMap<String, usize>,
-    sources: Vec<Arc<dyn GeneratedTools>>,
     aliases: Arc<AliasManager>,
     /// The defaults of every call (see [`ToolkitBuilder::call_options`]).
     call_options: CallOptions,
@@ -520,16 +515,9 @@ impl Toolkit {
             return ToolResult::error(unknown_tool_message(name, known));
         };
         match &tool.kind {
-            Kind::Generated { source, .. } => match self.sources.get(*source) {
-                Some(source) => match args {
-                    Arguments::Text(text) => source.execute_tool(name, text, &options).await,
-                    Arguments::Value(value) => {
-                        source.execute_tool_value(name, value, &options).await
-                    }
-                },
-                None => {
-                    ToolResult::error(format!("{name} has no executor; this is a bug of ai-tools"))
-                }
+            Kind::Generated { source, .. } => match args {
+                Arguments::Text(text) => source.execute_tool(name, text, &options).await,
+                Arguments::Value(value) => source.execute_tool_value(name, value, &options).await,
             },
             Kind::Native(native) => {
                 native
@@ -661,13 +649,22 @@ pub struct Tool {
     kind: Kind,
 }
 
-#[derive(Debug)]
 enum Kind {
+    /// A tool of a generated executor, which runs it.
     Generated {
         tool: &'static AgentTool,
-        source: usize,
+        source: Arc<dyn GeneratedTools>,
     },
     Native(NativeTool),
+}
+
+impl std::fmt::Debug for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kind::Generated { tool, .. } => f.debug_tuple("Generated").field(tool).finish(),
+            Kind::Native(native) => f.debug_tuple("Native").field(native).finish(),
+        }
+    }
 }
 
 impl Tool {
