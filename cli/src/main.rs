@@ -282,7 +282,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     let transport = TonicTransport::new(channel(&url)?);
     let server = McpServer::new(move |aliases| {
         Toolkit::builder()
-            .aliases(aliases.clone())
+            .alias_manager(aliases.clone())
             .generated(set.executor_with_alias_manager(transport.clone(), aliases))
             .build()
     })

@@ -524,8 +524,8 @@ fn items(parts: Parts) -> TokenStream {
                 ::ai_tools::GeneratedTools::agent_tools(&self.inner)
             }
 
-            fn aliases(&self) -> &::std::sync::Arc<::ai_tools::AliasManager> {
-                ::ai_tools::GeneratedTools::aliases(&self.inner)
+            fn alias_manager(&self) -> &::std::sync::Arc<::ai_tools::AliasManager> {
+                ::ai_tools::GeneratedTools::alias_manager(&self.inner)
             }
 
             fn execute_tool<'a>(

@@ -104,9 +104,6 @@ mod transport;
 pub use alias::{AliasEntry, AliasError, AliasManager, AliasSnapshot, Resolution};
 pub use executor::{ExecutorOptions, ProtoExecutor, StreamLimits, ToolResult};
 pub use sessions::{SessionExecutor, Sessions};
-pub use store::{AliasStore, MemoryStore, StoreError};
-#[cfg(feature = "redis")]
-pub use store::{RedisStore, RedisStoreOptions};
 pub use tool::input::{AliasString, InputSchema, MapKey, SchemaGenerator, ToolInput};
 pub use tool::native::{NativeTool, ToolContext, ToolError, ToolOutput, ToolReturn};
 pub use tool::set::{ToolSet, ToolSetError, ToolSetOptions};

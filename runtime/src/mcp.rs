@@ -18,7 +18,7 @@
 //! // One toolkit per MCP session, built on that session's alias namespace.
 //! let server = ai_tools::mcp::McpServer::new(move |aliases| {
 //!     ai_tools::Toolkit::builder()
-//!         .aliases(aliases.clone())
+//!         .alias_manager(aliases.clone())
 //!         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
 //!         .build()
 //! });
@@ -205,7 +205,7 @@ enum Source {
 ///     let hello = NativeTool::new::<Hello, _, _>("hello", "Say hello.", |_, h: Hello| async move {
 ///         format!("Hello, {}!", h.name)
 ///     });
-///     Toolkit::builder().aliases(aliases).native(hello).build()
+///     Toolkit::builder().alias_manager(aliases).native(hello).build()
 /// })
 /// .with_server_info("hello", "1.0.0")
 /// .with_instructions("Greet whoever the user names.")
@@ -238,7 +238,7 @@ impl McpServer {
     /// `per_session`, given the session's alias namespace. Build every
     /// generated executor of the toolkit on that namespace
     /// (`Executor::with_alias_manager(transport, aliases)`) and pass it to
-    /// [`ToolkitBuilder::aliases`](crate::ToolkitBuilder::aliases).
+    /// [`ToolkitBuilder::alias_manager`](crate::ToolkitBuilder::alias_manager).
     ///
     /// `per_session` is called once when serving starts (a toolkit that does
     /// not build is a [`ServeError::Toolkit`] then), and its tools are the
@@ -307,9 +307,9 @@ impl McpServer {
     ///
     /// ```
     /// use ai_tools::mcp::McpServer;
-    /// let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().aliases(aliases).build());
+    /// let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().alias_manager(aliases).build());
     /// let server = server.forward_headers(["Authorization", "x-tenant"]).unwrap();
-    /// # let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().aliases(aliases).build());
+    /// # let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().alias_manager(aliases).build());
     /// assert!(server.forward_headers(["mcp-session-id"]).is_err());
     /// ```
     pub fn forward_headers<I, S>(mut self, names: I) -> Result<Self, ServeError>
@@ -355,7 +355,7 @@ impl McpServer {
     /// ```
     /// use std::{sync::Arc, time::Duration};
     /// let sessions = Arc::new(ai_tools::Sessions::new((), Duration::from_secs(600)).with_alias_limit(1000));
-    /// let server = ai_tools::mcp::McpServer::new(|aliases| ai_tools::Toolkit::builder().aliases(aliases).build())
+    /// let server = ai_tools::mcp::McpServer::new(|aliases| ai_tools::Toolkit::builder().alias_manager(aliases).build())
     ///     .with_sessions(sessions.clone());
     /// # let _ = server;
     /// ```
@@ -372,7 +372,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().aliases(a).build())
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_stdio_session_id("desktop-user-7");
     /// # let _ = server;
     /// ```
@@ -425,7 +425,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().aliases(a).build())
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_allowed_hosts(["tools.example.com"]);
     /// # let _ = server;
     /// ```

@@ -148,7 +148,7 @@ impl<T> Sessions<T> {
     ///
     /// ```
     /// use std::{sync::Arc, time::Duration};
-    /// let store = Arc::new(ai_tools::MemoryStore::new(Duration::from_secs(1800)));
+    /// let store = Arc::new(ai_tools::store::MemoryStore::new(Duration::from_secs(1800)));
     /// let sessions = ai_tools::Sessions::new((), Duration::from_secs(60)).with_store(store);
     /// assert!(sessions.alias_manager("c1").is_shared());
     /// assert!(!sessions.alias_manager("").is_shared());

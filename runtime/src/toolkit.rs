@@ -34,7 +34,7 @@ pub trait GeneratedTools: Send + Sync + 'static {
     /// The tools this executor runs.
     fn agent_tools(&self) -> &'static [&'static AgentTool];
     /// The alias namespace the executor resolves and registers ids in.
-    fn aliases(&self) -> &Arc<AliasManager>;
+    fn alias_manager(&self) -> &Arc<AliasManager>;
     /// Runs `tool` with the model's JSON arguments and this call's options
     /// (over the executor's defaults).
     fn execute_tool<'a>(
@@ -62,8 +62,8 @@ impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
         self.tools()
     }
 
-    fn aliases(&self) -> &Arc<AliasManager> {
-        self.alias_manager()
+    fn alias_manager(&self) -> &Arc<AliasManager> {
+        ProtoExecutor::alias_manager(self)
     }
 
     fn execute_tool<'a>(
@@ -174,10 +174,10 @@ impl ToolkitBuilder {
     /// ```
     /// use std::sync::Arc;
     /// let aliases = Arc::new(ai_tools::AliasManager::new());
-    /// let toolkit = ai_tools::Toolkit::builder().aliases(aliases.clone()).build().unwrap();
+    /// let toolkit = ai_tools::Toolkit::builder().alias_manager(aliases.clone()).build().unwrap();
     /// assert!(Arc::ptr_eq(toolkit.alias_manager(), &aliases));
     /// ```
-    pub fn aliases(mut self, aliases: Arc<AliasManager>) -> Self {
+    pub fn alias_manager(mut self, aliases: Arc<AliasManager>) -> Self {
         self.aliases = Some(aliases);
         self
     }
@@ -231,7 +231,7 @@ impl ToolkitBuilder {
             self.entries
                 .iter()
                 .find_map(|e| match e {
-                    Entry::Generated(g) => Some(g.aliases().clone()),
+                    Entry::Generated(g) => Some(g.alias_manager().clone()),
                     Entry::Native(_) => None,
                 })
                 .unwrap_or_default()
@@ -242,7 +242,7 @@ impl ToolkitBuilder {
             match entry {
                 Entry::Generated(source) => {
                     for agent in source.agent_tools() {
-                        if !Arc::ptr_eq(source.aliases(), &aliases) {
+                        if !Arc::ptr_eq(source.alias_manager(), &aliases) {
                             return Err(ToolkitError::SeparateAliasManagers(agent.name.to_owned()));
                         }
                         push(
@@ -410,7 +410,7 @@ impl Toolkit {
     ///
     /// # Examples
     ///
-    /// See [`ToolkitBuilder::aliases`].
+    /// See [`ToolkitBuilder::alias_manager`].
     pub fn alias_manager(&self) -> &Arc<AliasManager> {
         &self.aliases
     }

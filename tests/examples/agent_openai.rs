@@ -203,7 +203,7 @@ fn toolkit(
         },
     );
     Toolkit::builder()
-        .aliases(aliases.clone())
+        .alias_manager(aliases.clone())
         .generated(links::Executor::with_alias_manager(
             sessions.transport().clone(),
             aliases,

@@ -88,7 +88,7 @@ fn toolkit(
         },
     );
     Toolkit::builder()
-        .aliases(aliases.clone())
+        .alias_manager(aliases.clone())
         .native(whoami)
         .generated(links::Executor::with_alias_manager(
             transport.clone(),

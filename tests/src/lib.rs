@@ -572,7 +572,7 @@ pub mod support {
     use std::time::Duration;
 
     use ai_tools::schema::Dialect;
-    use ai_tools::{AgentTool, AliasStore, Sessions, TonicTransport, ToolResult};
+    use ai_tools::{AgentTool, Sessions, TonicTransport, ToolResult, store::AliasStore};
     use serde_json::Value;
 
     use crate::{LinksBackend, Received, RunningServer};

@@ -163,14 +163,17 @@ mod in_process {
     fn toolkit(aliases: Arc<AliasManager>) -> Result<Toolkit, ToolkitError> {
         let new =
             NativeTool::new::<Empty, _, _>("links_new", "New link.", |ctx, _: Empty| async move {
-                Ok(format!("created {}", ctx.aliases().register("link", UUID)?))
+                Ok(format!(
+                    "created {}",
+                    ctx.alias_manager().register("link", UUID)?
+                ))
             });
         let pick =
             NativeTool::new::<Pick, _, _>("links_pick", "Pick a link.", |_, p: Pick| async move {
                 serde_json::json!({ "picked": p.link_id })
             });
         Toolkit::builder()
-            .aliases(aliases)
+            .alias_manager(aliases)
             .native(new)
             .native(pick)
             .build()

@@ -16,7 +16,10 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ai_tools::{AliasStore, RedisStore, RedisStoreOptions, Sessions, TonicTransport};
+use ai_tools::{
+    Sessions, TonicTransport,
+    store::{AliasStore, RedisStore, RedisStoreOptions},
+};
 use ai_tools_tests::support::{
     error_text, ok_json, recovers_after_store_outage, sessions_with_store, step_link_ids,
     unique_prefix,

@@ -63,7 +63,7 @@ fn toolkit_for(
                     .last()
                     .cloned()
                     .ok_or_else(|| ToolError::new("there are no links"))?;
-                let alias = ctx.aliases().register("link", &oldest.id)?;
+                let alias = ctx.alias_manager().register("link", &oldest.id)?;
                 Ok(format!(
                     "The oldest link is {alias} ({}).",
                     oldest.destination
@@ -72,7 +72,7 @@ fn toolkit_for(
         },
     );
     Toolkit::builder()
-        .aliases(aliases.clone())
+        .alias_manager(aliases.clone())
         .generated(links::Executor::with_alias_manager(transport, aliases))
         .native(note)
         .native(pick)
@@ -384,7 +384,7 @@ async fn build_errors() {
         transport.clone(),
     );
     let err = Toolkit::builder()
-        .aliases(aliases.clone())
+        .alias_manager(aliases.clone())
         .generated(separate)
         .build()
         .unwrap_err();

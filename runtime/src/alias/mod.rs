@@ -266,7 +266,7 @@ impl AliasManager {
     ///
     /// ```
     /// use std::{sync::Arc, time::Duration};
-    /// use ai_tools::{AliasManager, MemoryStore};
+    /// use ai_tools::{AliasManager, store::MemoryStore};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -1342,7 +1342,7 @@ mod tests {
     }
 
     fn shared_pair(ttl: std::time::Duration) -> (AliasManager, AliasManager) {
-        let store: Arc<dyn AliasStore> = Arc::new(crate::MemoryStore::new(ttl));
+        let store: Arc<dyn AliasStore> = Arc::new(crate::store::MemoryStore::new(ttl));
         (
             AliasManager::with_store(store.clone(), "c"),
             AliasManager::with_store(store, "c"),

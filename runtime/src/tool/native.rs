@@ -27,7 +27,7 @@ use crate::transport::{BoxFuture, CallOptions};
 /// use std::sync::Arc;
 /// let ctx = ai_tools::ToolContext::new("search", Arc::new(ai_tools::AliasManager::new()));
 /// assert_eq!(ctx.tool_name(), "search");
-/// assert!(ctx.aliases().is_empty());
+/// assert!(ctx.alias_manager().is_empty());
 /// ```
 #[derive(Debug, Clone)]
 pub struct ToolContext {
@@ -91,7 +91,7 @@ impl ToolContext {
     /// # Examples
     ///
     /// See [`ToolContext`].
-    pub fn aliases(&self) -> &Arc<AliasManager> {
+    pub fn alias_manager(&self) -> &Arc<AliasManager> {
         &self.aliases
     }
 }
