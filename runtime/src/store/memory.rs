@@ -19,7 +19,7 @@ use crate::transport::BoxFuture;
 ///
 /// ```
 /// use std::{sync::Arc, time::Duration};
-/// use ai_tools::{MemoryStore, Sessions};
+/// use ai_tools::{Sessions, store::MemoryStore};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -71,7 +71,7 @@ impl MemoryStore {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::MemoryStore::new(std::time::Duration::from_secs(1)).len(), 0);
+    /// assert_eq!(ai_tools::store::MemoryStore::new(std::time::Duration::from_secs(1)).len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.lock().conversations.len()
@@ -82,7 +82,7 @@ impl MemoryStore {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::MemoryStore::new(std::time::Duration::from_secs(1)).is_empty());
+    /// assert!(ai_tools::store::MemoryStore::new(std::time::Duration::from_secs(1)).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0

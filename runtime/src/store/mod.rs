@@ -32,7 +32,7 @@ pub use redis_store::{RedisStore, RedisStoreOptions};
 /// # Examples
 ///
 /// ```
-/// let e = ai_tools::StoreError::unavailable("connection refused");
+/// let e = ai_tools::store::StoreError::unavailable("connection refused");
 /// assert_eq!(e.to_string(), "the alias store is unavailable (connection refused)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -65,7 +65,7 @@ impl StoreError {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::StoreError::unavailable("down").message(), "down");
+    /// assert_eq!(ai_tools::store::StoreError::unavailable("down").message(), "down");
     /// ```
     pub fn message(&self) -> &str {
         &self.message
@@ -137,7 +137,7 @@ pub enum AssignError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ai_tools::{AliasStore, MemoryStore};
+/// use ai_tools::{store::{AliasStore, MemoryStore}};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

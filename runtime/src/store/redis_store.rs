@@ -97,7 +97,7 @@ return res
 /// # Examples
 ///
 /// ```
-/// let mut options = ai_tools::RedisStoreOptions::default();
+/// let mut options = ai_tools::store::RedisStoreOptions::default();
 /// options.key_prefix = "my-agent".into();
 /// options.ttl = std::time::Duration::from_secs(24 * 3600);
 /// options.wait_for_replicas = 1; // an alias reaches the model only once a replica holds it
@@ -206,7 +206,7 @@ impl Default for RedisStoreOptions {
 ///
 /// ```no_run
 /// use std::{sync::Arc, time::Duration};
-/// use ai_tools::{RedisStore, Sessions};
+/// use ai_tools::{Sessions, store::RedisStore};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
@@ -273,10 +273,10 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run() -> Result<(), ai_tools::StoreError> {
-    /// let mut options = ai_tools::RedisStoreOptions::default();
+    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
+    /// let mut options = ai_tools::store::RedisStoreOptions::default();
     /// options.key_prefix = "staging".into();
-    /// let store = ai_tools::RedisStore::connect_with("redis://127.0.0.1:6379", options).await?;
+    /// let store = ai_tools::store::RedisStore::connect_with("redis://127.0.0.1:6379", options).await?;
     /// # Ok(())
     /// # }
     /// ```
@@ -313,7 +313,7 @@ impl RedisStore {
     ///
     /// ```no_run
     /// use std::{sync::Arc, time::Duration};
-    /// use ai_tools::{RedisStore, RedisStoreOptions, Sessions};
+    /// use ai_tools::{Sessions, store::{RedisStore, RedisStoreOptions}};
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let mut options = RedisStoreOptions::default();
@@ -390,8 +390,8 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run() -> Result<(), ai_tools::StoreError> {
-    /// let store = ai_tools::RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
+    /// let store = ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
     /// assert!(!store.is_cluster());
     /// # Ok(())
     /// # }
@@ -412,7 +412,7 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(store: ai_tools::RedisStore) {
+    /// # async fn run(store: ai_tools::store::RedisStore) {
     /// let before = store.round_trips();
     /// // … one tool call …
     /// let per_call = store.round_trips() - before;
@@ -427,7 +427,7 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn f(store: ai_tools::RedisStore) {
+    /// # fn f(store: ai_tools::store::RedisStore) {
     /// assert_eq!(store.options().key_prefix, "ai-tools");
     /// # }
     /// ```
@@ -440,7 +440,7 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn f(store: ai_tools::RedisStore) {
+    /// # fn f(store: ai_tools::store::RedisStore) {
     /// assert_eq!(store.keys("c1")[0], "ai-tools:{c1}:aliases");
     /// # }
     /// ```
