@@ -2,7 +2,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock, so that tests can pause and advance it instead of sleeping
+// through a TTL (outside a runtime it is the system's monotonic clock).
+use tokio::time::Instant;
 
 use crate::alias::{AliasError, AliasManager, AliasSnapshot};
 use crate::store::{AliasStore, StoreError};
@@ -503,12 +507,12 @@ mod tests {
 
     const UUID: &str = "d290f1ee-6c54-4b01-90e6-d701748f0851";
 
-    #[test]
-    fn a_conversation_in_use_outlives_its_ttl() {
+    #[tokio::test(start_paused = true)]
+    async fn a_conversation_in_use_outlives_its_ttl() {
         let sessions = Sessions::new((), Duration::ZERO);
         let held = sessions.alias_manager("a");
         held.register("link", UUID).unwrap();
-        std::thread::sleep(Duration::from_millis(5));
+        tokio::time::advance(Duration::from_millis(5)).await;
         sessions.evict_expired();
         let again = sessions.alias_manager("a");
         assert!(
@@ -516,13 +520,13 @@ mod tests {
             "two namespaces for one conversation"
         );
         drop((held, again));
-        std::thread::sleep(Duration::from_millis(5));
+        tokio::time::advance(Duration::from_millis(5)).await;
         sessions.evict_expired();
         assert!(sessions.is_empty());
     }
 
-    #[test]
-    fn capacity_evicts_only_idle_conversations_least_recent_first() {
+    #[tokio::test(start_paused = true)]
+    async fn capacity_evicts_only_idle_conversations_least_recent_first() {
         let sessions = Sessions::new((), Duration::from_secs(60)).with_capacity(3);
         let a = sessions.alias_manager("a");
         let b = sessions.alias_manager("b");
@@ -534,7 +538,7 @@ mod tests {
             assert!(Arc::ptr_eq(held, &sessions.alias_manager(id)), "{id}");
         }
         drop((a, c));
-        std::thread::sleep(Duration::from_millis(2));
+        tokio::time::advance(Duration::from_millis(2)).await;
         sessions.alias_manager("c"); // c is now more recent than a
         // e arrives: idle a and c go (a first), until the count is under the capacity
         let _e = sessions.alias_manager("e");

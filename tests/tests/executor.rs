@@ -440,11 +440,14 @@ async fn sessions_evict_idle_and_least_recently_used_conversations() {
     );
     assert!(sessions.alias_manager("a").resolve("link-1").is_some());
     drop(a); // a conversation in use is never forgotten
-    tokio::time::sleep(Duration::from_millis(250)).await;
+    // Sessions read tokio's clock: paused and moved past the TTL, no real wait.
+    tokio::time::pause();
+    tokio::time::advance(Duration::from_millis(250)).await;
     assert!(
         sessions.alias_manager("a").resolve("link-1").is_none(),
         "expired conversation kept its aliases"
     );
+    tokio::time::resume();
 
     let bounded = Sessions::new(transport, Duration::from_secs(60)).with_capacity(2);
     bounded

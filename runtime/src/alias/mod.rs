@@ -1385,12 +1385,12 @@ mod tests {
         assert_eq!(v, json!({"ids": ["link-3", uuid(9)]}));
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn a_new_epoch_drops_the_local_copy() {
         let (a, b) = shared_pair(std::time::Duration::from_millis(20));
         a.assign(&[("link", &uuid(1))]).await.unwrap();
         assert_eq!(a.resolve("link-1"), Some(uuid(1)));
-        tokio::time::sleep(std::time::Duration::from_millis(40)).await;
+        tokio::time::advance(std::time::Duration::from_millis(40)).await;
         // expired in the store: b starts the conversation again
         assert_eq!(b.assign(&[("link", &uuid(2))]).await.unwrap(), ["link-1"]);
         a.fetch(&["link-1"]).await.unwrap();

@@ -2,7 +2,11 @@
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+// tokio's clock, so that tests can pause and advance it instead of sleeping
+// through a TTL (outside a runtime it is the system's monotonic clock).
+use tokio::time::Instant;
 
 use super::{AliasStore, AssignError, Assignment, Lookup, StoreError, new_epoch};
 use crate::alias::AliasTable;
@@ -276,11 +280,11 @@ mod tests {
         );
     }
 
-    #[tokio::test]
+    #[tokio::test(start_paused = true)]
     async fn idle_conversations_expire_and_begin_a_new_epoch() {
         let store = MemoryStore::new(Duration::from_millis(20));
         let first = store.assign("c", &[id("link", 1)], 10).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(40)).await;
+        tokio::time::advance(Duration::from_millis(40)).await;
         let found = store.lookup("c", &["link-1".into()], &[]).await.unwrap();
         assert_eq!(found.epoch, None);
         assert_eq!(found.aliases, [None]);
