@@ -102,18 +102,9 @@ fn corpus_aliases() {
     assert_eq!(tools[3].output_prefix.as_deref(), Some("node"));
 }
 
-/// Prints every rendering; run with `--nocapture` to review them.
-#[test]
-fn print_renderings() {
-    for tool in corpus() {
-        for dialect in Dialect::ALL {
-            println!("{} {dialect}: {}", tool.name, tool.render(dialect));
-        }
-    }
-}
-
-/// Golden renderings of every tool of `proto/links/v1/links.proto`, per
-/// dialect: a schema change shows as a diff. Regenerate with
+/// Golden renderings of every tool of `proto/links/v1/links.proto` and of
+/// `tests/corpus.proto`, per dialect: a schema change shows as a diff to
+/// review. Regenerate with
 /// `AI_TOOLS_BLESS=1 cargo test -p ai-tools-schema --test corpus golden`.
 #[test]
 fn golden_renderings() {
@@ -126,7 +117,7 @@ fn golden_renderings() {
         .expect("links compiles");
     let links =
         tools_in_file(&compiler.descriptor_pool(), "links/v1/links.proto").expect("links is valid");
-    for (name, tools) in [("links", links)] {
+    for (name, tools) in [("links", links), ("corpus", corpus())] {
         let mut out = serde_json::Map::new();
         for tool in &tools {
             let mut per = serde_json::Map::new();
