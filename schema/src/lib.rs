@@ -291,6 +291,28 @@ impl ToolSpec {
     /// for a tool whose renderings were checked before (`ai_tools!` checks
     /// them at compile time and renders them again at run time, from the
     /// descriptors it embeds, rather than embedding every rendering).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// let spec = ToolSpec {
+    ///     name: "ping".into(),
+    ///     description: "Ping.".into(),
+    ///     strict: false,
+    ///     service: "p.S".into(),
+    ///     method: "Ping".into(),
+    ///     request: "p.Req".into(),
+    ///     response: "p.Resp".into(),
+    ///     parameters: Schema::object(Object::new().property("text", Schema::string(), true)),
+    ///     request_aliases: vec![],
+    ///     response_aliases: vec![],
+    ///     title: None,
+    ///     hints: ToolHints::default(),
+    ///     output_prefix: None,
+    /// };
+    /// assert_eq!(spec.rendered(), spec.render_checked().0);
+    /// ```
     pub fn rendered(&self) -> RenderedTool {
         self.render_each(|_, _| {})
     }

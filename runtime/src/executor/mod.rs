@@ -411,6 +411,21 @@ impl<T: Transport> ProtoExecutor<T> {
     /// [`execute_with`](Self::execute_with) with already-parsed arguments:
     /// what a host that parsed the call itself (an MCP server) passes, so
     /// they are not written out and parsed again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{CallOptions, InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
+    /// let options = CallOptions::new().metadata("x-user", "42");
+    /// let result = exec.execute_value_with("nope", serde_json::json!({}), &options).await;
+    /// assert!(result.is_error && result.output.starts_with("unknown tool `nope`"));
+    /// # }
+    /// ```
     pub async fn execute_value_with(
         &self,
         tool: &str,
