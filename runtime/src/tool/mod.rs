@@ -53,11 +53,21 @@ pub struct AgentTool {
 
 impl AgentTool {
     /// The canonical JSON Schema of the arguments (minified JSON text).
+    /// Rendered, with every tool of the same `ai_tools!`, the first time any
+    /// of them is asked for a schema.
+    ///
+    /// # Examples
+    ///
+    /// See [`parameters_for`](Self::parameters_for).
     pub fn parameters(&self) -> &'static str {
         self.schemas.get().0
     }
 
     /// The arguments' schema rendered for each provider.
+    ///
+    /// # Examples
+    ///
+    /// See [`parameters_for`](Self::parameters_for).
     pub fn renderings(&self) -> Renderings {
         self.schemas.get().1
     }
