@@ -614,6 +614,58 @@ pub mod support {
             .collect()
     }
 
+    /// The alias store goes away while the service answers a
+    /// `links_create` (the service is slowed by `service_delay`, and `stop`
+    /// takes the store down meanwhile): the call took effect, its answer is
+    /// withheld, and no raw UUID reaches the model. Then, with the store
+    /// still down, a call with an alias is refused within `refused_within`
+    /// before anything is sent. Returns the links the service holds.
+    pub async fn store_down_mid_call(
+        exec: &crate::tools::links::Executor<TonicTransport>,
+        backend: &LinksBackend,
+        service_delay: Duration,
+        stop: impl std::future::Future<Output = ()>,
+        refused_within: Duration,
+    ) -> Vec<crate::pb::Link> {
+        let links_before = backend.links().len();
+        backend.set_delay(service_delay);
+        let call = exec.execute("links_create", r#"{"destination":"https://y.example"}"#);
+        let (result, ()) = tokio::join!(call, stop);
+        let text = error_text(&result).to_owned();
+        assert!(text.contains("the alias store is unavailable"), "{text}");
+        assert!(text.contains("the answer is withheld"), "{text}");
+        assert!(text.contains("do not repeat it blindly"), "{text}");
+        let links = backend.links();
+        assert_eq!(
+            links.len(),
+            links_before + 1,
+            "the call reached the service"
+        );
+        for link in &links {
+            assert!(
+                !text.contains(&link.id) && !text.contains(&link.page_theme_id),
+                "{text}"
+            );
+        }
+
+        let received = backend.received().len();
+        let started = std::time::Instant::now();
+        let result = exec
+            .execute("links_update", r#"{"link_id":"link-1","name":"x"}"#)
+            .await;
+        let text = error_text(&result);
+        assert!(text.contains("the alias store is unavailable"), "{text}");
+        assert!(text.contains("nothing was sent to the service"), "{text}");
+        assert!(text.contains("A retry may help"), "{text}");
+        assert_eq!(backend.received().len(), received, "nothing sent");
+        assert!(
+            started.elapsed() < refused_within,
+            "no hang: {:?}",
+            started.elapsed()
+        );
+        links
+    }
+
     /// After the alias store came back from an outage that failed a
     /// `links_create`: retries renaming `link-1` until the store answers
     /// again (every failure meanwhile says the store is unavailable), then

@@ -22,7 +22,7 @@ use ai_tools::{
 };
 use ai_tools_tests::support::{
     error_text, ok_json, recovers_after_store_outage, sessions_with_store, step_link_ids,
-    unique_prefix,
+    store_down_mid_call, unique_prefix,
 };
 use ai_tools_tests::{LinksBackend, serve};
 
@@ -398,40 +398,20 @@ async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
             .await,
     );
 
-    // Redis goes away while the service is answering: the call took
-    // effect, its answer is withheld, no raw UUID reaches the model
-    server.backend.set_delay(Duration::from_millis(400));
-    let call = exec.execute("links_create", r#"{"destination":"https://y.example"}"#);
+    // Redis goes away while the service is answering, and stays away for
+    // the next call
     let stop = async {
         tokio::time::sleep(Duration::from_millis(100)).await;
         redis.stop();
     };
-    let (result, ()) = tokio::join!(call, stop);
-    let text = error_text(&result).to_owned();
-    assert!(text.contains("the alias store is unavailable"), "{text}");
-    assert!(text.contains("the answer is withheld"), "{text}");
-    assert!(text.contains("do not repeat it blindly"), "{text}");
-    let links = server.backend.links();
-    assert_eq!(links.len(), 2, "the call reached the service");
-    for link in &links {
-        assert!(
-            !text.contains(&link.id) && !text.contains(&link.page_theme_id),
-            "{text}"
-        );
-    }
-
-    // while Redis is down, a call with an alias is refused before it is sent
-    let received = server.backend.received().len();
-    let started = Instant::now();
-    let result = exec
-        .execute("links_update", r#"{"link_id":"link-1","name":"x"}"#)
-        .await;
-    let text = error_text(&result);
-    assert!(text.contains("the alias store is unavailable"), "{text}");
-    assert!(text.contains("nothing was sent to the service"), "{text}");
-    assert!(text.contains("A retry may help"), "{text}");
-    assert_eq!(server.backend.received().len(), received, "nothing sent");
-    assert!(started.elapsed() < Duration::from_secs(5), "no hang");
+    let links = store_down_mid_call(
+        &exec,
+        &server.backend,
+        Duration::from_millis(400),
+        stop,
+        Duration::from_secs(5),
+    )
+    .await;
 
     // Redis comes back with its data: nothing of the failed call was
     // written, the counter did not move, the conversation goes on
