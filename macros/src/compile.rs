@@ -16,15 +16,24 @@ use crate::locate::Located;
 pub struct Compiled {
     /// The pool with every file the proto needs, custom options kept.
     pub pool: DescriptorPool,
-    /// The pool encoded as a `FileDescriptorSet`, to embed in the expansion.
-    pub encoded_pool: Vec<u8>,
     /// The name of the invoked file inside the pool (relative to its include directory).
     pub file_name: String,
     /// Every file read from disk, so the expansion can make the compiler watch them.
     pub read_files: Vec<PathBuf>,
     /// The pool encoded with source info (locations and comments), for
-    /// writing annotations in ([`ai_tools_schema::overlay::annotate`]).
+    /// writing annotations in ([`ai_tools_schema::overlay::annotate`]) and
+    /// for [`embedded_pool`](Self::embedded_pool).
     pub encoded_with_source: Vec<u8>,
+}
+
+impl Compiled {
+    /// What the expansion embeds: the pool with leading comments only
+    /// ([`comments_only`]). Made once, when the expansion is written, and
+    /// not by every compile (an overlay replaces the pool first; a baseline
+    /// that compiles the same proto has no use for it).
+    pub fn embedded_pool(&self) -> Vec<u8> {
+        comments_only(&self.pool, self.encoded_with_source.clone())
+    }
 }
 
 /// Compiles `located.file` with its includes.
@@ -80,10 +89,8 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
         .collect();
     let pool = compiler.descriptor_pool();
     let encoded_with_source = compiler.encode_file_descriptor_set();
-    let encoded_pool = comments_only(&pool, encoded_with_source.clone());
     Ok(Compiled {
         pool,
-        encoded_pool,
         file_name,
         read_files,
         encoded_with_source,
@@ -245,13 +252,14 @@ mod tests {
     fn the_embedded_pool_keeps_options_and_leading_comments_only() {
         let compiled = compile(&example()).unwrap();
         let full = compiled.pool.encode_to_vec();
+        let embedded = compiled.embedded_pool();
         assert!(
-            compiled.encoded_pool.len() * 4 < full.len() * 3,
+            embedded.len() * 4 < full.len() * 3,
             "stripped {} bytes, with all source info {}",
-            compiled.encoded_pool.len(),
+            embedded.len(),
             full.len()
         );
-        let decoded = DescriptorPool::decode(compiled.encoded_pool.as_slice()).unwrap();
+        let decoded = DescriptorPool::decode(embedded.as_slice()).unwrap();
         let file = decoded.get_file_by_name("links/v1/links.proto").unwrap();
         let info = file
             .file_descriptor_proto()

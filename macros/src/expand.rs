@@ -206,8 +206,7 @@ fn annotate(
     ) {
         Ok(annotated) => {
             compiled.pool = annotated.pool.clone();
-            compiled.encoded_pool =
-                compile::comments_only(&annotated.pool, annotated.encoded.clone());
+            compiled.encoded_with_source = annotated.encoded.clone();
             Some(annotated)
         }
         Err(diagnostics) => {
@@ -326,7 +325,7 @@ fn expand(
         .collect();
     let pool_text = {
         use base64::Engine as _;
-        base64::engine::general_purpose::STANDARD.encode(&compiled.encoded_pool)
+        base64::engine::general_purpose::STANDARD.encode(compiled.embedded_pool())
     };
     let statics = tools
         .iter()
