@@ -8,7 +8,7 @@ use ai_tools_schema::{Dialect, ToolHints, check, names};
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
-use crate::executor::{ProtoExecutor, ToolResult, unknown_tool_message};
+use crate::executor::{ProtoExecutor, ToolResult, refused_options_message, unknown_tool_message};
 use crate::inbound::Arguments;
 use crate::tool::AgentTool;
 use crate::tool::native::NativeTool;
@@ -506,9 +506,7 @@ impl Toolkit {
     async fn dispatch(&self, name: &str, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
         let options = self.call_options.overriding(options);
         if let Err(problem) = options.check() {
-            return ToolResult::error(format!(
-                "{name} could not run: {problem}; nothing was sent. Tell the user."
-            ));
+            return ToolResult::error(refused_options_message(name, &problem));
         }
         let Some(tool) = self.get(name) else {
             let known = self.tools.iter().map(Tool::name);

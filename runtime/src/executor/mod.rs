@@ -443,9 +443,7 @@ impl<T: Transport> ProtoExecutor<T> {
         };
         let options = self.options.call.overriding(options);
         if let Err(problem) = options.check() {
-            return error_result(format!(
-                "{tool} could not run: {problem}; nothing was sent. Tell the user."
-            ));
+            return error_result(refused_options_message(tool, &problem));
         }
         self.run(def, args, &options).await
     }
@@ -860,6 +858,15 @@ pub(crate) fn unknown_tool_message<'a>(
             known.join(", ")
         )
     }
+}
+
+/// The one answer to a call whose options (metadata keys, a deadline) are
+/// refused, wherever it is made (an executor, a toolkit): nothing was sent.
+pub(crate) fn refused_options_message(tool: &str, problem: &str) -> String {
+    format!(
+        "{} could not run: {problem}; nothing was sent. Tell the user.",
+        shorten(tool)
+    )
 }
 
 fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, CallError> {
