@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 const FINGERPRINT: Option<&str> = option_env!("AI_TOOLS_MACROS_FINGERPRINT");
 
 /// The first line of every entry, before the key's hash.
-const MAGIC: &str = "ai-tools macro cache 1";
+const MAGIC: &str = "ai-tools macro cache 2";
 
 /// One invocation's entry.
 pub struct Cache {
@@ -105,10 +105,16 @@ impl Cache {
                 return None;
             }
         }
-        if lines.next()? != "expansion\n" {
-            return None;
-        }
-        Some(lines.collect())
+        // The length guards against an entry cut short, which would
+        // otherwise read as a shorter expansion.
+        let len: usize = lines
+            .next()?
+            .trim_end()
+            .strip_prefix("expansion ")?
+            .parse()
+            .ok()?;
+        let expansion: String = lines.collect();
+        (expansion.len() == len).then_some(expansion)
     }
 
     /// Keeps `expansion`, made from `read_files`; a failure to write only
@@ -128,7 +134,7 @@ impl Cache {
                 content.len()
             ));
         }
-        text.push_str("expansion\n");
+        text.push_str(&format!("expansion {}\n", expansion.len()));
         text.push_str(expansion);
         let Some(dir) = self.entry.parent() else {
             return;
@@ -190,6 +196,16 @@ mod tests {
         assert_eq!(cache.lookup(), None);
         cache.store(std::slice::from_ref(&proto), "pub fn g() {}");
         assert_eq!(cache.lookup().as_deref(), Some("pub fn g() {}"));
+        // An entry cut short or garbled (a crash mid-write elsewhere, a
+        // hand edit): a miss, never a half expansion.
+        let whole = std::fs::read_to_string(&cache.entry).unwrap();
+        let cut_in_header = &whole[..whole.len() / 2];
+        let cut_in_expansion = &whole[..whole.len() - 3];
+        for broken in [cut_in_header, cut_in_expansion, "garbage\n", ""] {
+            std::fs::write(&cache.entry, broken).unwrap();
+            assert_eq!(cache.lookup(), None, "{broken:?}");
+        }
+        cache.store(std::slice::from_ref(&proto), "pub fn g() {}");
         // A read file gone: a miss.
         std::fs::remove_file(&proto).unwrap();
         assert_eq!(cache.lookup(), None);

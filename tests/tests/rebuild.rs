@@ -97,7 +97,8 @@ fn editing_a_proto_or_its_import_rebuilds() {
         .collect();
     assert_eq!(entries.len(), 1, "{entries:?}");
     let entry = fs::read_to_string(&entries[0]).expect("read the cache entry");
-    let altered = entry.replace(r#""Ping.""#, r#""From the cache.""#);
+    // The same length: an entry's expansion must be as long as it says.
+    let altered = entry.replace(r#""Ping.""#, r#""Pong.""#);
     assert_ne!(altered, entry, "the entry holds the tool's description");
     fs::write(&entries[0], altered).expect("alter the cache entry");
     let main = fs::read_to_string(crate_dir.join("src/main.rs")).expect("read main.rs");
@@ -107,7 +108,7 @@ fn editing_a_proto_or_its_import_rebuilds() {
     );
     let cached = run(&crate_dir);
     assert!(
-        cached.starts_with("ping From the cache. "),
+        cached.starts_with("ping Pong. "),
         "an edit of Rust code alone expanded the proto again: {cached}"
     );
 
