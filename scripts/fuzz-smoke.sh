@@ -7,8 +7,8 @@
 #
 # Installs cargo-fuzz if missing. On this stable toolchain, RUSTC_BOOTSTRAP=1
 # lets cargo-fuzz use the nightly-only sanitizer flags. A crash leaves its
-# input under fuzz/artifacts/TARGET/ and fails the script; turn it into a
-# regression test (tests/tests/reliability.rs) once fixed.
+# input under fuzz/artifacts/TARGET/ and fails the script; once fixed, keep
+# it under fuzz/seeds/TARGET/, which tests/tests/fuzz_seeds.rs replays.
 set -euo pipefail
 
 seconds="${FUZZ_SECONDS:-60}"

@@ -446,7 +446,67 @@ impl WorkflowStepsService for LinksBackend {
     }
 }
 
-/// A running server; dropping it does not stop it, [`shutdown`](Self::shutdown) does.
+/// A gRPC server on loopback; dropping it does not stop it, [`stop`](Self::stop) does.
+#[derive(Debug)]
+pub struct Server {
+    /// Where it listens.
+    pub addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Server {
+    /// `http://127.0.0.1:PORT`.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Stops the server and waits for it.
+    pub async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.task.await;
+    }
+}
+
+/// Serves `router` on `addr` (port 0 for any) until stopped. The port of a
+/// just-stopped server may linger briefly, so the bind is retried for about
+/// a second; a server can come back on the port it had.
+///
+/// # Errors
+///
+/// When the address cannot be bound.
+pub async fn serve_router(
+    addr: SocketAddr,
+    router: tonic::transport::server::Router,
+) -> std::io::Result<Server> {
+    let mut tries = 0;
+    let listener = loop {
+        match tokio::net::TcpListener::bind(addr).await {
+            Ok(l) => break l,
+            Err(_) if tries < 50 => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    };
+    let addr = listener.local_addr()?;
+    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
+    let task = tokio::spawn(async move {
+        // Without TCP_NODELAY, Nagle and delayed ACKs stall larger responses by ~40 ms.
+        let incoming =
+            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+        let _ = router
+            .serve_with_incoming_shutdown(incoming, async {
+                let _ = rx.await;
+            })
+            .await;
+    });
+    Ok(Server { addr, stop, task })
+}
+
+/// The links and feed services running; dropping it does not stop them,
+/// [`shutdown`](Self::shutdown) does.
 #[derive(Debug)]
 pub struct RunningServer {
     /// Where it listens.
@@ -455,14 +515,13 @@ pub struct RunningServer {
     pub backend: LinksBackend,
     /// The feed service's state (served on the same address).
     pub feed: FeedBackend,
-    shutdown: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<()>,
+    server: Server,
 }
 
 impl RunningServer {
     /// `http://127.0.0.1:PORT`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.server.url()
     }
 
     /// A lazily connecting channel to the server.
@@ -476,8 +535,7 @@ impl RunningServer {
 
     /// Stops the server and waits for it.
     pub async fn shutdown(self) {
-        let _ = self.shutdown.send(());
-        let _ = self.task.await;
+        self.server.stop().await;
     }
 }
 
@@ -500,7 +558,7 @@ pub async fn serve_with_reflection(
     backend: LinksBackend,
     version: Reflection,
 ) -> std::io::Result<RunningServer> {
-    serve_routes(backend, Some(version)).await
+    serve_routes(LOOPBACK_ANY, backend, Some(version)).await
 }
 
 /// Serves `backend` (and a fresh feed service) on `127.0.0.1:0` until shut
@@ -510,16 +568,27 @@ pub async fn serve_with_reflection(
 ///
 /// When the port cannot be bound.
 pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
-    serve_routes(backend, None).await
+    serve_routes(LOOPBACK_ANY, backend, None).await
 }
 
+/// [`serve`] on `addr`: a server can stop and come back on the port it had.
+///
+/// # Errors
+///
+/// When the address cannot be bound (see [`serve_router`]).
+pub async fn serve_at(addr: SocketAddr, backend: LinksBackend) -> std::io::Result<RunningServer> {
+    serve_routes(addr, backend, None).await
+}
+
+/// `127.0.0.1:0`: any free port on loopback.
+const LOOPBACK_ANY: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+
 async fn serve_routes(
+    addr: SocketAddr,
     backend: LinksBackend,
     reflection: Option<Reflection>,
 ) -> std::io::Result<RunningServer> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let addr = listener.local_addr()?;
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let feed = FeedBackend::default();
     let described = || {
         tonic_reflection::server::Builder::configure()
@@ -541,28 +610,18 @@ async fn serve_routes(
         Some(Reflection::V1Alpha) => Some(described().build_v1alpha().map_err(invalid)?),
         _ => None,
     };
-    let server = tonic::transport::Server::builder()
+    let router = tonic::transport::Server::builder()
         .add_service(LinksServiceServer::new(backend.clone()))
         .add_service(WorkflowStepsServiceServer::new(backend.clone()))
         .add_service(FeedServiceServer::new(feed.clone()))
         .add_optional_service(v1)
         .add_optional_service(v1alpha);
-    let task = tokio::spawn(async move {
-        // Without TCP_NODELAY, Nagle and delayed ACKs stall larger responses by ~40 ms.
-        let incoming =
-            tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-        let _ = server
-            .serve_with_incoming_shutdown(incoming, async {
-                let _ = rx.await;
-            })
-            .await;
-    });
+    let server = serve_router(addr, router).await?;
     Ok(RunningServer {
-        addr,
+        addr: server.addr,
         backend,
         feed,
-        shutdown: tx,
-        task,
+        server,
     })
 }
 

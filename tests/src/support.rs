@@ -1,13 +1,20 @@
 //! Assertions and setup the integration tests share.
 
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ai_tools::schema::Dialect;
-use ai_tools::{AgentTool, Sessions, TonicTransport, ToolResult, store::AliasStore};
+use ai_tools::{
+    AgentTool, AliasManager, InProcessTransport, ProtoExecutor, Sessions, TonicTransport,
+    ToolResult, store::AliasStore,
+};
+use prost_reflect::DynamicMessage;
 use serde_json::Value;
 
-use crate::{LinksBackend, Received, RunningServer};
+use crate::{LINKS_POOL, LinksBackend, Received, RunningServer, new_uuid, pb, tools};
 
 /// The output of a successful result, as JSON; panics naming the error otherwise.
 pub fn ok_json(result: &ToolResult) -> Value {
@@ -146,4 +153,123 @@ pub fn sessions_with_store(
         Duration::from_secs(600),
     )
     .with_store(store)
+}
+
+/// A prost message of `links.proto` as the `DynamicMessage` of the same
+/// proto type (`full_name`), for in-process handlers.
+pub fn dynamic<M: prost::Message>(message: &M, full_name: &str) -> DynamicMessage {
+    let desc = LINKS_POOL
+        .get_message_by_name(full_name)
+        .expect("message in pool");
+    DynamicMessage::decode(desc, message.encode_to_vec().as_slice()).expect("same type")
+}
+
+/// Checks the invariants of a manager: per prefix, aliases are `prefix-1..n`
+/// without gaps (no snapshot was edited here), each resolves to one UUID, and
+/// no UUID has two aliases of one prefix.
+pub fn assert_consistent(aliases: &AliasManager) {
+    let snapshot = aliases.snapshot();
+    let mut per_prefix: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut seen = HashSet::new();
+    for e in &snapshot.entries {
+        per_prefix.entry(&e.prefix).or_default().push(&e.alias);
+        assert!(
+            seen.insert((e.prefix.clone(), e.uuid.clone())),
+            "two aliases for one id: {e:?}"
+        );
+        assert_eq!(aliases.resolve(&e.alias).as_deref(), Some(e.uuid.as_str()));
+    }
+    for (prefix, list) in per_prefix {
+        let expected: Vec<String> = (1..=list.len()).map(|n| format!("{prefix}-{n}")).collect();
+        assert_eq!(list, expected, "aliases of {prefix}");
+        assert_eq!(snapshot.counters[prefix], list.len() as u64);
+    }
+}
+
+/// An executor of every links.proto tool over a lazily connecting channel
+/// to `addr` (which need not be listening).
+pub fn tonic_exec(addr: SocketAddr) -> ProtoExecutor<TonicTransport> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .expect("url")
+        .connect_lazy();
+    ProtoExecutor::new(tools::ALL, &LINKS_POOL, TonicTransport::new(channel))
+}
+
+/// An in-process `CreateLink` that answers with a fresh link and counts
+/// the calls.
+pub fn counting_transport() -> (InProcessTransport, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    let transport =
+        InProcessTransport::new().with_handler("/links.v1.LinksService/CreateLink", move |_, _| {
+            c.fetch_add(1, Ordering::Relaxed);
+            async move {
+                let link = pb::Link {
+                    id: new_uuid(),
+                    page_theme_id: new_uuid(),
+                    ..Default::default()
+                };
+                Ok(dynamic(
+                    &pb::CreateLinkResponse { link: Some(link) },
+                    "links.v1.CreateLinkResponse",
+                ))
+            }
+        });
+    (transport, calls)
+}
+
+/// An in-process links service that records which conversation (metadata
+/// `x-conversation`) each id was made for, and returns the raw link id in
+/// `name` (an unaliased field) so that callers can check their alias.
+pub fn recording_transport() -> (InProcessTransport, Arc<Mutex<HashMap<String, String>>>) {
+    let owners: Arc<Mutex<HashMap<String, String>>> = Arc::default();
+    let o = owners.clone();
+    let transport = InProcessTransport::new()
+        .with_handler("/links.v1.LinksService/CreateLink", move |_, options| {
+            let owner = options
+                .metadata
+                .iter()
+                .find(|(k, _)| k == "x-conversation")
+                .map(|(_, v)| v.clone())
+                .unwrap_or_default();
+            let link = pb::Link {
+                id: new_uuid(),
+                page_theme_id: new_uuid(),
+                ..Default::default()
+            };
+            {
+                let mut owners = o.lock().expect("lock");
+                owners.insert(link.id.clone(), owner.clone());
+                owners.insert(link.page_theme_id.clone(), owner);
+            }
+            async move {
+                let link = pb::Link {
+                    name: link.id.clone(),
+                    ..link
+                };
+                Ok(dynamic(
+                    &pb::CreateLinkResponse { link: Some(link) },
+                    "links.v1.CreateLinkResponse",
+                ))
+            }
+        })
+        .with_handler(
+            "/links.v1.LinksService/UpdateLink",
+            |request, _| async move {
+                let id = request
+                    .get_field_by_name("link_id")
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+                let link = pb::Link {
+                    name: id.clone(),
+                    id,
+                    ..Default::default()
+                };
+                Ok(dynamic(
+                    &pb::UpdateLinkResponse { link: Some(link) },
+                    "links.v1.UpdateLinkResponse",
+                ))
+            },
+        );
+    (transport, owners)
 }
