@@ -2,7 +2,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -11,7 +10,7 @@ use ai_tools::{
     AgentTool, AliasManager, InProcessTransport, ProtoExecutor, Sessions, TonicTransport,
     ToolResult, store::AliasStore,
 };
-use prost_reflect::DynamicMessage;
+use prost_reflect::{DescriptorPool, DynamicMessage};
 use serde_json::Value;
 
 use crate::{LINKS_POOL, LinksBackend, Received, RunningServer, new_uuid, pb, tools};
@@ -195,81 +194,132 @@ pub fn tonic_exec(addr: SocketAddr) -> ProtoExecutor<TonicTransport> {
     ProtoExecutor::new(tools::ALL, &LINKS_POOL, TonicTransport::new(channel))
 }
 
-/// An in-process `CreateLink` that answers with a fresh link and counts
-/// the calls.
-pub fn counting_transport() -> (InProcessTransport, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let c = calls.clone();
-    let transport =
-        InProcessTransport::new().with_handler("/links.v1.LinksService/CreateLink", move |_, _| {
-            c.fetch_add(1, Ordering::Relaxed);
-            async move {
-                let link = pb::Link {
-                    id: new_uuid(),
-                    page_theme_id: new_uuid(),
-                    ..Default::default()
-                };
-                Ok(dynamic(
-                    &pb::CreateLinkResponse { link: Some(link) },
-                    "links.v1.CreateLinkResponse",
-                ))
-            }
-        });
-    (transport, calls)
+/// One call an in-process service of a [`recording_transport`] answered.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// `/package.Service/Method`.
+    pub path: String,
+    /// The request as the service decoded it.
+    pub request: DynamicMessage,
+    /// The call's ASCII metadata, in order.
+    pub metadata: Vec<(String, String)>,
+    /// What the service answered.
+    pub response: DynamicMessage,
 }
 
-/// An in-process links service that records which conversation (metadata
-/// `x-conversation`) each id was made for, and returns the raw link id in
-/// `name` (an unaliased field) so that callers can check their alias.
-pub fn recording_transport() -> (InProcessTransport, Arc<Mutex<HashMap<String, String>>>) {
-    let owners: Arc<Mutex<HashMap<String, String>>> = Arc::default();
-    let o = owners.clone();
-    let transport = InProcessTransport::new()
-        .with_handler("/links.v1.LinksService/CreateLink", move |_, options| {
-            let owner = options
-                .metadata
-                .iter()
-                .find(|(k, _)| k == "x-conversation")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
+impl Call {
+    /// The value of metadata `key`, if the call carried it.
+    pub fn metadata_value(&self, key: &str) -> Option<&str> {
+        self.metadata
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// The calls a [`recording_transport`]'s services answered, in order.
+/// Clones share them.
+#[derive(Debug, Clone, Default)]
+pub struct Recording(Arc<Mutex<Vec<Call>>>);
+
+impl Recording {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Call>> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// How many calls reached a service.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no call reached a service.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    /// Every call, in order.
+    pub fn calls(&self) -> Vec<Call> {
+        self.lock().clone()
+    }
+
+    /// The last call.
+    pub fn last(&self) -> Option<Call> {
+        self.lock().last().cloned()
+    }
+}
+
+/// An in-process service for every method of every service in `pool`,
+/// recording each call; each answers with an empty message of its response
+/// type.
+pub fn recording_transport(pool: &DescriptorPool) -> (InProcessTransport, Recording) {
+    recording_with(pool, |_, _, empty| empty)
+}
+
+/// [`recording_transport`] for links.proto, whose `CreateLink` answers a
+/// fresh link (new UUIDs) and `UpdateLink` the link asked for, each with its
+/// raw id also in `name` (an unaliased field) so that callers can check
+/// their alias. The other methods answer empty messages.
+pub fn links_recording_transport() -> (InProcessTransport, Recording) {
+    recording_with(&LINKS_POOL, |path, request, empty| match path {
+        "/links.v1.LinksService/CreateLink" => {
+            let id = new_uuid();
             let link = pb::Link {
-                id: new_uuid(),
+                name: id.clone(),
+                id,
                 page_theme_id: new_uuid(),
                 ..Default::default()
             };
-            {
-                let mut owners = o.lock().expect("lock");
-                owners.insert(link.id.clone(), owner.clone());
-                owners.insert(link.page_theme_id.clone(), owner);
-            }
-            async move {
-                let link = pb::Link {
-                    name: link.id.clone(),
-                    ..link
-                };
-                Ok(dynamic(
-                    &pb::CreateLinkResponse { link: Some(link) },
-                    "links.v1.CreateLinkResponse",
-                ))
-            }
-        })
-        .with_handler(
-            "/links.v1.LinksService/UpdateLink",
-            |request, _| async move {
-                let id = request
-                    .get_field_by_name("link_id")
-                    .and_then(|v| v.as_str().map(str::to_owned))
-                    .unwrap_or_default();
-                let link = pb::Link {
-                    name: id.clone(),
-                    id,
-                    ..Default::default()
-                };
-                Ok(dynamic(
-                    &pb::UpdateLinkResponse { link: Some(link) },
-                    "links.v1.UpdateLinkResponse",
-                ))
-            },
-        );
-    (transport, owners)
+            dynamic(
+                &pb::CreateLinkResponse { link: Some(link) },
+                "links.v1.CreateLinkResponse",
+            )
+        }
+        "/links.v1.LinksService/UpdateLink" => {
+            let id = request
+                .get_field_by_name("link_id")
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default();
+            let link = pb::Link {
+                name: id.clone(),
+                id,
+                ..Default::default()
+            };
+            dynamic(
+                &pb::UpdateLinkResponse { link: Some(link) },
+                "links.v1.UpdateLinkResponse",
+            )
+        }
+        _ => empty,
+    })
+}
+
+/// The services of [`recording_transport`], each answering with
+/// `answer(path, request, empty response)`.
+fn recording_with(
+    pool: &DescriptorPool,
+    answer: fn(&str, &DynamicMessage, DynamicMessage) -> DynamicMessage,
+) -> (InProcessTransport, Recording) {
+    let recording = Recording::default();
+    let mut transport = InProcessTransport::new();
+    for service in pool.services() {
+        for method in service.methods() {
+            let path = format!("/{}/{}", service.full_name(), method.name());
+            let output = method.output();
+            let recording = recording.clone();
+            let handler_path = path.clone();
+            transport = transport.with_handler(path, move |request, options| {
+                let response = answer(&handler_path, &request, DynamicMessage::new(output.clone()));
+                recording.lock().push(Call {
+                    path: handler_path.clone(),
+                    request,
+                    metadata: options.metadata,
+                    response: response.clone(),
+                });
+                async move { Ok(response) }
+            });
+        }
+    }
+    (transport, recording)
 }

@@ -5,17 +5,16 @@
 //! `cargo test -p ai-tools-tests --test bounds`; RELIABILITY.md lists the
 //! bounds and their defaults.
 
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ai_tools::{ExecutorOptions, ProtoExecutor, Sessions, TonicTransport};
-use ai_tools_tests::support::{assert_consistent, counting_transport, error_text, ok_json};
+use ai_tools_tests::support::{assert_consistent, error_text, links_recording_transport, ok_json};
 use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
 use serde_json::{Value, json};
 
 #[tokio::test]
 async fn each_bound_gives_a_clear_error_before_any_call() {
-    let (transport, calls) = counting_transport();
+    let (transport, calls) = links_recording_transport();
     let exec = ProtoExecutor::new(tools::ALL, &LINKS_POOL, transport);
     let o = ExecutorOptions::default();
     let cases: Vec<(String, String)> = vec![
@@ -72,7 +71,7 @@ async fn each_bound_gives_a_clear_error_before_any_call() {
     )
     .to_owned();
     assert!(text.contains("`tags` has 1001 items"), "{text}");
-    assert_eq!(calls.load(Ordering::Relaxed), 0, "the service was called");
+    assert_eq!(calls.len(), 0, "the service was called");
 
     // just under every bound is accepted
     let fits = json!({
@@ -81,12 +80,12 @@ async fn each_bound_gives_a_clear_error_before_any_call() {
         "tags": vec!["t"; o.max_array_items],
     });
     ok_json(&exec.execute("links_create", &fits.to_string()).await);
-    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    assert_eq!(calls.len(), 1);
 }
 
 #[tokio::test]
 async fn echoed_values_are_bounded_and_never_a_raw_uuid() {
-    let (transport, _) = counting_transport();
+    let (transport, _) = links_recording_transport();
     let exec = ProtoExecutor::new(tools::ALL, &LINKS_POOL, transport);
     ok_json(
         &exec

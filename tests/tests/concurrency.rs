@@ -11,15 +11,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ai_tools::{CallOptions, ProtoExecutor, Sessions, TonicTransport, Transport};
-use ai_tools_tests::support::{
-    assert_consistent, counting_transport, error_text, ok_json, recording_transport,
-};
-use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
+use ai_tools_tests::support::{assert_consistent, error_text, links_recording_transport, ok_json};
+use ai_tools_tests::{LINKS_POOL, LinksBackend, pb, serve, tools};
 use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sessions_never_evict_a_conversation_in_use() {
-    let (transport, _) = counting_transport();
+    let (transport, _) = links_recording_transport();
     let sessions =
         Arc::new(Sessions::new(transport.clone(), Duration::from_millis(50)).with_capacity(4));
     let mut tasks = Vec::new();
@@ -68,7 +66,7 @@ async fn sessions_never_evict_a_conversation_in_use() {
 async fn two_tenants_never_resolve_each_others_aliases() {
     const PER_TENANT: usize = 8;
     const ROUNDS: usize = 150;
-    let (transport, owners) = recording_transport();
+    let (transport, recording) = links_recording_transport();
     let sessions = Arc::new(Sessions::new(Arc::new(transport), Duration::from_secs(600)));
     // every id issued, for the other tenant to try
     let issued: Arc<Mutex<HashMap<&'static str, Vec<String>>>> = Arc::default();
@@ -146,7 +144,17 @@ async fn two_tenants_never_resolve_each_others_aliases() {
         t.await.expect("task");
     }
     // every alias of every conversation resolves to an id made for that conversation only
-    let owners = owners.lock().expect("lock");
+    // who asked for each id (the service's record of its calls)
+    let mut owners = HashMap::new();
+    for call in recording.calls() {
+        if call.path == "/links.v1.LinksService/CreateLink" {
+            let owner = call.metadata_value("x-conversation").unwrap_or_default();
+            let response: pb::CreateLinkResponse = call.response.transcode_to().expect("a link");
+            let link = response.link.expect("a link");
+            owners.insert(link.id, owner.to_owned());
+            owners.insert(link.page_theme_id, owner.to_owned());
+        }
+    }
     for tenant in ["acme", "globex"] {
         for c in 0..PER_TENANT {
             let id = format!("{tenant}/{c}");
@@ -243,7 +251,7 @@ async fn stress<T: Transport + Clone>(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn stress_64_conversations_by_1000_calls_in_process() {
-    let (transport, _) = recording_transport();
+    let (transport, _) = links_recording_transport();
     let per_second = stress(Arc::new(transport), 64, 1_000, |link| {
         link["name"].as_str().unwrap_or_default().to_owned()
     })

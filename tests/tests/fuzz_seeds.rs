@@ -4,7 +4,7 @@
 //! RELIABILITY.md describes the targets.
 
 use ai_tools::{AliasManager, ProtoExecutor};
-use ai_tools_tests::support::recording_transport;
+use ai_tools_tests::support::links_recording_transport;
 use ai_tools_tests::{LINKS_POOL, new_uuid, tools};
 use serde_json::Value;
 
@@ -20,7 +20,7 @@ async fn fuzz_seeds_and_crash_inputs_replay_cleanly() {
         files.sort();
         files.iter().filter_map(|p| std::fs::read(p).ok()).collect()
     };
-    let (transport, _) = recording_transport();
+    let (transport, _) = links_recording_transport();
     let inbound = read("inbound");
     assert!(!inbound.is_empty(), "no seeds under {}", root.display());
     for data in &inbound {

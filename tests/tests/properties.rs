@@ -4,12 +4,10 @@
 //! of links.proto decode. Case counts are kept small enough for the suite to
 //! stay fast in `cargo test --workspace`; raise them with `PROPTEST_CASES`.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use ai_tools::{AliasManager, AliasSnapshot, InProcessTransport, ProtoExecutor};
+use ai_tools_tests::support::{Recording, recording_transport};
 use proptest::prelude::*;
-use prost_reflect::DynamicMessage;
+
 use serde_json::{Map, Value, json};
 
 mod gentools {
@@ -147,25 +145,10 @@ proptest! {
 }
 
 /// An in-process service for every method of links.proto that answers with
-/// an empty response of the right type and counts the requests it got.
-fn counting_executor() -> (ProtoExecutor<InProcessTransport>, Arc<AtomicUsize>) {
-    let calls = Arc::new(AtomicUsize::new(0));
+/// an empty response of the right type and records the requests it got.
+fn counting_executor() -> (ProtoExecutor<InProcessTransport>, Recording) {
     let pool = gentools::descriptor_pool();
-    let mut transport = InProcessTransport::new();
-    for service in pool.services() {
-        for method in service.methods() {
-            let output = method.output();
-            let c = calls.clone();
-            transport = transport.with_handler(
-                format!("/{}/{}", service.full_name(), method.name()),
-                move |_, _| {
-                    c.fetch_add(1, Ordering::Relaxed);
-                    let response = DynamicMessage::new(output.clone());
-                    async move { Ok(response) }
-                },
-            );
-        }
-    }
+    let (transport, calls) = recording_transport(pool);
     let exec = ProtoExecutor::new(gentools::all_tools(), pool, transport);
     for (i, n) in (0..4).enumerate() {
         let prefix = if i % 2 == 0 { "link" } else { "step" };
@@ -240,7 +223,7 @@ proptest! {
         } else {
             rt.block_on(exec.execute_value(name, args))
         };
-        let called = calls.load(Ordering::Relaxed);
+        let called = calls.len();
         prop_assert!(called <= 1);
         prop_assert_eq!(result.is_error, called == 0, "{}", result.output);
         if result.is_error {
@@ -256,7 +239,7 @@ proptest! {
         let (exec, calls) = counting_executor();
         let name = gentools::all_tools()[tool].name;
         let result = runtime().block_on(exec.execute(name, &text));
-        prop_assert_eq!(result.is_error, calls.load(Ordering::Relaxed) == 0);
+        prop_assert_eq!(result.is_error, calls.len() == 0);
     }
 }
 
@@ -372,7 +355,7 @@ fn arguments_generated_from_every_rendered_schema_decode() {
             let mut runner = TestRunner::new(Config::with_cases(64));
             runner
                 .run(&strategy, |args| {
-                    let before = calls.load(Ordering::Relaxed);
+                    let before = calls.len();
                     let result = rt.block_on(exec.execute(tool.name, &args.to_string()));
                     prop_assert!(
                         !result.is_error,
@@ -380,7 +363,7 @@ fn arguments_generated_from_every_rendered_schema_decode() {
                         tool.name,
                         result.output
                     );
-                    prop_assert_eq!(calls.load(Ordering::Relaxed), before + 1);
+                    prop_assert_eq!(calls.len(), before + 1);
                     Ok(())
                 })
                 .unwrap_or_else(|e| panic!("{e}"));

@@ -17,13 +17,13 @@
 //! issued (by property name).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
 
 use ai_tools::{AgentTool, InProcessTransport, ProtoExecutor};
+use ai_tools_tests::support::{Recording, recording_transport};
 use proptest::prelude::*;
 use proptest::strategy::{BoxedStrategy, Just, Union};
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use prost_reflect::{DescriptorPool, DynamicMessage};
+use prost_reflect::DescriptorPool;
 use serde_json::{Map, Value, json};
 
 mod conformance {
@@ -40,33 +40,14 @@ const CASES: u32 = 48;
 /// Past this many nested schema nodes, only minimal values are generated.
 const GROW_DEPTH: usize = 12;
 
-/// Requests received by the in-process service, in order.
-type Log = Arc<Mutex<Vec<DynamicMessage>>>;
-
 /// An executor over an in-process service that records every request and
 /// answers every method with its response type's default message.
 fn recording_executor(
     tools: &'static [&'static AgentTool],
     pool: &'static DescriptorPool,
-) -> (ProtoExecutor<InProcessTransport>, Log) {
-    let log: Log = Arc::default();
-    let mut transport = InProcessTransport::new();
-    for tool in tools {
-        let path = format!("/{}/{}", tool.method.service, tool.method.method);
-        let Some(response) = pool.get_message_by_name(tool.method.response) else {
-            panic!("{}: response type missing from the pool", tool.name);
-        };
-        let log = log.clone();
-        transport = transport.with_handler(path, move |request, _| {
-            let log = log.clone();
-            let response = DynamicMessage::new(response.clone());
-            async move {
-                log.lock().expect("log").push(request);
-                Ok(response)
-            }
-        });
-    }
-    (ProtoExecutor::new(tools, pool, transport), log)
+) -> (ProtoExecutor<InProcessTransport>, Recording) {
+    let (transport, recording) = recording_transport(pool);
+    (ProtoExecutor::new(tools, pool, transport), recording)
 }
 
 /// Registers two ids for every alias prefix the tools resolve; returns the
@@ -509,7 +490,7 @@ fn every_rendering_round_trips(
             .strategy();
             let mut runner = TestRunner::new(config());
             let outcome = runner.run(&strategy, |args| {
-                let before = log.lock().expect("log").len();
+                let before = log.len();
                 let result = rt.block_on(exec.execute_value(tool.name, args));
                 calls.set(calls.get() + 1);
                 if result.is_error {
@@ -518,7 +499,7 @@ fn every_rendering_round_trips(
                         result.output
                     )));
                 }
-                let after = log.lock().expect("log").len();
+                let after = log.len();
                 prop_assert_eq!(after, before + 1, "the call did not reach the service");
                 Ok(())
             });
@@ -564,7 +545,7 @@ fn a_json_string_any_decodes() {
     let args = json!({ "wkt": { "any": any_duration().to_string() } });
     let result = rt.block_on(exec.execute_value("conformance_well_known_strict", args));
     assert!(!result.is_error, "{}", result.output);
-    assert_eq!(log.lock().expect("log").len(), 1);
+    assert_eq!(log.len(), 1);
 }
 
 /// Removes every object property whose value is `null`, at every level,
@@ -613,7 +594,7 @@ fn strict_openai_nulls_decode_like_absent_fields() {
                     prop_assert!(!result.is_error, "{}", result.output);
                     // As protojson: `Debug` of a recursive message's
                     // descriptor does not end.
-                    let last = log.lock().expect("log").last().cloned();
+                    let last = log.last().map(|call| call.request);
                     decoded.push(last.map(|m| serde_json::to_value(&m).expect("protojson")));
                 }
                 compared.set(compared.get() + 1);
