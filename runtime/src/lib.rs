@@ -106,7 +106,7 @@ pub use executor::{ExecutorOptions, ProtoExecutor, StreamLimits, ToolResult};
 pub use sessions::{SessionExecutor, Sessions};
 pub use tool::input::{AliasString, InputSchema, MapKey, SchemaGenerator, ToolInput};
 pub use tool::native::{NativeTool, ToolContext, ToolError, ToolOutput, ToolReturn};
-pub use tool::set::{ToolSet, ToolSetError, ToolSetOptions};
+pub use tool::set::{DEFAULT_REFLECTION_TIMEOUT, ToolSet, ToolSetError, ToolSetOptions};
 pub use tool::{AgentTool, FieldPrefix, MethodRef, Renderings};
 pub use toolkit::{GeneratedTools, Tool, Toolkit, ToolkitBuilder, ToolkitError};
 #[cfg(feature = "tonic")]
@@ -148,6 +148,25 @@ pub mod __private {
                 "ai-tools bug: the descriptor pool embedded by `ai_tools!` does not decode ({e}); please report it"
             ),
         }
+    }
+
+    /// The executor's JSON of the response in `bytes`, written straight
+    /// from the bytes with its ids given aliases by `aliases`, or `None`
+    /// where the executor leaves the response to `DynamicMessage` (the type,
+    /// or these bytes, are outside what it writes directly). For the tests
+    /// that hold the two paths to the same text.
+    ///
+    /// # Errors
+    ///
+    /// What [`AliasManager`](crate::AliasManager) refuses (the limit, a store
+    /// that is down).
+    pub async fn transcode(
+        aliases: &crate::AliasManager,
+        response: &prost_reflect::MessageDescriptor,
+        prefixes: &[FieldPrefix],
+        bytes: &[u8],
+    ) -> Option<Result<String, crate::AliasError>> {
+        crate::executor::transcode_for_tests(aliases, response, prefixes, bytes).await
     }
 
     // Constructors of the `#[non_exhaustive]` tool structs, for the statics

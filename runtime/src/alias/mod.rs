@@ -16,7 +16,7 @@ mod walk;
 pub(crate) use table::AliasTable;
 use uuid::uuid_bytes;
 pub(crate) use uuid::{canonical_uuid, uuid_tokens};
-pub(crate) use walk::WalkPlan;
+pub(crate) use walk::{MAX_WALK_DEPTH, WalkPlan};
 
 /// Why an alias could not be registered or a snapshot restored.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -909,6 +909,58 @@ impl AliasManager {
             }
         });
         Ok(())
+    }
+
+    /// Runs `write`, which writes a response out and meets its ids on the
+    /// way, and gives every id it meets an alias, all or none. `write` is
+    /// handed a function from an id's prefix and text to the alias to write
+    /// instead (`None`: no UUID, write the text as it is).
+    ///
+    /// Without a store, `write` runs once, registering as it goes; past the
+    /// limit, or when `write` fails, everything it registered is undone.
+    /// With a store it runs twice: first to learn the ids (what it writes is
+    /// kept only when it met none), then, after one request to the store, to
+    /// write their aliases.
+    pub(crate) async fn assign_written<T, E>(
+        &self,
+        mut write: impl FnMut(&mut dyn FnMut(&str, &str) -> Option<String>) -> Result<T, E>,
+    ) -> Result<Result<T, E>, AliasError> {
+        let Some(shared) = &self.shared else {
+            let mut state = self.lock();
+            let checkpoint = state.checkpoint();
+            let written = write(&mut |prefix, text| {
+                uuid_bytes(text).map(|uuid| state.register_bytes(prefix, uuid))
+            });
+            if written.is_err() || state.len() > self.limit {
+                state.rollback(checkpoint);
+            }
+            if written.is_ok() && state.len() > self.limit {
+                return Err(AliasError::LimitReached { limit: self.limit });
+            }
+            return Ok(written);
+        };
+        let mut ids = Vec::new();
+        let learnt = write(&mut |prefix, text| {
+            if let Some(uuid) = canonical_uuid(text) {
+                ids.push((prefix.to_owned(), uuid));
+            }
+            None
+        });
+        if learnt.is_err() || ids.is_empty() {
+            return Ok(learnt);
+        }
+        drop(learnt);
+        let ids = dedup(ids);
+        let got = self.assign_shared(shared, &ids).await?;
+        let by_id: HashMap<(&str, &str), &str> = ids
+            .iter()
+            .zip(&got)
+            .map(|((p, u), a)| ((p.as_str(), u.as_str()), a.as_str()))
+            .collect();
+        Ok(write(&mut |prefix, text| {
+            let uuid = canonical_uuid(text)?;
+            by_id.get(&(prefix, uuid.as_str())).map(|a| (*a).to_owned())
+        }))
     }
 
     /// Every alias of `prefix` in order, as [`aliases_of`](Self::aliases_of),

@@ -1,5 +1,6 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
 
+mod transcode;
 pub(crate) mod wire;
 
 use std::sync::{Arc, LazyLock};
@@ -18,6 +19,7 @@ use crate::memo::Memo;
 use crate::store::StoreError;
 use crate::tool::AgentTool;
 use crate::transport::{CallOptions, Code, Status, Transport};
+use transcode::Transcoder;
 
 /// The outcome of one tool call, ready to hand back to the model.
 ///
@@ -496,13 +498,43 @@ impl<T: Transport> ProtoExecutor<T> {
         if method.is_server_streaming() {
             return self.collect_stream(tool, &method, request, options).await;
         }
-        let mut response = self
+        let response = self
             .transport
-            .unary(&method, request, options)
+            .unary_encoded(&method, request, options)
             .await
             .map_err(CallError::Status)?;
-        let plan = response_plan(tool, &method.output());
-        self.aliased_json(&mut response, &plan).await
+        self.aliased_json_of_encoded(tool, &method.output(), &response)
+            .await
+    }
+
+    /// The response in `bytes` as JSON, its ids given aliases: written
+    /// straight from the bytes where the transcoder can, else decoded into a
+    /// `DynamicMessage` first. Both write the same text.
+    async fn aliased_json_of_encoded(
+        &self,
+        tool: &'static AgentTool,
+        desc: &MessageDescriptor,
+        bytes: &[u8],
+    ) -> Result<String, CallError> {
+        if let Some(transcoder) = response_transcoder(tool, desc).as_ref() {
+            let mut out = Vec::with_capacity(bytes.len().saturating_mul(2));
+            let written = self
+                .aliases
+                .assign_written(|alias| {
+                    out.clear();
+                    transcoder.write(bytes, &mut out, alias)
+                })
+                .await
+                .map_err(aliases_after_call)?;
+            if written.is_ok() {
+                return String::from_utf8(out).map_err(|e| CallError::Internal(e.to_string()));
+            }
+        }
+        let mut response = DynamicMessage::decode(desc.clone(), bytes).map_err(|e| {
+            CallError::Status(Status::new(Code::Internal, undecodable_response(desc, &e)))
+        })?;
+        self.aliased_json(&mut response, &response_plan(tool, desc))
+            .await
     }
 
     /// `response` as JSON, its ids given aliases first.
@@ -514,10 +546,7 @@ impl<T: Transport> ProtoExecutor<T> {
         self.aliases
             .assign_planned(response, plan)
             .await
-            .map_err(|e| match e {
-                AliasError::Store(e) => CallError::StoreAfterCall(e),
-                other => CallError::AliasLimit(other),
-            })?;
+            .map_err(aliases_after_call)?;
         let mut out = Vec::new();
         let mut ser = serde_json::Serializer::new(&mut out);
         response
@@ -826,6 +855,61 @@ enum CallError {
     StoreAfterCall(StoreError),
     /// Our bug or a broken pool; nothing the model can fix.
     Internal(String),
+}
+
+/// See `__private::transcode`.
+pub(crate) async fn transcode_for_tests(
+    aliases: &AliasManager,
+    response: &MessageDescriptor,
+    prefixes: &[crate::tool::FieldPrefix],
+    bytes: &[u8],
+) -> Option<Result<String, AliasError>> {
+    let transcoder = Transcoder::new(response, prefixes)?;
+    let mut out = Vec::new();
+    let written = aliases
+        .assign_written(|alias| {
+            out.clear();
+            transcoder.write(bytes, &mut out, alias)
+        })
+        .await;
+    match written {
+        Err(e) => Some(Err(e)),
+        Ok(Err(transcode::Unsupported)) => None,
+        Ok(Ok(())) => Some(Ok(String::from_utf8(out).ok()?)),
+    }
+}
+
+/// Why a response's ids could not be given aliases.
+fn aliases_after_call(e: AliasError) -> CallError {
+    match e {
+        AliasError::Store(e) => CallError::StoreAfterCall(e),
+        other => CallError::AliasLimit(other),
+    }
+}
+
+/// The words for a response that is not a message of the method's output
+/// type, wherever it is decoded.
+pub(crate) fn undecodable_response(desc: &MessageDescriptor, e: &impl std::fmt::Display) -> String {
+    format!(
+        "the service's response does not decode as a {} ({e}): the service and this tool disagree on the message type",
+        desc.full_name()
+    )
+}
+
+/// How to write a tool's response type straight from its bytes, made once
+/// per tool and response type as the walk plan is; `None` for a type the
+/// transcoder leaves to `DynamicMessage`.
+fn response_transcoder(
+    tool: &'static AgentTool,
+    response: &MessageDescriptor,
+) -> Arc<Option<Transcoder>> {
+    static TRANSCODERS: LazyLock<Memo<(usize, String), Option<Transcoder>>> =
+        LazyLock::new(Memo::new);
+    let key = (
+        tool.response_aliases.as_ptr() as usize,
+        response.full_name().to_owned(),
+    );
+    TRANSCODERS.get_or(key, || Transcoder::new(response, tool.response_aliases))
 }
 
 /// The walk plan of a tool's response, made once per tool and response type:

@@ -1,5 +1,6 @@
 //! [`Transport`] over a tonic [`Channel`](tonic::transport::Channel).
 
+use prost::bytes::Buf as _;
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::{AsciiMetadataValue, Binary, BinaryMetadataValue, MetadataKey};
@@ -65,24 +66,19 @@ impl Transport for TonicTransport {
         request: DynamicMessage,
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
-        Box::pin(async move {
-            let call = self.call(method, request, options);
-            let Some(t) = options.timeout else {
-                return call.await;
-            };
-            let started = tokio::time::Instant::now();
-            match tokio::time::timeout(t, call).await {
-                // A tonic server enforces `grpc-timeout` by cancelling the call.
-                Err(_) => Err(Status::new(Code::DeadlineExceeded, "deadline exceeded")),
-                Ok(Err(status)) if status.code == Code::Cancelled && started.elapsed() >= t => {
-                    Err(Status::new(
-                        Code::DeadlineExceeded,
-                        format!("deadline exceeded ({})", status.message),
-                    ))
-                }
-                Ok(result) => result,
-            }
-        })
+        let codec = DynamicCodec {
+            response: method.output(),
+        };
+        Box::pin(self.unary_with(method, request, options, codec))
+    }
+
+    fn unary_encoded<'a>(
+        &'a self,
+        method: &'a MethodDescriptor,
+        request: DynamicMessage,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Vec<u8>, Status>> {
+        Box::pin(self.unary_with(method, request, options, EncodedCodec))
     }
 
     fn server_streaming<'a>(
@@ -92,7 +88,10 @@ impl Transport for TonicTransport {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
         Box::pin(async move {
-            let (mut grpc, req, path, codec) = self.prepare(method, request, options).await?;
+            let (mut grpc, req, path) = self.prepare(method, request, options).await?;
+            let codec = DynamicCodec {
+                response: method.output(),
+            };
             let response = grpc
                 .server_streaming(req, path, codec)
                 .await
@@ -103,15 +102,39 @@ impl Transport for TonicTransport {
 }
 
 impl TonicTransport {
-    async fn call(
+    /// One unary call whose response `codec` decodes, within the call's
+    /// deadline.
+    async fn unary_with<C>(
         &self,
         method: &MethodDescriptor,
         request: DynamicMessage,
         options: &CallOptions,
-    ) -> Result<DynamicMessage, Status> {
-        let (mut grpc, req, path, codec) = self.prepare(method, request, options).await?;
-        let response = grpc.unary(req, path, codec).await.map_err(Status::from)?;
-        Ok(response.into_inner())
+        codec: C,
+    ) -> Result<C::Decode, Status>
+    where
+        C: Codec<Encode = DynamicMessage> + Send + 'static,
+        C::Decode: Send + Sync + 'static,
+    {
+        let call = async {
+            let (mut grpc, req, path) = self.prepare(method, request, options).await?;
+            let response = grpc.unary(req, path, codec).await.map_err(Status::from)?;
+            Ok(response.into_inner())
+        };
+        let Some(t) = options.timeout else {
+            return call.await;
+        };
+        let started = tokio::time::Instant::now();
+        match tokio::time::timeout(t, call).await {
+            // A tonic server enforces `grpc-timeout` by cancelling the call.
+            Err(_) => Err(Status::new(Code::DeadlineExceeded, "deadline exceeded")),
+            Ok(Err(status)) if status.code == Code::Cancelled && started.elapsed() >= t => {
+                Err(Status::new(
+                    Code::DeadlineExceeded,
+                    format!("deadline exceeded ({})", status.message),
+                ))
+            }
+            Ok(result) => result,
+        }
     }
 
     /// A ready client and the request with its path, deadline and metadata.
@@ -125,7 +148,6 @@ impl TonicTransport {
             tonic::client::Grpc<tonic::transport::Channel>,
             tonic::Request<DynamicMessage>,
             http::uri::PathAndQuery,
-            DynamicCodec,
         ),
         Status,
     > {
@@ -162,10 +184,7 @@ impl TonicTransport {
         grpc.ready()
             .await
             .map_err(|e| Status::new(Code::Unavailable, format!("service not ready: {e}")))?;
-        let codec = DynamicCodec {
-            response: method.output(),
-        };
-        Ok((grpc, req, path, codec))
+        Ok((grpc, req, path))
     }
 }
 
@@ -213,6 +232,37 @@ impl Encoder for DynamicEncoder {
     }
 }
 
+/// Encodes any [`DynamicMessage`], passes the response's bytes through.
+struct EncodedCodec;
+
+impl Codec for EncodedCodec {
+    type Encode = DynamicMessage;
+    type Decode = Vec<u8>;
+    type Encoder = DynamicEncoder;
+    type Decoder = EncodedDecoder;
+
+    fn encoder(&mut self) -> Self::Encoder {
+        DynamicEncoder
+    }
+
+    fn decoder(&mut self) -> Self::Decoder {
+        EncodedDecoder
+    }
+}
+
+struct EncodedDecoder;
+
+impl Decoder for EncodedDecoder {
+    type Item = Vec<u8>;
+    type Error = tonic::Status;
+
+    fn decode(&mut self, buf: &mut DecodeBuf<'_>) -> Result<Option<Self::Item>, Self::Error> {
+        let mut bytes = vec![0; buf.remaining()];
+        buf.copy_to_slice(&mut bytes);
+        Ok(Some(bytes))
+    }
+}
+
 struct DynamicDecoder {
     desc: MessageDescriptor,
 }
@@ -225,10 +275,7 @@ impl Decoder for DynamicDecoder {
         DynamicMessage::decode(self.desc.clone(), buf)
             .map(Some)
             .map_err(|e| {
-                tonic::Status::internal(format!(
-                    "the service's response does not decode as a {} ({e}): the service and this tool disagree on the message type",
-                    self.desc.full_name()
-                ))
+                tonic::Status::internal(crate::executor::undecodable_response(&self.desc, &e))
             })
     }
 }
