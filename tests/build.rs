@@ -10,7 +10,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(env::var("OUT_DIR")?);
     println!("cargo:rerun-if-changed=../proto");
     println!("cargo:rerun-if-changed=../schema/proto");
-    println!("cargo:rerun-if-changed=proto");
 
     let mut links = protox::Compiler::new(["../proto"])?;
     links
@@ -40,14 +39,5 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         .compile_fds(feed.file_descriptor_set())?;
 
-    let mut shapes = protox::Compiler::new(["proto", "../proto"])?;
-    shapes
-        .include_imports(true)
-        .include_source_info(true)
-        .open_file("shapes/v1/shapes.proto")?;
-    fs::write(
-        out.join("shapes_descriptor.bin"),
-        shapes.encode_file_descriptor_set(),
-    )?;
     Ok(())
 }

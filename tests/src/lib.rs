@@ -32,23 +32,21 @@ pub static LINKS_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
         .expect("the build script's descriptor set decodes")
 });
 
-/// The descriptor pool of `tests/proto/shapes/v1/shapes.proto`.
-pub static SHAPES_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
-    DescriptorPool::decode(&include_bytes!(concat!(env!("OUT_DIR"), "/shapes_descriptor.bin"))[..])
-        .expect("the build script's descriptor set decodes")
-});
-
-/// Tool definitions: the expansion of `ai_tools!` for `links.proto`, and, for
-/// `shapes.proto` (which has no `rpc_tool` annotation), one tool built by hand
-/// as the expansion builds it (schemas left out: the executor does not read
-/// them).
+/// Tool definitions: the expansions of `ai_tools!` for `links.proto`,
+/// `shapes.proto` and googleapis' `operations.proto`.
 pub mod tools {
-    use ai_tools::__private::{agent_tool, field_prefix, method_ref, ready, renderings};
     use ai_tools::AgentTool;
 
     /// The expansion of `ai_tools!("proto/links/v1/links.proto")`.
     pub mod links {
         ai_tools::ai_tools!("proto/links/v1/links.proto");
+    }
+
+    /// The expansion of `ai_tools!("proto/shapes/v1/shapes.proto")`: the
+    /// echo service whose request and response have every shape providers
+    /// reshape (maps, `Struct`, `Value`, recursion, a oneof, 64-bit integers).
+    pub mod shapes {
+        ai_tools::ai_tools!("proto/shapes/v1/shapes.proto");
     }
 
     /// googleapis' `google/longrunning/operations.proto` exactly as the
@@ -74,35 +72,13 @@ pub mod tools {
     pub use links::{
         LINKS_CREATE, LINKS_LIST, LINKS_UPDATE, WORKFLOW_STEPS_CREATE, WORKFLOW_STEPS_DELETE,
     };
+    pub use shapes::SHAPES_ECHO;
 
     /// Every tool of `links.proto`.
     pub static ALL: &[&AgentTool] = &links::ALL_TOOLS;
 
-    /// The echo tool of `shapes.proto`.
-    pub static SHAPES_ECHO: AgentTool = agent_tool(
-        "shapes_echo",
-        "",
-        true,
-        ready("{}", renderings("{}", "{}", "{}", "{}")),
-        method_ref(
-            "shapes.v1.ShapesService",
-            "Echo",
-            "shapes.v1.Shapes",
-            "shapes.v1.Shapes",
-        ),
-        &[
-            field_prefix("shapes.v1.Node", "owner_id", "user"),
-            field_prefix("shapes.v1.Shapes", "member_ids", "user"),
-        ],
-        &[
-            field_prefix("shapes.v1.Node", "owner_id", "user"),
-            field_prefix("shapes.v1.Shapes", "member_ids", "user"),
-        ],
-        None,
-    );
-
-    /// The tools of `shapes.proto`.
-    pub static SHAPES: &[&AgentTool] = &[&SHAPES_ECHO];
+    /// The tools of `shapes.proto`: its one method, `shapes_echo`.
+    pub static SHAPES: &[&AgentTool] = &shapes::ALL_TOOLS;
 }
 
 /// A request the service received, as the server decoded it.

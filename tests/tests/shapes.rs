@@ -4,7 +4,7 @@
 
 use ai_tools::{Code, InProcessTransport, ProtoExecutor, Status};
 use ai_tools_tests::support::ok_json;
-use ai_tools_tests::{SHAPES_POOL, new_uuid, tools};
+use ai_tools_tests::{new_uuid, tools};
 use serde_json::json;
 
 fn echo() -> ProtoExecutor<InProcessTransport> {
@@ -12,7 +12,7 @@ fn echo() -> ProtoExecutor<InProcessTransport> {
         .with_handler("/shapes.v1.ShapesService/Echo", |request, _| async move {
             Ok(request)
         });
-    ProtoExecutor::new(tools::SHAPES, &SHAPES_POOL, transport)
+    ProtoExecutor::new(tools::SHAPES, tools::shapes::descriptor_pool(), transport)
 }
 
 #[tokio::test]
@@ -159,7 +159,7 @@ async fn in_process_failures_are_actionable() {
             ))
         },
     );
-    let exec = ProtoExecutor::new(tools::SHAPES, &SHAPES_POOL, transport);
+    let exec = ProtoExecutor::new(tools::SHAPES, tools::shapes::descriptor_pool(), transport);
     let r = exec.execute("shapes_echo", "{}").await;
     assert!(
         r.is_error && r.output.contains("PERMISSION_DENIED: not your shapes"),
@@ -167,7 +167,11 @@ async fn in_process_failures_are_actionable() {
         r.output
     );
 
-    let exec = ProtoExecutor::new(tools::SHAPES, &SHAPES_POOL, InProcessTransport::new());
+    let exec = ProtoExecutor::new(
+        tools::SHAPES,
+        tools::shapes::descriptor_pool(),
+        InProcessTransport::new(),
+    );
     let r = exec.execute("shapes_echo", "{}").await;
     assert!(
         r.is_error && r.output.contains("UNIMPLEMENTED"),
