@@ -332,6 +332,20 @@ fn breakdown(
                 out
             });
         });
+        // What the executor does instead of the three rows above: the bytes
+        // written straight out as aliased JSON.
+        group.bench_function(BenchmarkId::new("out/bytes_to_aliased_json", label), |b| {
+            b.iter(|| {
+                rt.block_on(ai_tools::__private::transcode(
+                    &aliases,
+                    desc,
+                    aliases_of,
+                    black_box(bytes.as_slice()),
+                ))
+                .expect("written directly")
+                .expect("aliases")
+            });
+        });
     }
 
     // The whole executor with the network taken out.
