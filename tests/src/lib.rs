@@ -601,4 +601,5 @@ async fn serve_routes(
     })
 }
 
+pub mod arguments;
 pub mod support;

@@ -4,11 +4,13 @@
 //! of links.proto decode. Case counts are kept small enough for the suite to
 //! stay fast in `cargo test --workspace`; raise them with `PROPTEST_CASES`.
 
+use std::collections::BTreeMap;
+
 use ai_tools::{AliasManager, AliasSnapshot, InProcessTransport, ProtoExecutor};
+use ai_tools_tests::arguments::Generator;
 use ai_tools_tests::support::{Recording, recording_transport};
 use proptest::prelude::*;
-
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 mod gentools {
     ai_tools::ai_tools!("proto/links/v1/links.proto");
@@ -244,90 +246,9 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------
-// Arguments generated from the rendered schemas
+// Arguments generated from the rendered schemas (ai_tools_tests::arguments),
+// sent as text
 // ---------------------------------------------------------------------------
-
-/// Values that a rendered JSON Schema admits (the subset links.proto
-/// renders to: objects, arrays, strings, integers, enums, nullable types).
-/// `alias` gives the values for alias-carrying properties by name.
-fn from_schema(
-    schema: &Value,
-    alias: &dyn Fn(&str) -> Option<Vec<String>>,
-) -> BoxedStrategy<Value> {
-    let types: Vec<String> = match &schema["type"] {
-        Value::String(t) => vec![t.to_ascii_lowercase()],
-        Value::Array(ts) => ts
-            .iter()
-            .filter_map(|t| t.as_str().map(str::to_ascii_lowercase))
-            .collect(),
-        _ => vec!["string".to_owned()],
-    };
-    let nullable = types.iter().any(|t| t == "null") || schema["nullable"] == json!(true);
-    let main = types
-        .iter()
-        .find(|t| *t != "null")
-        .cloned()
-        .unwrap_or_else(|| "null".to_owned());
-    let strategy: BoxedStrategy<Value> = if let Some(values) = schema["enum"].as_array() {
-        let values: Vec<Value> = values.iter().filter(|v| !v.is_null()).cloned().collect();
-        prop::sample::select(values).boxed()
-    } else {
-        match main.as_str() {
-            "object" => {
-                let props = schema["properties"]
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default();
-                let required: Vec<String> = schema["required"]
-                    .as_array()
-                    .map(|r| {
-                        r.iter()
-                            .filter_map(|v| v.as_str().map(str::to_owned))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let mut fields: Vec<BoxedStrategy<Option<(String, Value)>>> = Vec::new();
-                for (name, sub) in props {
-                    let value = match alias(&name) {
-                        Some(aliases) => prop::sample::select(
-                            aliases.into_iter().map(Value::String).collect::<Vec<_>>(),
-                        )
-                        .boxed(),
-                        None => from_schema(&sub, alias),
-                    };
-                    let n = name.clone();
-                    let pair = value.prop_map(move |v| Some((n.clone(), v)));
-                    if required.contains(&name) {
-                        fields.push(pair.boxed());
-                    } else {
-                        fields.push(prop_oneof![Just(None), pair].boxed());
-                    }
-                }
-                fields
-                    .prop_map(|pairs| {
-                        Value::Object(pairs.into_iter().flatten().collect::<Map<_, _>>())
-                    })
-                    .boxed()
-            }
-            "array" => {
-                let items = from_schema(&schema["items"], alias);
-                prop::collection::vec(items, 0..4)
-                    .prop_map(Value::Array)
-                    .boxed()
-            }
-            "integer" => (0i64..1000).prop_map(|n| json!(n)).boxed(),
-            "number" => (-1e6f64..1e6).prop_map(|f| json!(f)).boxed(),
-            "boolean" => any::<bool>().prop_map(Value::Bool).boxed(),
-            "null" => Just(Value::Null).boxed(),
-            _ => "\\PC{0,16}".prop_map(Value::String).boxed(),
-        }
-    };
-    if nullable {
-        prop_oneof![Just(Value::Null), strategy].boxed()
-    } else {
-        strategy
-    }
-}
 
 #[test]
 fn arguments_generated_from_every_rendered_schema_decode() {
@@ -336,13 +257,13 @@ fn arguments_generated_from_every_rendered_schema_decode() {
     let rt = runtime();
     let mut cases = 0usize;
     for tool in gentools::all_tools() {
-        let alias = |name: &str| -> Option<Vec<String>> {
-            let fp = tool
-                .request_aliases
-                .iter()
-                .find(|fp| fp.field == name || camel(fp.field) == name)?;
-            Some(exec.alias_manager().aliases_of(fp.prefix))
-        };
+        // alias-carrying properties, in both spellings, take the conversation's aliases
+        let mut aliases = BTreeMap::new();
+        for fp in tool.request_aliases {
+            let issued = exec.alias_manager().aliases_of(fp.prefix);
+            aliases.insert(camel(fp.field), issued.clone());
+            aliases.insert(fp.field.to_owned(), issued);
+        }
         let renderings = [
             ("json_schema", tool.parameters()),
             ("openai", tool.renderings().openai),
@@ -351,7 +272,11 @@ fn arguments_generated_from_every_rendered_schema_decode() {
         ];
         for (dialect, text) in renderings {
             let schema: Value = serde_json::from_str(text).expect("rendering is JSON");
-            let strategy = from_schema(&schema, &alias);
+            let strategy = Generator {
+                root: &schema,
+                aliases: &aliases,
+            }
+            .strategy();
             let mut runner = TestRunner::new(Config::with_cases(64));
             runner
                 .run(&strategy, |args| {
