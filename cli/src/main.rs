@@ -4,6 +4,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use ai_tools::mcp::McpServer;
 use ai_tools::schema::overlay::Overlay;
@@ -28,6 +29,9 @@ SOURCE (where the service's descriptors come from; exactly one):
 
 OPTIONS:
     --grpc URL              the gRPC server, e.g. http://127.0.0.1:50051
+    --reflection-timeout SECS
+                            how long --reflection may take in all, connecting
+                            included (default 30; fractions allowed)
     --overlay FILE          tool annotations from outside the protos (TOML)
     --service NAME          expose every unary and server-streaming method of
                             this service (fully qualified; repeatable)
@@ -67,6 +71,7 @@ struct Args {
     command: String,
     grpc: Option<String>,
     reflection: bool,
+    reflection_timeout: Option<Duration>,
     descriptor_set: Option<PathBuf>,
     proto: Option<PathBuf>,
     includes: Vec<PathBuf>,
@@ -94,6 +99,20 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             }
             "--grpc" => args.grpc = Some(value("--grpc")?),
             "--reflection" => args.reflection = true,
+            "--reflection-timeout" => {
+                let secs = value("--reflection-timeout")?;
+                let timeout = secs
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| *s > 0.0)
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "`--reflection-timeout {secs}`: give a positive number of seconds"
+                        ))
+                    })?;
+                args.reflection_timeout = Some(timeout);
+            }
             "--descriptor-set" => args.descriptor_set = Some(value("--descriptor-set")?.into()),
             "--proto" => args.proto = Some(value("--proto")?.into()),
             "-I" | "--include" => args.includes.push(value("-I")?.into()),
@@ -125,6 +144,9 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
         return Err(usage(
             "give exactly one of `--reflection`, `--descriptor-set FILE` and `--proto FILE`".into(),
         ));
+    }
+    if args.reflection_timeout.is_some() && !args.reflection {
+        return Err(usage("`--reflection-timeout` is for `--reflection`".into()));
     }
     if args.reflection && args.grpc.is_none() {
         return Err(usage(
@@ -215,15 +237,25 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
     for service in &args.services {
         options = options.service(service.clone());
     }
-    let built = if args.reflection {
+    if let Some(timeout) = args.reflection_timeout {
+        options = options.reflection_timeout(timeout);
+    }
+    let set = if args.reflection {
         let url = args.grpc.as_deref().unwrap_or_default();
-        eprintln!("ai-tools: reading the descriptors of {url} by reflection");
+        eprintln!(
+            "ai-tools: reading the descriptors of {url} by reflection (at most {:?})",
+            options.reflection_timeout
+        );
         let report = |n: usize| {
             if n.is_multiple_of(25) {
                 eprintln!("ai-tools: {n} files fetched");
             }
         };
-        ToolSet::from_reflection(channel(url)?, &options, &report).await
+        // The library cannot name the server (a channel does not say where
+        // it goes): the error does here.
+        ToolSet::from_reflection(channel(url)?, &options, &report)
+            .await
+            .map_err(|e| Failure::Run(format!("{url}: {e}")))?
     } else {
         let bytes = match (&args.descriptor_set, &args.proto) {
             (Some(path), _) => std::fs::read(path)
@@ -231,9 +263,8 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
             (None, Some(proto)) => compile_proto(proto, &args.includes)?,
             (None, None) => unreachable!("parse requires a source"),
         };
-        ToolSet::from_descriptor_set(&bytes, &options)
+        ToolSet::from_descriptor_set(&bytes, &options).map_err(|e| Failure::Run(e.to_string()))?
     };
-    let set = built.map_err(|e| Failure::Run(e.to_string()))?;
     eprintln!("ai-tools: {} tools", set.tools().len());
     Ok(set)
 }
@@ -376,5 +407,22 @@ mod tests {
         assert!(usage_error("tools --descriptor-set x --stdio").contains("are for `mcp`"));
         assert!(usage_error("tools --descriptor-set").contains("needs a value"));
         assert!(usage_error("tools --frobnicate").contains("unexpected argument"));
+        assert!(
+            usage_error("tools --grpc u --reflection --reflection-timeout 0")
+                .contains("positive number of seconds")
+        );
+        assert!(
+            usage_error("tools --grpc u --reflection --reflection-timeout soon")
+                .contains("positive number of seconds")
+        );
+        assert!(
+            usage_error("tools --descriptor-set x --reflection-timeout 5")
+                .contains("is for `--reflection`")
+        );
+        let args = parsed("tools --grpc u --reflection --reflection-timeout 2.5")
+            .ok()
+            .flatten()
+            .expect("parses");
+        assert_eq!(args.reflection_timeout, Some(Duration::from_millis(2500)));
     }
 }

@@ -200,3 +200,91 @@ async fn a_server_without_reflection_is_a_clear_error() {
     );
     server.shutdown().await;
 }
+
+/// A server that accepts the connection and never answers (not even the
+/// HTTP/2 handshake) is an error within the reflection timeout, not a hang.
+#[tokio::test]
+async fn a_server_that_never_answers_is_an_error_within_the_timeout() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a listener");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    let silent = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let channel = tonic::transport::Endpoint::from_shared(url)
+        .expect("a URL")
+        .connect_lazy();
+    let started = std::time::Instant::now();
+    let timeout = std::time::Duration::from_millis(300);
+    let error = ToolSet::from_reflection(
+        channel,
+        &ToolSetOptions::new().reflection_timeout(timeout),
+        &|_| {},
+    )
+    .await
+    .expect_err("no answer");
+    let waited = started.elapsed();
+    assert!(
+        waited >= timeout && waited < std::time::Duration::from_secs(5),
+        "{waited:?}"
+    );
+    let text = error.to_string();
+    assert!(
+        text.contains("did not answer in full within 300ms") && text.contains("reflection_timeout"),
+        "{text}"
+    );
+    assert_eq!(
+        ToolSetOptions::new().reflection_timeout,
+        ai_tools::DEFAULT_REFLECTION_TIMEOUT
+    );
+    silent.abort();
+}
+
+/// A reflection server that knows links.proto but not the files it imports
+/// (tonic-reflection answers `file_by_filename` for them with NOT_FOUND) is
+/// an error naming the missing file and its importer; nothing is built.
+#[tokio::test]
+async fn a_server_lacking_an_imported_file_is_a_clear_error() {
+    let links_only = links::descriptor_pool()
+        .get_file_by_name("links/v1/links.proto")
+        .expect("links.proto in the pool")
+        .file_descriptor_proto()
+        .clone();
+    assert!(
+        links_only
+            .dependency
+            .iter()
+            .any(|d| d == "google/protobuf/timestamp.proto")
+    );
+    let reflection = tonic_reflection::server::Builder::configure()
+        .register_file_descriptor_set(prost_types::FileDescriptorSet {
+            file: vec![links_only],
+        })
+        .build_v1()
+        .expect("tonic-reflection takes a set with missing imports");
+    let server = ai_tools_tests::serve_router(
+        "127.0.0.1:0".parse().expect("an address"),
+        tonic::transport::Server::builder().add_service(reflection),
+    )
+    .await
+    .expect("server");
+    let channel = tonic::transport::Endpoint::from_shared(server.url())
+        .expect("a URL")
+        .connect_lazy();
+    let error = ToolSet::from_reflection(channel, &ToolSetOptions::new(), &|_| {})
+        .await
+        .expect_err("an import is missing");
+    let text = error.to_string();
+    assert!(text.starts_with("gRPC reflection failed: "), "{text}");
+    assert!(
+        text.contains("the server did not send `")
+            && text.contains("`, which `links/v1/links.proto` imports")
+            && text.contains("NotFound"),
+        "{text}"
+    );
+    server.stop().await;
+}

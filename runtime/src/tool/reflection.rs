@@ -62,16 +62,33 @@ macro_rules! fetch_files {
             else {
                 return Err(tonic::Status::internal("list_services was answered with something else"));
             };
-            let mut wanted: Vec<MessageRequest> = listed
+            // Each request with the file that imports what it asks for.
+            let mut wanted: Vec<(MessageRequest, Option<String>)> = listed
                 .service
                 .into_iter()
                 .filter(|s| !s.name.starts_with("grpc.reflection."))
-                .map(|s| MessageRequest::FileContainingSymbol(s.name))
+                .map(|s| (MessageRequest::FileContainingSymbol(s.name), None))
                 .collect();
             let mut asked: HashSet<String> = HashSet::new();
             let mut files = BTreeMap::new();
-            while let Some(request) = wanted.pop() {
-                let MessageResponse::FileDescriptorResponse(found) = ask(request).await? else {
+            while let Some((request, importer)) = wanted.pop() {
+                let lacking = match (&request, importer) {
+                    (MessageRequest::FileByFilename(name), Some(importer)) => {
+                        Some((name.clone(), importer))
+                    }
+                    _ => None,
+                };
+                let answer = ask(request).await.map_err(|status| match lacking {
+                    Some((name, importer)) => tonic::Status::new(
+                        status.code(),
+                        format!(
+                            "the server did not send `{name}`, which `{importer}` imports: {}",
+                            status.message()
+                        ),
+                    ),
+                    None => status,
+                })?;
+                let MessageResponse::FileDescriptorResponse(found) = answer else {
                     return Err(tonic::Status::internal("a file request was answered with something else"));
                 };
                 for bytes in found.file_descriptor_proto {
@@ -84,7 +101,10 @@ macro_rules! fetch_files {
                     }
                     for dependency in &file.dependency {
                         if !files.contains_key(dependency) && asked.insert(dependency.clone()) {
-                            wanted.push(MessageRequest::FileByFilename(dependency.clone()));
+                            wanted.push((
+                                MessageRequest::FileByFilename(dependency.clone()),
+                                Some(name.clone()),
+                            ));
                         }
                     }
                     files.insert(name, bytes);
@@ -160,11 +180,17 @@ impl ToolSet {
     /// `progress` hears the count of files fetched so far (a large server
     /// takes a while).
     ///
+    /// The whole exchange, connecting included, must end within
+    /// [`ToolSetOptions::reflection_timeout`] (by default
+    /// [`DEFAULT_REFLECTION_TIMEOUT`](crate::DEFAULT_REFLECTION_TIMEOUT), 30
+    /// seconds): a server that accepts the connection and never answers is
+    /// an error, not a hang.
+    ///
     /// # Errors
     ///
-    /// A server that does not answer, has no reflection service, or lacks a
-    /// file another one imports; then every problem of
-    /// [`from_descriptor_set`](Self::from_descriptor_set).
+    /// A server that does not answer (or not within the timeout), has no
+    /// reflection service, or lacks a file another one imports; then every
+    /// problem of [`from_descriptor_set`](Self::from_descriptor_set).
     ///
     /// # Examples
     ///
@@ -186,25 +212,41 @@ impl ToolSet {
         options: &ToolSetOptions,
         progress: &(dyn Fn(usize) + Send + Sync),
     ) -> Result<Self, ToolSetError> {
-        let files = match fetch_v1(channel.clone(), progress).await {
-            Ok(files) => files,
-            Err(status) if status.code() == tonic::Code::Unimplemented => {
-                fetch_v1alpha(channel, progress).await.map_err(|status| {
-                    failed(format!(
-                        "neither grpc.reflection.v1 nor v1alpha answered: {} ({:?})",
-                        status.message(),
-                        status.code()
-                    ))
-                })?
-            }
-            Err(status) => {
-                return Err(failed(format!(
-                    "{} ({:?})",
-                    status.message(),
-                    status.code()
-                )));
-            }
-        };
+        let timeout = options.reflection_timeout;
+        let files = tokio::time::timeout(timeout, fetch(channel, progress))
+            .await
+            .map_err(|_| {
+                failed(format!(
+                    "the server did not answer in full within {timeout:?}, the reflection \
+                     timeout (ToolSetOptions::reflection_timeout)"
+                ))
+            })??;
         Self::from_descriptor_set(&descriptor_set(&files)?, options)
     }
+}
+
+/// Every file the server's services need: by v1, else by v1alpha.
+async fn fetch(
+    channel: Channel,
+    progress: &(dyn Fn(usize) + Send + Sync),
+) -> Result<BTreeMap<String, Vec<u8>>, ToolSetError> {
+    Ok(match fetch_v1(channel.clone(), progress).await {
+        Ok(files) => files,
+        Err(status) if status.code() == tonic::Code::Unimplemented => {
+            fetch_v1alpha(channel, progress).await.map_err(|status| {
+                failed(format!(
+                    "neither grpc.reflection.v1 nor v1alpha answered: {} ({:?})",
+                    status.message(),
+                    status.code()
+                ))
+            })?
+        }
+        Err(status) => {
+            return Err(failed(format!(
+                "{} ({:?})",
+                status.message(),
+                status.code()
+            )));
+        }
+    })
 }

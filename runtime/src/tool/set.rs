@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::fmt;
+use std::time::Duration;
 
 use ai_tools_schema::overlay::{Overlay, annotate};
 use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
@@ -23,7 +24,7 @@ use crate::transport::Transport;
 ///     .service("google.longrunning.Operations");
 /// assert_eq!(options.services, ["google.longrunning.Operations"]);
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct ToolSetOptions {
     /// Annotations from outside the protos (see
@@ -31,12 +32,40 @@ pub struct ToolSetOptions {
     pub overlay: Option<Overlay>,
     /// Services whose every unary and server-streaming method is a tool.
     pub services: Vec<String>,
+    /// How long `ToolSet::from_reflection` (feature `reflection`) may take
+    /// for the whole exchange with the server, connecting included:
+    /// [`DEFAULT_REFLECTION_TIMEOUT`] unless set.
+    pub reflection_timeout: Duration,
+}
+
+/// How long reflecting a server may take unless
+/// [`ToolSetOptions::reflection_timeout`] says otherwise: 30 seconds, ample
+/// for a server of thousands of files, short enough that a server which
+/// accepts the connection and never answers is reported, not waited on.
+pub const DEFAULT_REFLECTION_TIMEOUT: Duration = Duration::from_secs(30);
+
+impl Default for ToolSetOptions {
+    fn default() -> Self {
+        Self {
+            overlay: None,
+            services: Vec::new(),
+            reflection_timeout: DEFAULT_REFLECTION_TIMEOUT,
+        }
+    }
 }
 
 impl ToolSetOptions {
-    /// No overlay, no whole services: the annotated methods only.
+    /// No overlay, no whole services: the annotated methods only; the
+    /// default reflection timeout.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Bounds the whole reflection exchange of `ToolSet::from_reflection`
+    /// (feature `reflection`); [`DEFAULT_REFLECTION_TIMEOUT`] otherwise.
+    pub fn reflection_timeout(mut self, timeout: Duration) -> Self {
+        self.reflection_timeout = timeout;
+        self
     }
 
     /// Adds the annotations of `overlay`.
