@@ -1,0 +1,202 @@
+//! The built `ai-tools` binary run as a process, from the repository root as
+//! the README runs it: what it prints on stdout (JSON and nothing else),
+//! what on stderr (logs and errors), and the exit codes its `--help`
+//! documents (0 success, 1 the tools could not be built or served, 2 a usage
+//! error).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use ai_tools_tests::tools::links;
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn ai_tools(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_ai-tools"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// The tool names in `json`, the output of `--dialect dialect`.
+fn names(dialect: &str, json: &serde_json::Value) -> Vec<String> {
+    let tools = match dialect {
+        "gemini" => &json["functionDeclarations"],
+        _ => json,
+    };
+    let tools = tools
+        .as_array()
+        .unwrap_or_else(|| panic!("{dialect}: no list of tools in {json:#}"));
+    let mut names: Vec<String> = tools
+        .iter()
+        .map(|tool| {
+            let name = match dialect {
+                "openai" => &tool["function"]["name"],
+                _ => &tool["name"],
+            };
+            name.as_str()
+                .unwrap_or_else(|| panic!("{dialect}: a tool without a name: {tool:#}"))
+                .to_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+/// The annotated RPCs of links.proto, by the tool names the macro gives them.
+fn annotated() -> Vec<String> {
+    let mut names: Vec<String> = links::all_tools()
+        .iter()
+        .map(|t| t.name.to_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+const LINKS: [&str; 4] = ["--proto", "proto/links/v1/links.proto", "-I", "proto"];
+
+#[test]
+fn tools_prints_json_and_only_json_on_stdout() {
+    let output = ai_tools(&[&["tools"][..], &LINKS, &["--dialect", "openai"]].concat());
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // The whole of stdout is one JSON document: no log line slipped in.
+    let json: serde_json::Value = serde_json::from_str(&stdout)
+        .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{stdout}"));
+    assert_eq!(names("openai", &json), annotated());
+    assert_eq!(annotated().len(), 5, "links.proto annotates five RPCs");
+    for tool in json.as_array().expect("a list") {
+        assert_eq!(tool["type"], "function", "{tool:#}");
+        assert!(tool["function"]["parameters"].is_object(), "{tool:#}");
+    }
+    // The logs are on stderr.
+    assert!(stderr.contains("ai-tools: 5 tools"), "{stderr}");
+    assert!(!stdout.contains("ai-tools:"), "{stdout}");
+}
+
+#[test]
+fn every_dialect_prints_valid_json() {
+    for dialect in ["openai", "anthropic", "gemini", "mcp"] {
+        let output = ai_tools(&[&["tools"][..], &LINKS, &["--dialect", dialect]].concat());
+        let stdout = text(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{dialect}: {}",
+            text(&output.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{dialect}: stdout is not JSON ({e}):\n{stdout}"));
+        assert_eq!(names(dialect, &json), annotated(), "{dialect}");
+    }
+    // No `--dialect` is MCP's.
+    let default = ai_tools(&[&["tools"][..], &LINKS].concat());
+    let mcp = ai_tools(&[&["tools"][..], &LINKS, &["--dialect", "mcp"]].concat());
+    assert_eq!(default.status.code(), Some(0));
+    assert_eq!(default.stdout, mcp.stdout);
+}
+
+#[test]
+fn version_and_help() {
+    let output = ai_tools(&["--version"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(
+        text(&output.stdout),
+        format!("ai-tools {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let output = ai_tools(&["--help"]);
+    assert_eq!(output.status.code(), Some(0));
+    let help = text(&output.stdout);
+    for documented in [
+        "USAGE:",
+        "EXAMPLES:",
+        "EXIT STATUS:",
+        "--reflection-timeout",
+    ] {
+        assert!(help.contains(documented), "{documented}:\n{help}");
+    }
+}
+
+#[test]
+fn a_bad_flag_is_a_usage_error() {
+    let output = ai_tools(&[&["tools"][..], &LINKS, &["--frobnicate"]].concat());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("unexpected argument `--frobnicate`") && stderr.contains("--help"),
+        "{stderr}"
+    );
+    // A dialect it does not know, too.
+    let output = ai_tools(&[&["tools"][..], &LINKS, &["--dialect", "cohere"]].concat());
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    assert!(
+        text(&output.stderr).contains("unknown dialect `cohere`"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn a_file_that_is_not_there_fails_naming_it() {
+    let output = ai_tools(&[
+        "tools",
+        "--proto",
+        "proto/links/v1/nowhere.proto",
+        "-I",
+        "proto",
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(stderr.contains("nowhere.proto"), "{stderr}");
+
+    let output = ai_tools(&["tools", "--descriptor-set", "target/no-such-set.binpb"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("the descriptor set target/no-such-set.binpb"),
+        "{stderr}"
+    );
+}
+
+/// A server that accepts the connection and never answers: `--reflection`
+/// gives up after `--reflection-timeout`, naming the server and the timeout.
+#[test]
+fn reflection_of_a_silent_server_times_out() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a listener");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    // Accepts and holds every connection, answering nothing.
+    std::thread::spawn(move || {
+        let held: Vec<_> = listener.incoming().collect();
+        drop(held);
+    });
+    let started = Instant::now();
+    let output = ai_tools(&[
+        "tools",
+        "--grpc",
+        &url,
+        "--reflection",
+        "--reflection-timeout",
+        "0.5",
+    ]);
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(&format!("{url}: gRPC reflection failed"))
+            && stderr.contains("within 500ms"),
+        "{stderr}"
+    );
+}
