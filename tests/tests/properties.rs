@@ -241,7 +241,7 @@ proptest! {
         let (exec, calls) = counting_executor();
         let name = gentools::all_tools()[tool].name;
         let result = runtime().block_on(exec.execute(name, &text));
-        prop_assert_eq!(result.is_error, calls.len() == 0);
+        prop_assert_eq!(result.is_error, calls.is_empty());
     }
 }
 
