@@ -163,7 +163,7 @@ pub mod __private {
     pub async fn transcode(
         aliases: &crate::AliasManager,
         response: &prost_reflect::MessageDescriptor,
-        prefixes: &[FieldPrefix],
+        prefixes: &'static [FieldPrefix],
         bytes: &[u8],
     ) -> Option<Result<String, crate::AliasError>> {
         crate::executor::transcode_for_tests(aliases, response, prefixes, bytes).await

@@ -243,7 +243,7 @@ fn reference(
 
 /// Transcodes `bytes` and checks it against the reference; `true` if the
 /// writer took the bytes (rather than leaving them to `DynamicMessage`).
-async fn check(desc: &MessageDescriptor, prefixes: &[FieldPrefix], bytes: &[u8]) -> bool {
+async fn check(desc: &MessageDescriptor, prefixes: &'static [FieldPrefix], bytes: &[u8]) -> bool {
     let aliases = AliasManager::new();
     let (expected, expected_aliases) = reference(desc, prefixes, bytes);
     let Some(written) = transcode(&aliases, desc, prefixes, bytes).await else {
@@ -265,6 +265,21 @@ async fn check(desc: &MessageDescriptor, prefixes: &[FieldPrefix], bytes: &[u8])
         "{}: aliases differ",
         desc.full_name()
     );
+    // One alias short of the limit (which is at least 1): the call is
+    // refused, and nothing stays registered.
+    if aliases.len() > 1 {
+        let limited = AliasManager::new().with_limit(aliases.len() - 1);
+        let refused = transcode(&limited, desc, prefixes, bytes).await;
+        assert!(
+            matches!(
+                refused,
+                Some(Err(ai_tools::AliasError::LimitReached { .. }))
+            ),
+            "{}: past the limit, {refused:?}",
+            desc.full_name()
+        );
+        assert!(limited.is_empty(), "{}: half registered", desc.full_name());
+    }
     true
 }
 

@@ -931,10 +931,11 @@ impl AliasManager {
             let written = write(&mut |prefix, text| {
                 uuid_bytes(text).map(|uuid| state.register_bytes(prefix, uuid))
             });
-            if written.is_err() || state.len() > self.limit {
+            let over_limit = state.len() > self.limit;
+            if written.is_err() || over_limit {
                 state.rollback(checkpoint);
             }
-            if written.is_ok() && state.len() > self.limit {
+            if written.is_ok() && over_limit {
                 return Err(AliasError::LimitReached { limit: self.limit });
             }
             return Ok(written);

@@ -38,16 +38,19 @@ pub(crate) fn uuid_tokens(text: &str) -> Vec<(usize, usize)> {
 }
 
 /// The 16 bytes of a UUID in its text form (any letter case).
+///
+/// On the path of every id of every response, so it reads the 32 digits at
+/// their fixed places rather than scanning the text.
 pub(crate) fn uuid_bytes(uuid: &str) -> Option<[u8; 16]> {
-    if !is_uuid_bytes(uuid.as_bytes()) {
+    /// Where each byte's two digits start in the 8-4-4-4-12 form.
+    const DIGITS: [usize; 16] = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+    let text = uuid.as_bytes();
+    if text.len() != UUID_LEN || [8, 13, 18, 23].iter().any(|&i| text[i] != b'-') {
         return None;
     }
     let mut out = [0u8; 16];
-    let mut digits = uuid.bytes().filter(|b| *b != b'-');
-    for byte in &mut out {
-        let hi = hex_value(digits.next()?)?;
-        let lo = hex_value(digits.next()?)?;
-        *byte = (hi << 4) | lo;
+    for (byte, &at) in out.iter_mut().zip(&DIGITS) {
+        *byte = (hex_value(text[at])? << 4) | hex_value(text[at + 1])?;
     }
     Some(out)
 }
@@ -73,4 +76,31 @@ pub(crate) fn uuid_text(uuid: &[u8; 16]) -> String {
         out.push(char::from(HEX[usize::from(byte & 15)]));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_bytes_reads_any_case_and_only_the_8_4_4_4_12_form() {
+        let uuid = "D290f1ee-6c54-4b01-90e6-d701748f0851";
+        let bytes = uuid_bytes(uuid).expect("a UUID");
+        assert_eq!(bytes[0], 0xd2);
+        assert_eq!(bytes[15], 0x51);
+        assert_eq!(uuid_text(&bytes), uuid.to_ascii_lowercase());
+        for not_one in [
+            "",
+            "d290f1ee6c544b0190e6d701748f0851",
+            "d290f1ee-6c54-4b01-90e6-d701748f085",
+            "d290f1ee-6c54-4b01-90e6-d701748f08512",
+            "d290f1ee-6c54-4b01-90e6_d701748f0851",
+            "d290f1ee-6c54-4b01-90e6-d701748f085g",
+            "d290f1e-e6c54-4b01-90e6-d701748f0851",
+            "d290f1ee-6c54-4b01-90e6-d701748f08ü",
+        ] {
+            assert_eq!(uuid_bytes(not_one), None, "{not_one}");
+            assert!(!is_uuid_bytes(not_one.as_bytes()), "{not_one}");
+        }
+    }
 }

@@ -516,7 +516,7 @@ impl<T: Transport> ProtoExecutor<T> {
         desc: &MessageDescriptor,
         bytes: &[u8],
     ) -> Result<String, CallError> {
-        if let Some(transcoder) = response_transcoder(tool, desc).as_ref() {
+        if let Some(transcoder) = response_transcoder(tool.response_aliases, desc).as_ref() {
             let mut out = Vec::with_capacity(bytes.len().saturating_mul(2));
             let written = self
                 .aliases
@@ -861,10 +861,11 @@ enum CallError {
 pub(crate) async fn transcode_for_tests(
     aliases: &AliasManager,
     response: &MessageDescriptor,
-    prefixes: &[crate::tool::FieldPrefix],
+    prefixes: &'static [crate::tool::FieldPrefix],
     bytes: &[u8],
 ) -> Option<Result<String, AliasError>> {
-    let transcoder = Transcoder::new(response, prefixes)?;
+    let transcoder = response_transcoder(prefixes, response);
+    let transcoder = transcoder.as_ref().as_ref()?;
     let mut out = Vec::new();
     let written = aliases
         .assign_written(|alias| {
@@ -900,16 +901,17 @@ pub(crate) fn undecodable_response(desc: &MessageDescriptor, e: &impl std::fmt::
 /// per tool and response type as the walk plan is; `None` for a type the
 /// transcoder leaves to `DynamicMessage`.
 fn response_transcoder(
-    tool: &'static AgentTool,
+    prefixes: &'static [crate::tool::FieldPrefix],
     response: &MessageDescriptor,
 ) -> Arc<Option<Transcoder>> {
-    static TRANSCODERS: LazyLock<Memo<(usize, String), Option<Transcoder>>> =
+    static TRANSCODERS: LazyLock<Memo<(usize, usize, String), Option<Transcoder>>> =
         LazyLock::new(Memo::new);
     let key = (
-        tool.response_aliases.as_ptr() as usize,
+        prefixes.as_ptr() as usize,
+        prefixes.len(),
         response.full_name().to_owned(),
     );
-    TRANSCODERS.get_or(key, || Transcoder::new(response, tool.response_aliases))
+    TRANSCODERS.get_or(key, || Transcoder::new(response, prefixes))
 }
 
 /// The walk plan of a tool's response, made once per tool and response type:

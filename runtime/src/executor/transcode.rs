@@ -16,7 +16,7 @@
 //! differ from the decoder, it steps aside. Well-known types keep their
 //! special JSON by going through `DynamicMessage` one value at a time.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Write as _;
 
 use base64::Engine as _;
@@ -157,6 +157,7 @@ impl Transcoder {
             transcoder: self,
             out,
             alias,
+            spare: Vec::new(),
         }
         .message(0, bytes, 0)
     }
@@ -271,23 +272,28 @@ fn key_text(field: &FieldDescriptor) -> Box<str> {
     key.into()
 }
 
-struct Writer<'t, 'o, 'a, 'c> {
+struct Writer<'t, 'o, 'a, 'c, 'b> {
     transcoder: &'t Transcoder,
     out: &'o mut Vec<u8>,
     alias: &'a mut AliasFor<'c>,
+    /// Emptied occurrence lists, kept for the next message: one allocation
+    /// per nesting level instead of one per message.
+    spare: Vec<Vec<(usize, Wire<'b>)>>,
 }
 
-impl Writer<'_, '_, '_, '_> {
-    fn message(&mut self, index: usize, bytes: &[u8], depth: usize) -> Result<(), Unsupported> {
+impl<'b> Writer<'_, '_, '_, '_, 'b> {
+    fn message(&mut self, index: usize, bytes: &'b [u8], depth: usize) -> Result<(), Unsupported> {
         if depth > MAX_WALK_DEPTH {
             return Err(Unsupported);
         }
         let layout = &self.transcoder.messages[index];
-        let mut seen = scan(layout, bytes)?;
+        let mut seen = self.spare.pop().unwrap_or_default();
+        scan(layout, bytes, &mut seen)?;
         // Fields come in number order from protobuf encoders; others sort here
         // (stable, so repeated values keep their order).
         seen.sort_by_key(|(field, _)| *field);
-        let mut oneofs_written: HashSet<usize> = HashSet::new();
+        // The oneofs a member was written of: few, so a list.
+        let mut oneofs_written: Vec<usize> = Vec::new();
         self.out.push(b'{');
         let mut first = true;
         let mut at = 0;
@@ -315,21 +321,24 @@ impl Writer<'_, '_, '_, '_> {
                 self.out.truncate(mark);
                 continue;
             }
-            if let Some(oneof) = field.oneof
-                && !oneofs_written.insert(oneof)
-            {
-                // Two members of one oneof: the decoder keeps the last one sent.
-                return Err(Unsupported);
+            if let Some(oneof) = field.oneof {
+                if oneofs_written.contains(&oneof) {
+                    // Two members of one oneof: the decoder keeps the last one sent.
+                    return Err(Unsupported);
+                }
+                oneofs_written.push(oneof);
             }
             first = false;
         }
         self.out.push(b'}');
+        seen.clear();
+        self.spare.push(seen);
         Ok(())
     }
 
     /// A singular field: its last occurrence (the decoder's rule), unless
     /// it is a message sent more than once, which the decoder merges.
-    fn one<'b>(
+    fn one(
         &mut self,
         field: &FieldLayout,
         kind: &ValueKind,
@@ -379,7 +388,7 @@ impl Writer<'_, '_, '_, '_> {
     }
 
     /// A repeated field: every occurrence in order, packed or not.
-    fn list<'b>(
+    fn list(
         &mut self,
         field: &FieldLayout,
         kind: &ValueKind,
@@ -420,7 +429,7 @@ impl Writer<'_, '_, '_, '_> {
 
     /// A map: its entries by key (the order the alias walk visits them), the
     /// last entry of a key winning, as the decoder keeps it.
-    fn map<'b>(
+    fn map(
         &mut self,
         key_scalar: Scalar,
         kind: &ValueKind,
@@ -496,7 +505,7 @@ impl Writer<'_, '_, '_, '_> {
     }
 
     /// A well-known type in its own JSON form, written by `DynamicMessage`.
-    fn well_known(&mut self, desc: &MessageDescriptor, bytes: &[u8]) -> Result<(), Unsupported> {
+    fn well_known(&mut self, desc: &MessageDescriptor, bytes: &'b [u8]) -> Result<(), Unsupported> {
         let message = DynamicMessage::decode(desc.clone(), bytes).map_err(|_| Unsupported)?;
         let mut serializer = serde_json::Serializer::new(&mut *self.out);
         message
@@ -520,15 +529,15 @@ impl Writer<'_, '_, '_, '_> {
 fn scan<'b>(
     layout: &MessageLayout,
     mut bytes: &'b [u8],
-) -> Result<Vec<(usize, Wire<'b>)>, Unsupported> {
-    let mut seen = Vec::new();
+    seen: &mut Vec<(usize, Wire<'b>)>,
+) -> Result<(), Unsupported> {
     while !bytes.is_empty() {
         let (number, wire) = field(&mut bytes)?;
         if let Ok(i) = layout.numbers.binary_search(&number) {
             seen.push((i, wire));
         }
     }
-    Ok(seen)
+    Ok(())
 }
 
 /// The next field of `bytes`: its number and value.
