@@ -96,11 +96,86 @@ pub enum Received {
     DeleteWorkflowStep(pb::DeleteWorkflowStepRequest),
 }
 
+/// One metadata value a request carried, as the server received it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MetadataValue {
+    /// An ASCII value (not visible ASCII: its bytes read lossily as UTF-8).
+    Ascii(String),
+    /// The bytes of a `-bin` value, decoded from the base64 of the wire.
+    Binary(Vec<u8>),
+    /// A `-bin` value that is not base64: its text as it arrived.
+    Undecodable(Vec<u8>),
+}
+
+/// Every metadata entry of one request as the server received it, in
+/// order, keys lowercase: `authorization`, `-bin` keys and the entries
+/// gRPC itself sends (`te`, `content-type`, `user-agent`, `grpc-*`) included.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Metadata(pub Vec<(String, MetadataValue)>);
+
+impl Metadata {
+    fn of(metadata: &tonic::metadata::MetadataMap) -> Self {
+        use tonic::metadata::KeyAndValueRef;
+        Self(
+            metadata
+                .iter()
+                .map(|kv| match kv {
+                    KeyAndValueRef::Ascii(k, v) => (
+                        k.as_str().to_owned(),
+                        MetadataValue::Ascii(
+                            String::from_utf8_lossy(v.as_encoded_bytes()).into_owned(),
+                        ),
+                    ),
+                    KeyAndValueRef::Binary(k, v) => (
+                        k.as_str().to_owned(),
+                        match v.to_bytes() {
+                            Ok(bytes) => MetadataValue::Binary(bytes.to_vec()),
+                            Err(_) => MetadataValue::Undecodable(v.as_encoded_bytes().to_vec()),
+                        },
+                    ),
+                })
+                .collect(),
+        )
+    }
+
+    /// Every value of `key`, in order.
+    pub fn values(&self, key: &str) -> Vec<&MetadataValue> {
+        self.0
+            .iter()
+            .filter(|(k, _)| k == key)
+            .map(|(_, v)| v)
+            .collect()
+    }
+
+    /// The first ASCII value of `key`.
+    pub fn ascii(&self, key: &str) -> Option<&str> {
+        self.0.iter().find_map(|(k, v)| match v {
+            MetadataValue::Ascii(text) if k == key => Some(text.as_str()),
+            _ => None,
+        })
+    }
+
+    /// The first binary value of `key`, decoded.
+    pub fn binary(&self, key: &str) -> Option<&[u8]> {
+        self.0.iter().find_map(|(k, v)| match v {
+            MetadataValue::Binary(bytes) if k == key => Some(bytes.as_slice()),
+            _ => None,
+        })
+    }
+
+    /// The keys, in order (a key sent twice is listed twice).
+    pub fn keys(&self) -> Vec<&str> {
+        self.0.iter().map(|(k, _)| k.as_str()).collect()
+    }
+}
+
 #[derive(Debug, Default)]
 struct State {
     links: Vec<pb::Link>,
     steps: HashMap<String, pb::WorkflowStep>,
     received: Vec<Received>,
+    /// Each request with every metadata entry it carried.
+    requests: Vec<(Received, Metadata)>,
     metadata: Vec<(String, String)>,
     delay: Option<Duration>,
     workspace_id: String,
@@ -188,6 +263,12 @@ impl LinksBackend {
         self.lock().metadata.clone()
     }
 
+    /// Every request received, in order, each with all the metadata it
+    /// carried: which request carried which metadata, under concurrency too.
+    pub fn requests(&self) -> Vec<(Received, Metadata)> {
+        self.lock().requests.clone()
+    }
+
     /// The links held, in list order (newest first).
     pub fn links(&self) -> Vec<pb::Link> {
         let mut links = self.lock().links.clone();
@@ -213,6 +294,8 @@ impl LinksBackend {
     async fn begin<T>(&self, request: &Request<T>, received: Received) {
         let delay = {
             let mut s = self.lock();
+            s.requests
+                .push((received.clone(), Metadata::of(request.metadata())));
             s.received.push(received);
             s.metadata = x_metadata(request.metadata());
             s.delay
