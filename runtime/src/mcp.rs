@@ -296,6 +296,14 @@ impl McpServer {
     /// carry is not sent. One session's headers only ever reach that
     /// request's own call.
     ///
+    /// A header whose name ends in `-bin` is binary metadata. Its HTTP value
+    /// is the standard base64 of the bytes, padding optional, several values
+    /// joined by commas, as in gRPC over HTTP/2. It is forwarded as the bytes
+    /// it encodes, which the gRPC server reads back as they were. A value that
+    /// is not base64 makes that tool call an error result naming the header,
+    /// not its value, and nothing is sent. An ASCII header whose value is not
+    /// visible ASCII is not forwarded.
+    ///
     /// # Errors
     ///
     /// [`ServeError::Header`] for a name that can never be forwarded:
@@ -966,7 +974,10 @@ impl ServerHandler for Handler {
         // Passed on as parsed: written out as text, they would only be
         // parsed again.
         let args = Value::Object(request.arguments.take().unwrap_or_default());
-        let mut options = self.call_options(&context);
+        let mut options = match self.call_options(&context) {
+            Ok(options) => options,
+            Err(refused) => return Ok(to_call_tool_result(refused).into()),
+        };
         // A client that sent a progress token hears of each message of a
         // server stream as it arrives, before the result.
         let progress = context.meta.get_progress_token().map(|token| {
@@ -1003,27 +1014,55 @@ impl ServerHandler for Handler {
 
 impl Handler {
     /// The options of one tool call: the server's, with the allow-listed
-    /// headers of this very HTTP request on top (stdio has none).
-    fn call_options(&self, context: &RequestContext<RoleServer>) -> CallOptions {
+    /// headers of this very HTTP request on top (stdio has none). A `-bin`
+    /// header is base64 on the wire and forwarded as the bytes it encodes; one
+    /// that does not decode refuses the call (a tool error naming the
+    /// header, never its value).
+    fn call_options(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallOptions, crate::executor::ToolResult> {
         let shared = &self.state.shared;
         let Some(parts) = context.extensions.get::<http::request::Parts>() else {
-            return shared.call_options.clone();
+            return Ok(shared.call_options.clone());
         };
         let mut forwarded = CallOptions::new();
         for name in &shared.forward_headers {
             for value in parts.headers.get_all(name.as_str()) {
-                match (name.ends_with("-bin"), value.to_str()) {
-                    (false, Ok(text)) => forwarded = forwarded.metadata(name.as_str(), text),
-                    (true, _) => {
-                        forwarded = forwarded.binary_metadata(name.as_str(), value.as_bytes())
+                if name.ends_with("-bin") {
+                    for bytes in decode_binary_header(value.as_bytes()).ok_or_else(|| {
+                        crate::executor::ToolResult::error(format!(
+                            "the request header `{name}` is not valid base64, so the call was not made: \
+                             a `-bin` header carries its binary value in standard base64 (padding optional). \
+                             Ask the user or the host to fix that header; retrying will not help."
+                        ))
+                    })? {
+                        forwarded = forwarded.binary_metadata(name.as_str(), bytes);
                     }
-                    // Not ASCII: not valid gRPC metadata, so not forwarded.
-                    (false, Err(_)) => {}
+                } else if let Ok(text) = value.to_str() {
+                    forwarded = forwarded.metadata(name.as_str(), text);
                 }
+                // Not visible ASCII: not valid gRPC metadata, so not forwarded.
             }
         }
-        shared.call_options.overriding(&forwarded)
+        Ok(shared.call_options.overriding(&forwarded))
     }
+}
+
+/// The values of a `-bin` header as gRPC defines them: standard base64,
+/// padded or not, several values joined by commas; `None` when one does not
+/// decode.
+fn decode_binary_header(value: &[u8]) -> Option<Vec<Vec<u8>>> {
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const BASE64: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    value
+        .split(|&b| b == b',')
+        .map(|part| BASE64.decode(part.trim_ascii()).ok())
+        .collect()
 }
 
 /// Why a header can never be forwarded into gRPC metadata, if it cannot.
@@ -1075,4 +1114,25 @@ fn to_call_tool_result(result: crate::executor::ToolResult) -> CallToolResult {
     let mut ok = CallToolResult::success(vec![ContentBlock::text(result.output)]);
     ok.structured_content = structured;
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::decode_binary_header;
+
+    #[test]
+    fn a_bin_header_is_base64_padded_or_not_and_may_list_values() {
+        let bytes = vec![0x00, 0xff, b'a', 0x01];
+        assert_eq!(decode_binary_header(b"AP9hAQ=="), Some(vec![bytes.clone()]));
+        assert_eq!(decode_binary_header(b"AP9hAQ"), Some(vec![bytes.clone()]));
+        assert_eq!(
+            decode_binary_header(b"AP9hAQ, AQ=="),
+            Some(vec![bytes, vec![0x01]])
+        );
+        assert_eq!(decode_binary_header(b""), Some(vec![Vec::new()]));
+        assert_eq!(decode_binary_header(b"not base64!"), None);
+        assert_eq!(decode_binary_header(b"AP9hAQ,%%"), None);
+        // URL-safe base64 is not gRPC's alphabet.
+        assert_eq!(decode_binary_header(b"AP9h-_"), None);
+    }
 }
