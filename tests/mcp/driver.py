@@ -7,6 +7,10 @@ client and its streamable-HTTP client, and checks what the tools return:
 
     python tests/mcp/driver.py --server target/debug/mcp_server
 
+With --forwarding URL --scenario JSON it runs, against an MCP server that
+tests/tests/mcp.rs started, sessions sending their own headers; that test
+then checks what reached its gRPC server.
+
 It prints one line per check and closes with "N passed, M failed"; the exit
 code is 0 only when every check passed.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -401,14 +406,79 @@ async def http_sessions(url: str, checks: Checks) -> None:
         checks.check(fresh.is_error, f"{label}: a new session starts with no aliases", text_of(fresh))
 
 
+async def forwarding_checks(url: str, scenario: dict[str, Any], checks: Checks) -> None:
+    """Sessions that each send their own headers with every request, calling
+    the generated links_create concurrently and interleaved, each call named
+    after its session. What reached the gRPC server is checked by the caller
+    (tests/tests/mcp.rs), which started it and gave this scenario."""
+    label = "forwarding"
+    timeout = httpx2.Timeout(30, read=300)
+    calls = int(scenario["calls"])
+    names = list(scenario["sessions"])
+    async with contextlib.AsyncExitStack() as stack:
+        sessions: dict[str, ClientSession] = {}
+        for name in names:
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=scenario["sessions"][name], timeout=timeout)
+            )
+            read, write = await stack.enter_async_context(streamable_http_client(url, http_client=http))
+            sessions[name] = await stack.enter_async_context(ClientSession(read, write))
+        await asyncio.gather(*(s.initialize() for s in sessions.values()))
+        order = [(names[i % len(names)], i // len(names)) for i in range(calls * len(names))]
+        results = await asyncio.gather(
+            *(
+                sessions[name].call_tool(
+                    "links_create", {"destination": f"https://{name}.example/{n}", "name": f"{name}-{n}"}
+                )
+                for name, n in order
+            )
+        )
+        failed = [text_of(r) for r in results if r.is_error]
+        checks.check(
+            not failed,
+            f"{label}: {len(order)} interleaved links_create calls of {len(names)} sessions succeed",
+            failed[:3],
+        )
+
+    # A `-bin` header that is not base64: that call is an error naming the
+    # header (not its value), and nothing is sent.
+    bad = scenario["undecodable"]
+    async with httpx2.AsyncClient(headers=bad, timeout=timeout) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                refused = await session.call_tool(
+                    "links_create", {"destination": "https://undecodable.example/", "name": "undecodable"}
+                )
+                text = text_of(refused)
+                checks.check(
+                    refused.is_error
+                    and all(k in text for k in bad if k.endswith("-bin"))
+                    and "base64" in text
+                    and not any(v in text for k, v in bad.items() if k.endswith("-bin")),
+                    f"{label}: an undecodable -bin header is an isError result naming the header, not its value",
+                    text,
+                )
+
+
 async def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", required=True, help="path to the mcp_server binary")
+    parser.add_argument("--server", help="path to the mcp_server binary: run the stdio and HTTP checks")
+    parser.add_argument("--forwarding", metavar="URL", help="run the header forwarding scenario against URL")
+    parser.add_argument("--scenario", help="the forwarding scenario, JSON: {sessions: {name: headers}, calls, undecodable}")
     args = parser.parse_args()
     checks = Checks()
-    for name, run in (("stdio", stdio_checks), ("http", http_checks)):
+    runs: list[tuple[str, Any]] = []
+    if args.server:
+        runs += [("stdio", lambda: stdio_checks(args.server, checks)), ("http", lambda: http_checks(args.server, checks))]
+    if args.forwarding:
+        scenario = json.loads(args.scenario or "{}")
+        runs.append(("forwarding", lambda: forwarding_checks(args.forwarding, scenario, checks)))
+    if not runs:
+        parser.error("give --server, --forwarding, or both")
+    for name, run in runs:
         try:
-            await asyncio.wait_for(run(args.server, checks), TIMEOUT * 2)
+            await asyncio.wait_for(run(), TIMEOUT * 2)
         except Exception as e:  # a crash of one transport's checks is one failure, reported
             checks.check(False, f"{name}: the checks ran to the end", repr(e))
     print(f"{checks.passed} passed, {checks.failed} failed", flush=True)

@@ -75,21 +75,26 @@ mod python_sdk {
         ))
     }
 
-    #[test]
-    fn the_official_python_sdk_drives_the_example_server_over_stdio_and_http() {
-        let python = match python() {
-            Ok(p) => p,
+    /// A Python with the SDK; `None` (the test skips, saying why) unless
+    /// `AI_TOOLS_REQUIRE_MCP` is set.
+    fn python_or_skip() -> Option<PathBuf> {
+        match python() {
+            Ok(p) => Some(p),
             Err(reason) if !required() => {
                 super::skipped(&reason);
-                return;
+                None
             }
             Err(reason) => panic!("AI_TOOLS_REQUIRE_MCP is set: {reason}"),
-        };
+        }
+    }
+
+    /// Runs `driver.py` with `args` within [`LIMIT`], prints its output, and
+    /// checks that every one of its checks passed.
+    fn run_driver(python: &Path, args: &[&str]) {
         let driver = Path::new(env!("CARGO_MANIFEST_DIR")).join("mcp/driver.py");
-        let mut child = Command::new(&python)
+        let mut child = Command::new(python)
             .arg(&driver)
-            .arg("--server")
-            .arg(env!("CARGO_BIN_EXE_mcp_server"))
+            .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -134,6 +139,184 @@ mod python_sdk {
             "the Python driver failed ({status}): {summary}"
         );
         assert!(summary.ends_with(" 0 failed"), "{summary}");
+    }
+
+    #[test]
+    fn the_official_python_sdk_drives_the_example_server_over_stdio_and_http() {
+        let Some(python) = python_or_skip() else {
+            return;
+        };
+        run_driver(&python, &["--server", env!("CARGO_BIN_EXE_mcp_server")]);
+    }
+
+    /// The headers one SDK session sends with every request, and what the
+    /// gRPC server must receive for them.
+    struct Caller {
+        name: &'static str,
+        authorization: &'static str,
+        tenant: &'static str,
+        /// Not allow-listed: never forwarded.
+        unlisted: &'static str,
+        /// `x-trace-bin` as sent: base64 (padded for one session, not for
+        /// the other) of `trace`.
+        trace_base64: &'static str,
+        trace: &'static [u8],
+    }
+
+    const CALLERS: [Caller; 2] = [
+        Caller {
+            name: "alice",
+            authorization: "Bearer alice-token",
+            tenant: "acme",
+            unlisted: "alice-secret",
+            trace_base64: "AP9hbGljZQE=",
+            trace: b"\x00\xffalice\x01",
+        },
+        Caller {
+            name: "bob",
+            authorization: "Bearer bob-token",
+            tenant: "globex",
+            unlisted: "bob-secret",
+            trace_base64: "/gBib2I",
+            trace: b"\xfe\x00bob",
+        },
+    ];
+    const CALLS_PER_SESSION: usize = 20;
+
+    /// Over streamable HTTP, SDK sessions with their own `authorization`,
+    /// `x-tenant`, `x-trace-bin` and an unlisted header call a generated tool,
+    /// interleaved; the tonic server behind it records each request with all
+    /// its metadata. Each call arrives with its own session's allow-listed
+    /// headers (the `-bin` one as the bytes it encodes) and nothing else.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn forwarded_headers_reach_the_grpc_server_allow_listed_only_and_per_session() {
+        use ai_tools::mcp::McpServer;
+        use ai_tools::{TonicTransport, Toolkit};
+        use ai_tools_tests::{LinksBackend, MetadataValue, Received, serve, tools::links};
+
+        let Some(python) = python_or_skip() else {
+            return;
+        };
+        let grpc = serve(LinksBackend::with_links(0))
+            .await
+            .expect("a gRPC server");
+        // Every call waits a little at the server, so that calls overlap.
+        grpc.backend.set_delay(Duration::from_millis(20));
+        let transport = TonicTransport::new(grpc.channel().expect("a channel"));
+        let server = McpServer::new(move |aliases| {
+            Toolkit::builder()
+                .alias_manager(aliases.clone())
+                .generated(links::Executor::with_alias_manager(
+                    transport.clone(),
+                    aliases,
+                ))
+                .build()
+        })
+        .with_server_info("links", "1")
+        .forward_headers(["authorization", "x-tenant", "x-trace-bin"])
+        .expect("forwardable headers");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.serve_http_until(listener, async {
+            let _ = stopped.await;
+        }));
+
+        let sessions: serde_json::Map<String, serde_json::Value> = CALLERS
+            .iter()
+            .map(|c| {
+                (
+                    c.name.to_owned(),
+                    serde_json::json!({
+                        "authorization": c.authorization,
+                        "x-tenant": c.tenant,
+                        "x-unlisted": c.unlisted,
+                        "x-trace-bin": c.trace_base64,
+                    }),
+                )
+            })
+            .collect();
+        let scenario = serde_json::json!({
+            "sessions": sessions,
+            "calls": CALLS_PER_SESSION,
+            "undecodable": {"authorization": "Bearer carol-token", "x-trace-bin": "not base64!"},
+        })
+        .to_string();
+        tokio::task::spawn_blocking(move || {
+            run_driver(&python, &["--forwarding", &url, "--scenario", &scenario]);
+        })
+        .await
+        .expect("the driver ran");
+        let _ = stop.send(());
+        serving
+            .await
+            .expect("the server task")
+            .expect("the server stopped cleanly");
+
+        let requests = grpc.backend.requests();
+        for caller in &CALLERS {
+            let prefix = format!("{}-", caller.name);
+            let mine: Vec<_> = requests
+                .iter()
+                .filter_map(|(received, metadata)| match received {
+                    Received::CreateLink(r)
+                        if r.name.as_deref().is_some_and(|n| n.starts_with(&prefix)) =>
+                    {
+                        Some((r.name.clone().unwrap_or_default(), metadata))
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(mine.len(), CALLS_PER_SESSION, "{}'s calls", caller.name);
+            for (name, metadata) in mine {
+                assert_eq!(
+                    metadata.values("authorization"),
+                    [&MetadataValue::Ascii(caller.authorization.to_owned())],
+                    "{name}: {metadata:?}"
+                );
+                assert_eq!(
+                    metadata.values("x-tenant"),
+                    [&MetadataValue::Ascii(caller.tenant.to_owned())],
+                    "{name}: {metadata:?}"
+                );
+                assert_eq!(
+                    metadata.values("x-trace-bin"),
+                    [&MetadataValue::Binary(caller.trace.to_vec())],
+                    "{name}: the -bin header arrives as the bytes it encodes: {metadata:?}"
+                );
+                // Nothing else of the MCP request: only what gRPC itself sends.
+                let others: Vec<&str> = metadata
+                    .keys()
+                    .into_iter()
+                    .filter(|k| {
+                        !["authorization", "x-tenant", "x-trace-bin"].contains(k)
+                            && !["te", "content-type", "user-agent"].contains(k)
+                            && !k.starts_with("grpc-")
+                    })
+                    .collect();
+                assert!(others.is_empty(), "{name}: {others:?} were forwarded too");
+                let leaked = metadata
+                    .0
+                    .iter()
+                    .any(|(_, v)| matches!(v, MetadataValue::Ascii(t) if t.contains("secret")));
+                assert!(!leaked, "{name}: an unlisted header's value arrived");
+            }
+        }
+        assert!(
+            !requests.iter().any(|(received, _)| matches!(
+                received,
+                Received::CreateLink(r) if r.name.as_deref() == Some("undecodable")
+            )),
+            "a call whose -bin header does not decode is not made"
+        );
+        assert_eq!(
+            requests.len(),
+            CALLS_PER_SESSION * CALLERS.len(),
+            "no other request reached the server"
+        );
+        grpc.shutdown().await;
     }
 }
 
