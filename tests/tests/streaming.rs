@@ -221,3 +221,39 @@ async fn per_call_metadata_and_progress_reach_a_streaming_call_through_a_toolkit
     );
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_caller_that_drops_the_call_mid_stream_cancels_it_at_the_server() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    // No bound that would end it: only the caller can.
+    let exec = Arc::new(executor(
+        &server,
+        limits(1_000_000, 1 << 30, Duration::from_secs(600)),
+    ));
+    let call = {
+        let exec = exec.clone();
+        tokio::spawn(async move {
+            exec.execute("feed_follow", r#"{"count": 0, "interval_ms": 5}"#)
+                .await
+        })
+    };
+    // The stream is under way: the server has sent some events.
+    let mut waited = 0;
+    while server.feed.sent() < 3 {
+        assert!(waited < 500, "the stream never started");
+        waited += 1;
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(server.feed.cancelled(), 0);
+    call.abort();
+    assert!(call.await.expect_err("aborted").is_cancelled());
+    assert!(
+        cancelled(&server, 1).await,
+        "the server kept streaming to a caller that had gone"
+    );
+    // And it stopped sending: nothing more goes out once it saw that.
+    let sent = server.feed.sent();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(server.feed.sent(), sent);
+    server.shutdown().await;
+}
