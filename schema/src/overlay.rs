@@ -268,7 +268,8 @@ fn snake_case(name: &str) -> String {
 ///
 /// Every problem, each located: a selector that matches nothing (naming the
 /// closest), an annotation given both inline and in the overlay, a service
-/// that is not in `file`.
+/// that is not in `file`, a derived name another method of the file already
+/// has (the fix: name one of them in the overlay).
 pub fn annotate(
     pool: &DescriptorPool,
     encoded: &[u8],
@@ -316,7 +317,8 @@ pub fn annotate(
     let mut relocations = HashMap::new();
     // (file name, element path, extension, value)
     let mut edits: Vec<(String, Vec<i32>, ExtensionDescriptor, Value)> = Vec::new();
-    let mut overlaid_methods = Vec::new();
+    // Full name → tool name, for the methods the overlay names.
+    let mut overlaid_methods: HashMap<String, String> = HashMap::new();
     let mut left_out = Vec::new();
 
     if let Some(overlay) = overlay {
@@ -361,7 +363,7 @@ pub fn annotate(
                 &method.parent_file(),
                 method.path(),
             );
-            overlaid_methods.push(method.full_name().to_owned());
+            overlaid_methods.insert(method.full_name().to_owned(), entry.name.clone());
             edits.push((
                 method.parent_file().name().to_owned(),
                 method.path().to_vec(),
@@ -421,6 +423,10 @@ pub fn annotate(
         }
     }
 
+    // (file, tool name) → the method that has it, for the files of the
+    // services exposed whole.
+    let mut taken: HashMap<(String, String), String> = HashMap::new();
+    let mut named_files: std::collections::HashSet<String> = std::collections::HashSet::new();
     for service_name in services {
         let declared = |s: &prost_reflect::ServiceDescriptor| {
             file.is_none_or(|file| s.parent_file().name() == file)
@@ -444,9 +450,25 @@ pub fn annotate(
             continue;
         };
         let fd = service.parent_file();
+        if !named_files.contains(fd.name()) {
+            named_files.insert(fd.name().to_owned());
+            // The names given inline or by the overlay in this file: a
+            // derived name must not take one (names are unique per file).
+            for method in fd.services().flat_map(|s| s.methods().collect::<Vec<_>>()) {
+                let given = overlaid_methods
+                    .get(method.full_name())
+                    .cloned()
+                    .or_else(|| inline_tool_name(&method, &rpc_tool));
+                if let Some(given) = given {
+                    taken
+                        .entry((fd.name().to_owned(), given))
+                        .or_insert_with(|| method.full_name().to_owned());
+                }
+            }
+        }
         for method in service.methods() {
             let annotated = method.options().has_extension(&rpc_tool)
-                || overlaid_methods.iter().any(|m| m == method.full_name());
+                || overlaid_methods.contains_key(method.full_name());
             if annotated {
                 continue;
             }
@@ -464,6 +486,28 @@ pub fn annotate(
             let mut def = DynamicMessage::new(rpc_tool_type.clone());
             let name = derived_tool_name(service.name(), method.name());
             debug_assert!(validate_tool_name(&name).is_ok(), "{name}");
+            if let Some(other) = taken.get(&(fd.name().to_owned(), name.clone())) {
+                let (line, column) = element_location(&fd, method.path()).unzip();
+                diags.push(Diagnostic {
+                    file: fd.name().to_owned(),
+                    line,
+                    column,
+                    message: format!(
+                        "whole-service mode derives the tool name `{name}` for `{}`, but `{other}` \
+                         already has it; give one of them its own name in an overlay \
+                         (`overlay = \"tools.toml\"`), whose entry takes the place of the \
+                         derived name: `[methods.\"{}\"]` with `name = \"...\"` and \
+                         `description = \"...\"`",
+                        method.full_name(),
+                        method.full_name()
+                    ),
+                });
+                continue;
+            }
+            taken.insert(
+                (fd.name().to_owned(), name.clone()),
+                method.full_name().to_owned(),
+            );
             def.set_field_by_number(1, Value::String(name));
             def.set_field_by_number(2, Value::String(description));
             edits.push((
@@ -513,6 +557,20 @@ pub fn annotate(
         left_out,
         relocations,
     })
+}
+
+/// The tool name `method`'s inline `rpc_tool` option gives, if any.
+fn inline_tool_name(
+    method: &prost_reflect::MethodDescriptor,
+    rpc_tool: &ExtensionDescriptor,
+) -> Option<String> {
+    let options = method.options();
+    if !options.has_extension(rpc_tool) {
+        return None;
+    }
+    let value = options.get_extension(rpc_tool);
+    let name = value.as_message()?.get_field_by_number(1)?;
+    name.as_str().map(str::to_owned)
 }
 
 fn extension(pool: &DescriptorPool, extendee: &str, number: u32) -> Option<ExtensionDescriptor> {
@@ -673,6 +731,63 @@ mod tests {
             tools[1]
                 .description
                 .contains("the proto gives no description")
+        );
+    }
+
+    #[test]
+    fn derived_names_that_clash_are_refused_with_the_overlay_fix() {
+        let pool = crate::test_support::compile(&format!(
+            "{}message Req {{}}\nservice Things {{\n  rpc GetURL(Req) returns (Req);\n  rpc GetUrl(Req) returns (Req);\n  rpc Ping(Req) returns (Req) {{\n    option (ai.context.v1.rpc_tool) = {{ name: \"things_list\" description: \"Ping.\" }};\n  }}\n  rpc List(Req) returns (Req);\n}}\n",
+            crate::test_support::HEADER
+        ));
+        let problems = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("test.proto"),
+            None,
+            &["t.Things".to_owned()],
+        )
+        .expect_err("two methods derive `things_get_url`, and `things_list` is taken inline");
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        let clash = &problems[0];
+        assert!(clash.line.is_some(), "located at the method: {clash}");
+        assert!(
+            clash.message.contains("derives the tool name `things_get_url` for `t.Things.GetUrl`, but `t.Things.GetURL` already has it")
+                && clash.message.contains("in an overlay")
+                && clash.message.contains("`[methods.\"t.Things.GetUrl\"]` with `name = "),
+            "{clash}"
+        );
+        assert!(
+            problems[1]
+                .message
+                .contains("`things_list` for `t.Things.List`, but `t.Things.Ping` already has it"),
+            "{}",
+            problems[1]
+        );
+        // An overlay entry takes the place of the derived name.
+        let overlay = Overlay::parse(
+            "tools.toml",
+            "[methods.\"t.Things.GetUrl\"]\nname = \"things_get_url_too\"\ndescription = \"Get.\"\n\n[methods.\"t.Things.List\"]\nname = \"things_list_all\"\ndescription = \"List.\"\n",
+        )
+        .expect("a valid overlay");
+        let annotated = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("test.proto"),
+            Some(&overlay),
+            &["t.Things".to_owned()],
+        )
+        .expect("no clash left");
+        let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "things_get_url",
+                "things_get_url_too",
+                "things_list",
+                "things_list_all"
+            ]
         );
     }
 
