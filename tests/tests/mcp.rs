@@ -546,4 +546,69 @@ mod in_process {
             .unwrap_err();
         assert!(matches!(err, ServeError::Toolkit(_)), "{err}");
     }
+
+    mod feed {
+        ai_tools::ai_tools!("proto/feed/v1/feed.proto");
+    }
+
+    /// An MCP client's `notifications/cancelled` for a server-streaming tool
+    /// call in progress cancels the stream at the tonic server.
+    #[tokio::test]
+    async fn a_client_cancelling_a_streaming_call_cancels_the_stream_at_the_server() {
+        use ai_tools_tests::{LinksBackend, serve};
+
+        let grpc = serve(LinksBackend::default()).await.expect("a gRPC server");
+        let transport = ai_tools::TonicTransport::new(grpc.channel().expect("a channel"));
+        // Bounds no stream of this test reaches: only the client ends it.
+        let mut unbounded = ai_tools::ExecutorOptions::default();
+        unbounded.stream.max_messages = usize::MAX;
+        unbounded.stream.max_bytes = usize::MAX;
+        unbounded.stream.max_time = Duration::from_secs(600);
+        let server = McpServer::new(move |aliases| {
+            Toolkit::builder()
+                .alias_manager(aliases.clone())
+                .generated(
+                    feed::Executor::with_alias_manager(transport.clone(), aliases)
+                        .with_options(unbounded.clone()),
+                )
+                .build()
+        })
+        .with_server_info("links", "1");
+        let (mut client, serving) = connect(server).await;
+        // An endless stream, which no bound ends within the test.
+        client
+            .send(serde_json::json!({
+                "jsonrpc": "2.0", "id": 100, "method": "tools/call",
+                "params": {"name": "feed_follow", "arguments": {"count": 0, "interval_ms": 5}}
+            }))
+            .await;
+        let mut waited = 0;
+        while grpc.feed.sent() < 3 {
+            assert!(waited < 500, "the stream never started");
+            waited += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(grpc.feed.cancelled(), 0);
+        client
+            .send(serde_json::json!({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 100, "reason": "the user moved on"}
+            }))
+            .await;
+        let mut waited = 0;
+        while grpc.feed.cancelled() < 1 {
+            assert!(
+                waited < 500,
+                "the server kept streaming to a client that cancelled"
+            );
+            waited += 1;
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The session still serves.
+        let list = client.request("tools/list", serde_json::json!({})).await;
+        assert_eq!(list["result"]["tools"][0]["name"], "feed_follow", "{list}");
+        drop(client);
+        serving.await.unwrap().unwrap();
+        grpc.shutdown().await;
+    }
 }
