@@ -1,5 +1,6 @@
-//! Editing a proto, or a file it imports, rebuilds the crate that expands it;
-//! editing only the crate's Rust code takes the expansion from the cache.
+//! Editing a proto, a file it imports, or the overlay, rebuilds the crate
+//! that expands it; editing only the crate's Rust code takes the expansion
+//! from the cache.
 //!
 //! Builds a small crate that depends on `ai-tools`, edits its protos between
 //! runs, and checks that the program's output follows. Offline: it reuses the
@@ -35,6 +36,10 @@ fn common_proto(field: &str) -> String {
     )
 }
 
+fn overlay(description: &str) -> String {
+    format!("[fields.\"probe.v1.PingRequest.message_text\"]\ndescription = \"{description}\"\n")
+}
+
 fn run(crate_dir: &Path) -> String {
     let output = Command::new(env!("CARGO"))
         .args(["run", "--quiet", "--offline"])
@@ -57,12 +62,13 @@ fn edit(path: &Path, text: &str) {
 }
 
 #[test]
-fn editing_a_proto_or_its_import_rebuilds() {
+fn editing_a_proto_its_import_or_the_overlay_rebuilds() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("tests/ sits in the workspace");
     let crate_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("rebuild-probe");
     let _ = fs::remove_dir_all(crate_dir.join("proto"));
+    let _ = fs::remove_file(crate_dir.join("tools.toml"));
     // Entries of earlier runs, made by other versions of the macro.
     let _ = fs::remove_dir_all(crate_dir.join("target/ai-tools-macro-cache"));
     write(
@@ -124,5 +130,29 @@ fn editing_a_proto_or_its_import_rebuilds() {
     assert!(
         third.contains("\"message_text\""),
         "an edit of an imported proto was not picked up: {third}"
+    );
+
+    // The expansion with an overlay watches the overlay file: an edit of a
+    // description there shows in the tool's parameters.
+    let overlay_file = crate_dir.join("tools.toml");
+    write(&overlay_file, &overlay("The words to echo."));
+    let main = fs::read_to_string(crate_dir.join("src/main.rs")).expect("read main.rs");
+    let with_overlay = main.replace(
+        r#"ai_tools::ai_tools!("proto/probe/v1/service.proto");"#,
+        r#"ai_tools::ai_tools!("proto/probe/v1/service.proto", overlay = "tools.toml");"#,
+    );
+    assert_ne!(with_overlay, main, "main.rs invokes the macro");
+    edit(&crate_dir.join("src/main.rs"), &with_overlay);
+    let fourth = run(&crate_dir);
+    assert!(
+        fourth.contains("The words to echo."),
+        "the overlay's description is not in the parameters: {fourth}"
+    );
+
+    edit(&overlay_file, &overlay("The words to send back."));
+    let fifth = run(&crate_dir);
+    assert!(
+        fifth.contains("The words to send back.") && !fifth.contains("The words to echo."),
+        "an edit of the overlay was not picked up: {fifth}"
     );
 }
