@@ -114,7 +114,25 @@ pub fn is_alias_prefix(prefix: &str) -> bool {
 /// assert_eq!(ai_tools_schema::names::alias("link", 3), "link-3");
 /// ```
 pub fn alias(prefix: &str, number: u64) -> String {
-    format!("{prefix}-{number}")
+    let mut text = String::with_capacity(prefix.len() + 4);
+    write_alias(&mut text, prefix, number);
+    text
+}
+
+/// Appends the alias `PREFIX-N` to `out`: [`alias`] without a new `String`,
+/// for writers that give out many.
+///
+/// # Examples
+///
+/// ```
+/// let mut out = String::from("[");
+/// ai_tools_schema::names::write_alias(&mut out, "link", 12);
+/// assert_eq!(out, "[link-12");
+/// ```
+pub fn write_alias(out: &mut String, prefix: &str, number: u64) {
+    use std::fmt::Write as _;
+    // Writing to a `String` cannot fail.
+    let _ = write!(out, "{prefix}-{number}");
 }
 
 /// The prefix and number of an alias-shaped string (`link-3` → `("link", 3)`):

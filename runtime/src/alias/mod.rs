@@ -913,8 +913,9 @@ impl AliasManager {
 
     /// Runs `write`, which writes a response out and meets its ids on the
     /// way, and gives every id it meets an alias, all or none. `write` is
-    /// handed a function from an id's prefix and text to the alias to write
-    /// instead (`None`: no UUID, write the text as it is).
+    /// handed a function that, given an id's prefix and text, appends the
+    /// alias to write instead to its third argument and returns `true`
+    /// (`false`: no UUID, write the text as it is).
     ///
     /// Without a store, `write` runs once, registering as it goes; past the
     /// limit, or when `write` fails, everything it registered is undone.
@@ -923,13 +924,17 @@ impl AliasManager {
     /// write their aliases.
     pub(crate) async fn assign_written<T, E>(
         &self,
-        mut write: impl FnMut(&mut dyn FnMut(&str, &str) -> Option<String>) -> Result<T, E>,
+        mut write: impl FnMut(&mut dyn FnMut(&str, &str, &mut String) -> bool) -> Result<T, E>,
     ) -> Result<Result<T, E>, AliasError> {
         let Some(shared) = &self.shared else {
             let mut state = self.lock();
             let checkpoint = state.checkpoint();
-            let written = write(&mut |prefix, text| {
-                uuid_bytes(text).map(|uuid| state.register_bytes(prefix, uuid))
+            let written = write(&mut |prefix, text, alias| {
+                let uuid = uuid_bytes(text);
+                if let Some(uuid) = uuid {
+                    state.register_bytes_into(prefix, uuid, alias);
+                }
+                uuid.is_some()
             });
             let over_limit = state.len() > self.limit;
             if written.is_err() || over_limit {
@@ -941,11 +946,11 @@ impl AliasManager {
             return Ok(written);
         };
         let mut ids = Vec::new();
-        let learnt = write(&mut |prefix, text| {
+        let learnt = write(&mut |prefix, text, _| {
             if let Some(uuid) = canonical_uuid(text) {
                 ids.push((prefix.to_owned(), uuid));
             }
-            None
+            false
         });
         if learnt.is_err() || ids.is_empty() {
             return Ok(learnt);
@@ -958,9 +963,13 @@ impl AliasManager {
             .zip(&got)
             .map(|((p, u), a)| ((p.as_str(), u.as_str()), a.as_str()))
             .collect();
-        Ok(write(&mut |prefix, text| {
-            let uuid = canonical_uuid(text)?;
-            by_id.get(&(prefix, uuid.as_str())).map(|a| (*a).to_owned())
+        Ok(write(&mut |prefix, text, alias| {
+            let found =
+                canonical_uuid(text).and_then(|uuid| by_id.get(&(prefix, uuid.as_str())).copied());
+            if let Some(found) = found {
+                alias.push_str(found);
+            }
+            found.is_some()
         }))
     }
 

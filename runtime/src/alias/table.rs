@@ -231,10 +231,19 @@ impl AliasTable {
 
     /// The alias of `uuid` under `prefix` (valid), given out now if new.
     pub(crate) fn register_bytes(&mut self, prefix: &str, bytes: [u8; 16]) -> String {
+        let mut alias = String::new();
+        self.register_bytes_into(prefix, bytes, &mut alias);
+        alias
+    }
+
+    /// [`register_bytes`](Self::register_bytes), the alias appended to `out`.
+    pub(crate) fn register_bytes_into(&mut self, prefix: &str, bytes: [u8; 16], out: &mut String) {
         if let Some(p) = self.find_prefix(prefix)
             && let Some(record) = self.records_of(&bytes).find(|r| usize::from(r.prefix) == p)
         {
-            return self.alias_text(record);
+            let number = record.number;
+            ai_tools_schema::names::write_alias(out, &self.prefixes[p].name, number);
+            return;
         }
         let p = self.prefix_index(prefix);
         let table = &self.prefixes[p];
@@ -245,7 +254,7 @@ impl AliasTable {
         }
         self.prefixes[p].counter = n;
         self.insert(p, bytes, n);
-        ai_tools_schema::names::alias(prefix, n)
+        ai_tools_schema::names::write_alias(out, prefix, n);
     }
 
     /// What [`rollback`](Self::rollback) returns to.

@@ -49,20 +49,35 @@ pub(crate) fn uuid_bytes(uuid: &str) -> Option<[u8; 16]> {
         return None;
     }
     let mut out = [0u8; 16];
+    // Any digit that is not one sets the high bits; checked once at the end.
+    let mut not_hex = 0u8;
     for (byte, &at) in out.iter_mut().zip(&DIGITS) {
-        *byte = (hex_value(text[at])? << 4) | hex_value(text[at + 1])?;
+        let (hi, lo) = (
+            HEX_VALUE[usize::from(text[at])],
+            HEX_VALUE[usize::from(text[at + 1])],
+        );
+        not_hex |= hi | lo;
+        *byte = (hi << 4) | (lo & 0x0f);
     }
-    Some(out)
+    (not_hex & 0xf0 == 0).then_some(out)
 }
 
-fn hex_value(b: u8) -> Option<u8> {
-    match b {
-        b'0'..=b'9' => Some(b - b'0'),
-        b'a'..=b'f' => Some(b - b'a' + 10),
-        b'A'..=b'F' => Some(b - b'A' + 10),
-        _ => None,
+/// The value of each hex digit, either case; `0xff` for every other byte.
+const HEX_VALUE: [u8; 256] = {
+    let mut table = [0xffu8; 256];
+    let mut i = 0;
+    while i < 10 {
+        table[b'0' as usize + i] = i as u8;
+        i += 1;
     }
-}
+    let mut i = 0;
+    while i < 6 {
+        table[b'a' as usize + i] = 10 + i as u8;
+        table[b'A' as usize + i] = 10 + i as u8;
+        i += 1;
+    }
+    table
+};
 
 /// A UUID's canonical text: lowercase, hyphenated 8-4-4-4-12.
 pub(crate) fn uuid_text(uuid: &[u8; 16]) -> String {

@@ -31,9 +31,10 @@ use crate::tool::FieldPrefix;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Unsupported;
 
-/// Gives the alias to write for an id of `prefix`, or `None` to write the
-/// text as it is.
-pub(crate) type AliasFor<'a> = dyn FnMut(&str, &str) -> Option<String> + 'a;
+/// Given an id's prefix and text, appends the alias to write instead to its
+/// third argument and returns `true`, or returns `false` to write the text
+/// as it is.
+pub(crate) type AliasFor<'a> = dyn FnMut(&str, &str, &mut String) -> bool + 'a;
 
 /// How to write one response type, worked out once from its descriptor.
 pub(crate) struct Transcoder {
@@ -158,6 +159,7 @@ impl Transcoder {
             out,
             alias,
             spare: Vec::new(),
+            alias_text: String::new(),
         }
         .message(0, bytes, 0)
     }
@@ -279,6 +281,8 @@ struct Writer<'t, 'o, 'a, 'c, 'b> {
     /// Emptied occurrence lists, kept for the next message: one allocation
     /// per nesting level instead of one per message.
     spare: Vec<Vec<(usize, Wire<'b>)>>,
+    /// The alias being written, reused.
+    alias_text: String,
 }
 
 impl<'b> Writer<'_, '_, '_, '_, 'b> {
@@ -291,7 +295,9 @@ impl<'b> Writer<'_, '_, '_, '_, 'b> {
         scan(layout, bytes, &mut seen)?;
         // Fields come in number order from protobuf encoders; others sort here
         // (stable, so repeated values keep their order).
-        seen.sort_by_key(|(field, _)| *field);
+        if !seen.is_sorted_by_key(|(field, _)| *field) {
+            seen.sort_by_key(|(field, _)| *field);
+        }
         // The oneofs a member was written of: few, so a list.
         let mut oneofs_written: Vec<usize> = Vec::new();
         self.out.push(b'{');
@@ -346,13 +352,14 @@ impl<'b> Writer<'_, '_, '_, '_, 'b> {
         depth: usize,
     ) -> Result<bool, Unsupported> {
         let mut last = None;
+        let mut last_scalar = None;
         for wire in values {
             if last.is_some() && matches!(kind, ValueKind::Message(_) | ValueKind::WellKnown(_)) {
                 return Err(Unsupported);
             }
             // Every occurrence must decode, as the decoder reads them all.
             if let ValueKind::Scalar(s) = kind {
-                decode(*s, wire)?;
+                last_scalar = Some(decode(*s, wire)?);
             }
             last = Some(wire);
         }
@@ -376,8 +383,10 @@ impl<'b> Writer<'_, '_, '_, '_, 'b> {
                 write_enum(self.out, e, number)?;
                 Ok(true)
             }
-            ValueKind::Scalar(s) => {
-                let value = decode(*s, wire)?;
+            ValueKind::Scalar(_) => {
+                let Some(value) = last_scalar else {
+                    return Ok(false);
+                };
                 if !field.presence && is_default(value, &field.default) {
                     return Ok(false);
                 }
@@ -514,11 +523,12 @@ impl<'b> Writer<'_, '_, '_, '_, 'b> {
     }
 
     fn scalar(&mut self, value: Decoded<'_>, alias: Option<&str>) {
-        if let (Decoded::Str(text), Some(prefix)) = (value, alias)
-            && let Some(alias) = (self.alias)(prefix, text)
-        {
-            write_json_str(self.out, &alias);
-            return;
+        if let (Decoded::Str(text), Some(prefix)) = (value, alias) {
+            self.alias_text.clear();
+            if (self.alias)(prefix, text, &mut self.alias_text) {
+                write_json_str(self.out, &self.alias_text);
+                return;
+            }
         }
         write_scalar(self.out, value);
     }
