@@ -882,33 +882,24 @@ impl AliasManager {
         message: &mut DynamicMessage,
         plan: &WalkPlan<'_>,
     ) -> Result<(), AliasError> {
-        let Some(shared) = &self.shared else {
+        if !self.is_shared() {
             return self.register_planned(message, plan);
-        };
-        let mut ids = Vec::new();
-        plan.walk(message, 0, &mut |fp, s| {
-            if let Some(uuid) = canonical_uuid(s) {
-                ids.push((fp.prefix.to_owned(), uuid));
-            }
-        });
-        if ids.is_empty() {
-            return Ok(());
         }
-        let ids = dedup(ids);
-        let got = self.assign_shared(shared, &ids).await?;
-        let by_id: HashMap<(&str, &str), &str> = ids
-            .iter()
-            .zip(&got)
-            .map(|((p, u), a)| ((p.as_str(), u.as_str()), a.as_str()))
-            .collect();
-        plan.walk(message, 0, &mut |fp, s| {
-            if let Some(uuid) = canonical_uuid(s)
-                && let Some(alias) = by_id.get(&(fp.prefix, uuid.as_str()))
-            {
-                *s = (*alias).to_owned();
-            }
-        });
-        Ok(())
+        // With a store, the first walk only learns the ids and the second
+        // writes their aliases: the message changes only once all are given.
+        let mut alias = String::new();
+        let walked: Result<(), std::convert::Infallible> = self
+            .assign_written(|alias_for| {
+                plan.walk(message, 0, &mut |fp, s| {
+                    alias.clear();
+                    if alias_for(fp.prefix, s, &mut alias) {
+                        s.clone_from(&alias);
+                    }
+                });
+                Ok(())
+            })
+            .await?;
+        walked.map_err(|never| match never {})
     }
 
     /// Runs `write`, which writes a response out and meets its ids on the

@@ -95,63 +95,41 @@ pub trait MessageStream: Send {
     fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>>;
 }
 
-impl<T: Transport + ?Sized> Transport for Arc<T> {
-    fn unary<'a>(
-        &'a self,
-        method: &'a MethodDescriptor,
-        request: DynamicMessage,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
-        (**self).unary(method, request, options)
-    }
+/// `Arc<T>` and `Box<T>` carry calls as the `T` inside does.
+macro_rules! forward_transport {
+    ($($pointer:ident),*) => {$(
+        impl<T: Transport + ?Sized> Transport for $pointer<T> {
+            fn unary<'a>(
+                &'a self,
+                method: &'a MethodDescriptor,
+                request: DynamicMessage,
+                options: &'a CallOptions,
+            ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
+                (**self).unary(method, request, options)
+            }
 
-    fn unary_encoded<'a>(
-        &'a self,
-        method: &'a MethodDescriptor,
-        request: DynamicMessage,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, Result<Vec<u8>, Status>> {
-        (**self).unary_encoded(method, request, options)
-    }
+            fn unary_encoded<'a>(
+                &'a self,
+                method: &'a MethodDescriptor,
+                request: DynamicMessage,
+                options: &'a CallOptions,
+            ) -> BoxFuture<'a, Result<Vec<u8>, Status>> {
+                (**self).unary_encoded(method, request, options)
+            }
 
-    fn server_streaming<'a>(
-        &'a self,
-        method: &'a MethodDescriptor,
-        request: DynamicMessage,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
-        (**self).server_streaming(method, request, options)
-    }
+            fn server_streaming<'a>(
+                &'a self,
+                method: &'a MethodDescriptor,
+                request: DynamicMessage,
+                options: &'a CallOptions,
+            ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
+                (**self).server_streaming(method, request, options)
+            }
+        }
+    )*};
 }
 
-impl<T: Transport + ?Sized> Transport for Box<T> {
-    fn unary<'a>(
-        &'a self,
-        method: &'a MethodDescriptor,
-        request: DynamicMessage,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
-        (**self).unary(method, request, options)
-    }
-
-    fn unary_encoded<'a>(
-        &'a self,
-        method: &'a MethodDescriptor,
-        request: DynamicMessage,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, Result<Vec<u8>, Status>> {
-        (**self).unary_encoded(method, request, options)
-    }
-
-    fn server_streaming<'a>(
-        &'a self,
-        method: &'a MethodDescriptor,
-        request: DynamicMessage,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
-        (**self).server_streaming(method, request, options)
-    }
-}
+forward_transport!(Arc, Box);
 
 /// Options of one call: a deadline and request metadata (headers), for
 /// example the end user's credentials and tenant.
