@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use miette::Diagnostic;
 use prost_reflect::prost::Message;
 use prost_reflect::{DescriptorPool, DynamicMessage, Value};
-use protox::file::{
-    ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
-};
+use protox::file::{ChainFileResolver, GoogleFileResolver, IncludeFileResolver};
 
 use crate::locate::Located;
 
@@ -62,7 +60,7 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
         resolver.add(IncludeFileResolver::new(include.clone()));
     }
     resolver.add(GoogleFileResolver::new());
-    resolver.add(AnnotationFileResolver);
+    resolver.add(ai_tools_schema::AnnotationFileResolver);
 
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(true);
@@ -155,21 +153,6 @@ pub fn comments_only(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
 
 fn absolute(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
-}
-
-/// Serves [`ai_tools_schema::ANNOTATION_PROTOS`].
-struct AnnotationFileResolver;
-
-impl FileResolver for AnnotationFileResolver {
-    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
-        match ai_tools_schema::ANNOTATION_PROTOS
-            .iter()
-            .find(|(path, _)| *path == name)
-        {
-            Some((path, source)) => File::from_source(path, source),
-            None => Err(protox::Error::file_not_found(name)),
-        }
-    }
 }
 
 /// `file:line:col: what went wrong` plus how to fix it, from a protox error.

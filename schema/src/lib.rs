@@ -18,25 +18,21 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::{Dialect, ANNOTATION_PROTOS};
+//! use ai_tools_schema::{AnnotationFileResolver, Dialect};
 //! use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 //!
-//! // An in-memory resolver serving the annotation protos and one service.
-//! struct Memory(Vec<(String, String)>);
+//! // An in-memory resolver serving one service.
+//! struct Memory(&'static str);
 //! impl FileResolver for Memory {
 //!     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
-//!         match self.0.iter().find(|(n, _)| n == name) {
-//!             Some((n, source)) => File::from_source(n, source),
-//!             None => Err(protox::Error::file_not_found(name)),
+//!         match name {
+//!             "echo.proto" => File::from_source(name, self.0),
+//!             _ => Err(protox::Error::file_not_found(name)),
 //!         }
 //!     }
 //! }
 //!
-//! let mut files: Vec<(String, String)> = ANNOTATION_PROTOS
-//!     .iter()
-//!     .map(|(n, s)| (n.to_string(), s.to_string()))
-//!     .collect();
-//! files.push(("echo.proto".into(), r#"
+//! let echo = Memory(r#"
 //!     syntax = "proto3";
 //!     package echo.v1;
 //!     import "ai/tools/v1/rpc_tool.proto";
@@ -50,10 +46,11 @@
 //!         option (ai.tools.v1.rpc_tool) = { name: "echo" description: "Echo a text." };
 //!       }
 //!     }
-//! "#.into()));
+//! "#);
 //!
 //! let mut resolver = ChainFileResolver::new();
-//! resolver.add(Memory(files));
+//! resolver.add(echo);
+//! resolver.add(AnnotationFileResolver);
 //! resolver.add(GoogleFileResolver::new());
 //! let mut compiler = protox::Compiler::with_file_resolver(resolver);
 //! compiler.include_imports(true).include_source_info(true);
@@ -123,6 +120,39 @@ pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
         include_str!("../proto/google/api/field_behavior.proto"),
     ),
 ];
+
+/// A protox resolver that serves [`ANNOTATION_PROTOS`] by their import
+/// paths, so a proto importing the annotations compiles without copies of
+/// them on disk. Add it to a `ChainFileResolver` after the user's own
+/// include directories (a user's copy then wins) and before or after
+/// `GoogleFileResolver`. Feature `protox`.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::AnnotationFileResolver;
+/// use protox::file::{ChainFileResolver, GoogleFileResolver};
+///
+/// let mut resolver = ChainFileResolver::new();
+/// resolver.add(AnnotationFileResolver);
+/// resolver.add(GoogleFileResolver::new());
+/// let mut compiler = protox::Compiler::with_file_resolver(resolver);
+/// compiler.open_file("ai/tools/v1/annotations.proto").expect("served");
+/// assert!(compiler.descriptor_pool().get_extension_by_name("ai.tools.v1.tool_field").is_some());
+/// ```
+#[cfg(feature = "protox")]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AnnotationFileResolver;
+
+#[cfg(feature = "protox")]
+impl protox::file::FileResolver for AnnotationFileResolver {
+    fn open_file(&self, name: &str) -> Result<protox::file::File, protox::Error> {
+        match ANNOTATION_PROTOS.iter().find(|(path, _)| *path == name) {
+            Some((path, source)) => protox::file::File::from_source(path, source),
+            None => Err(protox::Error::file_not_found(name)),
+        }
+    }
+}
 
 /// The annotation protos an overlay or whole-service mode writes options
 /// of: compiled into a pool that lacks them. Not `ai/tools/v1/rpc_tool.proto`,

@@ -3,7 +3,7 @@
 use prost_reflect::DescriptorPool;
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
-use crate::ANNOTATION_PROTOS;
+use crate::AnnotationFileResolver;
 
 struct Memory(Vec<(String, String)>);
 
@@ -23,14 +23,14 @@ pub(crate) fn compile(source: &str) -> DescriptorPool {
 
 /// Compiles `main` out of `files` (plus the annotation protos).
 pub(crate) fn compile_files(files: &[(&str, &str)], main: &str) -> DescriptorPool {
-    let mut all: Vec<(String, String)> = ANNOTATION_PROTOS
+    let files = files
         .iter()
-        .chain(files.iter())
         .map(|(n, s)| ((*n).to_owned(), (*s).to_owned()))
         .collect();
-    all.reverse();
     let mut resolver = ChainFileResolver::new();
-    resolver.add(Memory(all));
+    // The test's own files first: a test may shadow an annotation proto.
+    resolver.add(Memory(files));
+    resolver.add(AnnotationFileResolver);
     resolver.add(GoogleFileResolver::new());
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(true);

@@ -2,24 +2,13 @@
 //! names. After editing one of them, run this test with
 //! `AI_TOOLS_BLESS=1` to write the new bytes.
 
-use ai_tools_schema::{ANNOTATION_DESCRIPTORS, ANNOTATION_PROTOS};
-use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
-
-struct Annotations;
-
-impl FileResolver for Annotations {
-    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
-        match ANNOTATION_PROTOS.iter().find(|(n, _)| *n == name) {
-            Some((n, source)) => File::from_source(n, source),
-            None => Err(protox::Error::file_not_found(name)),
-        }
-    }
-}
+use ai_tools_schema::{ANNOTATION_DESCRIPTORS, AnnotationFileResolver};
+use protox::file::{ChainFileResolver, GoogleFileResolver};
 
 #[test]
 fn annotation_descriptors_match_their_sources() {
     let mut resolver = ChainFileResolver::new();
-    resolver.add(Annotations);
+    resolver.add(AnnotationFileResolver);
     resolver.add(GoogleFileResolver::new());
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(false);
