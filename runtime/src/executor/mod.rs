@@ -3,6 +3,7 @@
 mod transcode;
 pub(crate) mod wire;
 
+use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
@@ -326,7 +327,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// assert!(!ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).can_execute("links_create"));
     /// ```
     pub fn can_execute(&self, tool: &str) -> bool {
-        self.tools.iter().any(|t| t.name == tool)
+        tool_index(self.tools, self.pool).contains_key(tool)
     }
 
     /// The conversation's alias namespace.
@@ -439,7 +440,8 @@ impl<T: Transport> ProtoExecutor<T> {
 
     /// Finds the tool, merges and checks the call's options, and runs it.
     async fn start(&self, tool: &str, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
-        let Some(def) = self.tools.iter().copied().find(|t| t.name == tool) else {
+        let index = tool_index(self.tools, self.pool);
+        let Some((def, _)) = index.get(tool) else {
             let known = self.tools.iter().map(|t| t.name);
             return error_result(unknown_tool_message(tool, known));
         };
@@ -644,24 +646,14 @@ impl<T: Transport> ProtoExecutor<T> {
     }
 
     fn method(&self, tool: &AgentTool) -> Result<MethodDescriptor, CallError> {
-        let service = self
-            .pool
-            .get_service_by_name(tool.method.service)
-            .ok_or_else(|| {
-                CallError::Internal(format!(
-                    "service `{}` is missing from the descriptor pool",
-                    tool.method.service
-                ))
-            })?;
-        service
-            .methods()
-            .find(|m| m.name() == tool.method.method)
-            .ok_or_else(|| {
-                CallError::Internal(format!(
-                    "method `{}/{}` is missing from the descriptor pool",
-                    tool.method.service, tool.method.method
-                ))
-            })
+        match tool_index(self.tools, self.pool).get(tool.name) {
+            Some((_, Ok(method))) => Ok(method.clone()),
+            Some((_, Err(missing))) => Err(CallError::Internal(missing.clone())),
+            None => Err(CallError::Internal(format!(
+                "tool `{}` is not among the executor's tools",
+                tool.name
+            ))),
+        }
     }
 
     /// The request message from the model's arguments: parsed, unshaped and
@@ -878,6 +870,53 @@ pub(crate) async fn transcode_for_tests(
         Ok(Err(transcode::Unsupported)) => None,
         Ok(Ok(())) => Some(Ok(String::from_utf8(out).ok()?)),
     }
+}
+
+/// A tool list's tools by name, each with its method in the pool (or why it
+/// is missing), the first of a name winning: every call looks its tool up,
+/// so the index is made once per tool list and pool.
+type ToolIndex = HashMap<&'static str, (&'static AgentTool, Result<MethodDescriptor, String>)>;
+
+fn tool_index(
+    tools: &'static [&'static AgentTool],
+    pool: &'static DescriptorPool,
+) -> Arc<ToolIndex> {
+    static INDEXES: LazyLock<Memo<(usize, usize, usize), ToolIndex>> = LazyLock::new(Memo::new);
+    let key = (
+        tools.as_ptr() as usize,
+        tools.len(),
+        std::ptr::from_ref(pool) as usize,
+    );
+    INDEXES.get_or(key, || {
+        let mut index = ToolIndex::new();
+        for &tool in tools {
+            index
+                .entry(tool.name)
+                .or_insert_with(|| (tool, method_in(pool, tool)));
+        }
+        index
+    })
+}
+
+/// The method `tool` calls, from `pool`.
+fn method_in(pool: &DescriptorPool, tool: &AgentTool) -> Result<MethodDescriptor, String> {
+    let service = pool
+        .get_service_by_name(tool.method.service)
+        .ok_or_else(|| {
+            format!(
+                "service `{}` is missing from the descriptor pool",
+                tool.method.service
+            )
+        })?;
+    service
+        .methods()
+        .find(|m| m.name() == tool.method.method)
+        .ok_or_else(|| {
+            format!(
+                "method `{}/{}` is missing from the descriptor pool",
+                tool.method.service, tool.method.method
+            )
+        })
 }
 
 /// Why a response's ids could not be given aliases.
