@@ -266,6 +266,9 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
         ToolSet::from_descriptor_set(&bytes, &options).map_err(|e| Failure::Run(e.to_string()))?
     };
     eprintln!("ai-tools: {} tools", set.tools().len());
+    for method in set.left_out() {
+        eprintln!("ai-tools: {method} is not a tool: client- and bidirectional-streaming methods cannot be");
+    }
     Ok(set)
 }
 

@@ -58,6 +58,45 @@ fn an_overlay_and_whole_services_give_the_macros_tools_at_run_time() {
     assert_same(set.tools(), longrunning_whole::all_tools());
 }
 
+#[test]
+fn whole_services_say_which_streaming_methods_are_not_tools() {
+    // etcd's `Watch` and `LeaseKeepAlive` stream both ways (the copy is
+    // annotated, so the annotation protos are on the path too).
+    let mut compiler = protox::Compiler::new([
+        workspace("proto/third_party/etcd"),
+        workspace("proto/third_party/googleapis"),
+        workspace("proto"),
+    ])
+    .expect("a compiler");
+    compiler
+        .include_imports(true)
+        .open_file("etcd/api/etcdserverpb/rpc.proto")
+        .expect("compiles");
+    let bytes = compiler.encode_file_descriptor_set();
+    let set = ToolSet::from_descriptor_set(
+        &bytes,
+        &ToolSetOptions::new()
+            .service("etcdserverpb.Watch")
+            .service("etcdserverpb.Lease"),
+    )
+    .expect("tools");
+    assert_eq!(
+        set.left_out(),
+        ["etcdserverpb.Watch.Watch", "etcdserverpb.Lease.LeaseKeepAlive"]
+    );
+    let names: Vec<&str> = set.tools().iter().map(|t| t.name).collect();
+    // Lease's unary methods are tools (annotated in this copy, so under
+    // their own names); the streaming ones are not.
+    assert!(names.contains(&"etcd_lease_grant"), "{names:?}");
+    assert!(
+        !names.iter().any(|n| n.contains("keep_alive") || n.contains("watch")),
+        "{names:?}"
+    );
+    // Without whole services, nothing is left out.
+    let annotated = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new()).expect("tools");
+    assert!(annotated.left_out().is_empty());
+}
+
 #[tokio::test]
 async fn run_time_tools_call_a_real_server_with_aliases() {
     let server = serve(LinksBackend::default()).await.expect("server");

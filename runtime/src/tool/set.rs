@@ -139,6 +139,7 @@ impl ToolSetError {
 pub struct ToolSet {
     tools: &'static [&'static AgentTool],
     pool: &'static DescriptorPool,
+    left_out: &'static [String],
 }
 
 impl ToolSet {
@@ -163,17 +164,11 @@ impl ToolSet {
             ))
         })?;
         let annotating = options.overlay.is_some() || !options.services.is_empty();
+        let mut left_out = Vec::new();
         if annotating {
-            if rpc_tool_extension(&pool).is_none() {
-                pool.decode_file_descriptor_set(ANNOTATION_DESCRIPTORS)
-                    .map_err(|e| {
-                        ToolSetError::one(format!(
-                            "the annotation protos do not fit this descriptor set: {e}"
-                        ))
-                    })?;
-            }
+            add_missing_annotations(&mut pool)?;
             let encoded = pool.encode_to_vec();
-            pool = annotate(
+            let annotated = annotate(
                 &pool,
                 &encoded,
                 None,
@@ -182,8 +177,9 @@ impl ToolSet {
             )
             .map_err(|diagnostics| ToolSetError {
                 problems: diagnostics.iter().map(ToString::to_string).collect(),
-            })?
-            .pool;
+            })?;
+            pool = annotated.pool;
+            left_out = annotated.left_out;
         }
         let specs = tools_of(&pool)?;
         let pool: &'static DescriptorPool = Box::leak(Box::new(pool));
@@ -194,7 +190,24 @@ impl ToolSet {
         Ok(Self {
             tools: Box::leak(tools.into_boxed_slice()),
             pool,
+            left_out: Box::leak(left_out.into_boxed_slice()),
         })
+    }
+
+    /// The methods of the services exposed whole that are not tools: the
+    /// client- and bidirectional-streaming ones, by full name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn demo(set: &ai_tools::ToolSet) {
+    /// for method in set.left_out() {
+    ///     eprintln!("not a tool (client or bidirectional streaming): {method}");
+    /// }
+    /// # }
+    /// ```
+    pub fn left_out(&self) -> &'static [String] {
+        self.left_out
     }
 
     /// The tools, in file and declaration order.
@@ -228,6 +241,31 @@ impl ToolSet {
 const NO_TOOLS: &str = "no method is annotated with `rpc_tool`: annotate some, give an overlay, or name services to expose whole";
 
 /// The `rpc_tool` option, when some proto of `pool` declares it.
+/// Adds the annotation protos `pool` lacks, so that an overlay or
+/// whole-service mode can write their options: a set whose protos import
+/// only the method annotation still gets the field one. The method
+/// annotation is added only when no `rpc_tool` is there (the two
+/// declarations of it share one number).
+fn add_missing_annotations(pool: &mut DescriptorPool) -> Result<(), ToolSetError> {
+    use prost_reflect::prost::Message as _;
+    let unfit = |e: &dyn fmt::Display| {
+        ToolSetError::one(format!(
+            "the annotation protos do not fit this descriptor set: {e}"
+        ))
+    };
+    let annotations = prost_reflect::prost_types::FileDescriptorSet::decode(ANNOTATION_DESCRIPTORS)
+        .map_err(|e| unfit(&e))?;
+    let has_rpc_tool = rpc_tool_extension(pool).is_some();
+    let missing: Vec<_> = annotations
+        .file
+        .into_iter()
+        .filter(|file| pool.get_file_by_name(file.name()).is_none())
+        .filter(|file| !(has_rpc_tool && file.name() == "ai/context/v1/annotations.proto"))
+        .collect();
+    pool.add_file_descriptor_protos(missing)
+        .map_err(|e| unfit(&e))
+}
+
 fn rpc_tool_extension(pool: &DescriptorPool) -> Option<prost_reflect::ExtensionDescriptor> {
     pool.get_message_by_name("google.protobuf.MethodOptions")?
         .get_extension(RPC_TOOL_EXTENSION)
