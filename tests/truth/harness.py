@@ -13,9 +13,7 @@ with what the arguments mean, computed here in Python from the descriptors
 with `google.protobuf.json_format` (not with this project's Rust code).
 
 Usage: python harness.py path/to/schema_truth [--draws N] [--only TOOL]
-[--verbose] [--known CATEGORY]; exits non-zero on any failure, except that
-soundness failures whose category contains a `--known` substring are
-reported (marked KNOWN, OPEN) without failing the run.
+[--verbose]; exits non-zero on any failure: the bar is 100 %.
 
 Targets (six per tool): `openai_strict`, `openai`, `anthropic`,
 `anthropic_strict`, `gemini_json_schema`, and `gemini` (the OpenAPI-subset
@@ -1148,7 +1146,6 @@ class Harness:
         self.minimals = {}
         self.prepared_cache = {}
         self.verbose = False
-        self.known = []
 
     # ---- preparation
     def prepare(self, tool, target, index=None):
@@ -1406,12 +1403,7 @@ class Harness:
         finally:
             self.exec.close()
             server.stop(None)
-        open_failures = [f for f in self.failures if not self.is_known(f[2])]
-        return not open_failures and not any(self.incomplete.values())
-
-    def is_known(self, cat):
-        """A failure category named with --known: an open problem, reported but not failing."""
-        return any(k in cat for k in self.known)
+        return not self.failures and not any(self.incomplete.values())
 
     def report(self, elapsed, sound_time, timings, usage_count):
         out = []
@@ -1468,8 +1460,7 @@ class Harness:
                 by_cat[cat].append((target, detail))
             for cat, items in sorted(by_cat.items(), key=lambda kv: -len(kv[1])):
                 per = Counter(t for t, _ in items)
-                known = " (KNOWN, OPEN: named with --known)" if self.is_known(cat) else ""
-                w(f"-- {len(items)} x {cat}{known}  [" + ", ".join(f"{t}: {n}" for t, n in sorted(per.items())) + "]")
+                w(f"-- {len(items)} x {cat}  [" + ", ".join(f"{t}: {n}" for t, n in sorted(per.items())) + "]")
                 w("   e.g. " + items[0][1])
         else:
             w("== no soundness failures")
@@ -1920,18 +1911,11 @@ def main():
     parser.add_argument("--draws", type=int, default=50, help="draws per (tool, rendering), at least 50")
     parser.add_argument("--only", action="append", help="run only these tools")
     parser.add_argument("--verbose", action="store_true", help="time each (tool, rendering) on stderr")
-    parser.add_argument(
-        "--known",
-        action="append",
-        default=[],
-        help="a failure category (substring) that is a known open problem: reported, not failing",
-    )
     args = parser.parse_args()
     if args.draws < 50 and not args.only:
         parser.error("--draws must be at least 50 for a full run")
     harness = Harness(args.binary, args.draws, set(args.only or ()))
     harness.verbose = args.verbose
-    harness.known = list(args.known)
     ok = harness.run()
     sys.exit(0 if ok else 1)
 
