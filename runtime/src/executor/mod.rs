@@ -184,9 +184,10 @@ impl Default for ExecutorOptions {
 /// (`null` = absent, map entry arrays → maps, JSON-encoded message/Struct
 /// strings → JSON) → reject unknown and hidden fields → protojson into a
 /// `DynamicMessage` → resolve aliases in the fields the tool's
-/// `request_aliases` list, checking the prefix → [`Transport::unary`] →
-/// register and alias the UUIDs of the fields the tool's `response_aliases`
-/// list → protojson text.
+/// `request_aliases` list, checking the prefix → [`Transport::unary_encoded`]
+/// → the response's bytes written as protojson text, the UUIDs of the fields
+/// the tool's `response_aliases` list registered and replaced by their
+/// aliases as they are written.
 ///
 /// The output is protojson as prost-reflect writes it by default: camelCase
 /// field names (`pageThemeId`, as the Go plugin's output has it), 64-bit
