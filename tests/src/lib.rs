@@ -685,4 +685,5 @@ async fn serve_routes(
 }
 
 pub mod arguments;
+pub mod redis_suite;
 pub mod support;

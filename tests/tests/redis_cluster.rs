@@ -1,10 +1,14 @@
 //! The alias store on a real Redis Cluster on 127.0.0.1 (`RedisStore::connect_cluster`,
 //! feature `redis-cluster`): conversations on every master, two `Sessions`
-//! standing for two replicas, a slot migrated mid-conversation (whole, and
-//! with one conversation's keys split between two nodes), concurrent
-//! registration during a migration, a master crashing and its replica taking
+//! standing for two replicas, a restart, concurrent registration, a slot
+//! migrated mid-conversation (whole, and with one conversation's keys split
+//! between two nodes), concurrent registration during a migration, the
+//! empty hash tag, `wait_for_replicas`, a master crashing and its replica taking
 //! over, the whole cluster going down mid-call, round trips per call, and the
-//! latency beside a single node's.
+//! latency beside a single node's. The scenarios a single server shares are
+//! written once in `ai_tools_tests::redis_suite` (and run on one server by
+//! `redis_store.rs`); this file runs them on the cluster, and holds what
+//! only a cluster does.
 //!
 //! The cluster: `AI_TOOLS_REDIS_CLUSTER_URLS` (comma-separated masters' URLs;
 //! `.ci/run` starts one with `scripts/redis-cluster.sh`), else one this test
@@ -15,10 +19,9 @@
 //! With `AI_TOOLS_REQUIRE_REDIS_CLUSTER` set (`.ci/run` sets it), a test that
 //! cannot have a cluster fails instead of skipping.
 
-use std::collections::{BTreeMap, HashMap};
-use std::net::TcpListener;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -26,43 +29,30 @@ use ai_tools::{
     Sessions, TonicTransport,
     store::{AliasStore, RedisStore, RedisStoreOptions},
 };
+use ai_tools_tests::redis_suite::{
+    self, Backend, CommandStats, Exec, Outage, RedisServer, assert_one_alias_per_uuid,
+    assert_replicas_agree, assert_round_trips, bare_sessions, create_link,
+    create_links_alternating, create_step, delta, free_port, has_binaries, held, join_all,
+    parse_commandstats, register_concurrently, time_store_requests, time_updates,
+};
 use ai_tools_tests::support::{
-    error_text, ok_json, recovers_after_store_outage, sessions_with_store, step_link_ids,
-    store_down_mid_call, unique_prefix,
+    error_text, ok_json, sessions_with_store, step_link_ids, unique_prefix,
 };
 use ai_tools_tests::{LinksBackend, serve};
 use redis::aio::MultiplexedConnection;
 
-/// The generated executor of links.proto.
-type Exec = ai_tools_tests::tools::links::Executor<TonicTransport>;
-
 /// The tests on the shared cluster take turns.
 static SHARED: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-const REQUIRE: &str = "AI_TOOLS_REQUIRE_REDIS_CLUSTER";
-
 /// Says why `test` is skipped, or fails it when a cluster is required.
 fn skip<T>(test: &str, reason: &str) -> Option<T> {
-    let reason = format!(
-        "{reason} (install Debian's `redis-server`, which has `redis-cli` too; `.ci/run` does)"
-    );
-    assert!(
-        std::env::var_os(REQUIRE).is_none(),
-        "{REQUIRE} is set, but {reason}"
-    );
-    println!("skipped {test}: {reason}");
-    None
-}
-
-fn has_binaries() -> bool {
-    ["redis-server", "redis-cli"].iter().all(|tool| {
-        Command::new(tool)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    })
+    redis_suite::skip(
+        "AI_TOOLS_REQUIRE_REDIS_CLUSTER",
+        test,
+        &format!(
+            "{reason} (install Debian's `redis-server`, which has `redis-cli` too; `.ci/run` does)"
+        ),
+    )
 }
 
 fn script() -> PathBuf {
@@ -130,13 +120,6 @@ impl Drop for Cluster {
     }
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
-
 impl Cluster {
     /// The shared cluster when `AI_TOOLS_REDIS_CLUSTER_URLS` is set, else one of our own.
     async fn shared_or_own(test: &str) -> Option<Self> {
@@ -157,6 +140,14 @@ impl Cluster {
         }
     }
 
+    /// The shared cluster or one of our own, for a test that must have it
+    /// to itself (it migrates slots or counts commands): its turn is held
+    /// as long as the guard lives.
+    async fn turn(test: &str) -> Option<(Self, tokio::sync::MutexGuard<'static, ()>)> {
+        let cluster = Self::shared_or_own(test).await?;
+        Some((cluster, SHARED.lock().await))
+    }
+
     /// A cluster of our own: 3 masters with `replicas` each; with
     /// `persist`, nodes keep their data across a stop and restart.
     async fn own(test: &str, replicas: u8, persist: bool) -> Option<Self> {
@@ -170,7 +161,7 @@ impl Cluster {
     }
 
     async fn start_own(test: &str, replicas: u8, persist: bool, why_not: &str) -> Option<Self> {
-        if !has_binaries() {
+        if !has_binaries(&["redis-server", "redis-cli"]) {
             return skip(test, why_not);
         }
         let dir = std::env::temp_dir().join(format!(
@@ -201,14 +192,6 @@ impl Cluster {
         self.dir.as_deref().expect("a cluster of our own")
     }
 
-    async fn stop(&self) {
-        cluster_script("stop", self.dir(), &[]).await;
-    }
-
-    async fn restart(&self) {
-        cluster_script("restart", self.dir(), &[]).await;
-    }
-
     /// Crashes the node on `port` (SIGKILL, no shutdown).
     fn crash(&self, port: u16) {
         let pid = std::fs::read_to_string(self.dir().join(format!("node-{port}/redis.pid")))
@@ -220,7 +203,7 @@ impl Cluster {
         assert!(status.success(), "kill -9 {pid}");
     }
 
-    async fn options(&self, key_prefix: &str) -> RedisStoreOptions {
+    fn options(&self, key_prefix: &str) -> RedisStoreOptions {
         let mut options = RedisStoreOptions::default();
         options.key_prefix = key_prefix.to_owned();
         options.ttl = Duration::from_secs(600);
@@ -229,9 +212,12 @@ impl Cluster {
         options
     }
 
-    async fn store(&self, key_prefix: &str) -> RedisStore {
-        let options = self.options(key_prefix).await;
-        self.store_with(options).await
+    /// [`options`](Self::options) that wait for a replica's acknowledgement
+    /// of every registration.
+    fn options_waiting_for_a_replica(&self, key_prefix: &str) -> RedisStoreOptions {
+        let mut options = self.options(key_prefix);
+        options.wait_for_replicas = 1;
+        options
     }
 
     async fn store_with(&self, options: RedisStoreOptions) -> RedisStore {
@@ -259,14 +245,9 @@ impl Cluster {
             let Some(mut c) = try_node(url).await else {
                 continue;
             };
-            let Ok(text) = redis::cmd("CLUSTER")
-                .arg("NODES")
-                .query_async::<String>(&mut c)
-                .await
-            else {
-                continue;
-            };
-            return text.lines().filter_map(parse_node).collect();
+            if let Ok(nodes) = cluster_nodes(&mut c).await {
+                return nodes;
+            }
         }
         panic!("no node of the cluster answers CLUSTER NODES ({urls:?})");
     }
@@ -289,38 +270,40 @@ impl Cluster {
         self.masters().await.into_iter().find(|n| n.owns(slot))
     }
 
+    /// A live master other than `than`.
+    async fn other_master(&self, than: &Node) -> Node {
+        self.masters()
+            .await
+            .into_iter()
+            .find(|m| m.id != than.id)
+            .expect("another master")
+    }
+
     /// Waits until every live master agrees that `slot` is `owner`'s.
     async fn wait_for_owner(&self, slot: u16, owner: &Node) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let mut agreed = true;
-            for master in self.masters().await {
-                let mut c = node(&master.url()).await;
-                let text: String = redis::cmd("CLUSTER")
-                    .arg("NODES")
-                    .query_async(&mut c)
-                    .await
-                    .expect("cluster nodes");
-                let seen: Vec<Node> = text.lines().filter_map(parse_node).collect();
-                agreed &= seen.iter().any(|n| n.id == owner.id && n.owns(slot));
-            }
-            if agreed {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the masters disagree on slot {slot}"
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        within(
+            Duration::from_secs(10),
+            Duration::from_millis(50),
+            &format!("the masters disagree on slot {slot}"),
+            async || {
+                for master in self.masters().await {
+                    let seen = cluster_nodes(&mut node(&master.url()).await)
+                        .await
+                        .expect("cluster nodes");
+                    if !seen.iter().any(|n| n.id == owner.id && n.owns(slot)) {
+                        return None;
+                    }
+                }
+                Some(())
+            },
+        )
+        .await;
     }
 
     /// `CLUSTER SETSLOT IMPORTING` on `to`, `MIGRATING` on `from`.
     async fn begin_migration(&self, slot: u16, from: &Node, to: &Node) {
-        let mut t = node(&to.url()).await;
-        setslot(&mut t, slot, "IMPORTING", &from.id).await;
-        let mut f = node(&from.url()).await;
-        setslot(&mut f, slot, "MIGRATING", &to.id).await;
+        setslot(to, slot, "IMPORTING", &from.id).await;
+        setslot(from, slot, "MIGRATING", &to.id).await;
     }
 
     /// `MIGRATE` of `keys` (all of the slot's when `None`) from `from` to `to`.
@@ -362,8 +345,7 @@ impl Cluster {
             }
         }
         for m in order {
-            let mut c = node(&m.url()).await;
-            setslot(&mut c, slot, "NODE", &to.id).await;
+            setslot(&m, slot, "NODE", &to.id).await;
         }
         self.wait_for_owner(slot, to).await;
     }
@@ -376,35 +358,83 @@ impl Cluster {
         self.end_migration(slot, &from, to).await;
     }
 
-    /// Per command, summed over the live masters: (calls, rejected calls).
-    async fn commandstats(&self) -> HashMap<String, (u64, u64)> {
-        let mut sum: HashMap<String, (u64, u64)> = HashMap::new();
+    /// All three of `store`'s keys of `conversation` are on `owner`.
+    async fn assert_keys_on(&self, owner: &Node, store: &RedisStore, conversation: &str) {
+        let here: i64 = redis::cmd("EXISTS")
+            .arg(&store.keys(conversation)[..])
+            .query_async(&mut node(&owner.url()).await)
+            .await
+            .expect("exists");
+        assert_eq!(here, 3, "{conversation} on {}", owner.url());
+    }
+}
+
+impl Backend for Cluster {
+    type Store = RedisStore;
+
+    async fn store(&self, key_prefix: &str) -> RedisStore {
+        self.store_with(self.options(key_prefix)).await
+    }
+
+    fn round_trips(store: &RedisStore) -> u64 {
+        store.round_trips()
+    }
+
+    fn keys(store: &RedisStore, conversation: &str) -> [String; 3] {
+        store.keys(conversation)
+    }
+
+    /// On the master that owns the conversation's slot.
+    async fn hgetall(&self, conversation: &str, key: &str) -> BTreeMap<String, String> {
+        let owner = self.owner(slot_of(conversation)).await;
+        redis::cmd("HGETALL")
+            .arg(key)
+            .query_async(&mut node(&owner.url()).await)
+            .await
+            .expect("hgetall")
+    }
+
+    async fn commandstats(&self) -> CommandStats {
+        let mut sum = CommandStats::new();
         for m in self.masters().await {
-            let mut c = node(&m.url()).await;
             let info: String = redis::cmd("INFO")
                 .arg("commandstats")
-                .query_async(&mut c)
+                .query_async(&mut node(&m.url()).await)
                 .await
                 .expect("info");
-            for line in info.lines() {
-                let Some((name, rest)) = line
-                    .strip_prefix("cmdstat_")
-                    .and_then(|l| l.split_once(':'))
-                else {
-                    continue;
-                };
-                let field = |key: &str| -> u64 {
-                    rest.split(',')
-                        .find_map(|kv| kv.strip_prefix(key))
-                        .and_then(|v| v.parse().ok())
-                        .unwrap_or(0)
-                };
-                let entry = sum.entry(name.to_owned()).or_default();
-                entry.0 += field("calls=");
-                entry.1 += field("rejected_calls=");
+            for (name, (calls, rejected)) in parse_commandstats(&info) {
+                let entry = sum.entry(name).or_default();
+                entry.0 += calls;
+                entry.1 += rejected;
             }
         }
         sum
+    }
+
+    async fn stop(&self) {
+        cluster_script("stop", self.dir(), &[]).await;
+    }
+
+    async fn restart(&self) {
+        cluster_script("restart", self.dir(), &[]).await;
+    }
+}
+
+/// Tries `attempt` every `every` until it gives a value; fails saying
+/// `what` after `limit`.
+async fn within<T>(
+    limit: Duration,
+    every: Duration,
+    what: &str,
+    mut attempt: impl AsyncFnMut() -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(value) = attempt().await {
+            return value;
+        }
+        assert!(Instant::now() < deadline, "{what}");
+        tokio::time::sleep(every).await;
     }
 }
 
@@ -433,13 +463,20 @@ fn parse_node(line: &str) -> Option<Node> {
     })
 }
 
-async fn setslot(c: &mut MultiplexedConnection, slot: u16, what: &str, id: &str) {
+/// `CLUSTER NODES` as a node sees them.
+async fn cluster_nodes(c: &mut MultiplexedConnection) -> redis::RedisResult<Vec<Node>> {
+    let text: String = redis::cmd("CLUSTER").arg("NODES").query_async(c).await?;
+    Ok(text.lines().filter_map(parse_node).collect())
+}
+
+/// `CLUSTER SETSLOT slot what id` on `on`.
+async fn setslot(on: &Node, slot: u16, what: &str, id: &str) {
     let () = redis::cmd("CLUSTER")
         .arg("SETSLOT")
         .arg(slot)
         .arg(what)
         .arg(id)
-        .query_async(c)
+        .query_async(&mut node(&on.url()).await)
         .await
         .unwrap_or_else(|e| panic!("CLUSTER SETSLOT {slot} {what} {id}: {e}"));
 }
@@ -506,62 +543,27 @@ async fn conversation_per_master(cluster: &Cluster, stem: &str) -> Vec<(String, 
     found
 }
 
-/// What the store holds for `conversation`, read straight from the node
-/// that owns it: alias → UUID, and UUID → its aliases.
-async fn held(
-    cluster: &Cluster,
-    store: &RedisStore,
-    conversation: &str,
-) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
-    let owner = cluster.owner(slot_of(conversation)).await;
-    let mut c = node(&owner.url()).await;
-    let [aliases, uuids, _] = store.keys(conversation);
-    let aliases: BTreeMap<String, String> = redis::cmd("HGETALL")
-        .arg(&aliases)
-        .query_async(&mut c)
-        .await
-        .expect("hgetall aliases");
-    let uuids: BTreeMap<String, String> = redis::cmd("HGETALL")
-        .arg(&uuids)
-        .query_async(&mut c)
-        .await
-        .expect("hgetall uuids");
-    (aliases, uuids)
+/// A single `redis-server` beside the cluster: `AI_TOOLS_REDIS_URL`, or one
+/// started here; `None` without the binary.
+async fn single_node(test: &str) -> Option<RedisServer> {
+    match RedisServer::from_env() {
+        Some(server) => Some(server),
+        None => RedisServer::own(test, false).await,
+    }
 }
 
-/// Every alias names one UUID, every UUID has one alias per prefix, and the
-/// two hashes agree.
-fn assert_consistent(aliases: &BTreeMap<String, String>, uuids: &BTreeMap<String, String>) {
-    for (uuid, list) in uuids {
-        let mut prefixes: Vec<&str> = list
-            .split_whitespace()
-            .map(|a| a.rsplit_once('-').map_or(a, |(p, _)| p))
-            .collect();
-        let n = prefixes.len();
-        prefixes.dedup();
-        assert_eq!(
-            prefixes.len(),
-            n,
-            "{uuid} has two aliases of one prefix: {list}"
-        );
-        for alias in list.split_whitespace() {
-            assert_eq!(aliases.get(alias), Some(uuid), "{alias} of {uuid}");
-        }
+/// Every alias of `before` still names its UUID in `now`.
+fn assert_kept(before: &BTreeMap<String, String>, now: &BTreeMap<String, String>, through: &str) {
+    for (alias, uuid) in before {
+        assert_eq!(now.get(alias), Some(uuid), "{alias} survived {through}");
     }
-    let listed: usize = uuids.values().map(|l| l.split_whitespace().count()).sum();
-    assert_eq!(
-        listed,
-        aliases.len(),
-        "every alias is listed under its UUID"
-    );
 }
 
 #[tokio::test]
 async fn conversations_on_every_master_are_shared_by_two_replicas() {
-    let Some(cluster) = Cluster::shared_or_own("every_master").await else {
+    let Some((cluster, _turn)) = Cluster::turn("every_master").await else {
         return;
     };
-    let _turn = SHARED.lock().await;
     let keys = unique_prefix("every-master");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let a = sessions_with_store(&server, Arc::new(cluster.store(&keys).await));
@@ -586,71 +588,28 @@ async fn conversations_on_every_master_are_shared_by_two_replicas() {
     }
 
     for (conversation, owner) in &placed {
-        let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>(conversation);
         let before = server.backend.links().len();
-        for n in 1..=3 {
-            // turns alternate between the replicas
-            let replica = if n % 2 == 1 { &a } else { &b };
-            let out = ok_json(
-                &on(replica)
-                    .execute("links_create", r#"{"destination":"https://a.example"}"#)
-                    .await,
-            );
-            assert_eq!(out["link"]["id"], format!("link-{n}"), "{conversation}");
-            assert_eq!(out["link"]["pageThemeId"], format!("theme-{n}"));
-        }
-        let links = server.backend.links();
-        let created: Vec<String> = links[..links.len() - before]
-            .iter()
-            .rev()
-            .map(|l| l.id.clone())
-            .collect();
-        for replica in [&a, &b] {
-            for (n, id) in created.iter().enumerate() {
-                ok_json(
-                    &on(replica)
-                        .execute(
-                            "workflow_steps_create",
-                            &format!(r#"{{"link_id":"link-{}","action":"ACTION_EMAIL"}}"#, n + 1),
-                        )
-                        .await,
-                );
-                assert_eq!(step_link_ids(&server.backend).last(), Some(id));
-            }
-        }
-        let result = on(&b)
-            .execute("links_update", r#"{"link_id":"link-9","name":"x"}"#)
-            .await;
-        let text = error_text(&result);
-        assert!(
-            text.contains("use one of: link-1, link-2, link-3"),
-            "{text}"
-        );
+        // turns alternate between the replicas
+        create_links_alternating(&a, &b, conversation, 3).await;
+        assert_replicas_agree(&server, [&a, &b], conversation, before).await;
 
         // the keys live on the master that owns the slot
-        let (aliases, uuids) = held(&cluster, &store, conversation).await;
-        assert_eq!(aliases.len(), 3 + 3 + 6, "links, themes, steps");
-        assert_consistent(&aliases, &uuids);
-        let mut c = node(&owner.url()).await;
-        let here: i64 = redis::cmd("EXISTS")
-            .arg(&store.keys(conversation)[..])
-            .query_async(&mut c)
-            .await
-            .expect("exists");
-        assert_eq!(here, 3, "{conversation} on {}", owner.url());
+        let held = held(&cluster, &store, conversation).await;
+        assert_eq!(held.aliases.len(), 3 + 3 + 6, "links, themes, steps");
+        held.assert_consistent();
+        cluster.assert_keys_on(owner, &store, conversation).await;
     }
     server.shutdown().await;
 }
 
 #[tokio::test]
 async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
-    let Some(cluster) = Cluster::shared_or_own("empty_tag").await else {
+    let Some((cluster, _turn)) = Cluster::turn("empty_tag").await else {
         return;
     };
-    let _turn = SHARED.lock().await;
     let keys = unique_prefix("empty-tag");
     let store = cluster.store(&keys).await;
-    let sessions = Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store.clone()));
+    let sessions = bare_sessions(store.clone());
     let uuid = ai_tools_tests::new_uuid();
     let err = sessions
         .alias_manager("}x")
@@ -666,7 +625,7 @@ async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
     assert!(err.to_string().contains("non-empty hash tag"), "{err}");
     let err = store.lookup("", &[], &[uuid]).await.expect_err("refused");
     assert!(err.to_string().contains("non-empty hash tag"), "{err}");
-    let mut options = cluster.options(&keys).await;
+    let mut options = cluster.options(&keys);
     options.key_prefix = "my{app}".into();
     let err = RedisStore::connect_cluster(&cluster.urls, options)
         .await
@@ -694,6 +653,25 @@ async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
     );
 }
 
+/// [`redis_suite::restart_continues_the_conversation`], on the cluster.
+#[tokio::test]
+async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
+    let Some((cluster, _turn)) = Cluster::turn("restart").await else {
+        return;
+    };
+    redis_suite::restart_continues_the_conversation(&cluster).await;
+}
+
+/// [`redis_suite::concurrent_registration`], on the cluster (without a
+/// migration).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_registration_from_two_replicas_gives_one_alias_per_uuid() {
+    let Some((cluster, _turn)) = Cluster::turn("concurrent_replicas").await else {
+        return;
+    };
+    redis_suite::concurrent_registration(&cluster).await;
+}
+
 /// A live conversation's slot moves to another master between two calls
 /// (whole), then back with its keys split between the two nodes while a
 /// call is under way (`TRYAGAIN` until the move ends); the target never saw
@@ -701,10 +679,9 @@ async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
 /// counters go on, and no UUID gets a second alias.
 #[tokio::test]
 async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
-    let Some(cluster) = Cluster::shared_or_own("migrate").await else {
+    let Some((cluster, _turn)) = Cluster::turn("migrate").await else {
         return;
     };
-    let _turn = SHARED.lock().await;
     let keys = unique_prefix("migrate");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let a = sessions_with_store(&server, Arc::new(cluster.store(&keys).await));
@@ -714,30 +691,16 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     let slot = slot_of(&conversation);
     let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>(&conversation);
 
-    for n in 1..=3 {
-        let replica = if n % 2 == 1 { &a } else { &b };
-        let out = ok_json(
-            &on(replica)
-                .execute("links_create", r#"{"destination":"https://x.example"}"#)
-                .await,
-        );
-        assert_eq!(out["link"]["id"], format!("link-{n}"));
-    }
-    let (before, _) = held(&cluster, &store_b, &conversation).await;
+    create_links_alternating(&a, &b, &conversation, 3).await;
+    let before = held(&cluster, &store_b, &conversation).await.aliases;
     assert_eq!(before.len(), 6);
 
     // 1. the whole slot moves to another master, which never saw the scripts
     let source = cluster.owner(slot).await;
-    let target = cluster
-        .masters()
-        .await
-        .into_iter()
-        .find(|m| m.id != source.id)
-        .expect("another master");
-    let mut t = node(&target.url()).await;
+    let target = cluster.other_master(&source).await;
     let () = redis::cmd("SCRIPT")
         .arg("FLUSH")
-        .query_async(&mut t)
+        .query_async(&mut node(&target.url()).await)
         .await
         .expect("script flush");
     let stats = cluster.commandstats().await;
@@ -747,27 +710,15 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     // the next turn, on the other replica: link-2 is the same link
     let second = server.backend.links()[1].id.clone();
     let trips = store_b.round_trips();
-    let out = ok_json(
-        &on(&b)
-            .execute(
-                "workflow_steps_create",
-                r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
-            )
-            .await,
-    );
+    let out = ok_json(&create_step(&on(&b), "link-2").await);
     assert_eq!(out["step"]["linkId"], "link-2");
     assert_eq!(step_link_ids(&server.backend), [second]);
     let after = cluster.commandstats().await;
-    let delta = |cmd: &str| {
-        let (c0, r0) = stats.get(cmd).copied().unwrap_or_default();
-        let (c1, r1) = after.get(cmd).copied().unwrap_or_default();
-        (c1 - c0, r1 - r0)
-    };
     // resolution: EVALSHA to the old owner (MOVED), to the new (NOSCRIPT),
     // then EVAL; registration: EVALSHA to the new owner (the client learnt
     // it from MOVED), NOSCRIPT, then EVAL (which leaves the script cached)
-    let (evalsha_calls, evalsha_rejected) = delta("evalsha");
-    let (eval_calls, _) = delta("eval");
+    let (evalsha_calls, evalsha_rejected) = delta(&stats, &after, "evalsha");
+    let (eval_calls, _) = delta(&stats, &after, "eval");
     assert_eq!(eval_calls, 2, "one EVAL after NOSCRIPT for each script");
     assert!(evalsha_rejected >= 1, "the old owner said MOVED");
     assert!(evalsha_calls >= 2, "{evalsha_calls}");
@@ -778,13 +729,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     );
 
     // the counters go on, on either replica
-    let out = ok_json(
-        &on(&a)
-            .execute("links_create", r#"{"destination":"https://y.example"}"#)
-            .await,
-    );
-    assert_eq!(out["link"]["id"], "link-4");
-    assert_eq!(out["link"]["pageThemeId"], "theme-4");
+    create_link(&a, &conversation, 4).await;
 
     // 2. back to the first master, the conversation's keys split between
     // the two nodes while a call is under way: the nodes say TRYAGAIN until
@@ -808,12 +753,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     let out = ok_json(&result);
     assert_eq!(out["link"]["id"], "link-5", "the counter went on");
     assert!(waited >= Duration::from_millis(300), "{waited:?}");
-    let after = cluster.commandstats().await;
-    let (_, rejected) = {
-        let (c0, r0) = stats.get("evalsha").copied().unwrap_or_default();
-        let (c1, r1) = after.get("evalsha").copied().unwrap_or_default();
-        (c1 - c0, r1 - r0)
-    };
+    let (_, rejected) = delta(&stats, &cluster.commandstats().await, "evalsha");
     assert!(rejected >= 1, "TRYAGAIN (or ASK) was answered and retried");
     println!(
         "split keys: the call waited {waited:?} through {rejected} rejected EVALSHA(s) (TRYAGAIN, ASK, MOVED)"
@@ -821,8 +761,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
 
     // every alias still names the UUID it named before either move, on a
     // replica that learnt nothing yet
-    let fresh = Sessions::new((), Duration::from_secs(600))
-        .with_store(Arc::new(cluster.store(&keys).await));
+    let fresh = bare_sessions(cluster.store(&keys).await);
     let aliases = fresh.alias_manager(&conversation);
     let names: Vec<&str> = before.keys().map(String::as_str).collect();
     aliases.fetch(&names).await.expect("fetch");
@@ -833,12 +772,14 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
             "{alias}"
         );
     }
-    let (now, uuids) = held(&cluster, &store_b, &conversation).await;
-    assert_consistent(&now, &uuids);
-    for (alias, uuid) in &before {
-        assert_eq!(now.get(alias), Some(uuid), "{alias}");
-    }
-    assert_eq!(now.len(), 6 + 1 + 2 + 2, "step-1, links and themes 4 and 5");
+    let now = held(&cluster, &store_b, &conversation).await;
+    now.assert_consistent();
+    assert_kept(&before, &now.aliases, "both moves");
+    assert_eq!(
+        now.aliases.len(),
+        6 + 1 + 2 + 2,
+        "step-1, links and themes 4 and 5"
+    );
     server.shutdown().await;
 }
 
@@ -847,19 +788,12 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
 /// per UUID, 60 distinct aliases, none skipped.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_registration_during_a_migration_gives_one_alias_per_uuid() {
-    let Some(cluster) = Cluster::shared_or_own("concurrent").await else {
+    let Some((cluster, _turn)) = Cluster::turn("concurrent").await else {
         return;
     };
-    let _turn = SHARED.lock().await;
     let keys = unique_prefix("concurrent");
-    let a = Arc::new(
-        Sessions::new((), Duration::from_secs(600))
-            .with_store(Arc::new(cluster.store(&keys).await)),
-    );
-    let b = Arc::new(
-        Sessions::new((), Duration::from_secs(600))
-            .with_store(Arc::new(cluster.store(&keys).await)),
-    );
+    let a = Arc::new(bare_sessions(cluster.store(&keys).await));
+    let b = Arc::new(bare_sessions(cluster.store(&keys).await));
     let conversation = format!("concurrent-{}", ai_tools_tests::new_uuid());
     let slot = slot_of(&conversation);
     let uuids: Vec<String> = (0..60).map(|_| ai_tools_tests::new_uuid()).collect();
@@ -869,31 +803,10 @@ async fn concurrent_registration_during_a_migration_gives_one_alias_per_uuid() {
         .await
         .expect("first");
 
-    let mut tasks = Vec::new();
-    for t in 0..8 {
-        let sessions = if t % 2 == 0 { a.clone() } else { b.clone() };
-        let mut order = uuids.clone();
-        order.rotate_left(t * 7);
-        let conversation = conversation.clone();
-        tasks.push(tokio::spawn(async move {
-            let aliases = sessions.alias_manager(&conversation);
-            let mut got = Vec::new();
-            for batch in order.chunks(3) {
-                let ids: Vec<(&str, &str)> = batch.iter().map(|u| ("link", u.as_str())).collect();
-                let aliases = aliases.assign(&ids).await.expect("assign");
-                got.extend(batch.iter().cloned().zip(aliases));
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
-            got
-        }));
-    }
+    let pause = Duration::from_millis(5);
+    let tasks = register_concurrently([&a, &b], &conversation, &uuids, 3, pause);
     let from = cluster.owner(slot).await;
-    let to = cluster
-        .masters()
-        .await
-        .into_iter()
-        .find(|m| m.id != from.id)
-        .expect("another master");
+    let to = cluster.other_master(&from).await;
     let stats = cluster.commandstats().await;
     tokio::time::sleep(Duration::from_millis(20)).await;
     cluster.begin_migration(slot, &from, &to).await;
@@ -903,93 +816,36 @@ async fn concurrent_registration_during_a_migration_gives_one_alias_per_uuid() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     cluster.end_migration(slot, &from, &to).await;
 
-    let mut seen: HashMap<String, String> = HashMap::new();
-    let mut done = Vec::new();
-    for task in tasks {
-        done.push(task.await.expect("task"));
-    }
+    let done = join_all(tasks).await;
     let after = cluster.commandstats().await;
-    let rejected = |cmd: &str| {
-        after.get(cmd).copied().unwrap_or_default().1
-            - stats.get(cmd).copied().unwrap_or_default().1
-    };
     println!(
         "concurrent registration during a migration: {} rejected EVALSHA(s) and {} EVAL(s) (ASK, MOVED, TRYAGAIN), all retried",
-        rejected("evalsha"),
-        rejected("eval")
+        delta(&stats, &after, "evalsha").1,
+        delta(&stats, &after, "eval").1
     );
-    for got in done {
-        for (uuid, alias) in got {
-            let first = seen.entry(uuid.clone()).or_insert_with(|| alias.clone());
-            assert_eq!(*first, alias, "{uuid} got two aliases");
-        }
-    }
-    let mut aliases: Vec<&String> = seen.values().collect();
-    aliases.sort_by_key(|a| a[5..].parse::<u32>().unwrap_or(0));
-    aliases.dedup();
-    let expected: Vec<String> = (1..=60).map(|n| format!("link-{n}")).collect();
-    assert_eq!(
-        aliases.into_iter().cloned().collect::<Vec<_>>(),
-        expected,
-        "60 UUIDs, 60 distinct aliases, none skipped"
-    );
+    assert_eq!(assert_one_alias_per_uuid(done).len(), 60);
     let store = cluster.store(&keys).await;
-    let (held_aliases, held_uuids) = held(&cluster, &store, &conversation).await;
-    assert_consistent(&held_aliases, &held_uuids);
-    assert_eq!(held_aliases.len(), 60);
+    let held = held(&cluster, &store, &conversation).await;
+    held.assert_consistent();
+    assert_eq!(held.aliases.len(), 60);
     assert_eq!(cluster.owner(slot).await.id, to.id);
 }
 
 #[tokio::test]
 async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
-    let Some(cluster) = Cluster::shared_or_own("round_trips").await else {
+    let Some((cluster, _turn)) = Cluster::turn("round_trips").await else {
         return;
     };
-    let _turn = SHARED.lock().await;
     let keys = unique_prefix("round-trips");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let store = cluster.store(&keys).await;
-    let counter = store.clone();
-    let replica = sessions_with_store(&server, Arc::new(store));
+    let counter = cluster.store(&keys).await;
+    let replica = sessions_with_store(&server, Arc::new(counter.clone()));
     for (conversation, owner) in conversation_per_master(&cluster, "round-trips").await {
         let exec = replica.for_conversation::<Exec>(&conversation);
-        // (tool, arguments, round trips expected: resolution + registration)
-        let calls: &[(&str, &str, u64)] = &[
-            ("links_create", r#"{"destination":"https://x.example"}"#, 1),
-            ("links_create", r#"{"destination":"https://y.example"}"#, 1),
-            ("links_update", r#"{"link_id":"link-1","name":"n"}"#, 2),
-            (
-                "workflow_steps_create",
-                r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
-                2,
-            ),
-            ("links_list", r#"{"page_size":10}"#, 1),
-        ];
-        for (tool, args, expected) in calls {
-            let trips = counter.round_trips();
-            let stats = cluster.commandstats().await;
-            ok_json(&exec.execute(tool, args).await);
-            let after = cluster.commandstats().await;
-            let (c0, r0) = stats.get("evalsha").copied().unwrap_or_default();
-            let (c1, r1) = after.get("evalsha").copied().unwrap_or_default();
-            assert_eq!(
-                counter.round_trips() - trips,
-                *expected,
-                "{tool}: round trips"
-            );
-            assert_eq!(c1 - c0, *expected, "{tool}: EVALSHA seen by the masters");
-            assert_eq!(r1 - r0, 0, "{tool}: nothing redirected");
-            let (e0, _) = stats.get("eval").copied().unwrap_or_default();
-            let (e1, _) = after.get("eval").copied().unwrap_or_default();
-            assert_eq!(e1, e0, "{tool}: no EVAL");
-        }
-        let mut c = node(&owner.url()).await;
-        let here: i64 = redis::cmd("EXISTS")
-            .arg(&counter.keys(&conversation)[..])
-            .query_async(&mut c)
-            .await
-            .expect("exists");
-        assert_eq!(here, 3, "{conversation} on {}", owner.url());
+        assert_round_trips(&cluster, &counter, &exec).await;
+        cluster
+            .assert_keys_on(&owner, &counter, &conversation)
+            .await;
     }
     server.shutdown().await;
 }
@@ -998,18 +854,15 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
 /// not given out: the registration is an error.
 #[tokio::test]
 async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
-    let Some(cluster) = Cluster::shared_or_own("wait").await else {
+    let Some((cluster, _turn)) = Cluster::turn("wait").await else {
         return;
     };
-    let _turn = SHARED.lock().await;
     let keys = unique_prefix("wait");
-    let masters = cluster.masters().await;
     let mut replicas = 0;
-    for m in &masters {
-        let mut c = node(&m.url()).await;
+    for m in &cluster.masters().await {
         let info: String = redis::cmd("INFO")
             .arg("replication")
-            .query_async(&mut c)
+            .query_async(&mut node(&m.url()).await)
             .await
             .expect("info");
         replicas += info
@@ -1022,11 +875,12 @@ async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
         println!("skipped without_the_replicas_to_wait_for: this cluster has replicas");
         return;
     }
-    let mut options = cluster.options(&keys).await;
-    options.wait_for_replicas = 1;
-    options.response_timeout = Duration::from_millis(400);
-    let sessions = Sessions::new((), Duration::from_secs(600))
-        .with_store(Arc::new(cluster.store_with(options).await));
+    let options = || {
+        let mut options = cluster.options_waiting_for_a_replica(&keys);
+        options.response_timeout = Duration::from_millis(400);
+        options
+    };
+    let sessions = bare_sessions(cluster.store_with(options()).await);
     let uuid = ai_tools_tests::new_uuid();
     let started = Instant::now();
     let err = sessions
@@ -1039,13 +893,10 @@ async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
     assert!(started.elapsed() < Duration::from_secs(2), "bounded");
 
     // the same on a single server without replicas
-    let Some(single) = SingleNode::get().await else {
+    let Some(single) = single_node("wait").await else {
         return;
     };
-    let mut options = cluster.options(&keys).await;
-    options.wait_for_replicas = 1;
-    options.response_timeout = Duration::from_millis(400);
-    let store = RedisStore::connect_with(&single.url, options)
+    let store = RedisStore::connect_with(&single.url, options())
         .await
         .expect("connect to redis");
     let err = store
@@ -1068,23 +919,14 @@ async fn a_master_crash_and_failover_lose_no_alias() {
     };
     let keys = unique_prefix("failover");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let mut options = cluster.options(&keys).await;
-    options.wait_for_replicas = 1;
+    let options = cluster.options_waiting_for_a_replica(&keys);
     let a = sessions_with_store(&server, Arc::new(cluster.store_with(options.clone()).await));
     let b = sessions_with_store(&server, Arc::new(cluster.store_with(options).await));
     let conversation = "failover-1";
     let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>(conversation);
-    for n in 1..=3 {
-        let replica = if n % 2 == 1 { &a } else { &b };
-        let out = ok_json(
-            &on(replica)
-                .execute("links_create", r#"{"destination":"https://x.example"}"#)
-                .await,
-        );
-        assert_eq!(out["link"]["id"], format!("link-{n}"));
-    }
+    create_links_alternating(&a, &b, conversation, 3).await;
     let store = cluster.store(&keys).await;
-    let (before, _) = held(&cluster, &store, conversation).await;
+    let before = held(&cluster, &store, conversation).await.aliases;
     assert_eq!(before.len(), 6);
 
     let slot = slot_of(conversation);
@@ -1099,45 +941,44 @@ async fn a_master_crash_and_failover_lose_no_alias() {
         .await;
     let text = error_text(&result);
     assert!(text.contains("the alias store is unavailable"), "{text}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let promoted = loop {
-        if let Some(owner) = cluster.try_owner(slot).await
-            && owner.id != master.id
-        {
-            break owner;
-        }
-        assert!(Instant::now() < deadline, "no failover within 30 s");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
+    let limit = Duration::from_secs(30);
+    let deadline = Instant::now() + limit;
+    let promoted = within(
+        limit,
+        Duration::from_millis(100),
+        "no failover within 30 s",
+        async || {
+            let owner = cluster.try_owner(slot).await?;
+            (owner.id != master.id).then_some(owner)
+        },
+    )
+    .await;
     let failover = crashed.elapsed();
     // the crashed node comes back, as the new master's replica
     cluster.restart().await;
     let back = crashed.elapsed();
     let second = server.backend.links()[1].id.clone();
     let mut failures = 0;
-    loop {
-        let result = on(&b)
-            .execute(
-                "workflow_steps_create",
-                r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
-            )
-            .await;
-        if !result.is_error {
-            assert_eq!(ok_json(&result)["step"]["linkId"], "link-2");
-            break;
-        }
-        assert!(
-            result.output.contains("alias store is unavailable"),
-            "{}",
-            result.output
-        );
-        failures += 1;
-        assert!(
-            Instant::now() < deadline,
-            "the conversation did not go on within 30 s"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    within(
+        deadline.saturating_duration_since(Instant::now()),
+        Duration::from_millis(200),
+        "the conversation did not go on within 30 s",
+        async || {
+            let result = create_step(&on(&b), "link-2").await;
+            if !result.is_error {
+                assert_eq!(ok_json(&result)["step"]["linkId"], "link-2");
+                return Some(());
+            }
+            assert!(
+                result.output.contains("alias store is unavailable"),
+                "{}",
+                result.output
+            );
+            failures += 1;
+            None
+        },
+    )
+    .await;
     assert_eq!(cluster.owner(slot).await.id, promoted.id);
     println!(
         "failover: replica promoted {failover:?} after the crash, replica back {back:?} after it, the conversation went on after {:?} ({failures} more failed call(s))",
@@ -1148,17 +989,11 @@ async fn a_master_crash_and_failover_lose_no_alias() {
         "link-2 is still the second link"
     );
 
-    let out = ok_json(
-        &on(&a)
-            .execute("links_create", r#"{"destination":"https://y.example"}"#)
-            .await,
-    );
-    assert_eq!(out["link"]["id"], "link-4", "the counter went on");
-    let (now, uuids) = held(&cluster, &store, conversation).await;
-    assert_consistent(&now, &uuids);
-    for (alias, uuid) in &before {
-        assert_eq!(now.get(alias), Some(uuid), "{alias} survived the failover");
-    }
+    // the counter went on
+    create_link(&a, conversation, 4).await;
+    let now = held(&cluster, &store, conversation).await;
+    now.assert_consistent();
+    assert_kept(&before, &now.aliases, "the failover");
     server.shutdown().await;
 }
 
@@ -1168,113 +1003,15 @@ async fn the_cluster_down_mid_call_is_an_error_result_and_nothing_is_half_writte
         return;
     };
     let keys = unique_prefix("down");
-    let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let mut options = cluster.options(&keys).await;
+    let mut options = cluster.options(&keys);
     options.response_timeout = Duration::from_secs(1);
     let store = cluster.store_with(options).await;
-    let replica = sessions_with_store(&server, Arc::new(store.clone()));
-    let conversation = "down-1";
-    let exec = replica.for_conversation::<Exec>(conversation);
-    ok_json(
-        &exec
-            .execute("links_create", r#"{"destination":"https://x.example"}"#)
-            .await,
-    );
-
-    // the cluster goes away while the service is answering, and stays away
-    // for the next call, which is refused within the response timeout
-    let stop = async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        cluster.stop().await;
+    let outage = Outage {
+        service_delay: Duration::from_millis(600),
+        refused_within: Duration::from_secs(3),
+        recovers_within: Duration::from_secs(20),
     };
-    let links = store_down_mid_call(
-        &exec,
-        &server.backend,
-        Duration::from_millis(600),
-        stop,
-        Duration::from_secs(3),
-    )
-    .await;
-
-    // it comes back with its data: nothing of the failed call was written,
-    // the counter did not move, the conversation goes on
-    server.backend.set_delay(Duration::ZERO);
-    cluster.restart().await;
-    let (aliases, uuids) = held(&cluster, &store, conversation).await;
-    assert_eq!(
-        aliases.keys().collect::<Vec<_>>(),
-        ["link-1", "theme-1"],
-        "nothing half-written"
-    );
-    assert!(
-        !uuids.contains_key(&links[0].id),
-        "the withheld link's id was not registered"
-    );
-    recovers_after_store_outage(&exec, Duration::from_secs(20)).await;
-    server.shutdown().await;
-}
-
-/// A single `redis-server` for the latency comparison: `AI_TOOLS_REDIS_URL`,
-/// or one started here (killed when dropped).
-struct SingleNode {
-    url: String,
-    child: Option<Child>,
-    dir: Option<PathBuf>,
-}
-
-impl Drop for SingleNode {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        if let Some(dir) = &self.dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-impl SingleNode {
-    async fn get() -> Option<Self> {
-        if let Ok(url) = std::env::var("AI_TOOLS_REDIS_URL")
-            && !url.is_empty()
-        {
-            return Some(Self {
-                url,
-                child: None,
-                dir: None,
-            });
-        }
-        if !has_binaries() {
-            return None;
-        }
-        let port = free_port();
-        let dir = std::env::temp_dir().join(format!(
-            "ai-tools-redis-latency-{}-{port}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        let node = Self {
-            url: format!("redis://127.0.0.1:{port}"),
-            child: Some(child),
-            dir: Some(dir),
-        };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while try_node(&node.url).await.is_none() {
-            assert!(Instant::now() < deadline, "redis-server did not come up");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        Some(node)
-    }
+    redis_suite::down_mid_call(&cluster, store, "down-1", outage).await;
 }
 
 fn median(mut samples: Vec<Duration>) -> Duration {
@@ -1291,7 +1028,7 @@ async fn latency_per_tool_call_single_node_and_cluster() {
     let Some(cluster) = Cluster::shared_or_own("latency").await else {
         return;
     };
-    let Some(single) = SingleNode::get().await else {
+    let Some(single) = single_node("latency").await else {
         skip::<()>(
             "latency",
             "neither AI_TOOLS_REDIS_URL is set nor is `redis-server` on the PATH to compare a single node with",
@@ -1301,8 +1038,7 @@ async fn latency_per_tool_call_single_node_and_cluster() {
     let _turn = SHARED.lock().await;
     let keys = unique_prefix("latency");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let mut options = cluster.options(&keys).await;
-    options.response_timeout = Duration::from_secs(2);
+    let options = cluster.options(&keys);
     let node_store = RedisStore::connect_with(&single.url, options.clone())
         .await
         .expect("connect to redis");
@@ -1313,54 +1049,27 @@ async fn latency_per_tool_call_single_node_and_cluster() {
     );
     let with_node = sessions_with_store(&server, Arc::new(node_store.clone()));
     let with_cluster = sessions_with_store(&server, Arc::new(cluster_store.clone()));
-    let variants: [(&str, &Sessions<TonicTransport>); 3] = [
-        ("in memory", &in_memory),
-        ("one node", &with_node),
-        ("cluster", &with_cluster),
-    ];
-    for (_, s) in &variants {
-        ok_json(
-            &s.for_conversation::<Exec>("latency-1")
-                .execute("links_create", r#"{"destination":"https://x.example"}"#)
-                .await,
-        );
+    let variants = [&in_memory, &with_node, &with_cluster];
+    for s in variants {
+        create_link(s, "latency-1", 1).await;
     }
     const N: u32 = 200;
     const ROUNDS: usize = 5;
     let mut calls: Vec<Vec<Duration>> = vec![Vec::new(); 3];
     for _ in 0..ROUNDS {
-        for (i, (_, s)) in variants.iter().enumerate() {
+        for (i, s) in variants.into_iter().enumerate() {
             let exec = s.for_conversation::<Exec>("latency-1");
-            let started = Instant::now();
-            for _ in 0..N {
-                ok_json(
-                    &exec
-                        .execute("links_update", r#"{"link_id":"link-1","name":"n"}"#)
-                        .await,
-                );
-            }
-            calls[i].push(started.elapsed() / N);
+            calls[i].push(time_updates(&exec, N).await);
         }
     }
-    let ids = [("link".to_owned(), ai_tools_tests::new_uuid())];
-    let aliases = ["link-1".to_owned()];
+    let uuid = ai_tools_tests::new_uuid();
     let mut lookups: Vec<Vec<Duration>> = vec![Vec::new(); 2];
     let mut assigns: Vec<Vec<Duration>> = vec![Vec::new(); 2];
     for _ in 0..ROUNDS {
         for (i, store) in [&node_store, &cluster_store].into_iter().enumerate() {
-            let started = Instant::now();
-            for _ in 0..N {
-                store.assign("latency-2", &ids, 10).await.expect("assign");
-            }
-            assigns[i].push(started.elapsed() / N);
-            let started = Instant::now();
-            for _ in 0..N {
-                store
-                    .lookup("latency-2", &aliases, &[])
-                    .await
-                    .expect("lookup");
-            }
-            lookups[i].push(started.elapsed() / N);
+            let (assign, lookup) = time_store_requests(store, "latency-2", &uuid, N).await;
+            assigns[i].push(assign);
+            lookups[i].push(lookup);
         }
     }
     let [memory, one, many] = [0, 1, 2].map(|i| median(calls[i].clone()));

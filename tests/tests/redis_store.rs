@@ -1,6 +1,9 @@
 //! The alias store in Redis, against a real `redis-server` on 127.0.0.1:
 //! two `Sessions` standing for two replicas, concurrent registration,
 //! restarts, Redis going down mid-call, TTL expiry, and round trips per call.
+//! The scenarios a Redis Cluster shares are written once in
+//! `ai_tools_tests::redis_suite` (and run on a cluster by `redis_cluster.rs`);
+//! this file runs them on a single server.
 //!
 //! The server: `AI_TOOLS_REDIS_URL` when set (CI starts one), else a
 //! `redis-server` started here on a free port when the binary is on the
@@ -10,74 +13,31 @@
 //! `AI_TOOLS_REQUIRE_REDIS` set (`.ci/run` sets it), a test that cannot
 //! have a server fails instead of skipping.
 
-use std::net::TcpListener;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ai_tools::{
     Sessions, TonicTransport,
-    store::{AliasStore, RedisStore, RedisStoreOptions},
+    store::{RedisStore, RedisStoreOptions},
 };
-use ai_tools_tests::support::{
-    error_text, ok_json, recovers_after_store_outage, sessions_with_store, step_link_ids,
-    store_down_mid_call, unique_prefix,
+use ai_tools_tests::redis_suite::{
+    self, Backend, CommandStats, Exec, Outage, RedisServer, assert_replicas_agree,
+    assert_round_trips, bare_sessions, create_link, create_step, parse_commandstats, skip,
+    time_store_requests, time_updates,
 };
+use ai_tools_tests::support::{ok_json, sessions_with_store, step_link_ids, unique_prefix};
 use ai_tools_tests::{LinksBackend, serve};
 
-/// The generated executor of links.proto.
-type Exec = ai_tools_tests::tools::links::Executor<TonicTransport>;
-
-/// A `redis-server` this test started (stopped when dropped), or the one at
-/// `AI_TOOLS_REDIS_URL`.
-struct Redis {
-    url: String,
-    port: u16,
-    child: Option<Child>,
-    dir: Option<PathBuf>,
-    /// An append-only file fsynced on every write, so that the data
-    /// survives a stop (slow: every request that refreshes a TTL is a write).
-    persist: bool,
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        self.stop();
-        if let Some(dir) = &self.dir {
-            let _ = std::fs::remove_dir_all(dir);
-        }
-    }
-}
-
-fn has_redis_server() -> bool {
-    Command::new("redis-server")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free loopback port")
-}
+/// The server a test uses.
+struct Redis(RedisServer);
 
 impl Redis {
     /// The shared server when `AI_TOOLS_REDIS_URL` is set, else one of our own.
     async fn shared_or_own(test: &str) -> Option<Self> {
-        match std::env::var("AI_TOOLS_REDIS_URL") {
-            Ok(url) if !url.is_empty() => Some(Self {
-                url,
-                port: 0,
-                child: None,
-                dir: None,
-                persist: false,
-            }),
-            _ => Self::start_own(
+        match RedisServer::from_env() {
+            Some(server) => Some(Self(server)),
+            None => Self::own_or_skip(
                 test,
                 false,
                 "neither AI_TOOLS_REDIS_URL is set nor is `redis-server` on the PATH to start one",
@@ -89,7 +49,7 @@ impl Redis {
     /// A server of our own, if the binary exists; with `persist`, it can be
     /// stopped and started again with its data.
     async fn own(test: &str, persist: bool) -> Option<Self> {
-        Self::start_own(
+        Self::own_or_skip(
             test,
             persist,
             "no `redis-server` on the PATH: this test stops, restarts or counts the commands of a server of its own, so AI_TOOLS_REDIS_URL is not enough",
@@ -97,76 +57,15 @@ impl Redis {
         .await
     }
 
-    async fn start_own(test: &str, persist: bool, why_not: &str) -> Option<Self> {
-        if !has_redis_server() {
-            let reason = format!("{why_not} (install Debian's `redis-server`; `.ci/run` does)");
-            assert!(
-                std::env::var_os("AI_TOOLS_REQUIRE_REDIS").is_none(),
-                "AI_TOOLS_REQUIRE_REDIS is set, but {reason}"
-            );
-            println!("skipped {test}: {reason}");
-            return None;
+    async fn own_or_skip(test: &str, persist: bool, why_not: &str) -> Option<Self> {
+        match RedisServer::own(test, persist).await {
+            Some(server) => Some(Self(server)),
+            None => skip(
+                "AI_TOOLS_REQUIRE_REDIS",
+                test,
+                &format!("{why_not} (install Debian's `redis-server`; `.ci/run` does)"),
+            ),
         }
-        let dir = std::env::temp_dir().join(format!(
-            "ai-tools-redis-{test}-{}-{}",
-            std::process::id(),
-            free_port()
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        let mut redis = Self {
-            url: String::new(),
-            port: free_port(),
-            child: None,
-            dir: Some(dir),
-            persist,
-        };
-        redis.url = format!("redis://127.0.0.1:{}", redis.port);
-        redis.start().await;
-        Some(redis)
-    }
-
-    async fn start(&mut self) {
-        let dir = self.dir.clone().expect("an own server");
-        let child = Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", ""])
-            .args(if self.persist {
-                ["--appendonly", "yes", "--appendfsync", "always"]
-            } else {
-                ["--appendonly", "no", "--appendfsync", "no"]
-            })
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server starts");
-        self.child = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Ok(client) = redis::Client::open(self.url.as_str())
-                && let Ok(mut c) = client.get_multiplexed_async_connection().await
-                && redis::cmd("PING")
-                    .query_async::<String>(&mut c)
-                    .await
-                    .is_ok()
-            {
-                return;
-            }
-            assert!(Instant::now() < deadline, "redis-server did not come up");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-
-    fn stop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-
-    async fn store(&self, key_prefix: &str) -> RedisStore {
-        self.store_with(key_prefix, Duration::from_secs(600)).await
     }
 
     async fn store_with(&self, key_prefix: &str, ttl: Duration) -> RedisStore {
@@ -176,17 +75,58 @@ impl Redis {
         options.response_timeout = Duration::from_secs(1);
         options.connection_timeout = Duration::from_millis(500);
         options.reconnect_retries = 1;
-        RedisStore::connect_with(&self.url, options)
+        RedisStore::connect_with(&self.0.url, options)
             .await
             .expect("connect to redis")
     }
 
     async fn raw(&self) -> redis::aio::MultiplexedConnection {
-        redis::Client::open(self.url.as_str())
+        redis::Client::open(self.0.url.as_str())
             .expect("url")
             .get_multiplexed_async_connection()
             .await
             .expect("connect to redis")
+    }
+}
+
+impl Backend for Redis {
+    type Store = RedisStore;
+
+    async fn store(&self, key_prefix: &str) -> RedisStore {
+        self.store_with(key_prefix, Duration::from_secs(600)).await
+    }
+
+    fn round_trips(store: &RedisStore) -> u64 {
+        store.round_trips()
+    }
+
+    fn keys(store: &RedisStore, conversation: &str) -> [String; 3] {
+        store.keys(conversation)
+    }
+
+    async fn hgetall(&self, _conversation: &str, key: &str) -> BTreeMap<String, String> {
+        redis::cmd("HGETALL")
+            .arg(key)
+            .query_async(&mut self.raw().await)
+            .await
+            .expect("hgetall")
+    }
+
+    async fn commandstats(&self) -> CommandStats {
+        let info: String = redis::cmd("INFO")
+            .arg("commandstats")
+            .query_async(&mut self.raw().await)
+            .await
+            .expect("info");
+        parse_commandstats(&info)
+    }
+
+    async fn stop(&self) {
+        self.0.stop();
+    }
+
+    async fn restart(&self) {
+        self.0.start().await;
     }
 }
 
@@ -199,77 +139,26 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
     let a = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
     let b = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
-    let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>("conversation-1");
+    let conversation = "conversation-1";
+    let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>(conversation);
 
-    let out = ok_json(
-        &on(&a)
-            .execute("links_create", r#"{"destination":"https://a.example"}"#)
-            .await,
-    );
-    assert_eq!(out["link"]["id"], "link-1");
-    assert_eq!(out["link"]["pageThemeId"], "theme-1");
+    create_link(&a, conversation, 1).await;
     let first = server.backend.links()[0].clone();
 
     // the next turn lands on the other replica
-    let out = ok_json(
-        &on(&b)
-            .execute(
-                "workflow_steps_create",
-                r#"{"link_id":"link-1","action":"ACTION_EMAIL"}"#,
-            )
-            .await,
-    );
+    let out = ok_json(&create_step(&on(&b), "link-1").await);
     assert_eq!(out["step"]["id"], "step-1");
     assert_eq!(out["step"]["linkId"], "link-1");
     assert_eq!(step_link_ids(&server.backend), [first.id]);
 
     // counters are the conversation's, not the replica's
-    let out = ok_json(
-        &on(&a)
-            .execute("links_create", r#"{"destination":"https://b.example"}"#)
-            .await,
-    );
-    assert_eq!(out["link"]["id"], "link-2");
-    let out = ok_json(
-        &on(&b)
-            .execute("links_create", r#"{"destination":"https://c.example"}"#)
-            .await,
-    );
-    assert_eq!(out["link"]["id"], "link-3");
-    assert_eq!(out["link"]["pageThemeId"], "theme-3");
+    create_link(&a, conversation, 2).await;
+    create_link(&b, conversation, 3).await;
 
-    // every alias resolves to the same UUID on both replicas
-    let ids: Vec<String> = server
-        .backend
-        .links()
-        .iter()
-        .rev()
-        .map(|l| l.id.clone())
-        .collect();
-    for replica in [&a, &b] {
-        let exec = on(replica);
-        for (n, id) in ids.iter().enumerate() {
-            exec.execute(
-                "workflow_steps_create",
-                &format!(r#"{{"link_id":"link-{}","action":"ACTION_EMAIL"}}"#, n + 1),
-            )
-            .await;
-            assert_eq!(step_link_ids(&server.backend).last(), Some(id));
-        }
-    }
+    // every alias resolves to the same UUID on both replicas; an invented
+    // alias is refused on either, naming every alias either gave out
+    assert_replicas_agree(&server, [&a, &b], conversation, 0).await;
 
-    // an invented alias is refused on either replica, naming every alias
-    // either replica gave out
-    for replica in [&a, &b] {
-        let result = on(replica)
-            .execute("links_update", r#"{"link_id":"link-9","name":"x"}"#)
-            .await;
-        let text = error_text(&result);
-        assert!(
-            text.contains("use one of: link-1, link-2, link-3"),
-            "{text}"
-        );
-    }
     // a list reaches the model aliased with the conversation's aliases, on
     // either replica
     let out = ok_json(&on(&b).execute("links_list", "{}").await);
@@ -288,56 +177,7 @@ async fn concurrent_registration_from_two_replicas_gives_one_alias_per_uuid() {
     let Some(redis) = Redis::shared_or_own("concurrent").await else {
         return;
     };
-    let keys = unique_prefix("concurrent");
-    let a = Arc::new(
-        Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(redis.store(&keys).await)),
-    );
-    let b = Arc::new(
-        Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(redis.store(&keys).await)),
-    );
-    let uuids: Vec<String> = (0..60).map(|_| ai_tools_tests::new_uuid()).collect();
-
-    // 8 tasks, 4 per replica, register the same 60 UUIDs in batches of 6,
-    // each starting at another place, so the same ids race everywhere
-    let mut tasks = Vec::new();
-    for t in 0..8 {
-        let sessions = if t % 2 == 0 { a.clone() } else { b.clone() };
-        let mut order = uuids.clone();
-        order.rotate_left(t * 7);
-        tasks.push(tokio::spawn(async move {
-            let aliases = sessions.alias_manager("conversation-1");
-            let mut got = Vec::new();
-            for batch in order.chunks(6) {
-                let ids: Vec<(&str, &str)> = batch.iter().map(|u| ("link", u.as_str())).collect();
-                let aliases = aliases.assign(&ids).await.expect("assign");
-                got.extend(batch.iter().cloned().zip(aliases));
-            }
-            got
-        }));
-    }
-    let mut seen: std::collections::HashMap<String, String> = Default::default();
-    for task in tasks {
-        for (uuid, alias) in task.await.expect("task") {
-            let first = seen.entry(uuid.clone()).or_insert_with(|| alias.clone());
-            assert_eq!(*first, alias, "{uuid} got two aliases");
-        }
-    }
-    let mut aliases: Vec<&String> = seen.values().collect();
-    aliases.sort_by_key(|a| a[5..].parse::<u32>().unwrap_or(0));
-    aliases.dedup();
-    let expected: Vec<String> = (1..=60).map(|n| format!("link-{n}")).collect();
-    assert_eq!(
-        aliases.into_iter().cloned().collect::<Vec<_>>(),
-        expected,
-        "60 UUIDs, 60 distinct aliases, none skipped"
-    );
-    assert_eq!(
-        a.alias_manager("conversation-1")
-            .list("link")
-            .await
-            .expect("list"),
-        expected
-    );
+    redis_suite::concurrent_registration(&redis).await;
 }
 
 #[tokio::test]
@@ -345,109 +185,30 @@ async fn a_restart_continues_the_conversation_with_its_aliases_and_counter() {
     let Some(redis) = Redis::shared_or_own("restart").await else {
         return;
     };
-    let keys = unique_prefix("restart");
-    let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    {
-        let before = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
-        let exec = before.for_conversation::<Exec>("conversation-1");
-        for n in 1..=3 {
-            let out = ok_json(
-                &exec
-                    .execute("links_create", r#"{"destination":"https://x.example"}"#)
-                    .await,
-            );
-            assert_eq!(out["link"]["id"], format!("link-{n}"));
-        }
-        // everything dropped: the process is gone
-    }
-    let after = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
-    let exec = after.for_conversation::<Exec>("conversation-1");
-    let second = server.backend.links()[1].id.clone();
-    let out = ok_json(
-        &exec
-            .execute(
-                "workflow_steps_create",
-                r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
-            )
-            .await,
-    );
-    assert_eq!(out["step"]["linkId"], "link-2");
-    assert_eq!(step_link_ids(&server.backend), [second]);
-    let out = ok_json(
-        &exec
-            .execute("links_create", r#"{"destination":"https://y.example"}"#)
-            .await,
-    );
-    assert_eq!(out["link"]["id"], "link-4", "the counter went on");
-    assert_eq!(out["link"]["pageThemeId"], "theme-4");
-    server.shutdown().await;
+    redis_suite::restart_continues_the_conversation(&redis).await;
 }
 
 #[tokio::test]
 async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
-    let Some(mut redis) = Redis::own("down", true).await else {
+    let Some(redis) = Redis::own("down", true).await else {
         return;
     };
     let keys = unique_prefix("down");
-    let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let replica = sessions_with_store(&server, Arc::new(redis.store(&keys).await));
-    let exec = replica.for_conversation::<Exec>("conversation-1");
-    ok_json(
-        &exec
-            .execute("links_create", r#"{"destination":"https://x.example"}"#)
-            .await,
+    let store = redis.store(&keys).await;
+    assert_eq!(
+        store.keys("conversation-1"),
+        [
+            format!("{keys}:{{conversation-1}}:aliases"),
+            format!("{keys}:{{conversation-1}}:uuids"),
+            format!("{keys}:{{conversation-1}}:meta"),
+        ]
     );
-
-    // Redis goes away while the service is answering, and stays away for
-    // the next call
-    let stop = async {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        redis.stop();
+    let outage = Outage {
+        service_delay: Duration::from_millis(400),
+        refused_within: Duration::from_secs(5),
+        recovers_within: Duration::from_secs(10),
     };
-    let links = store_down_mid_call(
-        &exec,
-        &server.backend,
-        Duration::from_millis(400),
-        stop,
-        Duration::from_secs(5),
-    )
-    .await;
-
-    // Redis comes back with its data: nothing of the failed call was
-    // written, the counter did not move, the conversation goes on
-    server.backend.set_delay(Duration::ZERO);
-    redis.start().await;
-    let mut raw = redis.raw().await;
-    let store_keys = [
-        format!("{keys}:{{conversation-1}}:aliases"),
-        format!("{keys}:{{conversation-1}}:uuids"),
-        format!("{keys}:{{conversation-1}}:meta"),
-    ];
-    let mut held: Vec<String> = redis::cmd("HKEYS")
-        .arg(&store_keys[0])
-        .query_async(&mut raw)
-        .await
-        .expect("hkeys");
-    held.sort();
-    assert_eq!(held, ["link-1", "theme-1"], "nothing half-written");
-    let len: String = redis::cmd("HGET")
-        .arg(&store_keys[2])
-        .arg("#len")
-        .query_async(&mut raw)
-        .await
-        .expect("hget");
-    assert_eq!(len, "2");
-    let withheld = &links[0];
-    let known: Option<String> = redis::cmd("HGET")
-        .arg(&store_keys[1])
-        .arg(&withheld.id)
-        .query_async(&mut raw)
-        .await
-        .expect("hget");
-    assert_eq!(known, None, "the withheld link's id was not registered");
-
-    recovers_after_store_outage(&exec, Duration::from_secs(10)).await;
-    server.shutdown().await;
+    redis_suite::down_mid_call(&redis, store, "conversation-1", outage).await;
 }
 
 #[tokio::test]
@@ -457,10 +218,9 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
     };
     let keys = unique_prefix("ttl");
     let ttl = Duration::from_millis(400);
-    let store = Arc::new(redis.store_with(&keys, ttl).await);
-    let a = Sessions::new((), Duration::from_secs(600)).with_store(store.clone());
-    let b = Sessions::new((), Duration::from_secs(600))
-        .with_store(Arc::new(redis.store_with(&keys, ttl).await));
+    let store = redis.store_with(&keys, ttl).await;
+    let a = bare_sessions(store.clone());
+    let b = bare_sessions(redis.store_with(&keys, ttl).await);
     let first = ai_tools_tests::new_uuid();
     let aliases = a.alias_manager("conversation-1");
     assert_eq!(
@@ -517,49 +277,11 @@ async fn one_round_trip_to_resolve_and_one_to_register_per_tool_call() {
     };
     let keys = unique_prefix("round-trips");
     let server = serve(LinksBackend::with_links(0)).await.expect("bind");
-    let store = redis.store(&keys).await;
-    let counter = store.clone();
-    let replica = sessions_with_store(&server, Arc::new(store));
+    let counter = redis.store(&keys).await;
+    let replica = sessions_with_store(&server, Arc::new(counter.clone()));
     let exec = replica.for_conversation::<Exec>("conversation-1");
-    let mut raw = redis.raw().await;
-    async fn evalsha(raw: &mut redis::aio::MultiplexedConnection) -> u64 {
-        let info: String = redis::cmd("INFO")
-            .arg("commandstats")
-            .query_async(raw)
-            .await
-            .expect("info");
-        info.lines()
-            .find_map(|l| l.strip_prefix("cmdstat_evalsha:calls="))
-            .and_then(|rest| rest.split(',').next())
-            .and_then(|n| n.parse().ok())
-            .unwrap_or(0)
-    }
+    let report = assert_round_trips(&redis, &counter, &exec).await;
 
-    // (tool, arguments, round trips expected: resolution + registration)
-    let calls: &[(&str, &str, u64)] = &[
-        ("links_create", r#"{"destination":"https://x.example"}"#, 1),
-        ("links_create", r#"{"destination":"https://y.example"}"#, 1),
-        ("links_update", r#"{"link_id":"link-1","name":"n"}"#, 2),
-        (
-            "workflow_steps_create",
-            r#"{"link_id":"link-2","action":"ACTION_EMAIL"}"#,
-            2,
-        ),
-        ("links_list", r#"{"page_size":10}"#, 1),
-        ("workflow_steps_delete", r#"{"step_id":"step-1"}"#, 1),
-    ];
-    let mut report = Vec::new();
-    for (tool, args, expected) in calls {
-        let (trips, evals) = (counter.round_trips(), evalsha(&mut raw).await);
-        let started = Instant::now();
-        ok_json(&exec.execute(tool, args).await);
-        let elapsed = started.elapsed();
-        let trips = counter.round_trips() - trips;
-        let evals = evalsha(&mut raw).await - evals;
-        assert_eq!(trips, *expected, "{tool}: round trips");
-        assert_eq!(evals, *expected, "{tool}: EVALSHA seen by the server");
-        report.push(format!("{tool}: {trips} round trip(s), {elapsed:?}"));
-    }
     // 200 ids in one answer are still one round trip
     let big = serve(LinksBackend::with_links(100)).await.expect("bind");
     let replica = sessions_with_store(&big, Arc::new(counter.clone()));
@@ -596,37 +318,15 @@ async fn latency_per_tool_call_on_loopback() {
     const N: u32 = 200;
     let mut lines = Vec::new();
     for (name, sessions) in [("in memory", &in_memory), ("redis", &with_redis)] {
+        create_link(sessions, "conversation-1", 1).await;
         let exec = sessions.for_conversation::<Exec>("conversation-1");
-        ok_json(
-            &exec
-                .execute("links_create", r#"{"destination":"https://x.example"}"#)
-                .await,
-        );
-        let started = Instant::now();
-        for _ in 0..N {
-            ok_json(
-                &exec
-                    .execute("links_update", r#"{"link_id":"link-1","name":"n"}"#)
-                    .await,
-            );
-        }
-        lines.push(format!(
-            "links_update ({name}): {:?} per call",
-            started.elapsed() / N
-        ));
+        let per_call = time_updates(&exec, N).await;
+        lines.push(format!("links_update ({name}): {per_call:?} per call"));
     }
-    let ids = [("link".to_owned(), ai_tools_tests::new_uuid())];
-    let aliases = ["link-1".to_owned()];
-    let started = Instant::now();
-    for _ in 0..N {
-        store.assign("bench", &ids, 10).await.expect("assign");
-    }
-    lines.push(format!("assign of a known id: {:?}", started.elapsed() / N));
-    let started = Instant::now();
-    for _ in 0..N {
-        store.lookup("bench", &aliases, &[]).await.expect("lookup");
-    }
-    lines.push(format!("lookup of one alias: {:?}", started.elapsed() / N));
+    let uuid = ai_tools_tests::new_uuid();
+    let (assign, lookup) = time_store_requests(&store, "bench", &uuid, N).await;
+    lines.push(format!("assign of a known id: {assign:?}"));
+    lines.push(format!("lookup of one alias: {lookup:?}"));
     println!("latency on loopback: {}", lines.join("; "));
     server.shutdown().await;
 }
