@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ai_tools::schema::Dialect;
+use ai_tools::schema::check::{Violation, check, check_request};
 use ai_tools::{
     AgentTool, AliasManager, InProcessTransport, ProtoExecutor, Sessions, TonicTransport,
     ToolResult, store::AliasStore,
@@ -50,6 +51,48 @@ pub fn renderings(tool: &AgentTool) -> Vec<(Dialect, Value)> {
             (dialect, parsed)
         })
         .collect()
+}
+
+/// Checks every static rendering of every one of `tools` with its
+/// dialect's checker (`ai_tools::schema::check::check`), and with `also`
+/// (tool, dialect, parsed rendering) for what a caller asserts besides;
+/// panics listing every violation. Returns how many renderings it checked.
+pub fn check_every_rendering<'a>(
+    tools: impl IntoIterator<Item = &'a AgentTool>,
+    mut also: impl FnMut(&AgentTool, Dialect, &Value),
+) -> usize {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for tool in tools {
+        for (dialect, schema) in renderings(tool) {
+            checked += 1;
+            for v in check(dialect, tool.strict, &schema) {
+                failures.push(format!("{} {dialect}: {v}", tool.name));
+            }
+            also(tool, dialect, &schema);
+        }
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+    checked
+}
+
+/// What `check_request` says of `tools` sent together as one request in
+/// `dialect`.
+pub fn request_violations<'a>(
+    dialect: Dialect,
+    tools: impl IntoIterator<Item = &'a AgentTool>,
+) -> Vec<Violation> {
+    let parsed: Vec<(&str, bool, Value)> = tools
+        .into_iter()
+        .map(|t| {
+            let schema = t.parameters_for(dialect);
+            let parsed = serde_json::from_str(schema)
+                .unwrap_or_else(|e| panic!("{} {dialect}: not JSON ({e})", t.name));
+            (t.name, t.strict, parsed)
+        })
+        .collect();
+    let refs: Vec<(&str, bool, &Value)> = parsed.iter().map(|(n, s, v)| (*n, *s, v)).collect();
+    check_request(dialect, &refs)
 }
 
 /// The alias store goes away while the service answers a

@@ -10,8 +10,7 @@ use std::collections::BTreeSet;
 
 use ai_tools::AgentTool;
 use ai_tools::schema::Dialect;
-use ai_tools::schema::check::{check, check_request};
-use ai_tools_tests::support::renderings;
+use ai_tools_tests::support::{check_every_rendering, renderings, request_violations};
 use ai_tools_tests::tools::{longrunning_overlay, longrunning_whole};
 use prost_reflect::Kind;
 use serde_json::Value;
@@ -187,26 +186,17 @@ fn each_file_has_its_tools() {
 
 #[test]
 fn every_static_rendering_passes_its_checker() {
-    let mut failures = Vec::new();
-    let mut checked = 0;
-    for tool in tools() {
-        for (dialect, schema) in renderings(tool) {
-            checked += 1;
-            for v in check(dialect, tool.strict, &schema) {
-                failures.push(format!("{} {dialect}: {v}", tool.name));
-            }
-            // The root stays a plain object in every dialect.
-            assert_eq!(schema["type"], "object", "{} {dialect}", tool.name);
-            for union in ["anyOf", "oneOf", "allOf"] {
-                assert!(
-                    schema.get(union).is_none(),
-                    "{} {dialect}: a union at the root",
-                    tool.name
-                );
-            }
+    let checked = check_every_rendering(tools(), |tool, dialect, schema| {
+        // The root stays a plain object in every dialect.
+        assert_eq!(schema["type"], "object", "{} {dialect}", tool.name);
+        for union in ["anyOf", "oneOf", "allOf"] {
+            assert!(
+                schema.get(union).is_none(),
+                "{} {dialect}: a union at the root",
+                tool.name
+            );
         }
-    }
-    assert!(failures.is_empty(), "{failures:#?}");
+    });
     // 5 + 7 + 13 tools in 5 dialects.
     assert_eq!(checked, 25 * 5);
 }
@@ -220,30 +210,13 @@ fn each_file_as_one_request() {
         ("google_types", google_types::all_tools()),
         ("etcd", etcd::all_tools()),
     ] {
-        for (dialect, pick) in [
-            (
-                Dialect::OpenAi,
-                (|t| t.renderings().openai) as fn(&AgentTool) -> &'static str,
-            ),
-            (Dialect::Anthropic, |t| t.renderings().anthropic),
-            (Dialect::Gemini, |t| t.renderings().gemini),
-            (Dialect::GeminiJsonSchema, |t| {
-                t.renderings().gemini_json_schema
-            }),
+        for dialect in [
+            Dialect::OpenAi,
+            Dialect::Anthropic,
+            Dialect::Gemini,
+            Dialect::GeminiJsonSchema,
         ] {
-            let parsed: Vec<(&str, bool, Value)> = list
-                .iter()
-                .map(|t| {
-                    (
-                        t.name,
-                        t.strict,
-                        serde_json::from_str(pick(t)).expect("JSON"),
-                    )
-                })
-                .collect();
-            let refs: Vec<(&str, bool, &Value)> =
-                parsed.iter().map(|(n, s, v)| (*n, *s, v)).collect();
-            let violations = check_request(dialect, &refs);
+            let violations = request_violations(dialect, list.iter().copied());
             assert!(violations.is_empty(), "{file} {dialect}: {violations:#?}");
         }
     }
@@ -687,32 +660,9 @@ fn whole_service_mode_exposes_every_unary_method() {
 /// Every rendering of `tools` passes its provider's checker, one by one and
 /// as one request.
 fn every_rendering_passes(tools: &[&AgentTool]) {
-    let mut failures = Vec::new();
-    for tool in tools {
-        for (dialect, schema) in renderings(tool) {
-            for v in check(dialect, tool.strict, &schema) {
-                failures.push(format!("{} {dialect}: {v}", tool.name));
-            }
-        }
-    }
-    assert!(failures.is_empty(), "{failures:#?}");
+    check_every_rendering(tools.iter().copied(), |_, _, _| {});
     for dialect in [Dialect::OpenAi, Dialect::Anthropic, Dialect::Gemini] {
-        let parsed: Vec<(&str, bool, Value)> = tools
-            .iter()
-            .map(|t| {
-                (
-                    t.name,
-                    t.strict,
-                    renderings(t)
-                        .into_iter()
-                        .find(|(d, _)| *d == dialect)
-                        .expect("rendered")
-                        .1,
-                )
-            })
-            .collect();
-        let refs: Vec<(&str, bool, &Value)> = parsed.iter().map(|(n, s, v)| (*n, *s, v)).collect();
-        let violations = check_request(dialect, &refs);
+        let violations = request_violations(dialect, tools.iter().copied());
         assert!(violations.is_empty(), "{dialect}: {violations:#?}");
     }
 }
