@@ -15,6 +15,16 @@ use ai_tools_tests::support::{assert_consistent, error_text, links_recording_tra
 use ai_tools_tests::{LINKS_POOL, LinksBackend, pb, serve, tools};
 use serde_json::{Value, json};
 
+/// An executor of every links.proto tool on conversation `id` of `sessions`.
+fn links_exec<T: Transport + Clone>(sessions: &Sessions<T>, id: &str) -> ProtoExecutor<T> {
+    ProtoExecutor::with_alias_manager(
+        tools::ALL,
+        &LINKS_POOL,
+        sessions.transport().clone(),
+        sessions.alias_manager(id),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sessions_never_evict_a_conversation_in_use() {
     let (transport, _) = links_recording_transport();
@@ -25,12 +35,7 @@ async fn sessions_never_evict_a_conversation_in_use() {
         let sessions = sessions.clone();
         tasks.push(tokio::spawn(async move {
             let id = format!("conversation-{c}");
-            let exec = ProtoExecutor::with_alias_manager(
-                tools::ALL,
-                &LINKS_POOL,
-                sessions.transport().clone(),
-                sessions.alias_manager(&id),
-            );
+            let exec = links_exec(&sessions, &id);
             for _ in 0..20 {
                 ok_json(
                     &exec
@@ -77,12 +82,7 @@ async fn two_tenants_never_resolve_each_others_aliases() {
             let (sessions, issued, calls) = (sessions.clone(), issued.clone(), calls.clone());
             tasks.push(tokio::spawn(async move {
                 let id = format!("{tenant}/{c}");
-                let exec = ProtoExecutor::with_alias_manager(
-                    tools::ALL,
-                    &LINKS_POOL,
-                    sessions.transport().clone(),
-                    sessions.alias_manager(&id),
-                );
+                let exec = links_exec(&sessions, &id);
                 let options = CallOptions::new().metadata("x-conversation", id.clone());
                 let other = if tenant == "acme" { "globex" } else { "acme" };
                 for round in 0..ROUNDS {
@@ -200,12 +200,7 @@ async fn stress<T: Transport + Clone>(
         let sessions = sessions.clone();
         tasks.push(tokio::spawn(async move {
             let id = format!("conversation-{c}");
-            let exec = ProtoExecutor::with_alias_manager(
-                tools::ALL,
-                &LINKS_POOL,
-                sessions.transport().clone(),
-                sessions.alias_manager(&id),
-            );
+            let exec = links_exec(&sessions, &id);
             let options = CallOptions::new().metadata("x-conversation", id.clone());
             let mut seen = Vec::with_capacity(calls);
             for n in 0..calls {

@@ -10,7 +10,7 @@ use ai_tools::{
 };
 use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, serve, tools};
-use serde_json::json;
+use serde_json::{Value, json};
 
 type Exec = ProtoExecutor<TonicTransport>;
 
@@ -40,6 +40,16 @@ async fn start(existing_links: usize) -> (RunningServer, Exec) {
     (server, exec)
 }
 
+/// The JSON answer of `tool` called with `args`; panics naming the error.
+async fn call(exec: &Exec, tool: &str, args: &str) -> Value {
+    ok_json(&exec.execute(tool, args).await)
+}
+
+/// The error text of `tool` called with `args`; panics if it succeeds.
+async fn refused(exec: &Exec, tool: &str, args: &str) -> String {
+    error_text(&exec.execute(tool, args).await).to_owned()
+}
+
 fn is_uuid(s: &str) -> bool {
     s.len() == 36 && s.chars().filter(|c| *c == '-').count() == 4
 }
@@ -47,14 +57,12 @@ fn is_uuid(s: &str) -> bool {
 #[tokio::test]
 async fn create_aliases_ids_and_leaves_the_workspace_raw() {
     let (server, exec) = start(0).await;
-    let out = ok_json(
-        &exec
-            .execute(
-                "links_create",
-                r#"{"destination":"https://x.y","name":null,"tags":["a"]}"#,
-            )
-            .await,
-    );
+    let out = call(
+        &exec,
+        "links_create",
+        r#"{"destination":"https://x.y","name":null,"tags":["a"]}"#,
+    )
+    .await;
     let link = &out["link"];
     assert_eq!(link["id"], "link-1");
     assert_eq!(link["pageThemeId"], "theme-1");
@@ -79,28 +87,23 @@ async fn create_aliases_ids_and_leaves_the_workspace_raw() {
 #[tokio::test]
 async fn an_alias_reaches_the_server_as_its_uuid() {
     let (server, exec) = start(0).await;
-    ok_json(
-        &exec
-            .execute("links_create", r#"{"destination":"https://x.y"}"#)
-            .await,
-    );
+    call(&exec, "links_create", r#"{"destination":"https://x.y"}"#).await;
     let id = server.backend.links()[0].id.clone();
 
-    let out = ok_json(
-        &exec
-            .execute("links_update", r#"{"link_id":"link-1","name":"Promo"}"#)
-            .await,
-    );
+    let out = call(
+        &exec,
+        "links_update",
+        r#"{"link_id":"link-1","name":"Promo"}"#,
+    )
+    .await;
     assert_eq!(out["link"]["id"], "link-1");
     assert_eq!(out["link"]["name"], "Promo");
-    let out = ok_json(
-        &exec
-            .execute(
-                "workflow_steps_create",
-                r#"{"linkId":"link-1","action":"ACTION_EMAIL"}"#,
-            )
-            .await,
-    );
+    let out = call(
+        &exec,
+        "workflow_steps_create",
+        r#"{"linkId":"link-1","action":"ACTION_EMAIL"}"#,
+    )
+    .await;
     assert_eq!(
         out,
         json!({"step": {"id": "step-1", "linkId": "link-1", "action": "ACTION_EMAIL"}})
@@ -115,11 +118,12 @@ async fn an_alias_reaches_the_server_as_its_uuid() {
     );
     // a raw UUID the conversation has seen is accepted too
     let upper = id.to_uppercase();
-    ok_json(
-        &exec
-            .execute("links_update", &json!({"link_id": upper}).to_string())
-            .await,
-    );
+    call(
+        &exec,
+        "links_update",
+        &json!({"link_id": upper}).to_string(),
+    )
+    .await;
     assert!(matches!(&server.backend.received()[3], Received::UpdateLink(r) if r.link_id == id));
     server.shutdown().await;
 }
@@ -127,58 +131,37 @@ async fn an_alias_reaches_the_server_as_its_uuid() {
 #[tokio::test]
 async fn invented_and_wrong_prefix_aliases_never_reach_the_server() {
     let (server, exec) = start(0).await;
-    ok_json(
-        &exec
-            .execute("links_create", r#"{"destination":"https://x.y"}"#)
-            .await,
-    );
-    ok_json(
-        &exec
-            .execute(
-                "workflow_steps_create",
-                r#"{"link_id":"link-1","action":"ACTION_WEBHOOK"}"#,
-            )
-            .await,
-    );
+    call(&exec, "links_create", r#"{"destination":"https://x.y"}"#).await;
+    call(
+        &exec,
+        "workflow_steps_create",
+        r#"{"link_id":"link-1","action":"ACTION_WEBHOOK"}"#,
+    )
+    .await;
     let calls = server.backend.received().len();
 
-    let text = error_text(
-        &exec
-            .execute("workflow_steps_delete", r#"{"step_id":"step-0"}"#)
-            .await,
-    )
-    .to_owned();
+    let text = refused(&exec, "workflow_steps_delete", r#"{"step_id":"step-0"}"#).await;
     assert!(
         text.contains("`step_id`") && text.contains("`step-0`") && text.contains("step-1"),
         "{text}"
     );
 
-    let text = error_text(
-        &exec
-            .execute("links_update", r#"{"link_id":"step-1"}"#)
-            .await,
-    )
-    .to_owned();
+    let text = refused(&exec, "links_update", r#"{"link_id":"step-1"}"#).await;
     assert!(
         text.contains("takes a link id") && text.contains("step id") && text.contains("link-1"),
         "{text}"
     );
 
-    let text = error_text(
-        &exec
-            .execute("links_update", r#"{"link_id":"theme-7"}"#)
-            .await,
-    )
-    .to_owned();
+    let text = refused(&exec, "links_update", r#"{"link_id":"theme-7"}"#).await;
     assert!(text.contains("use one of: link-1"), "{text}");
 
     let unseen = ai_tools_tests::new_uuid();
-    let text = error_text(
-        &exec
-            .execute("links_update", &json!({"link_id": unseen}).to_string())
-            .await,
+    let text = refused(
+        &exec,
+        "links_update",
+        &json!({"link_id": unseen}).to_string(),
     )
-    .to_owned();
+    .await;
     assert!(
         text.contains("raw UUID") && text.contains("never seen"),
         "{text}"
@@ -192,12 +175,7 @@ async fn invented_and_wrong_prefix_aliases_never_reach_the_server() {
 
     // in a fresh conversation no link ids exist yet
     let fresh = ProtoExecutor::new(tools::ALL, &LINKS_POOL, exec.transport().clone());
-    let text = error_text(
-        &fresh
-            .execute("links_update", r#"{"link_id":"link-1"}"#)
-            .await,
-    )
-    .to_owned();
+    let text = refused(&fresh, "links_update", r#"{"link_id":"link-1"}"#).await;
     assert!(text.contains("no link ids are known yet"), "{text}");
 
     // the lenient mode passes unseen raw UUIDs through (the server then says NOT_FOUND)
@@ -205,12 +183,12 @@ async fn invented_and_wrong_prefix_aliases_never_reach_the_server() {
     options.pass_unknown_uuids = true;
     let lenient =
         ProtoExecutor::new(tools::ALL, &LINKS_POOL, exec.transport().clone()).with_options(options);
-    let text = error_text(
-        &lenient
-            .execute("links_update", &json!({"link_id": unseen}).to_string())
-            .await,
+    let text = refused(
+        &lenient,
+        "links_update",
+        &json!({"link_id": unseen}).to_string(),
     )
-    .to_owned();
+    .await;
     assert!(text.contains("NOT_FOUND"), "{text}");
     server.shutdown().await;
 }
@@ -218,7 +196,7 @@ async fn invented_and_wrong_prefix_aliases_never_reach_the_server() {
 #[tokio::test]
 async fn link_1_and_link_10_are_never_confused() {
     let (server, exec) = start(12).await;
-    let out = ok_json(&exec.execute("links_list", "{}").await);
+    let out = call(&exec, "links_list", "{}").await;
     let ids: Vec<&str> = out["links"]
         .as_array()
         .expect("links")
@@ -231,7 +209,7 @@ async fn link_1_and_link_10_are_never_confused() {
 
     for (alias, index) in [("link-10", 9), ("link-1", 0), ("link-12", 11)] {
         let args = json!({"link_id": alias, "name": format!("renamed {alias}")}).to_string();
-        let out = ok_json(&exec.execute("links_update", &args).await);
+        let out = call(&exec, "links_update", &args).await;
         assert_eq!(out["link"]["id"], alias);
         let Some(Received::UpdateLink(r)) = server.backend.received().last().cloned() else {
             panic!("no update received");
@@ -239,14 +217,12 @@ async fn link_1_and_link_10_are_never_confused() {
         assert_eq!(r.link_id, listed[index].id, "{alias}");
     }
     // free text that mentions an alias is passed on unchanged
-    ok_json(
-        &exec
-            .execute(
-                "links_update",
-                r#"{"link_id":"link-2","name":"same as link-1"}"#,
-            )
-            .await,
-    );
+    call(
+        &exec,
+        "links_update",
+        r#"{"link_id":"link-2","name":"same as link-1"}"#,
+    )
+    .await;
     assert!(
         matches!(server.backend.received().last(), Some(Received::UpdateLink(r)) if r.name.as_deref() == Some("same as link-1"))
     );
@@ -256,80 +232,60 @@ async fn link_1_and_link_10_are_never_confused() {
 #[tokio::test]
 async fn argument_errors_name_the_argument() {
     let (server, exec) = start(0).await;
-    let text = error_text(
-        &exec
-            .execute(
-                "links_create",
-                r#"{"destination":"https://x.y","colour":"red"}"#,
-            )
-            .await,
+    let text = refused(
+        &exec,
+        "links_create",
+        r#"{"destination":"https://x.y","colour":"red"}"#,
     )
-    .to_owned();
+    .await;
     assert!(
         text.contains("unknown argument `colour`") && text.contains("`destination`"),
         "{text}"
     );
     // a skipped field is hidden from the model, so it is unknown too
-    let text = error_text(
-        &exec
-            .execute(
-                "links_create",
-                r#"{"destination":"https://x.y","metadata":{}}"#,
-            )
-            .await,
+    let text = refused(
+        &exec,
+        "links_create",
+        r#"{"destination":"https://x.y","metadata":{}}"#,
     )
-    .to_owned();
+    .await;
     assert!(
         text.contains("`metadata`") && !text.contains("`metadata`, "),
         "{text}"
     );
-    let text = error_text(&exec.execute("links_list", r#"{"page_size":"many"}"#).await).to_owned();
+    let text = refused(&exec, "links_list", r#"{"page_size":"many"}"#).await;
     assert!(text.contains("`page_size`"), "{text}");
-    let text = error_text(&exec.execute("links_list", "{not json").await).to_owned();
+    let text = refused(&exec, "links_list", "{not json").await;
     assert!(text.contains("not valid JSON"), "{text}");
-    let text = error_text(&exec.execute("links_list", "[1]").await).to_owned();
+    let text = refused(&exec, "links_list", "[1]").await;
     assert!(text.contains("must be a JSON object"), "{text}");
     let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
-    let text = error_text(
-        &exec
-            .execute("links_list", &format!(r#"{{"page_size":{deep}}}"#))
-            .await,
-    )
-    .to_owned();
+    let text = refused(&exec, "links_list", &format!(r#"{{"page_size":{deep}}}"#)).await;
     assert!(text.contains("nested deeper"), "{text}");
-    let text = error_text(&exec.execute("links_delete", "{}").await).to_owned();
+    let text = refused(&exec, "links_delete", "{}").await;
     assert!(
         text.contains("unknown tool `links_delete`") && text.contains("links_create, links_update"),
         "{text}"
     );
     assert!(server.backend.received().is_empty());
     // empty arguments mean `{}`
-    ok_json(&exec.execute("links_list", "").await);
+    call(&exec, "links_list", "").await;
     server.shutdown().await;
 }
 
 #[tokio::test]
 async fn status_errors_are_actionable_and_aliased() {
     let (server, exec) = start(0).await;
-    ok_json(
-        &exec
-            .execute("links_create", r#"{"destination":"https://x.y"}"#)
-            .await,
-    );
+    call(&exec, "links_create", r#"{"destination":"https://x.y"}"#).await;
     let id = server.backend.links()[0].id.clone();
     server.backend.remove_link(&id);
-    let text = error_text(
-        &exec
-            .execute("links_update", r#"{"link_id":"link-1"}"#)
-            .await,
-    )
-    .to_owned();
+    let text = refused(&exec, "links_update", r#"{"link_id":"link-1"}"#).await;
     assert!(
         text.contains("NOT_FOUND") && text.contains("link link-1 not found"),
         "{text}"
     );
     assert!(!text.contains(&id), "{text}");
-    let text = error_text(&exec.execute("links_create", "{}").await).to_owned();
+    let text = refused(&exec, "links_create", "{}").await;
     assert!(
         text.contains("INVALID_ARGUMENT") && text.contains("destination is required"),
         "{text}"
@@ -341,7 +297,7 @@ async fn status_errors_are_actionable_and_aliased() {
 async fn server_down_is_an_actionable_error() {
     let (server, exec) = start(0).await;
     server.shutdown().await;
-    let text = error_text(&exec.execute("links_list", "{}").await).to_owned();
+    let text = refused(&exec, "links_list", "{}").await;
     assert!(
         text.contains("UNAVAILABLE") && text.contains("try again later"),
         "{text}"
@@ -374,15 +330,9 @@ async fn sessions_isolate_conversations_and_share_the_transport() {
     );
 
     let a: LinksExecutor = sessions.for_conversation("a");
-    ok_json(
-        &a.0.execute("links_create", r#"{"destination":"https://a"}"#)
-            .await,
-    );
+    call(&a.0, "links_create", r#"{"destination":"https://a"}"#).await;
     let b: LinksExecutor = sessions.for_conversation("b");
-    let out = ok_json(
-        &b.0.execute("links_create", r#"{"destination":"https://b"}"#)
-            .await,
-    );
+    let out = call(&b.0, "links_create", r#"{"destination":"https://b"}"#).await;
     assert_eq!(out["link"]["id"], "link-1", "b has its own counter");
     let [newest, oldest] = [&server.backend.links()[0], &server.backend.links()[1]];
     assert_eq!(
@@ -407,11 +357,7 @@ async fn sessions_isolate_conversations_and_share_the_transport() {
     );
     // b cannot use a link only a has seen
     let raw_a = oldest.id.clone();
-    let text = error_text(
-        &b.0.execute("links_update", &json!({"link_id": raw_a}).to_string())
-            .await,
-    )
-    .to_owned();
+    let text = refused(&b.0, "links_update", &json!({"link_id": raw_a}).to_string()).await;
     assert!(text.contains("never seen"), "{text}");
 
     // an empty conversation id is a throwaway namespace
@@ -434,10 +380,7 @@ async fn sessions_evict_idle_and_least_recently_used_conversations() {
     let transport = TonicTransport::new(server.channel().expect("url"));
     let sessions = Sessions::new(transport.clone(), Duration::from_millis(100));
     let a: LinksExecutor = sessions.for_conversation("a");
-    ok_json(
-        &a.0.execute("links_create", r#"{"destination":"https://a"}"#)
-            .await,
-    );
+    call(&a.0, "links_create", r#"{"destination":"https://a"}"#).await;
     assert!(sessions.alias_manager("a").resolve("link-1").is_some());
     drop(a); // a conversation in use is never forgotten
     // Sessions read tokio's clock: paused and moved past the TTL, no real wait.
@@ -468,7 +411,7 @@ async fn sessions_evict_idle_and_least_recently_used_conversations() {
 #[tokio::test]
 async fn snapshot_restores_a_conversation_across_restarts() {
     let (server, exec) = start(3).await;
-    ok_json(&exec.execute("links_list", "{}").await);
+    call(&exec, "links_list", "{}").await;
     let snapshot = serde_json::to_string(&exec.alias_manager().snapshot()).expect("serialise");
 
     let sessions = Sessions::new(exec.transport().clone(), Duration::from_secs(60));
