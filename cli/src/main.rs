@@ -267,7 +267,9 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
     };
     eprintln!("ai-tools: {} tools", set.tools().len());
     for method in set.left_out() {
-        eprintln!("ai-tools: {method} is not a tool: client- and bidirectional-streaming methods cannot be");
+        eprintln!(
+            "ai-tools: {method} is not a tool: client- and bidirectional-streaming methods cannot be"
+        );
     }
     Ok(set)
 }

@@ -82,14 +82,19 @@ fn whole_services_say_which_streaming_methods_are_not_tools() {
     .expect("tools");
     assert_eq!(
         set.left_out(),
-        ["etcdserverpb.Watch.Watch", "etcdserverpb.Lease.LeaseKeepAlive"]
+        [
+            "etcdserverpb.Watch.Watch",
+            "etcdserverpb.Lease.LeaseKeepAlive"
+        ]
     );
     let names: Vec<&str> = set.tools().iter().map(|t| t.name).collect();
     // Lease's unary methods are tools (annotated in this copy, so under
     // their own names); the streaming ones are not.
     assert!(names.contains(&"etcd_lease_grant"), "{names:?}");
     assert!(
-        !names.iter().any(|n| n.contains("keep_alive") || n.contains("watch")),
+        !names
+            .iter()
+            .any(|n| n.contains("keep_alive") || n.contains("watch")),
         "{names:?}"
     );
     // Without whole services, nothing is left out.
