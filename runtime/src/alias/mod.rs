@@ -409,11 +409,7 @@ impl AliasManager {
         }
         check_prefix(prefix)?;
         let uuid = canonical_uuid(uuid).ok_or_else(|| AliasError::NotAUuid(uuid.to_owned()))?;
-        let mut state = self.lock();
-        if state.alias_of(prefix, &uuid).is_none() && state.len() >= self.limit {
-            return Err(AliasError::LimitReached { limit: self.limit });
-        }
-        Ok(state.register(prefix, uuid))
+        self.register_each(|state| state.register(prefix, uuid))
     }
 
     /// The UUID behind `alias` (matched case-insensitively, surrounding
@@ -595,22 +591,19 @@ impl AliasManager {
             return Err(AliasError::NeedsStore);
         }
         check_prefix(prefix)?;
-        let mut state = self.lock();
-        let mut new: Vec<String> = Vec::new();
-        let mut seen = HashSet::new();
-        for (start, end) in uuid_tokens(text) {
-            let uuid = text[start..end].to_ascii_lowercase();
-            if !state.knows_uuid(&uuid) && seen.insert(uuid.clone()) {
-                new.push(uuid);
+        self.register_each(|state| {
+            let mut new: Vec<String> = Vec::new();
+            let mut seen = HashSet::new();
+            for (start, end) in uuid_tokens(text) {
+                let uuid = text[start..end].to_ascii_lowercase();
+                if !state.knows_uuid(&uuid) && seen.insert(uuid.clone()) {
+                    new.push(uuid);
+                }
             }
-        }
-        if state.len().saturating_add(new.len()) > self.limit {
-            return Err(AliasError::LimitReached { limit: self.limit });
-        }
-        Ok(new
-            .into_iter()
-            .map(|uuid| state.register(prefix, uuid))
-            .collect())
+            new.into_iter()
+                .map(|uuid| state.register(prefix, uuid))
+                .collect()
+        })
     }
 
     /// `text` with every whole UUID token this manager knows replaced by its
@@ -688,25 +681,29 @@ impl AliasManager {
         message: &mut DynamicMessage,
         plan: &WalkPlan<'_>,
     ) -> Result<(), AliasError> {
-        let mut state = self.lock();
-        // One pass that registers as it goes; past the limit, everything it
-        // did is undone, so that nothing is half-registered.
-        let checkpoint = state.checkpoint();
+        // The ids first, then all registered or none, then written: the
+        // message changes only once every id has its alias. The second walk
+        // meets the same strings in the same order.
+        let mut ids = Vec::new();
         plan.walk(message, 0, &mut |fp, s| {
             if let Some(uuid) = uuid_bytes(s) {
-                *s = state.register_bytes(fp.prefix, uuid);
+                ids.push((fp.prefix, uuid));
             }
         });
-        if state.len() <= self.limit {
-            return Ok(());
-        }
+        let aliases = self.register_each(|state| {
+            ids.iter()
+                .map(|(prefix, uuid)| state.register_bytes(prefix, *uuid))
+                .collect::<Vec<_>>()
+        })?;
+        let mut aliases = aliases.into_iter();
         plan.walk(message, 0, &mut |_, s| {
-            if let Some(uuid) = state.uuid_of(s) {
-                *s = uuid;
+            if uuid_bytes(s).is_some()
+                && let Some(alias) = aliases.next()
+            {
+                *s = alias;
             }
         });
-        state.rollback(checkpoint);
-        Err(AliasError::LimitReached { limit: self.limit })
+        Ok(())
     }
 
     /// Makes the local copy know every alias and UUID among `values` that
@@ -817,19 +814,12 @@ impl AliasManager {
             canonical.push(((*prefix).to_owned(), uuid));
         }
         let Some(shared) = &self.shared else {
-            let mut state = self.lock();
-            let new: HashSet<(&str, &str)> = canonical
-                .iter()
-                .filter(|(p, u)| state.alias_of(p, u).is_none())
-                .map(|(p, u)| (p.as_str(), u.as_str()))
-                .collect();
-            if state.len().saturating_add(new.len()) > self.limit {
-                return Err(AliasError::LimitReached { limit: self.limit });
-            }
-            return Ok(canonical
-                .into_iter()
-                .map(|(p, u)| state.register(&p, u))
-                .collect());
+            return self.register_each(|state| {
+                canonical
+                    .into_iter()
+                    .map(|(p, u)| state.register(&p, u))
+                    .collect()
+            });
         };
         let unique = dedup(canonical.clone());
         let got = self.assign_shared(shared, &unique).await?;
@@ -918,23 +908,15 @@ impl AliasManager {
         mut write: impl FnMut(&mut dyn FnMut(&str, &str, &mut String) -> bool) -> Result<T, E>,
     ) -> Result<Result<T, E>, AliasError> {
         let Some(shared) = &self.shared else {
-            let mut state = self.lock();
-            let checkpoint = state.checkpoint();
-            let written = write(&mut |prefix, text, alias| {
-                let uuid = uuid_bytes(text);
-                if let Some(uuid) = uuid {
-                    state.register_bytes_into(prefix, uuid, alias);
-                }
-                uuid.is_some()
+            return self.register_all(|state| {
+                write(&mut |prefix, text, alias| {
+                    let uuid = uuid_bytes(text);
+                    if let Some(uuid) = uuid {
+                        state.register_bytes_into(prefix, uuid, alias);
+                    }
+                    uuid.is_some()
+                })
             });
-            let over_limit = state.len() > self.limit;
-            if written.is_err() || over_limit {
-                state.rollback(checkpoint);
-            }
-            if written.is_ok() && over_limit {
-                return Err(AliasError::LimitReached { limit: self.limit });
-            }
-            return Ok(written);
         };
         let mut ids = Vec::new();
         let learnt = write(&mut |prefix, text, _| {
@@ -1011,6 +993,38 @@ impl AliasManager {
             state.learn(prefix, uuid.clone(), alias.clone());
         }
         Ok(got.aliases)
+    }
+
+    /// Runs `register` on the local table under one lock, all or none: when
+    /// it fails, or leaves more aliases than the [`limit`](Self::limit),
+    /// everything it registered is undone. The one place the limit is
+    /// applied to a local table.
+    fn register_all<T, E>(
+        &self,
+        register: impl FnOnce(&mut AliasTable) -> Result<T, E>,
+    ) -> Result<Result<T, E>, AliasError> {
+        let mut state = self.lock();
+        let checkpoint = state.checkpoint();
+        let registered = register(&mut state);
+        let over_limit = state.len() > self.limit;
+        if registered.is_err() || over_limit {
+            state.rollback(checkpoint);
+        }
+        if registered.is_ok() && over_limit {
+            return Err(AliasError::LimitReached { limit: self.limit });
+        }
+        Ok(registered)
+    }
+
+    /// [`register_all`](Self::register_all) for registering that cannot fail.
+    fn register_each<T>(
+        &self,
+        register: impl FnOnce(&mut AliasTable) -> T,
+    ) -> Result<T, AliasError> {
+        match self.register_all(|state| Ok::<T, std::convert::Infallible>(register(state)))? {
+            Ok(registered) => Ok(registered),
+            Err(never) => match never {},
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, AliasTable> {
