@@ -4,8 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
-use prost_reflect::prost::Message;
-use prost_reflect::{DescriptorPool, DynamicMessage, Value};
+use prost_reflect::DescriptorPool;
 use protox::file::{ChainFileResolver, GoogleFileResolver, IncludeFileResolver};
 
 use crate::locate::Located;
@@ -30,7 +29,7 @@ impl Compiled {
     /// not by every compile (an overlay replaces the pool first; a baseline
     /// that compiles the same proto has no use for it).
     pub fn embedded_pool(&self) -> Vec<u8> {
-        comments_only(&self.pool, self.encoded_with_source.clone())
+        comments_only(&self.encoded_with_source)
     }
 }
 
@@ -102,53 +101,127 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
 /// comments are dropped, which keeps what every binary embeds small. Custom
 /// options survive: the set is re-encoded through the pool, which knows
 /// their extensions.
-pub fn comments_only(pool: &DescriptorPool, encoded: Vec<u8>) -> Vec<u8> {
-    let Some(set_descriptor) = pool.get_message_by_name("google.protobuf.FileDescriptorSet") else {
-        return encoded;
-    };
-    let Ok(mut set) = DynamicMessage::decode(set_descriptor, encoded.as_slice()) else {
-        return encoded;
-    };
-    let Some(Value::List(files)) = set.get_field_by_name_mut("file") else {
-        return encoded;
-    };
-    for file in files {
-        let Value::Message(file) = file else { continue };
-        if !file.has_field_by_name("source_code_info") {
-            continue;
-        }
-        // The annotation protos and `descriptor.proto` declare options, never
-        // a message of a tool's schema: none of their comments is needed.
-        let name = file.get_field_by_name("name");
-        let name = name.as_deref().and_then(Value::as_str).unwrap_or_default();
-        if name == "google/protobuf/descriptor.proto"
-            || ai_tools_schema::ANNOTATION_PROTOS
-                .iter()
-                .any(|(path, _)| *path == name)
-        {
-            file.clear_field_by_name("source_code_info");
-            continue;
-        }
-        let Some(Value::Message(info)) = file.get_field_by_name_mut("source_code_info") else {
-            continue;
-        };
-        let Some(Value::List(locations)) = info.get_field_by_name_mut("location") else {
-            continue;
-        };
-        locations.retain(|location| {
-            matches!(location, Value::Message(location) if location.has_field_by_name("leading_comments"))
-        });
-        for location in locations {
-            if let Value::Message(location) = location {
-                location.clear_field_by_name("trailing_comments");
-                location.clear_field_by_name("leading_detached_comments");
-                // Where the comment sits is for diagnostics, which the
-                // macro has given already.
-                location.clear_field_by_name("span");
-            }
+pub fn comments_only(encoded: &[u8]) -> Vec<u8> {
+    // Rewritten on the wire, field by field, so that every option (custom
+    // ones included) passes through as it was encoded, and without decoding
+    // the whole set into messages: the large corpus proto's set is 1 MB.
+    filter_set(encoded).unwrap_or_else(|| encoded.to_vec())
+}
+
+/// Field numbers in `descriptor.proto` that the filter reads.
+const SET_FILE: u32 = 1;
+const FILE_NAME: u32 = 1;
+const FILE_SOURCE_CODE_INFO: u32 = 9;
+const INFO_LOCATION: u32 = 1;
+const LOCATION_PATH: u32 = 1;
+const LOCATION_LEADING_COMMENTS: u32 = 3;
+
+fn filter_set(mut set: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(set.len() / 2);
+    while !set.is_empty() {
+        let (number, raw, value) = next_field(&mut set)?;
+        match value {
+            Some(file) if number == SET_FILE => put_len(&mut out, number, &filter_file(file)?),
+            _ => out.extend_from_slice(raw),
         }
     }
-    set.encode_to_vec()
+    Some(out)
+}
+
+fn filter_file(file: &[u8]) -> Option<Vec<u8>> {
+    // The annotation protos and `descriptor.proto` declare options, never a
+    // message of a tool's schema: none of their comments is needed.
+    let mut fields = file;
+    let mut keep_comments = true;
+    while !fields.is_empty() {
+        if let (FILE_NAME, _, Some(name)) = next_field(&mut fields)? {
+            let name = std::str::from_utf8(name).ok()?;
+            keep_comments = name != "google/protobuf/descriptor.proto"
+                && !ai_tools_schema::ANNOTATION_PROTOS
+                    .iter()
+                    .any(|(path, _)| *path == name);
+        }
+    }
+    let mut out = Vec::with_capacity(file.len());
+    let mut fields = file;
+    while !fields.is_empty() {
+        match next_field(&mut fields)? {
+            (FILE_SOURCE_CODE_INFO, _, Some(info)) => {
+                if keep_comments {
+                    put_len(&mut out, FILE_SOURCE_CODE_INFO, &filter_info(info)?);
+                }
+            }
+            (_, raw, _) => out.extend_from_slice(raw),
+        }
+    }
+    Some(out)
+}
+
+/// The locations that carry a leading comment, with only their path and
+/// that comment: where the comment sits is for diagnostics, which the macro
+/// has given already.
+fn filter_info(mut info: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    while !info.is_empty() {
+        let (INFO_LOCATION, _, Some(mut location)) = next_field(&mut info)? else {
+            continue;
+        };
+        let mut kept = Vec::new();
+        let mut commented = false;
+        while !location.is_empty() {
+            let (number, raw, _) = next_field(&mut location)?;
+            if number == LOCATION_PATH || number == LOCATION_LEADING_COMMENTS {
+                commented |= number == LOCATION_LEADING_COMMENTS;
+                kept.extend_from_slice(raw);
+            }
+        }
+        if commented {
+            put_len(&mut out, INFO_LOCATION, &kept);
+        }
+    }
+    Some(out)
+}
+
+/// One field on the wire: its number, its whole encoding (key included), and
+/// its payload when it is length-delimited.
+type Field<'b> = (u32, &'b [u8], Option<&'b [u8]>);
+
+/// The next field of `bytes`.
+fn next_field<'b>(bytes: &mut &'b [u8]) -> Option<Field<'b>> {
+    use prost_reflect::prost::encoding::{WireType, decode_key, decode_varint};
+    let start = *bytes;
+    let (number, wire_type) = decode_key(bytes).ok()?;
+    let payload = match wire_type {
+        WireType::Varint => {
+            decode_varint(bytes).ok()?;
+            None
+        }
+        WireType::SixtyFourBit => {
+            *bytes = bytes.get(8..)?;
+            None
+        }
+        WireType::ThirtyTwoBit => {
+            *bytes = bytes.get(4..)?;
+            None
+        }
+        WireType::LengthDelimited => {
+            let len = usize::try_from(decode_varint(bytes).ok()?).ok()?;
+            let payload = bytes.get(..len)?;
+            *bytes = &bytes[len..];
+            Some(payload)
+        }
+        // Groups do not occur in descriptors.
+        WireType::StartGroup | WireType::EndGroup => return None,
+    };
+    let raw = &start[..start.len() - bytes.len()];
+    Some((number, raw, payload))
+}
+
+fn put_len(out: &mut Vec<u8>, number: u32, payload: &[u8]) {
+    use prost_reflect::prost::encoding::{WireType, encode_key, encode_varint};
+    encode_key(number, WireType::LengthDelimited, out);
+    encode_varint(payload.len() as u64, out);
+    out.extend_from_slice(payload);
 }
 
 fn absolute(path: &Path) -> PathBuf {
@@ -251,8 +324,21 @@ mod tests {
             .unwrap();
         assert!(!info.location.is_empty());
         assert!(info.location.iter().all(|l| l.leading_comments.is_some()
+            && l.span.is_empty()
             && l.trailing_comments.is_none()
             && l.leading_detached_comments.is_empty()));
+        for annotations in [
+            "google/protobuf/descriptor.proto",
+            "ai/tools/v1/annotations.proto",
+        ] {
+            let file = decoded.get_file_by_name(annotations).unwrap();
+            assert!(
+                file.file_descriptor_proto().source_code_info.is_none(),
+                "{annotations}"
+            );
+        }
+        // Garbage is passed through rather than lost.
+        assert_eq!(comments_only(&[0xff, 0xff]), [0xff, 0xff]);
         // The tools read from what is embedded are the tools read at compile
         // time, descriptions and all: the run time renders from them.
         let at_compile_time =
