@@ -307,14 +307,57 @@ impl ToolSpec {
     pub fn render_checked(&self) -> (RenderedTool, Vec<String>) {
         let mut violations = Vec::new();
         let rendered = self.render_each(|dialect, schema| {
-            for violation in check::check(dialect, self.strict, schema) {
-                violations.push(format!(
-                    "tool `{}` cannot be rendered for {dialect}: {violation}",
-                    self.name
-                ));
-            }
+            self.check_rendering(dialect, schema, &mut violations);
         });
         (rendered, violations)
+    }
+
+    /// The violations [`render_checked`](Self::render_checked) finds, without
+    /// writing the renderings out as text: for a caller that only checks
+    /// (`ai_tools!` checks every rendering at compile time and renders them
+    /// again at run time from the descriptors it embeds).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// let spec = ToolSpec {
+    ///     name: "ping".into(),
+    ///     description: "Ping.".into(),
+    ///     strict: true,
+    ///     service: "p.S".into(),
+    ///     method: "Ping".into(),
+    ///     request: "p.Req".into(),
+    ///     response: "p.Resp".into(),
+    ///     parameters: Schema::object(Object::new().property("text", Schema::string(), true)),
+    ///     request_aliases: vec![],
+    ///     response_aliases: vec![],
+    ///     title: None,
+    ///     hints: ToolHints::default(),
+    ///     output_prefix: None,
+    /// };
+    /// assert_eq!(spec.violations(), spec.render_checked().1);
+    /// ```
+    pub fn violations(&self) -> Vec<String> {
+        let mut violations = Vec::new();
+        for dialect in RENDERED_DIALECTS {
+            self.check_rendering(dialect, &self.render(dialect), &mut violations);
+        }
+        violations
+    }
+
+    fn check_rendering(
+        &self,
+        dialect: Dialect,
+        schema: &serde_json::Value,
+        violations: &mut Vec<String>,
+    ) {
+        for violation in check::check(dialect, self.strict, schema) {
+            violations.push(format!(
+                "tool `{}` cannot be rendered for {dialect}: {violation}",
+                self.name
+            ));
+        }
     }
 
     /// The parameters in every dialect as minified JSON text, unchecked:
@@ -363,6 +406,15 @@ impl ToolSpec {
         }
     }
 }
+
+/// The dialects a [`RenderedTool`] holds, in its order.
+const RENDERED_DIALECTS: [Dialect; 5] = [
+    Dialect::JsonSchema,
+    Dialect::OpenAi,
+    Dialect::Anthropic,
+    Dialect::Gemini,
+    Dialect::GeminiJsonSchema,
+];
 
 /// A tool's parameters in every dialect, as minified JSON text
 /// ([`ToolSpec::render_checked`]).

@@ -110,45 +110,56 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
     let ann = Annotations::new(pool);
     let mut diags = Vec::new();
     let mut tools = Vec::new();
-    // tool name -> (method full name, "file:line:col")
-    let mut seen: HashMap<String, (String, String)> = HashMap::new();
+    // tool name -> the method that took it first
+    let mut seen: HashMap<String, MethodDescriptor> = HashMap::new();
 
     for service in fd.services() {
         for method in service.methods() {
             let Some(def) = ann.rpc_tool(&method) else {
                 continue;
             };
-            let opt = option_location(&fd, method.path(), METHOD_OPTIONS, RPC_TOOL_EXTENSION);
-            let name_at =
-                option_location_field(&fd, method.path(), METHOD_OPTIONS, RPC_TOOL_EXTENSION, 1);
-            let desc_at =
-                option_location_field(&fd, method.path(), METHOD_OPTIONS, RPC_TOOL_EXTENSION, 2);
+            // Locations are looked up only for a diagnostic: a lookup scans
+            // the file's source locations, and a large file has many.
+            let opt = || option_location(&fd, method.path(), METHOD_OPTIONS, RPC_TOOL_EXTENSION);
+            let option_field = |method: &MethodDescriptor, field| {
+                option_location_field(
+                    &fd,
+                    method.path(),
+                    METHOD_OPTIONS,
+                    RPC_TOOL_EXTENSION,
+                    field,
+                )
+            };
             let rpc = method.name();
 
             if let Err(err) = validate_tool_name(&def.name) {
-                diags.push(diag(&fd, name_at, format!("rpc `{rpc}`: {err}")));
-            } else if let Some((first, first_at)) = seen.get(&def.name) {
                 diags.push(diag(
                     &fd,
-                    name_at,
+                    option_field(&method, 1),
+                    format!("rpc `{rpc}`: {err}"),
+                ));
+            } else if let Some(first) = seen.get(&def.name) {
+                let first_at = match option_field(first, 1) {
+                    (Some(l), Some(c)) => format!("{}:{l}:{c}", fd.name()),
+                    _ => fd.name().to_owned(),
+                };
+                diags.push(diag(
+                    &fd,
+                    option_field(&method, 1),
                     format!(
-                        "tool name `{}` is already used by rpc `{first}` ({first_at}); give rpc `{}` a different `name`",
+                        "tool name `{}` is already used by rpc `{}` ({first_at}); give rpc `{}` a different `name`",
                         def.name,
+                        first.full_name(),
                         method.full_name()
                     ),
                 ));
             } else {
-                let (line, column) = name_at;
-                let at = match (line, column) {
-                    (Some(l), Some(c)) => format!("{}:{l}:{c}", fd.name()),
-                    _ => fd.name().to_owned(),
-                };
-                seen.insert(def.name.clone(), (method.full_name().to_owned(), at));
+                seen.insert(def.name.clone(), method.clone());
             }
             if def.description.trim().is_empty() {
                 diags.push(diag(
                     &fd,
-                    desc_at,
+                    option_field(&method, 2),
                     format!(
                         "rpc `{rpc}` has an empty tool `description`; say what the tool does, for the model, e.g. `description: \"Create a short link.\"`"
                     ),
@@ -164,7 +175,7 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
             if let Some(kind) = streaming {
                 diags.push(diag(
                     &fd,
-                    opt,
+                    opt(),
                     format!(
                         "rpc `{rpc}` is {kind} and cannot be a tool: a model sends one request per call, so only unary and server-streaming methods can be tools; make it one of those or remove its `rpc_tool` option"
                     ),
@@ -172,16 +183,9 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
             }
             if def.destructive == Some(true) && idempotency(&method) == IDEMPOTENCY_NO_SIDE_EFFECTS
             {
-                let at = option_location_field(
-                    &fd,
-                    method.path(),
-                    METHOD_OPTIONS,
-                    RPC_TOOL_EXTENSION,
-                    5,
-                );
                 diags.push(diag(
                     &fd,
-                    at,
+                    option_field(&method, 5),
                     format!(
                         "rpc `{rpc}` has `idempotency_level = NO_SIDE_EFFECTS` and `destructive: true`; a method without side effects destroys nothing: drop one of them"
                     ),
@@ -218,12 +222,13 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
                 continue;
             };
             let file = field.parent_file();
-            let at =
-                option_location_field(&file, field.path(), FIELD_OPTIONS, TOOL_FIELD_EXTENSION, 2);
+            let at = || {
+                option_location_field(&file, field.path(), FIELD_OPTIONS, TOOL_FIELD_EXTENSION, 2)
+            };
             if field.is_map() || field.kind() != PKind::String {
                 diags.push(diag(
                     &file,
-                    at,
+                    at(),
                     format!(
                         "field `{}` has an `alias_prefix` but is {}; only `string` and `repeated string` fields carry ids: remove `alias_prefix` or make the field a string",
                         field.full_name(),
@@ -234,7 +239,7 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
             if let Err(err) = validate_alias_prefix(&prefix) {
                 diags.push(diag(
                     &file,
-                    at,
+                    at(),
                     format!("field `{}`: {err}", field.full_name()),
                 ));
             }
