@@ -42,6 +42,37 @@ pub mod tools {
         ai_tools::ai_tools!("proto/links/v1/links.proto");
     }
 
+    /// The expansion of `ai_tools!("proto/conformance/v1/conformance.proto")`:
+    /// a tool for every shape the renderings and the executor handle.
+    pub mod conformance {
+        ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
+    }
+
+    /// The expansion of `ai_tools!("proto/feed/v1/feed.proto")`: a
+    /// server-streaming method as a tool.
+    pub mod feed {
+        ai_tools::ai_tools!("proto/feed/v1/feed.proto");
+    }
+
+    /// Every `google/type` message and enum in tool requests. googleapis
+    /// comes first, so its `google/api/field_behavior.proto` wins over the
+    /// copy in `proto/google` (the one ai-tools serves).
+    pub mod google_types {
+        ai_tools::ai_tools!(
+            "proto/corpus/v1/google_types.proto",
+            includes = ["proto/third_party/googleapis", "proto"]
+        );
+    }
+
+    /// The annotated copy of etcd's `api/etcdserverpb/rpc.proto`; its
+    /// `google.api.http` options resolve against googleapis.
+    pub mod etcd {
+        ai_tools::ai_tools!(
+            "proto/third_party/etcd/etcd/api/etcdserverpb/rpc.proto",
+            includes = ["proto/third_party/etcd", "proto/third_party/googleapis"]
+        );
+    }
+
     /// The expansion of `ai_tools!("proto/shapes/v1/shapes.proto")`: the
     /// echo service whose request and response have every shape providers
     /// reshape (maps, `Struct`, `Value`, recursion, a oneof, 64-bit integers).

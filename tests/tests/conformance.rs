@@ -10,9 +10,7 @@ use ai_tools::schema::check::{Rule, check_request, strict_counts};
 use ai_tools_tests::support::{check_every_rendering, renderings, request_violations};
 use serde_json::Value;
 
-mod conformance {
-    ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
-}
+use ai_tools_tests::tools::conformance;
 
 fn tools() -> &'static [&'static AgentTool] {
     conformance::all_tools()

@@ -7,9 +7,7 @@ use ai_tools::{Sessions, TonicTransport};
 use ai_tools_tests::{LinksBackend, Received, serve};
 use serde_json::json;
 
-mod gentools {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
-}
+use ai_tools_tests::tools::links as gentools;
 
 type Prefixes = &'static [(&'static str, &'static str, &'static str)];
 

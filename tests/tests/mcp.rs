@@ -547,9 +547,7 @@ mod in_process {
         assert!(matches!(err, ServeError::Toolkit(_)), "{err}");
     }
 
-    mod feed {
-        ai_tools::ai_tools!("proto/feed/v1/feed.proto");
-    }
+    use ai_tools_tests::tools::feed;
 
     /// An MCP client's `notifications/cancelled` for a server-streaming tool
     /// call in progress cancels the stream at the tonic server.

@@ -12,9 +12,7 @@ use ai_tools_tests::support::{Recording, recording_transport};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
-mod gentools {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
-}
+use ai_tools_tests::tools::links as gentools;
 
 /// `cases` cases; a failing case is kept in `properties.proptest-regressions`
 /// next to this file and replayed first on every later run.

@@ -17,23 +17,7 @@ use prost_reflect::{
     DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, SerializeOptions, Value,
 };
 
-mod conformance {
-    ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
-}
-
-mod google_types {
-    ai_tools::ai_tools!(
-        "proto/corpus/v1/google_types.proto",
-        includes = ["proto/third_party/googleapis", "proto"]
-    );
-}
-
-mod etcd {
-    ai_tools::ai_tools!(
-        "proto/third_party/etcd/etcd/api/etcdserverpb/rpc.proto",
-        includes = ["proto/third_party/etcd", "proto/third_party/googleapis"]
-    );
-}
+use ai_tools_tests::tools::{conformance, etcd, google_types};
 
 /// Random messages drawn per message type.
 const DRAWS: usize = 60;

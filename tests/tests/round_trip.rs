@@ -17,13 +17,7 @@ use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use prost_reflect::DescriptorPool;
 use serde_json::{Value, json};
 
-mod conformance {
-    ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
-}
-
-mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
-}
+use ai_tools_tests::tools::{conformance, links};
 
 /// Cases per tool and dialect.
 const CASES: u32 = 48;

@@ -12,9 +12,7 @@ use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::{LinksBackend, RunningServer, serve};
 use serde_json::{Value, json};
 
-mod feed {
-    ai_tools::ai_tools!("proto/feed/v1/feed.proto");
-}
+use ai_tools_tests::tools::feed;
 
 fn executor(server: &RunningServer, options: ExecutorOptions) -> feed::Executor<TonicTransport> {
     let transport = TonicTransport::new(server.channel().expect("a channel"));

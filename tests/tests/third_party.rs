@@ -27,24 +27,7 @@ mod longrunning {
     );
 }
 
-/// Every `google/type` message and enum in tool requests. googleapis comes
-/// first, so its `google/api/field_behavior.proto` wins over the copy in
-/// `proto/google` (the one ai-tools serves).
-mod google_types {
-    ai_tools::ai_tools!(
-        "proto/corpus/v1/google_types.proto",
-        includes = ["proto/third_party/googleapis", "proto"]
-    );
-}
-
-/// The annotated copy of etcd's `api/etcdserverpb/rpc.proto`; its
-/// `google.api.http` options resolve against googleapis.
-mod etcd {
-    ai_tools::ai_tools!(
-        "proto/third_party/etcd/etcd/api/etcdserverpb/rpc.proto",
-        includes = ["proto/third_party/etcd", "proto/third_party/googleapis"]
-    );
-}
+use ai_tools_tests::tools::{etcd, google_types};
 
 /// Every tool of the three files.
 fn tools() -> Vec<&'static AgentTool> {

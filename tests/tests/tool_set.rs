@@ -179,9 +179,7 @@ fn bad_descriptor_sets_and_overlays_are_clear_errors() {
     );
 }
 
-mod feed {
-    ai_tools::ai_tools!("proto/feed/v1/feed.proto");
-}
+use ai_tools_tests::tools::feed;
 
 /// Reflection over both protocol versions gives the tools the macro gives,
 /// and they run against the same server.

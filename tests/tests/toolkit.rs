@@ -12,9 +12,7 @@ use ai_tools::{
 use ai_tools_tests::{LinksBackend, Received, serve};
 use serde_json::{Value, json};
 
-mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
-}
+use ai_tools_tests::tools::links;
 
 /// Write a note about a link.
 #[derive(serde::Deserialize, ToolInput)]
