@@ -129,10 +129,15 @@ enum Decoded<'b> {
 }
 
 impl Transcoder {
-    /// The layout of `response`, or `None` when a type it reaches has groups
-    /// or extensions, or an alias prefix sits inside a well-known type.
+    /// The layout of `response`, or `None` when it is a well-known type, a
+    /// type it reaches has groups or extensions, or an alias prefix sits
+    /// inside a well-known type.
     pub(crate) fn new(response: &MessageDescriptor, prefixes: &[FieldPrefix]) -> Option<Self> {
-        if prefixes.iter().any(|fp| is_well_known(fp.message)) {
+        // A well-known type as the whole response (`Empty`, `Struct`, ...)
+        // has JSON of its own, which `DynamicMessage` writes.
+        if is_well_known(response.full_name())
+            || prefixes.iter().any(|fp| is_well_known(fp.message))
+        {
             return None;
         }
         let mut builder = Builder {
