@@ -448,3 +448,31 @@ async fn wire_forms_prost_reflect_never_writes_are_read_as_the_decoder_reads_the
         );
     }
 }
+
+#[tokio::test]
+async fn a_type_of_the_same_name_from_another_pool_is_written_by_its_own_layout() {
+    // Two versions of one proto in one program: `same.v1.Thing`'s field 1 is
+    // `name` in one and `title` in the other.
+    let dir = std::env::temp_dir().join(format!("ai-tools-response-json-{}", std::process::id()));
+    let pool = |version: &str, field: &str| {
+        let root = dir.join(version);
+        std::fs::create_dir_all(&root).expect("a directory");
+        std::fs::write(
+            root.join("thing.proto"),
+            format!(
+                "syntax = \"proto3\";\npackage same.v1;\nmessage Thing {{ string {field} = 1; }}\n"
+            ),
+        )
+        .expect("written");
+        let mut compiler = protox::Compiler::new([&root]).expect("a compiler");
+        compiler.open_file("thing.proto").expect("compiles");
+        compiler.descriptor_pool()
+    };
+    let (older, newer) = (pool("a", "name"), pool("b", "title"));
+    let bytes = len_delimited(1, b"x");
+    for pool in [&older, &newer] {
+        let thing = pool.get_message_by_name("same.v1.Thing").expect("Thing");
+        assert!(check(&thing, &[], &bytes).await, "written directly");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

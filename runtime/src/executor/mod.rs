@@ -951,7 +951,15 @@ fn response_transcoder(
         prefixes.len(),
         response.full_name().to_owned(),
     );
-    TRANSCODERS.get_or(key, || Transcoder::new(response, prefixes))
+    let kept = TRANSCODERS.get_or(key, || Transcoder::new(response, prefixes));
+    match kept.as_ref() {
+        // A type of the same name from another pool (two versions of a
+        // proto in one program, a tool set built at run time): made afresh.
+        Some(transcoder) if !transcoder.is_for(response) => {
+            Arc::new(Transcoder::new(response, prefixes))
+        }
+        _ => kept,
+    }
 }
 
 /// The walk plan of a tool's response, made once per tool and response type:

@@ -38,6 +38,8 @@ pub(crate) type AliasFor<'a> = dyn FnMut(&str, &str, &mut String) -> bool + 'a;
 
 /// How to write one response type, worked out once from its descriptor.
 pub(crate) struct Transcoder {
+    /// The type it writes (its pool included).
+    response: MessageDescriptor,
     /// Every message type the response reaches; the response is the first.
     messages: Vec<MessageLayout>,
 }
@@ -147,8 +149,16 @@ impl Transcoder {
         };
         builder.message(response)?;
         Some(Transcoder {
-            messages: builder.messages.into_iter().map(Option::unwrap).collect(),
+            response: response.clone(),
+            // Every slot is laid out once `message` returns.
+            messages: builder.messages.into_iter().collect::<Option<_>>()?,
         })
+    }
+
+    /// Whether this writes `response`: the same type of the same pool, not
+    /// only a type of the same name.
+    pub(crate) fn is_for(&self, response: &MessageDescriptor) -> bool {
+        self.response == *response
     }
 
     /// Writes the message in `bytes` as JSON to `out`, each UUID of an
