@@ -996,17 +996,19 @@ impl AliasManager {
     }
 
     /// Runs `register` on the local table under one lock, all or none: when
-    /// it fails, or leaves more aliases than the [`limit`](Self::limit),
-    /// everything it registered is undone. The one place the limit is
-    /// applied to a local table.
+    /// it fails, or adds aliases past the [`limit`](Self::limit), everything
+    /// it registered is undone. Known UUIDs keep their aliases even in a
+    /// table restored over the limit. The one place the limit is applied to
+    /// a local table.
     fn register_all<T, E>(
         &self,
         register: impl FnOnce(&mut AliasTable) -> Result<T, E>,
     ) -> Result<Result<T, E>, AliasError> {
         let mut state = self.lock();
         let checkpoint = state.checkpoint();
+        let before = state.len();
         let registered = register(&mut state);
-        let over_limit = state.len() > self.limit;
+        let over_limit = state.len() > before && state.len() > self.limit;
         if registered.is_err() || over_limit {
             state.rollback(checkpoint);
         }
@@ -1373,6 +1375,14 @@ mod tests {
             .with_limit(2);
         assert_eq!(restored.len(), 3, "a snapshot over the limit is kept whole");
         assert!(restored.register("link", &uuid(5)).is_err());
+        // known UUIDs keep their aliases there too, alone or in a batch
+        assert_eq!(restored.register("link", &uuid(1)).unwrap(), "link-1");
+        let known = format!("{} {}", uuid(1), uuid(2));
+        assert_eq!(
+            restored.register_new_uuids("link", &known).unwrap(),
+            Vec::<String>::new()
+        );
+        assert_eq!(restored.len(), 3);
     }
 
     #[test]
