@@ -166,7 +166,9 @@ pub mod __private {
         prefixes: &'static [FieldPrefix],
         bytes: &[u8],
     ) -> Option<Result<String, crate::AliasError>> {
-        crate::executor::transcode_for_tests(aliases, response, prefixes, bytes).await
+        crate::executor::transcoded(aliases, prefixes, response, bytes)
+            .await
+            .transpose()
     }
 
     // Constructors of the `#[non_exhaustive]` tool structs, for the statics

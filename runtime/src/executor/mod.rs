@@ -519,19 +519,11 @@ impl<T: Transport> ProtoExecutor<T> {
         desc: &MessageDescriptor,
         bytes: &[u8],
     ) -> Result<String, CallError> {
-        if let Some(transcoder) = response_transcoder(tool.response_aliases, desc).as_ref() {
-            let mut out = Vec::with_capacity(bytes.len().saturating_mul(2));
-            let written = self
-                .aliases
-                .assign_written(|alias| {
-                    out.clear();
-                    transcoder.write(bytes, &mut out, alias)
-                })
-                .await
-                .map_err(aliases_after_call)?;
-            if written.is_ok() {
-                return String::from_utf8(out).map_err(|e| CallError::Internal(e.to_string()));
-            }
+        let written = transcoded(&self.aliases, tool.response_aliases, desc, bytes)
+            .await
+            .map_err(aliases_after_call)?;
+        if let Some(json) = written {
+            return Ok(json);
         }
         let mut response = DynamicMessage::decode(desc.clone(), bytes).map_err(|e| {
             CallError::Status(Status::new(Code::Internal, undecodable_response(desc, &e)))
@@ -850,27 +842,29 @@ enum CallError {
     Internal(String),
 }
 
-/// See `__private::transcode`.
-pub(crate) async fn transcode_for_tests(
+/// The response in `bytes` written straight out as JSON, its ids given
+/// aliases by `aliases`; `None` where the writer leaves the response to
+/// `DynamicMessage` (nothing is then registered). `__private::transcode`
+/// shows it to the tests.
+pub(crate) async fn transcoded(
     aliases: &AliasManager,
-    response: &MessageDescriptor,
     prefixes: &'static [crate::tool::FieldPrefix],
+    response: &MessageDescriptor,
     bytes: &[u8],
-) -> Option<Result<String, AliasError>> {
+) -> Result<Option<String>, AliasError> {
     let transcoder = response_transcoder(prefixes, response);
-    let transcoder = transcoder.as_ref().as_ref()?;
-    let mut out = Vec::new();
+    let Some(transcoder) = transcoder.as_ref() else {
+        return Ok(None);
+    };
+    let mut out = Vec::with_capacity(bytes.len().saturating_mul(2));
     let written = aliases
         .assign_written(|alias| {
             out.clear();
             transcoder.write(bytes, &mut out, alias)
         })
-        .await;
-    match written {
-        Err(e) => Some(Err(e)),
-        Ok(Err(transcode::Unsupported)) => None,
-        Ok(Ok(())) => Some(Ok(String::from_utf8(out).ok()?)),
-    }
+        .await?;
+    // The writer writes UTF-8 only (strings are checked as they are read).
+    Ok(written.ok().and_then(|()| String::from_utf8(out).ok()))
 }
 
 /// A tool list's tools by name, each with its method in the pool (or why it
