@@ -330,3 +330,33 @@ async fn a_server_lacking_an_imported_file_is_a_clear_error() {
     );
     server.stop().await;
 }
+
+#[test]
+fn annotation_protos_that_do_not_fit_the_set_are_a_clear_error() {
+    // A file of the set already declares `ai.tools.v1.ToolFieldOptions`, so
+    // the field annotation cannot be added beside it.
+    let dir = std::env::temp_dir().join(format!("ai-tools-unfit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    std::fs::write(
+        dir.join("clash.proto"),
+        "syntax = \"proto3\";\npackage ai.tools.v1;\nmessage ToolFieldOptions { string other = 1; }\n\
+         message Ping { string text = 1; }\nservice Pinger { rpc Ping(Ping) returns (Ping); }\n",
+    )
+    .expect("written");
+    let mut compiler = protox::Compiler::new([&dir]).expect("a compiler");
+    compiler
+        .include_imports(true)
+        .open_file("clash.proto")
+        .expect("compiles");
+    let bytes = compiler.encode_file_descriptor_set();
+    let _ = std::fs::remove_dir_all(&dir);
+    let error =
+        ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().service("ai.tools.v1.Pinger"))
+            .expect_err("the annotations do not fit");
+    let text = error.to_string();
+    assert!(
+        text.contains("the annotation protos do not fit this descriptor set")
+            && text.contains("ToolFieldOptions"),
+        "{text}"
+    );
+}
