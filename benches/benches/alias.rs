@@ -7,7 +7,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use ai_tools::AliasManager;
-use ai_tools_benches::{json_document, quick_mode, uuids};
+use ai_tools_benches::{json_document, quick_mode, ready, uuids};
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
 use serde_json::Value;
 
@@ -46,7 +46,12 @@ fn bench(c: &mut Criterion) {
             let aliases = AliasManager::new();
             let pairs: Vec<(String, String)> = known
                 .iter()
-                .map(|id| (id.clone(), aliases.register("link", id).expect("uuid")))
+                .map(|id| {
+                    (
+                        id.clone(),
+                        ready(aliases.register("link", id)).expect("uuid"),
+                    )
+                })
                 .collect();
             let doc = json_document(size, &known);
             let aliased = {

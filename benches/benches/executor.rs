@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ai_tools::{InProcessTransport, SessionExecutor, TonicTransport};
-use ai_tools_benches::links;
+use ai_tools_benches::{links, ready};
 use ai_tools_tests::LinksBackend;
 use ai_tools_tests::pb::links_service_client::LinksServiceClient;
 use ai_tools_tests::pb::links_service_server::LinksServiceServer;
@@ -314,14 +314,12 @@ fn breakdown(
         group.bench_function(BenchmarkId::new("out/register_and_aliasify", label), |b| {
             b.iter_batched_ref(
                 || decoded.clone(),
-                |m| aliases.register_message(m, aliases_of),
+                |m| ready(aliases.register_message(m, aliases_of)),
                 BatchSize::LargeInput,
             );
         });
         let mut aliased = decoded.clone();
-        aliases
-            .register_message(&mut aliased, aliases_of)
-            .expect("register");
+        ready(aliases.register_message(&mut aliased, aliases_of)).expect("register");
         group.bench_function(BenchmarkId::new("out/dynamic_to_json", label), |b| {
             b.iter(|| {
                 let mut out = Vec::new();

@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ai_tools::{AliasManager, Sessions};
-use ai_tools_benches::{quick_mode, uuid};
+use ai_tools_benches::{quick_mode, ready, uuid};
 
 struct Counting;
 
@@ -121,7 +121,7 @@ fn main() {
         let before = usage();
         let manager = AliasManager::new();
         for id in &ids {
-            manager.register("link", id).expect("register");
+            ready(manager.register("link", id)).expect("register");
         }
         let u = since(before);
         report(
@@ -163,8 +163,7 @@ fn main() {
         let aliases = sessions.alias_manager(&conversation_id(n));
         for k in 0..100u64 {
             let id = uuid(n as u64 * 1000 + k);
-            aliases
-                .register(if k % 2 == 0 { "link" } else { "theme" }, &id)
+            ready(aliases.register(if k % 2 == 0 { "link" } else { "theme" }, &id))
                 .expect("register");
         }
     }

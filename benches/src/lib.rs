@@ -258,6 +258,10 @@ pub fn corpus_tools(proto: &CorpusProto) -> Result<Vec<ai_tools_schema::ToolSpec
     })
 }
 
+/// An [`ai_tools::AliasManager`] without a store never waits, so the
+/// benches register ids through this, without a runtime (nor timing one).
+pub use ai_tools_tests::support::ready;
+
 /// Whether the benchmarks should do as little work as they can: criterion's
 /// test mode (`cargo test --benches` runs a bench binary without `--bench`,
 /// and criterion then runs every benchmark once) or `AI_TOOLS_BENCH_QUICK=1`.
@@ -276,7 +280,7 @@ mod tests {
         assert_eq!(set.len(), 1000);
         let aliases = ai_tools::AliasManager::new();
         for id in &ids {
-            aliases.register("link", id).unwrap();
+            ready(aliases.register("link", id)).unwrap();
         }
     }
 

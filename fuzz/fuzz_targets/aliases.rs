@@ -5,7 +5,7 @@
 #![no_main]
 
 use ai_tools::AliasManager;
-use ai_tools_fuzz::KNOWN;
+use ai_tools_fuzz::{KNOWN, run};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -37,14 +37,14 @@ fuzz_target!(|data: &[u8]| {
     let aliases = AliasManager::new();
     for (i, uuid) in KNOWN.iter().enumerate() {
         let prefix = ["link", "step", "theme"][i % 3];
-        let _ = aliases.register(prefix, uuid);
+        let _ = run(aliases.register(prefix, uuid));
     }
-    let _ = aliases.register("link", KNOWN[1]); // one UUID under two prefixes
+    let _ = run(aliases.register("link", KNOWN[1])); // one UUID under two prefixes
     let _ = aliases.aliasify_text(&text);
     for prefix in ["link", "step", "x"] {
         let _ = aliases.resolve_for_field(prefix, &text);
     }
-    let _ = aliases.register_new_uuids("other", &text);
+    let _ = run(aliases.register_new_uuids("other", &text));
 
     let Ok(x) = serde_json::from_str::<Value>(&text) else {
         return;

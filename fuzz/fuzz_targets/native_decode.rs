@@ -46,7 +46,7 @@ fuzz_target!(|data: &[u8]| {
         format!("{input:?}")
     });
     let aliases = Arc::new(AliasManager::new());
-    let _ = aliases.register("link", KNOWN[0]);
+    let _ = run(aliases.register("link", KNOWN[0]));
     let result = run(tool.call(aliases, &args)).expect("a native call finishes");
     let _ = result.is_error;
 });

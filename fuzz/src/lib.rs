@@ -81,7 +81,7 @@ pub fn executor() -> ProtoExecutor<InProcessTransport> {
     let aliases = Arc::new(AliasManager::new());
     for (i, uuid) in KNOWN.iter().enumerate() {
         let prefix = if i % 2 == 0 { "link" } else { "step" };
-        let _ = aliases.register(prefix, uuid);
+        let _ = run(aliases.register(prefix, uuid));
     }
     ProtoExecutor::with_alias_manager(
         links::all_tools(),

@@ -72,16 +72,15 @@ async fn resolve_aliases(
         return Ok(());
     }
     let aliases = resolve.aliases;
-    if aliases.is_shared() {
-        let sent: Vec<&str> = slots
-            .iter()
-            .filter_map(|slot| value.pointer(&slot.pointer).and_then(Value::as_str))
-            .collect();
-        aliases.fetch(&sent).await.map_err(|e| match e {
-            AliasError::Store(e) => Refusal::Store(e),
-            other => Refusal::Arguments(other.to_string()),
-        })?;
-    }
+    let sent: Vec<&str> = slots
+        .iter()
+        .filter_map(|slot| value.pointer(&slot.pointer).and_then(Value::as_str))
+        .collect();
+    // Without a store there is nothing to ask: `fetch` returns at once.
+    aliases.fetch(&sent).await.map_err(|e| match e {
+        AliasError::Store(e) => Refusal::Store(e),
+        other => Refusal::Arguments(other.to_string()),
+    })?;
     let mut refused = Vec::new();
     for slot in slots {
         let Some(Value::String(s)) = value.pointer_mut(&slot.pointer) else {

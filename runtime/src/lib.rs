@@ -68,14 +68,17 @@
 //! use std::time::Duration;
 //! use ai_tools::{InProcessTransport, Sessions};
 //!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let sessions = Sessions::new(InProcessTransport::new(), Duration::from_secs(1800));
 //! let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
 //! // context injected into the prompt: register its ids, then aliasify the text
 //! let aliases = sessions.alias_manager("conversation-42");
-//! aliases.register("link", uuid).unwrap();
+//! aliases.register("link", uuid).await.unwrap();
 //! let prompt = aliases.aliasify_text(&format!("The user is editing link {uuid}."));
 //! assert_eq!(prompt, "The user is editing link link-1.");
 //! assert!(sessions.alias_manager("another-conversation").resolve("link-1").is_none());
+//! # }
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]

@@ -75,12 +75,15 @@ pub trait SessionExecutor<T>: Sized {
 /// use std::time::Duration;
 /// use ai_tools::{InProcessTransport, Sessions};
 ///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
 /// let sessions = Sessions::new(InProcessTransport::new(), Duration::from_secs(1800)).with_capacity(10_000);
 /// let a = sessions.alias_manager("conversation-a");
 /// let b = sessions.alias_manager("conversation-b");
-/// a.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+/// a.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
 /// assert!(b.resolve("link-1").is_none());
 /// assert!(sessions.alias_manager("conversation-a").resolve("link-1").is_some());
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Sessions<T> {
@@ -297,12 +300,15 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
-    /// sessions.alias_manager("a").register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// sessions.alias_manager("a").register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// let snap = sessions.snapshot("a").unwrap();
     /// let restored = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
     /// restored.restore("a", snap).unwrap();
     /// assert!(restored.alias_manager("a").resolve("link-1").is_some());
+    /// # }
     /// ```
     pub fn snapshot(&self, conversation_id: &str) -> Option<AliasSnapshot> {
         let aliases = self
@@ -511,7 +517,7 @@ mod tests {
     async fn a_conversation_in_use_outlives_its_ttl() {
         let sessions = Sessions::new((), Duration::ZERO);
         let held = sessions.alias_manager("a");
-        held.register("link", UUID).unwrap();
+        held.register("link", UUID).await.unwrap();
         tokio::time::advance(Duration::from_millis(5)).await;
         sessions.evict_expired();
         let again = sessions.alias_manager("a");
@@ -548,15 +554,17 @@ mod tests {
         assert!(Arc::ptr_eq(&d, &sessions.alias_manager("d")));
     }
 
-    #[test]
-    fn the_alias_limit_applies_to_every_conversation() {
+    #[tokio::test]
+    async fn the_alias_limit_applies_to_every_conversation() {
         let sessions = Sessions::new((), Duration::from_secs(60)).with_alias_limit(1);
         let a = sessions.alias_manager("a");
-        a.register("link", UUID).unwrap();
+        a.register("link", UUID).await.unwrap();
         let restored = sessions.restore("b", a.snapshot()).unwrap();
         assert_eq!(restored.limit(), 1);
         assert!(matches!(
-            restored.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7"),
+            restored
+                .register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")
+                .await,
             Err(AliasError::LimitReached { limit: 1 })
         ));
     }

@@ -240,7 +240,7 @@ async fn main() -> Result<(), BoxError> {
     // never meets a raw UUID.
     let aliases = toolkit.alias_manager();
     let existing = server.backend.links()[0].id.clone();
-    aliases.register("link", &existing)?;
+    aliases.register("link", &existing).await?;
     let system = aliases.aliasify_text(&format!(
         "You manage short links. The user was last looking at link {existing}. \
          Ids look like link-1: use them exactly as tools return them."

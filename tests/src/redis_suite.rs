@@ -223,7 +223,7 @@ pub fn register_concurrently(
                 for batch in order.chunks(batch) {
                     let ids: Vec<(&str, &str)> =
                         batch.iter().map(|u| ("link", u.as_str())).collect();
-                    let aliases = aliases.assign(&ids).await.expect("assign");
+                    let aliases = aliases.register_all(&ids).await.expect("assign");
                     got.extend(batch.iter().cloned().zip(aliases));
                     if !pause.is_zero() {
                         tokio::time::sleep(pause).await;

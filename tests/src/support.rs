@@ -16,6 +16,21 @@ use serde_json::Value;
 
 use crate::{LINKS_POOL, LinksBackend, Received, RunningServer, new_uuid, pb, tools};
 
+/// The output of `future`, which must be ready at once: an
+/// [`AliasManager`] without a store never waits, so its async methods can be
+/// used from synchronous code (property tests, generators).
+///
+/// # Panics
+///
+/// When `future` is not ready on its first poll.
+pub fn ready<F: std::future::Future>(future: F) -> F::Output {
+    let waker = std::task::Waker::noop();
+    match std::pin::pin!(future).poll(&mut std::task::Context::from_waker(waker)) {
+        std::task::Poll::Ready(output) => output,
+        std::task::Poll::Pending => panic!("the future waits, but it was expected ready at once"),
+    }
+}
+
 /// The output of a successful result, as JSON; panics naming the error otherwise.
 pub fn ok_json(result: &ToolResult) -> Value {
     assert!(!result.is_error, "unexpected error: {}", result.output);

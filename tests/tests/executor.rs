@@ -396,6 +396,7 @@ async fn sessions_evict_idle_and_least_recently_used_conversations() {
     bounded
         .alias_manager("x")
         .register("link", &ai_tools_tests::new_uuid())
+        .await
         .expect("uuid");
     bounded.alias_manager("y");
     bounded.alias_manager("x"); // x is now more recent than y

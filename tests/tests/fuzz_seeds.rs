@@ -30,6 +30,7 @@ async fn fuzz_seeds_and_crash_inputs_replay_cleanly() {
         let exec = ProtoExecutor::new(tools::ALL, &LINKS_POOL, transport.clone());
         exec.alias_manager()
             .register("link", &new_uuid())
+            .await
             .expect("uuid");
         let tool = tools::ALL[usize::from(selector) % tools::ALL.len()].name;
         let r = exec.execute(tool, &String::from_utf8_lossy(rest)).await;
@@ -41,8 +42,9 @@ async fn fuzz_seeds_and_crash_inputs_replay_cleanly() {
         let aliases = AliasManager::new();
         aliases
             .register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")
+            .await
             .expect("uuid");
-        let _ = aliases.register_new_uuids("other", &text);
+        let _ = aliases.register_new_uuids("other", &text).await;
         let _ = aliases.aliasify_text(&text);
         if let Ok(x) = serde_json::from_str::<Value>(&text) {
             let mut y = x.clone();

@@ -348,7 +348,7 @@ mod in_process {
             NativeTool::new::<Empty, _, _>("links_new", "New link.", |ctx, _: Empty| async move {
                 Ok(format!(
                     "created {}",
-                    ctx.alias_manager().register("link", UUID)?
+                    ctx.alias_manager().register("link", UUID).await?
                 ))
             });
         let pick =

@@ -410,13 +410,15 @@ fn without_each_required(value: &Value, schema: &Value) -> Vec<(String, Value)> 
 }
 
 /// A conversation that has seen `link-1` and `step-1`.
-fn conversation() -> Arc<AliasManager> {
+async fn conversation() -> Arc<AliasManager> {
     let aliases = AliasManager::new();
     aliases
         .register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")
+        .await
         .unwrap();
     aliases
         .register("step", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")
+        .await
         .unwrap();
     Arc::new(aliases)
 }
@@ -438,7 +440,7 @@ async fn round_trip<T: ToolInput + std::fmt::Debug + Send + 'static>(what: &str)
             );
             for full in [false, true] {
                 let args = example(&rendered, &rendered, full, 0);
-                let result = tool.call(conversation(), &args.to_string()).await;
+                let result = tool.call(conversation().await, &args.to_string()).await;
                 assert!(
                     !result.is_error,
                     "{what} {dialect} strict={strict} full={full}: {args} → {}",
@@ -457,12 +459,12 @@ async fn round_trip<T: ToolInput + std::fmt::Debug + Send + 'static>(what: &str)
                         args[name] = Value::Null;
                     }
                 }
-                let result = tool.call(conversation(), &args.to_string()).await;
+                let result = tool.call(conversation().await, &args.to_string()).await;
                 assert!(!result.is_error, "{what} nulls: {args} → {}", result.output);
             }
             let full = example(&rendered, &rendered, true, 0);
             for (name, args) in without_each_required(&full, &rendered) {
-                let result = tool.call(conversation(), &args.to_string()).await;
+                let result = tool.call(conversation().await, &args.to_string()).await;
                 assert!(
                     result.is_error,
                     "{what} {dialect}: without `{name}` it must fail: {args}"
@@ -550,8 +552,8 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
     let aliases = Arc::new(AliasManager::new());
     let a = "d290f1ee-6c54-4b01-90e6-d701748f0851";
     let b = "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7";
-    aliases.register("step", a).unwrap();
-    aliases.register("step", b).unwrap();
+    aliases.register("step", a).await.unwrap();
+    aliases.register("step", b).await.unwrap();
     let tool = NativeTool::new::<Tree, _, _>("tree", "Walk a tree.", |_, tree: Tree| async move {
         Ok(
             json!({ "root": tree.step_id, "children": tree.children.iter().map(|c| c.step_id.clone()).collect::<Vec<_>>() }),
@@ -603,6 +605,7 @@ async fn a_refused_alias_is_echoed_shortened_as_in_generated_tools() {
     let aliases = Arc::new(AliasManager::new());
     aliases
         .register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851")
+        .await
         .unwrap();
     let tool = NativeTool::new::<Tree, _, _>("tree", "Walk a tree.", |_, tree: Tree| async move {
         tree.step_id

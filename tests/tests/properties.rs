@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use ai_tools::{AliasManager, AliasSnapshot, InProcessTransport, ProtoExecutor};
 use ai_tools_tests::arguments::Generator;
-use ai_tools_tests::support::{Recording, recording_transport};
+use ai_tools_tests::support::{Recording, ready, recording_transport};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -69,7 +69,7 @@ fn leaf() -> BoxedStrategy<Value> {
 fn manager(registered: &[(usize, String)]) -> AliasManager {
     let m = AliasManager::new();
     for (p, u) in registered {
-        m.register(PREFIXES[*p], u).expect("valid");
+        ready(m.register(PREFIXES[*p], u)).expect("valid");
     }
     m
 }
@@ -138,7 +138,7 @@ proptest! {
         }
         for prefix in PREFIXES {
             let next = snapshot.counters.get(prefix).copied().unwrap_or(0) + 1;
-            let alias = r.register(prefix, &uuid_of(fresh * 7919 + next as u32)).expect("fits");
+            let alias = ready(r.register(prefix, &uuid_of(fresh * 7919 + next as u32))).expect("fits");
             prop_assert_eq!(alias, format!("{prefix}-{next}"));
         }
     }
@@ -152,9 +152,7 @@ fn counting_executor() -> (ProtoExecutor<InProcessTransport>, Recording) {
     let exec = ProtoExecutor::new(gentools::all_tools(), pool, transport);
     for (i, n) in (0..4).enumerate() {
         let prefix = if i % 2 == 0 { "link" } else { "step" };
-        exec.alias_manager()
-            .register(prefix, &uuid_of(n))
-            .expect("valid");
+        ready(exec.alias_manager().register(prefix, &uuid_of(n))).expect("valid");
     }
     (exec, calls)
 }

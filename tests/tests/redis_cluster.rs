@@ -613,7 +613,7 @@ async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
     let uuid = ai_tools_tests::new_uuid();
     let err = sessions
         .alias_manager("}x")
-        .assign(&[("link", &uuid)])
+        .register_all(&[("link", &uuid)])
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("non-empty hash tag"), "{err}");
@@ -799,7 +799,7 @@ async fn concurrent_registration_during_a_migration_gives_one_alias_per_uuid() {
     let uuids: Vec<String> = (0..60).map(|_| ai_tools_tests::new_uuid()).collect();
     // the conversation exists before the move begins
     a.alias_manager(&conversation)
-        .assign(&[("link", uuids[0].as_str())])
+        .register_all(&[("link", uuids[0].as_str())])
         .await
         .expect("first");
 
@@ -885,7 +885,7 @@ async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
     let started = Instant::now();
     let err = sessions
         .alias_manager("wait-1")
-        .assign(&[("link", &uuid)])
+        .register_all(&[("link", &uuid)])
         .await
         .expect_err("no replica acknowledges");
     let text = err.to_string();

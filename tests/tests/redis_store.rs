@@ -224,7 +224,7 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
     let first = ai_tools_tests::new_uuid();
     let aliases = a.alias_manager("conversation-1");
     assert_eq!(
-        aliases.assign(&[("link", &first)]).await.unwrap(),
+        aliases.register_all(&[("link", &first)]).await.unwrap(),
         ["link-1"]
     );
     let mut raw = redis.raw().await;
@@ -262,7 +262,7 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
     assert_eq!(aliases.resolve("link-1"), None, "the stale copy is dropped");
     let second = ai_tools_tests::new_uuid();
     assert_eq!(
-        aliases.assign(&[("link", &second)]).await.unwrap(),
+        aliases.register_all(&[("link", &second)]).await.unwrap(),
         ["link-1"]
     );
     let on_b = b.alias_manager("conversation-1");

@@ -202,26 +202,27 @@ fn message(rng: &mut Rng, desc: &MessageDescriptor, depth: usize) -> Option<Dyna
 }
 
 /// The reference: decode, register with the walk, serialise.
-fn reference(
+async fn reference(
     desc: &MessageDescriptor,
     prefixes: &[FieldPrefix],
     bytes: &[u8],
 ) -> (Result<serde_json::Value, String>, AliasManager) {
     let aliases = AliasManager::new();
-    let json = DynamicMessage::decode(desc.clone(), bytes)
-        .map_err(|e| e.to_string())
-        .and_then(|mut m| {
-            aliases
-                .register_message(&mut m, prefixes)
-                .map_err(|e| e.to_string())?;
-            let mut out = Vec::new();
-            m.serialize_with_options(
-                &mut serde_json::Serializer::new(&mut out),
-                &SerializeOptions::new(),
-            )
+    let json = async {
+        let mut m = DynamicMessage::decode(desc.clone(), bytes).map_err(|e| e.to_string())?;
+        aliases
+            .register_message(&mut m, prefixes)
+            .await
             .map_err(|e| e.to_string())?;
-            serde_json::from_slice(&out).map_err(|e| e.to_string())
-        });
+        let mut out = Vec::new();
+        m.serialize_with_options(
+            &mut serde_json::Serializer::new(&mut out),
+            &SerializeOptions::new(),
+        )
+        .map_err(|e| e.to_string())?;
+        serde_json::from_slice(&out).map_err(|e| e.to_string())
+    }
+    .await;
     (json, aliases)
 }
 
@@ -229,7 +230,7 @@ fn reference(
 /// writer took the bytes (rather than leaving them to `DynamicMessage`).
 async fn check(desc: &MessageDescriptor, prefixes: &'static [FieldPrefix], bytes: &[u8]) -> bool {
     let aliases = AliasManager::new();
-    let (expected, expected_aliases) = reference(desc, prefixes, bytes);
+    let (expected, expected_aliases) = reference(desc, prefixes, bytes).await;
     let Some(written) = transcode(&aliases, desc, prefixes, bytes).await else {
         return false;
     };

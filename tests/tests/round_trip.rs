@@ -34,7 +34,7 @@ fn recording_executor(
 
 /// Registers two ids for every alias prefix the tools resolve; returns the
 /// aliases to use per request field name.
-fn issue_aliases(
+async fn issue_aliases(
     exec: &ProtoExecutor<InProcessTransport>,
     tools: &[&AgentTool],
 ) -> BTreeMap<String, Vec<String>> {
@@ -42,17 +42,16 @@ fn issue_aliases(
     let mut by_field: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for tool in tools {
         for fp in tool.request_aliases {
-            let aliases = by_prefix.entry(fp.prefix).or_insert_with(|| {
-                (0..2)
-                    .map(|i| {
-                        let uuid =
-                            format!("6f1c2d3e-4b5a-4c6d-8e7f-{:012x}", fp.prefix.len() * 16 + i);
-                        exec.alias_manager()
-                            .register(fp.prefix, &uuid)
-                            .expect("a valid uuid")
-                    })
-                    .collect()
-            });
+            if !by_prefix.contains_key(fp.prefix) {
+                let mut issued = Vec::new();
+                for i in 0..2 {
+                    let uuid = format!("6f1c2d3e-4b5a-4c6d-8e7f-{:012x}", fp.prefix.len() * 16 + i);
+                    let alias = exec.alias_manager().register(fp.prefix, &uuid).await;
+                    issued.push(alias.expect("a valid uuid"));
+                }
+                by_prefix.insert(fp.prefix, issued);
+            }
+            let aliases = &by_prefix[fp.prefix];
             by_field
                 .entry(fp.field.to_owned())
                 .or_default()
@@ -95,7 +94,7 @@ fn every_rendering_round_trips(
 ) -> usize {
     let rt = runtime();
     let (exec, log) = recording_executor(tools, pool);
-    let aliases = issue_aliases(&exec, tools);
+    let aliases = rt.block_on(issue_aliases(&exec, tools));
     let calls = std::cell::Cell::new(0usize);
     let mut failures = Vec::new();
     for tool in tools {
@@ -187,7 +186,7 @@ fn strict_openai_nulls_decode_like_absent_fields() {
     let rt = runtime();
     let tools = conformance::all_tools();
     let (exec, log) = recording_executor(tools, conformance::descriptor_pool());
-    let aliases = issue_aliases(&exec, tools);
+    let aliases = rt.block_on(issue_aliases(&exec, tools));
     let mut failures = Vec::new();
     let compared = std::cell::Cell::new(0usize);
     for tool in tools.iter().filter(|t| t.strict) {

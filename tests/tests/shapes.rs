@@ -63,8 +63,8 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
     let exec = echo();
     let aliases = exec.alias_manager();
     let (u1, u2) = (new_uuid(), new_uuid());
-    assert_eq!(aliases.register("user", &u1).expect("uuid"), "user-1");
-    assert_eq!(aliases.register("user", &u2).expect("uuid"), "user-2");
+    assert_eq!(aliases.register("user", &u1).await.expect("uuid"), "user-1");
+    assert_eq!(aliases.register("user", &u2).await.expect("uuid"), "user-2");
 
     let args = json!({
         "member_ids": ["user-2", "user-1"],

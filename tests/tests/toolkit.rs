@@ -61,7 +61,7 @@ fn toolkit_for(
                     .last()
                     .cloned()
                     .ok_or_else(|| ToolError::new("there are no links"))?;
-                let alias = ctx.alias_manager().register("link", &oldest.id)?;
+                let alias = ctx.alias_manager().register("link", &oldest.id).await?;
                 Ok(format!(
                     "The oldest link is {alias} ({}).",
                     oldest.destination
@@ -149,6 +149,7 @@ async fn ids_move_between_generated_and_native_tools() {
     // A wrong-prefix alias is refused the same way.
     aliases
         .register("step", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")
+        .await
         .unwrap();
     let wrong = toolkit
         .execute("links_note", r#"{"link_id":"step-1","text":"x"}"#)

@@ -44,13 +44,6 @@ pub enum AliasError {
     /// The conversation's [`AliasStore`] could not be reached; nothing was written.
     #[error("{0}")]
     Store(#[from] StoreError),
-    /// A synchronous registration on a manager whose aliases live in a
-    /// shared [`AliasStore`]: a new alias can only be given out by the
-    /// store, so register with [`AliasManager::assign`] (async).
-    #[error(
-        "this conversation's aliases live in a shared alias store: register ids with `AliasManager::assign(..).await`, not `register`"
-    )]
-    NeedsStore,
 }
 
 /// The UUID ↔ alias maps of one conversation.
@@ -69,34 +62,45 @@ pub enum AliasError {
 /// ```
 /// use ai_tools::AliasManager;
 ///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
 /// let aliases = AliasManager::new();
 /// let id = "D290F1EE-6C54-4B01-90E6-D701748F0851";
-/// assert_eq!(aliases.register("link", id).unwrap(), "link-1");
-/// assert_eq!(aliases.register("link", &id.to_lowercase()).unwrap(), "link-1");
+/// assert_eq!(aliases.register("link", id).await.unwrap(), "link-1");
+/// assert_eq!(aliases.register("link", &id.to_lowercase()).await.unwrap(), "link-1");
 /// assert_eq!(aliases.resolve("link-1").as_deref(), Some("d290f1ee-6c54-4b01-90e6-d701748f0851"));
 /// assert_eq!(aliases.resolve("link-10"), None);
+/// # }
 /// ```
+///
+/// # One API for both back ends
+///
+/// What gives out aliases (the `register*` methods) and what asks a store
+/// ([`fetch`](Self::fetch), [`list`](Self::list)) is async; what reads the
+/// aliases already known (`resolve*`, `aliasify*`, [`aliases_of`](Self::aliases_of))
+/// is not. Without a store every async method is ready at once: it never
+/// waits, so any executor (even a no-op waker polled once) completes it.
 ///
 /// # Bounds
 ///
 /// A manager holds at most [`limit`](Self::limit) aliases (default
 /// [`DEFAULT_LIMIT`](Self::DEFAULT_LIMIT)), so that one conversation cannot
 /// grow without bound. At the limit, a registration of a new UUID fails
-/// with [`AliasError::LimitReached`] and keeps nothing: [`register_new_uuids`](Self::register_new_uuids)
-/// and [`register_message`](Self::register_message) are all-or-nothing.
+/// with [`AliasError::LimitReached`] and keeps nothing: [`register_all`](Self::register_all),
+/// [`register_new_uuids`](Self::register_new_uuids) and
+/// [`register_message`](Self::register_message) are all-or-nothing.
 /// Already known UUIDs keep resolving and aliasing.
 ///
 /// # Shared conversations
 ///
 /// A manager built [`with_store`](Self::with_store) keeps the conversation in
 /// an [`AliasStore`] (a [`RedisStore`](crate::store) shared by replicas, say)
-/// and holds a local copy of what it has learnt, on which the synchronous
-/// methods work. Before them, ask the store for what a step needs, once:
-/// [`fetch`](Self::fetch) the aliases and UUIDs about to be resolved or
-/// shown, [`assign`](Self::assign) or [`assign_message`](Self::assign_message)
-/// the new ids. Generated executors, native tools and the [`Toolkit`](crate::Toolkit)
-/// do this themselves. Without a store, those async methods are the
-/// synchronous ones and nothing is asked of anyone.
+/// and holds a local copy of what it has learnt. The `register*` methods
+/// ask the store for their aliases (one atomic get-or-assign per call); the
+/// synchronous reads work on the local copy, so before them
+/// [`fetch`](Self::fetch) what a step is about to resolve or show, once.
+/// Generated executors, native tools and the [`Toolkit`](crate::Toolkit)
+/// do this themselves. Without a store, `fetch` does nothing.
 #[derive(Debug)]
 pub struct AliasManager {
     state: Mutex<AliasTable>,
@@ -150,12 +154,15 @@ pub struct AliasEntry {
 /// ```
 /// use ai_tools::AliasManager;
 ///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
 /// let before = AliasManager::new();
-/// before.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+/// before.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
 /// let json = serde_json::to_string(&before.snapshot()).unwrap();
 ///
 /// let after = AliasManager::from_snapshot(serde_json::from_str(&json).unwrap()).unwrap();
-/// assert_eq!(after.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap(), "link-2");
+/// assert_eq!(after.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap(), "link-2");
+/// # }
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AliasSnapshot {
@@ -274,7 +281,7 @@ impl AliasManager {
     /// let replica_a = AliasManager::with_store(store.clone(), "c1");
     /// let replica_b = AliasManager::with_store(store, "c1");
     /// let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
-    /// assert_eq!(replica_a.assign(&[("link", uuid)]).await.unwrap(), ["link-1"]);
+    /// assert_eq!(replica_a.register_all(&[("link", uuid)]).await.unwrap(), ["link-1"]);
     /// replica_b.fetch(&["link-1"]).await.unwrap();
     /// assert_eq!(replica_b.resolve("link-1").as_deref(), Some(uuid));
     /// # }
@@ -320,14 +327,17 @@ impl AliasManager {
     ///
     /// ```
     /// use ai_tools::{AliasError, AliasManager};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = AliasManager::new().with_limit(1);
-    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(
-    ///     aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7"),
+    ///     aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await,
     ///     Err(AliasError::LimitReached { limit: 1 })
     /// );
     /// // a known UUID keeps its alias
-    /// assert_eq!(aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap(), "link-1");
+    /// assert_eq!(aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap(), "link-1");
+    /// # }
     /// ```
     pub fn with_limit(mut self, limit: usize) -> Self {
         self.limit = limit.max(1);
@@ -350,9 +360,12 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap();
+    /// aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap();
     /// assert_eq!(aliases.snapshot().entries[0].alias, "theme-1");
+    /// # }
     /// ```
     pub fn snapshot(&self) -> AliasSnapshot {
         let state = self.lock();
@@ -389,27 +402,36 @@ impl AliasManager {
     ///
     /// # Errors
     ///
-    /// [`AliasError::InvalidPrefix`], [`AliasError::NotAUuid`], or
-    /// [`AliasError::LimitReached`] for a new UUID at the [`limit`](Self::limit);
-    /// [`AliasError::NeedsStore`] on a [shared](Self#shared-conversations)
-    /// manager (use [`assign`](Self::assign)).
+    /// [`AliasError::InvalidPrefix`], [`AliasError::NotAUuid`],
+    /// [`AliasError::LimitReached`] for a new UUID at the [`limit`](Self::limit),
+    /// or [`AliasError::Store`] when a shared conversation's store is
+    /// unavailable; nothing is registered then.
     ///
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// assert_eq!(aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap(), "link-1");
-    /// assert_eq!(aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap(), "link-2");
-    /// assert_eq!(aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap(), "theme-1");
-    /// assert!(aliases.register("link", "not-a-uuid").is_err());
+    /// assert_eq!(aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap(), "link-1");
+    /// assert_eq!(aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap(), "link-2");
+    /// assert_eq!(aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap(), "theme-1");
+    /// assert!(aliases.register("link", "not-a-uuid").await.is_err());
+    /// # }
     /// ```
-    pub fn register(&self, prefix: &str, uuid: &str) -> Result<String, AliasError> {
-        if self.is_shared() {
-            return Err(AliasError::NeedsStore);
-        }
+    pub async fn register(&self, prefix: &str, uuid: &str) -> Result<String, AliasError> {
         check_prefix(prefix)?;
         let uuid = canonical_uuid(uuid).ok_or_else(|| AliasError::NotAUuid(uuid.to_owned()))?;
-        self.register_each(|state| state.register(prefix, uuid))
+        let Some(shared) = &self.shared else {
+            return self.each_within_limit(|state| state.register(prefix, uuid));
+        };
+        let got = self
+            .assign_shared(shared, &[(prefix.to_owned(), uuid)])
+            .await?;
+        // `assign_shared` refuses an answer without one alias per id.
+        got.into_iter().next().ok_or_else(|| {
+            AliasError::Store(StoreError::unavailable("the store answered no alias"))
+        })
     }
 
     /// The UUID behind `alias` (matched case-insensitively, surrounding
@@ -418,10 +440,13 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert!(aliases.resolve("link-1").is_some());
     /// assert!(aliases.resolve("link-2").is_none());
+    /// # }
     /// ```
     pub fn resolve(&self, alias: &str) -> Option<String> {
         let key = alias.trim().to_ascii_lowercase();
@@ -433,9 +458,12 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(aliases.alias_for("D290F1EE-6C54-4B01-90E6-D701748F0851").as_deref(), Some("link-1"));
+    /// # }
     /// ```
     pub fn alias_for(&self, uuid: &str) -> Option<String> {
         let uuid = canonical_uuid(uuid)?;
@@ -448,10 +476,13 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(aliases.aliases_of("step"), ["step-1"]);
     /// assert!(aliases.aliases_of("link").is_empty());
+    /// # }
     /// ```
     pub fn aliases_of(&self, prefix: &str) -> Vec<String> {
         self.lock().aliases_of_prefix(prefix)
@@ -465,12 +496,15 @@ impl AliasManager {
     ///
     /// ```
     /// use ai_tools::{AliasManager, Resolution};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = AliasManager::new();
-    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
-    /// aliases.register("step", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").unwrap();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
+    /// aliases.register("step", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap();
     /// assert!(matches!(aliases.resolve_for_field("link", "link-1"), Resolution::Uuid(_)));
     /// assert!(matches!(aliases.resolve_for_field("link", "step-1"), Resolution::WrongPrefix { .. }));
     /// assert_eq!(aliases.resolve_for_field("step", "step-0"), Resolution::UnknownAlias);
+    /// # }
     /// ```
     pub fn resolve_for_field(&self, prefix: &str, value: &str) -> Resolution {
         let trimmed = value.trim();
@@ -513,12 +547,15 @@ impl AliasManager {
     ///
     /// ```
     /// use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// let mut v = json!({"id": "d290f1ee-6c54-4b01-90e6-d701748f0851",
     ///                    "note": "see d290f1ee-6c54-4b01-90e6-d701748f0851"});
     /// aliases.aliasify_json(&mut v);
     /// assert_eq!(v, json!({"id": "link-1", "note": "see d290f1ee-6c54-4b01-90e6-d701748f0851"}));
+    /// # }
     /// ```
     pub fn aliasify_json(&self, value: &mut serde_json::Value) {
         let state = self.lock();
@@ -540,11 +577,14 @@ impl AliasManager {
     ///
     /// ```
     /// use serde_json::json;
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// let mut v = json!({"ids": ["link-1", "link-10"], "text": "open link-1"});
     /// aliases.resolve_json(&mut v);
     /// assert_eq!(v, json!({"ids": ["d290f1ee-6c54-4b01-90e6-d701748f0851", "link-10"], "text": "open link-1"}));
+    /// # }
     /// ```
     pub fn resolve_json(&self, value: &mut serde_json::Value) {
         let state = self.lock();
@@ -567,43 +607,52 @@ impl AliasManager {
     }
 
     /// Registers, under `prefix`, every whole UUID token in `text` that this
-    /// manager does not know yet (under any prefix), in document order, and
-    /// returns the new aliases. For ids from non-proto sources; it cannot
+    /// conversation does not know yet (under any prefix), in document order,
+    /// and returns the new aliases. For ids from non-proto sources; it cannot
     /// tell a link id from a workspace id, so prefer [`register`](Self::register).
+    /// With a store, the store is asked first which of the UUIDs it knows.
     ///
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
     /// let text = "links d290f1ee-6c54-4b01-90e6-d701748f0851 and 5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7";
-    /// assert_eq!(aliases.register_new_uuids("link", text).unwrap(), ["link-1", "link-2"]);
-    /// assert!(aliases.register_new_uuids("link", text).unwrap().is_empty());
+    /// assert_eq!(aliases.register_new_uuids("link", text).await.unwrap(), ["link-1", "link-2"]);
+    /// assert!(aliases.register_new_uuids("link", text).await.unwrap().is_empty());
+    /// # }
     /// ```
     ///
     /// # Errors
     ///
-    /// [`AliasError::InvalidPrefix`], or [`AliasError::LimitReached`] when
-    /// the new UUIDs do not all fit under the [`limit`](Self::limit); then
-    /// none of them is registered. [`AliasError::NeedsStore`] on a
-    /// [shared](Self#shared-conversations) manager.
-    pub fn register_new_uuids(&self, prefix: &str, text: &str) -> Result<Vec<String>, AliasError> {
-        if self.is_shared() {
-            return Err(AliasError::NeedsStore);
-        }
+    /// [`AliasError::InvalidPrefix`], [`AliasError::LimitReached`] when
+    /// the new UUIDs do not all fit under the [`limit`](Self::limit), or
+    /// [`AliasError::Store`] when the store is unavailable; then none of
+    /// them is registered.
+    pub async fn register_new_uuids(
+        &self,
+        prefix: &str,
+        text: &str,
+    ) -> Result<Vec<String>, AliasError> {
         check_prefix(prefix)?;
-        self.register_each(|state| {
-            let mut new: Vec<String> = Vec::new();
-            let mut seen = HashSet::new();
-            for (start, end) in uuid_tokens(text) {
-                let uuid = text[start..end].to_ascii_lowercase();
-                if !state.knows_uuid(&uuid) && seen.insert(uuid.clone()) {
-                    new.push(uuid);
-                }
-            }
-            new.into_iter()
-                .map(|uuid| state.register(prefix, uuid))
-                .collect()
-        })
+        let Some(shared) = &self.shared else {
+            return self.each_within_limit(|state| {
+                unknown_uuids(state, text)
+                    .into_iter()
+                    .map(|uuid| state.register(prefix, uuid))
+                    .collect()
+            });
+        };
+        self.fetch_text(text).await?;
+        let ids: Vec<(String, String)> = unknown_uuids(&self.lock(), text)
+            .into_iter()
+            .map(|uuid| (prefix.to_owned(), uuid))
+            .collect();
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.assign_shared(shared, &ids).await
     }
 
     /// `text` with every whole UUID token this manager knows replaced by its
@@ -612,12 +661,15 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(
     ///     aliases.aliasify_text("Current link: D290F1EE-6C54-4B01-90E6-D701748F0851."),
     ///     "Current link: link-1."
     /// );
+    /// # }
     /// ```
     pub fn aliasify_text(&self, text: &str) -> String {
         let state = self.lock();
@@ -639,7 +691,10 @@ impl AliasManager {
     /// and the field's proto name, at any depth, singular or repeated) whose
     /// value is a UUID is registered under that field's prefix and replaced
     /// with its alias. Other fields are never touched, whatever their JSON
-    /// name. Fields are walked in field-number order, so aliases are deterministic.
+    /// name. Fields are walked in field-number order, so aliases are
+    /// deterministic. All or nothing: the ids are collected first and given
+    /// aliases together (with a store, in one atomic get-or-assign), and the
+    /// message changes only once every one has its alias.
     ///
     /// # Examples
     ///
@@ -647,36 +702,63 @@ impl AliasManager {
     /// use ai_tools::{AliasManager, FieldPrefix};
     /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
     ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     /// let desc = DescriptorPool::global().get_message_by_name("google.protobuf.StringValue").unwrap();
     /// let mut message = DynamicMessage::new(desc);
     /// message.set_field_by_name("value", Value::String("D290F1EE-6C54-4B01-90E6-D701748F0851".into()));
     ///
     /// let aliases = AliasManager::new();
     /// let prefixes = [FieldPrefix::new("google.protobuf.StringValue", "value", "link")];
-    /// aliases.register_message(&mut message, &prefixes).unwrap();
+    /// aliases.register_message(&mut message, &prefixes).await.unwrap();
     /// assert_eq!(message.get_field_by_name("value").unwrap().as_str(), Some("link-1"));
     /// assert!(aliases.resolve("link-1").is_some());
+    /// # }
     /// ```
     ///
     /// # Errors
     ///
     /// [`AliasError::LimitReached`] when the message's new UUIDs do not all
-    /// fit under the [`limit`](Self::limit); then nothing is registered and
-    /// the message is left unchanged. [`AliasError::NeedsStore`] on a
-    /// [shared](Self#shared-conversations) manager (use [`assign_message`](Self::assign_message)).
-    pub fn register_message(
+    /// fit under the [`limit`](Self::limit), or [`AliasError::Store`] when
+    /// the store is unavailable; then nothing is registered and the message
+    /// is left unchanged.
+    pub async fn register_message(
         &self,
         message: &mut DynamicMessage,
         prefixes: &[FieldPrefix],
     ) -> Result<(), AliasError> {
-        if self.is_shared() {
-            return Err(AliasError::NeedsStore);
-        }
         let plan = WalkPlan::new(&message.descriptor(), prefixes);
-        self.register_planned(message, &plan)
+        self.register_planned(message, &plan).await
     }
 
-    fn register_planned(
+    /// [`register_message`](Self::register_message) along a plan made
+    /// before (the executor keeps one per tool).
+    pub(crate) async fn register_planned(
+        &self,
+        message: &mut DynamicMessage,
+        plan: &WalkPlan<'_>,
+    ) -> Result<(), AliasError> {
+        if !self.is_shared() {
+            return self.register_planned_locally(message, plan);
+        }
+        // With a store, the first walk only learns the ids and the second
+        // writes their aliases: the message changes only once all are given.
+        let mut alias = String::new();
+        let walked: Result<(), std::convert::Infallible> = self
+            .assign_written(|alias_for| {
+                plan.walk(message, 0, &mut |fp, s| {
+                    alias.clear();
+                    if alias_for(fp.prefix, s, &mut alias) {
+                        s.clone_from(&alias);
+                    }
+                });
+                Ok(())
+            })
+            .await?;
+        walked.map_err(|never| match never {})
+    }
+
+    fn register_planned_locally(
         &self,
         message: &mut DynamicMessage,
         plan: &WalkPlan<'_>,
@@ -690,7 +772,7 @@ impl AliasManager {
                 ids.push((fp.prefix, uuid));
             }
         });
-        let aliases = self.register_each(|state| {
+        let aliases = self.each_within_limit(|state| {
             ids.iter()
                 .map(|(prefix, uuid)| state.register_bytes(prefix, *uuid))
                 .collect::<Vec<_>>()
@@ -782,7 +864,7 @@ impl AliasManager {
 
     /// Registers every `(prefix, uuid)` of `ids` and returns their aliases in
     /// order: all or nothing under the [`limit`](Self::limit). With a store,
-    /// one atomic get-or-assign in the store (two replicas assigning the
+    /// one atomic get-or-assign in the store (two replicas registering the
     /// same UUID at once get one alias); without, [`register`](Self::register)
     /// for each.
     ///
@@ -799,13 +881,13 @@ impl AliasManager {
     /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
     /// let got = aliases
-    ///     .assign(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851"), ("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")])
+    ///     .register_all(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851"), ("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")])
     ///     .await
     ///     .unwrap();
     /// assert_eq!(got, ["link-1", "theme-1"]);
     /// # }
     /// ```
-    pub async fn assign(&self, ids: &[(&str, &str)]) -> Result<Vec<String>, AliasError> {
+    pub async fn register_all(&self, ids: &[(&str, &str)]) -> Result<Vec<String>, AliasError> {
         let mut canonical = Vec::with_capacity(ids.len());
         for (prefix, uuid) in ids {
             check_prefix(prefix)?;
@@ -814,7 +896,7 @@ impl AliasManager {
             canonical.push(((*prefix).to_owned(), uuid));
         }
         let Some(shared) = &self.shared else {
-            return self.register_each(|state| {
+            return self.each_within_limit(|state| {
                 canonical
                     .into_iter()
                     .map(|(p, u)| state.register(&p, u))
@@ -828,68 +910,6 @@ impl AliasManager {
             .iter()
             .filter_map(|id| by_id.get(id).map(|a| (*a).clone()))
             .collect())
-    }
-
-    /// [`register_message`](Self::register_message), with a store: the ids
-    /// of the message's alias-carrying fields are collected first, given
-    /// aliases in one atomic get-or-assign, then replaced. All or nothing:
-    /// on an error the message is unchanged and nothing is registered.
-    ///
-    /// # Errors
-    ///
-    /// [`AliasError::LimitReached`], or [`AliasError::Store`] when the store
-    /// is unavailable.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ai_tools::{AliasManager, FieldPrefix};
-    /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
-    ///
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let desc = DescriptorPool::global().get_message_by_name("google.protobuf.StringValue").unwrap();
-    /// let mut message = DynamicMessage::new(desc);
-    /// message.set_field_by_name("value", Value::String("d290f1ee-6c54-4b01-90e6-d701748f0851".into()));
-    /// let prefixes = [FieldPrefix::new("google.protobuf.StringValue", "value", "link")];
-    /// AliasManager::new().assign_message(&mut message, &prefixes).await.unwrap();
-    /// assert_eq!(message.get_field_by_name("value").unwrap().as_str(), Some("link-1"));
-    /// # }
-    /// ```
-    pub async fn assign_message(
-        &self,
-        message: &mut DynamicMessage,
-        prefixes: &[FieldPrefix],
-    ) -> Result<(), AliasError> {
-        let plan = WalkPlan::new(&message.descriptor(), prefixes);
-        self.assign_planned(message, &plan).await
-    }
-
-    /// [`assign_message`](Self::assign_message) along a plan made before
-    /// (the executor keeps one per tool).
-    pub(crate) async fn assign_planned(
-        &self,
-        message: &mut DynamicMessage,
-        plan: &WalkPlan<'_>,
-    ) -> Result<(), AliasError> {
-        if !self.is_shared() {
-            return self.register_planned(message, plan);
-        }
-        // With a store, the first walk only learns the ids and the second
-        // writes their aliases: the message changes only once all are given.
-        let mut alias = String::new();
-        let walked: Result<(), std::convert::Infallible> = self
-            .assign_written(|alias_for| {
-                plan.walk(message, 0, &mut |fp, s| {
-                    alias.clear();
-                    if alias_for(fp.prefix, s, &mut alias) {
-                        s.clone_from(&alias);
-                    }
-                });
-                Ok(())
-            })
-            .await?;
-        walked.map_err(|never| match never {})
     }
 
     /// Runs `write`, which writes a response out and meets its ids on the
@@ -908,7 +928,7 @@ impl AliasManager {
         mut write: impl FnMut(&mut dyn FnMut(&str, &str, &mut String) -> bool) -> Result<T, E>,
     ) -> Result<Result<T, E>, AliasError> {
         let Some(shared) = &self.shared else {
-            return self.register_all(|state| {
+            return self.within_limit(|state| {
                 write(&mut |prefix, text, alias| {
                     let uuid = uuid_bytes(text);
                     if let Some(uuid) = uuid {
@@ -960,7 +980,7 @@ impl AliasManager {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let aliases = ai_tools::AliasManager::new();
-    /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").unwrap();
+    /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(aliases.list("step").await.unwrap(), ["step-1"]);
     /// # }
     /// ```
@@ -1000,7 +1020,7 @@ impl AliasManager {
     /// it registered is undone. Known UUIDs keep their aliases even in a
     /// table restored over the limit. The one place the limit is applied to
     /// a local table.
-    fn register_all<T, E>(
+    fn within_limit<T, E>(
         &self,
         register: impl FnOnce(&mut AliasTable) -> Result<T, E>,
     ) -> Result<Result<T, E>, AliasError> {
@@ -1018,12 +1038,12 @@ impl AliasManager {
         Ok(registered)
     }
 
-    /// [`register_all`](Self::register_all) for registering that cannot fail.
-    fn register_each<T>(
+    /// [`within_limit`](Self::within_limit) for registering that cannot fail.
+    fn each_within_limit<T>(
         &self,
         register: impl FnOnce(&mut AliasTable) -> T,
     ) -> Result<T, AliasError> {
-        match self.register_all(|state| Ok::<T, std::convert::Infallible>(register(state)))? {
+        match self.within_limit(|state| Ok::<T, std::convert::Infallible>(register(state)))? {
             Ok(registered) => Ok(registered),
             Err(never) => match never {},
         }
@@ -1053,6 +1073,17 @@ fn walk_strings(value: &mut serde_json::Value, f: &mut dyn FnMut(&mut String)) {
             _ => {}
         }
     }
+}
+
+/// The distinct whole UUID tokens of `text` (lowercase, in document order)
+/// that `state` knows under no prefix.
+fn unknown_uuids(state: &AliasTable, text: &str) -> Vec<String> {
+    let mut seen = HashSet::new();
+    uuid_tokens(text)
+        .into_iter()
+        .map(|(start, end)| text[start..end].to_ascii_lowercase())
+        .filter(|uuid| !state.knows_uuid(uuid) && seen.insert(uuid.clone()))
+        .collect()
 }
 
 /// The distinct items of `items`, first occurrence first.
@@ -1123,47 +1154,47 @@ mod tests {
         format!("{n:08x}-0000-4000-8000-000000000000")
     }
 
-    #[test]
-    fn counters_are_per_prefix_and_stable() {
+    #[tokio::test]
+    async fn counters_are_per_prefix_and_stable() {
         let m = AliasManager::new();
-        assert_eq!(m.register("link", &uuid(1)).unwrap(), "link-1");
-        assert_eq!(m.register("theme", &uuid(2)).unwrap(), "theme-1");
-        assert_eq!(m.register("link", &uuid(3)).unwrap(), "link-2");
+        assert_eq!(m.register("link", &uuid(1)).await.unwrap(), "link-1");
+        assert_eq!(m.register("theme", &uuid(2)).await.unwrap(), "theme-1");
+        assert_eq!(m.register("link", &uuid(3)).await.unwrap(), "link-2");
         assert_eq!(
-            m.register("link", &uuid(1).to_uppercase()).unwrap(),
+            m.register("link", &uuid(1).to_uppercase()).await.unwrap(),
             "link-1"
         );
         assert_eq!(m.aliases_of("link"), ["link-1", "link-2"]);
         assert_eq!(m.len(), 3);
     }
 
-    #[test]
-    fn rejects_bad_input() {
+    #[tokio::test]
+    async fn rejects_bad_input() {
         let m = AliasManager::new();
         assert!(matches!(
-            m.register("Link", &uuid(1)),
+            m.register("Link", &uuid(1)).await,
             Err(AliasError::InvalidPrefix(_))
         ));
         assert!(matches!(
-            m.register("", &uuid(1)),
+            m.register("", &uuid(1)).await,
             Err(AliasError::InvalidPrefix(_))
         ));
         assert!(matches!(
-            m.register("link", "d290f1ee"),
+            m.register("link", "d290f1ee").await,
             Err(AliasError::NotAUuid(_))
         ));
         assert!(matches!(
-            m.register("link", &format!(" {}", uuid(1))),
+            m.register("link", &format!(" {}", uuid(1))).await,
             Err(AliasError::NotAUuid(_))
         ));
         assert!(m.is_empty());
     }
 
-    #[test]
-    fn case_insensitive_everywhere() {
+    #[tokio::test]
+    async fn case_insensitive_everywhere() {
         let m = AliasManager::new();
         let upper = uuid(0xabcdef).to_uppercase();
-        assert_eq!(m.register("link", &upper).unwrap(), "link-1");
+        assert_eq!(m.register("link", &upper).await.unwrap(), "link-1");
         assert_eq!(m.resolve("LINK-1"), Some(uuid(0xabcdef)));
         let mut v = json!([upper]);
         m.aliasify_json(&mut v);
@@ -1174,11 +1205,11 @@ mod tests {
         );
     }
 
-    #[test]
-    fn structural_replacement_never_touches_substrings() {
+    #[tokio::test]
+    async fn structural_replacement_never_touches_substrings() {
         let m = AliasManager::new();
         for n in 1..=12 {
-            m.register("link", &uuid(n)).unwrap();
+            m.register("link", &uuid(n)).await.unwrap();
         }
         let mut v = json!({
             "a": "link-1", "b": "link-10", "c": "see link-1", "d": ["link-12", {"e": "link-1"}],
@@ -1202,10 +1233,10 @@ mod tests {
         );
     }
 
-    #[test]
-    fn text_tokens_are_whole() {
+    #[tokio::test]
+    async fn text_tokens_are_whole() {
         let m = AliasManager::new();
-        m.register("link", &uuid(1)).unwrap();
+        m.register("link", &uuid(1)).await.unwrap();
         let glued = format!("x{}", uuid(1));
         let longer = format!("{}0", uuid(1));
         let text = format!(
@@ -1220,24 +1251,24 @@ mod tests {
         assert_eq!(m.aliasify_text("no ids, ünïcode ✓"), "no ids, ünïcode ✓");
     }
 
-    #[test]
-    fn register_new_uuids_in_document_order() {
+    #[tokio::test]
+    async fn register_new_uuids_in_document_order() {
         let m = AliasManager::new();
-        m.register("theme", &uuid(5)).unwrap();
+        m.register("theme", &uuid(5)).await.unwrap();
         let text = format!("{} {} {} {}", uuid(3), uuid(5), uuid(1), uuid(3));
         assert_eq!(
-            m.register_new_uuids("link", &text).unwrap(),
+            m.register_new_uuids("link", &text).await.unwrap(),
             ["link-1", "link-2"]
         );
         assert_eq!(m.resolve("link-1"), Some(uuid(3)));
         assert_eq!(m.resolve("link-2"), Some(uuid(1)));
     }
 
-    #[test]
-    fn field_resolution_checks_prefix() {
+    #[tokio::test]
+    async fn field_resolution_checks_prefix() {
         let m = AliasManager::new();
-        m.register("link", &uuid(1)).unwrap();
-        m.register("step", &uuid(2)).unwrap();
+        m.register("link", &uuid(1)).await.unwrap();
+        m.register("step", &uuid(2)).await.unwrap();
         assert_eq!(
             m.resolve_for_field("link", " link-1 "),
             Resolution::Uuid(uuid(1))
@@ -1265,24 +1296,24 @@ mod tests {
         assert_eq!(m.resolve_for_field("link", ""), Resolution::Empty);
     }
 
-    #[test]
-    fn snapshot_restores_counters() {
+    #[tokio::test]
+    async fn snapshot_restores_counters() {
         let m = AliasManager::new();
         for n in 1..=3 {
-            m.register("link", &uuid(n)).unwrap();
+            m.register("link", &uuid(n)).await.unwrap();
         }
-        m.register("theme", &uuid(7)).unwrap();
+        m.register("theme", &uuid(7)).await.unwrap();
         let json = serde_json::to_string(&m.snapshot()).unwrap();
         let r = AliasManager::from_snapshot(serde_json::from_str(&json).unwrap()).unwrap();
         assert_eq!(r.resolve("link-3"), Some(uuid(3)));
-        assert_eq!(r.register("link", &uuid(2)).unwrap(), "link-2");
-        assert_eq!(r.register("link", &uuid(4)).unwrap(), "link-4");
-        assert_eq!(r.register("theme", &uuid(8)).unwrap(), "theme-2");
+        assert_eq!(r.register("link", &uuid(2)).await.unwrap(), "link-2");
+        assert_eq!(r.register("link", &uuid(4)).await.unwrap(), "link-4");
+        assert_eq!(r.register("theme", &uuid(8)).await.unwrap(), "theme-2");
         assert_eq!(r.snapshot().counters["link"], 4);
     }
 
-    #[test]
-    fn snapshot_counter_gaps_are_kept_and_bad_snapshots_refused() {
+    #[tokio::test]
+    async fn snapshot_counter_gaps_are_kept_and_bad_snapshots_refused() {
         let snap = AliasSnapshot {
             entries: vec![AliasEntry {
                 prefix: "link".into(),
@@ -1292,7 +1323,7 @@ mod tests {
             counters: BTreeMap::from([("link".into(), 2)]),
         };
         let r = AliasManager::from_snapshot(snap.clone()).unwrap();
-        assert_eq!(r.register("link", &uuid(2)).unwrap(), "link-6");
+        assert_eq!(r.register("link", &uuid(2)).await.unwrap(), "link-6");
 
         let mut bad = snap.clone();
         bad.entries[0].alias = "theme-1".into();
@@ -1305,13 +1336,13 @@ mod tests {
         assert!(AliasManager::from_snapshot(bad).is_err());
     }
 
-    #[test]
-    fn one_uuid_under_several_prefixes_and_far_apart_numbers() {
+    #[tokio::test]
+    async fn one_uuid_under_several_prefixes_and_far_apart_numbers() {
         let m = AliasManager::new();
         let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
-        assert_eq!(m.register("link", uuid).unwrap(), "link-1");
-        assert_eq!(m.register("page", uuid).unwrap(), "page-1");
-        assert_eq!(m.register("link", uuid).unwrap(), "link-1");
+        assert_eq!(m.register("link", uuid).await.unwrap(), "link-1");
+        assert_eq!(m.register("page", uuid).await.unwrap(), "page-1");
+        assert_eq!(m.register("link", uuid).await.unwrap(), "link-1");
         assert_eq!(m.alias_for(uuid).as_deref(), Some("link-1"));
         assert!(matches!(
             m.resolve_for_field("page", uuid),
@@ -1332,6 +1363,7 @@ mod tests {
         assert_eq!(
             restored
                 .register("link", "6f1c2d3e-4b5a-4c6d-8e7f-000000000001")
+                .await
                 .unwrap(),
             "link-9000000001"
         );
@@ -1344,27 +1376,30 @@ mod tests {
         });
     }
 
-    #[test]
-    fn the_alias_limit_is_all_or_nothing() {
+    #[tokio::test]
+    async fn the_alias_limit_is_all_or_nothing() {
         let m = AliasManager::new().with_limit(3);
-        m.register("link", &uuid(1)).unwrap();
-        m.register("link", &uuid(2)).unwrap();
+        m.register("link", &uuid(1)).await.unwrap();
+        m.register("link", &uuid(2)).await.unwrap();
         // two new UUIDs do not fit under a limit of 3: none is registered
         let text = format!("{} {} {}", uuid(1), uuid(3), uuid(4));
         assert_eq!(
-            m.register_new_uuids("link", &text),
+            m.register_new_uuids("link", &text).await,
             Err(AliasError::LimitReached { limit: 3 })
         );
         assert_eq!(m.len(), 2);
         // the same UUID twice counts once
         let text = format!("{} {}", uuid(3), uuid(3).to_uppercase());
-        assert_eq!(m.register_new_uuids("link", &text).unwrap(), ["link-3"]);
         assert_eq!(
-            m.register("step", &uuid(9)),
+            m.register_new_uuids("link", &text).await.unwrap(),
+            ["link-3"]
+        );
+        assert_eq!(
+            m.register("step", &uuid(9)).await,
             Err(AliasError::LimitReached { limit: 3 })
         );
         // known UUIDs still register to their alias, resolve and aliasify
-        assert_eq!(m.register("link", &uuid(1)).unwrap(), "link-1");
+        assert_eq!(m.register("link", &uuid(1)).await.unwrap(), "link-1");
         let mut v = json!([uuid(2)]);
         m.aliasify_json(&mut v);
         assert_eq!(v, json!(["link-2"]));
@@ -1374,19 +1409,19 @@ mod tests {
             .unwrap()
             .with_limit(2);
         assert_eq!(restored.len(), 3, "a snapshot over the limit is kept whole");
-        assert!(restored.register("link", &uuid(5)).is_err());
+        assert!(restored.register("link", &uuid(5)).await.is_err());
         // known UUIDs keep their aliases there too, alone or in a batch
-        assert_eq!(restored.register("link", &uuid(1)).unwrap(), "link-1");
+        assert_eq!(restored.register("link", &uuid(1)).await.unwrap(), "link-1");
         let known = format!("{} {}", uuid(1), uuid(2));
         assert_eq!(
-            restored.register_new_uuids("link", &known).unwrap(),
+            restored.register_new_uuids("link", &known).await.unwrap(),
             Vec::<String>::new()
         );
         assert_eq!(restored.len(), 3);
     }
 
-    #[test]
-    fn register_message_at_the_limit_leaves_the_message_unchanged() {
+    #[tokio::test]
+    async fn register_message_at_the_limit_leaves_the_message_unchanged() {
         let desc = prost_reflect::DescriptorPool::global()
             .get_message_by_name("google.protobuf.StringValue")
             .unwrap();
@@ -1396,11 +1431,11 @@ mod tests {
             prefix: "link",
         }];
         let m = AliasManager::new().with_limit(1);
-        m.register("link", &uuid(1)).unwrap();
+        m.register("link", &uuid(1)).await.unwrap();
         let mut message = DynamicMessage::new(desc.clone());
         message.set_field_by_name("value", ProtoValue::String(uuid(2)));
         assert_eq!(
-            m.register_message(&mut message, &prefixes),
+            m.register_message(&mut message, &prefixes).await,
             Err(AliasError::LimitReached { limit: 1 })
         );
         assert_eq!(
@@ -1411,7 +1446,7 @@ mod tests {
         // a message of known ids still goes through
         let mut known = DynamicMessage::new(desc);
         known.set_field_by_name("value", ProtoValue::String(uuid(1).to_uppercase()));
-        m.register_message(&mut known, &prefixes).unwrap();
+        m.register_message(&mut known, &prefixes).await.unwrap();
         assert_eq!(
             known.get_field_by_name("value").unwrap().as_str(),
             Some("link-1")
@@ -1429,9 +1464,9 @@ mod tests {
     #[tokio::test]
     async fn shared_managers_agree_through_their_store() {
         let (a, b) = shared_pair(std::time::Duration::from_secs(60));
-        assert_eq!(a.register("link", &uuid(1)), Err(AliasError::NeedsStore));
+        assert_eq!(a.register("link", &uuid(1)).await.unwrap(), "link-1");
         assert_eq!(
-            a.assign(&[("link", &uuid(1)), ("link", &uuid(2)), ("link", &uuid(1))])
+            a.register_all(&[("link", &uuid(1)), ("link", &uuid(2)), ("link", &uuid(1))])
                 .await
                 .unwrap(),
             ["link-1", "link-2", "link-1"]
@@ -1439,7 +1474,7 @@ mod tests {
         // b learns nothing until it asks
         assert_eq!(b.resolve("link-2"), None);
         assert_eq!(
-            b.assign(&[("link", &uuid(3)), ("link", &uuid(2))])
+            b.register_all(&[("link", &uuid(3)), ("link", &uuid(2))])
                 .await
                 .unwrap(),
             ["link-3", "link-2"]
@@ -1465,18 +1500,42 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_new_epoch_drops_the_local_copy() {
         let (a, b) = shared_pair(std::time::Duration::from_millis(20));
-        a.assign(&[("link", &uuid(1))]).await.unwrap();
+        a.register_all(&[("link", &uuid(1))]).await.unwrap();
         assert_eq!(a.resolve("link-1"), Some(uuid(1)));
         tokio::time::advance(std::time::Duration::from_millis(40)).await;
         // expired in the store: b starts the conversation again
-        assert_eq!(b.assign(&[("link", &uuid(2))]).await.unwrap(), ["link-1"]);
+        assert_eq!(
+            b.register_all(&[("link", &uuid(2))]).await.unwrap(),
+            ["link-1"]
+        );
         a.fetch(&["link-1"]).await.unwrap();
         assert_eq!(a.resolve("link-1"), Some(uuid(2)));
         assert_eq!(a.len(), 1);
     }
 
     #[tokio::test]
-    async fn shared_assign_message_is_all_or_nothing_at_the_limit() {
+    async fn shared_register_new_uuids_skips_what_the_store_knows() {
+        let (a, b) = shared_pair(std::time::Duration::from_secs(60));
+        a.register("theme", &uuid(1)).await.unwrap();
+        let text = format!("{} and {} and {}", uuid(1), uuid(2), uuid(2).to_uppercase());
+        // b has never seen uuid(1), but the store has: only uuid(2) is new
+        assert_eq!(
+            b.register_new_uuids("link", &text).await.unwrap(),
+            ["link-1"]
+        );
+        assert!(
+            b.register_new_uuids("link", &text)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        a.fetch(&["link-1"]).await.unwrap();
+        assert_eq!(a.resolve("link-1"), Some(uuid(2)));
+        assert_eq!(b.aliasify_text(&uuid(1)), "theme-1");
+    }
+
+    #[tokio::test]
+    async fn shared_register_message_is_all_or_nothing_at_the_limit() {
         let desc = prost_reflect::DescriptorPool::global()
             .get_message_by_name("google.protobuf.StringValue")
             .unwrap();
@@ -1487,11 +1546,11 @@ mod tests {
         }];
         let (a, _) = shared_pair(std::time::Duration::from_secs(60));
         let a = a.with_limit(1);
-        a.assign(&[("link", &uuid(1))]).await.unwrap();
+        a.register_all(&[("link", &uuid(1))]).await.unwrap();
         let mut message = DynamicMessage::new(desc);
         message.set_field_by_name("value", ProtoValue::String(uuid(2)));
         assert_eq!(
-            a.assign_message(&mut message, &prefixes).await,
+            a.register_message(&mut message, &prefixes).await,
             Err(AliasError::LimitReached { limit: 1 })
         );
         assert_eq!(
@@ -1499,7 +1558,7 @@ mod tests {
             Some(uuid(2).as_str())
         );
         message.set_field_by_name("value", ProtoValue::String(uuid(1).to_uppercase()));
-        a.assign_message(&mut message, &prefixes).await.unwrap();
+        a.register_message(&mut message, &prefixes).await.unwrap();
         assert_eq!(
             message.get_field_by_name("value").unwrap().as_str(),
             Some("link-1")
@@ -1525,21 +1584,21 @@ mod tests {
         assert_eq!(uuids, [uuid(1)]);
     }
 
-    #[test]
-    fn thread_safe() {
+    #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+    async fn thread_safe() {
         let m = std::sync::Arc::new(AliasManager::new());
         let handles: Vec<_> = (0..8)
             .map(|t| {
                 let m = m.clone();
-                std::thread::spawn(move || {
+                tokio::spawn(async move {
                     for n in 0..100 {
-                        m.register("link", &uuid(t * 1000 + n)).unwrap();
+                        m.register("link", &uuid(t * 1000 + n)).await.unwrap();
                     }
                 })
             })
             .collect();
         for h in handles {
-            h.join().unwrap();
+            h.await.unwrap();
         }
         assert_eq!(m.aliases_of("link").len(), 800);
         assert_eq!(m.resolve("link-800").map(|u| u.len()), Some(36));

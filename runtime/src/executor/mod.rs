@@ -539,7 +539,7 @@ impl<T: Transport> ProtoExecutor<T> {
         plan: &WalkPlan<'_>,
     ) -> Result<String, CallError> {
         self.aliases
-            .assign_planned(response, plan)
+            .register_planned(response, plan)
             .await
             .map_err(aliases_after_call)?;
         let mut out = Vec::new();

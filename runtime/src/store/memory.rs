@@ -31,7 +31,7 @@ use crate::transport::BoxFuture;
 /// let a = Sessions::new((), Duration::from_secs(60)).with_store(store.clone());
 /// let b = Sessions::new((), Duration::from_secs(60)).with_store(store);
 /// let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851";
-/// assert_eq!(a.alias_manager("c1").assign(&[("link", uuid)]).await.unwrap(), ["link-1"]);
+/// assert_eq!(a.alias_manager("c1").register_all(&[("link", uuid)]).await.unwrap(), ["link-1"]);
 /// let on_b = b.alias_manager("c1");
 /// on_b.fetch(&["link-1"]).await.unwrap();
 /// assert_eq!(on_b.resolve("link-1").as_deref(), Some(uuid));

@@ -212,7 +212,7 @@ impl Default for RedisStoreOptions {
 /// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
 /// let sessions = Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store));
 /// let aliases = sessions.alias_manager("conversation-42");
-/// aliases.assign(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")]).await?;
+/// aliases.register_all(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")]).await?;
 /// # Ok(())
 /// # }
 /// ```
@@ -325,7 +325,7 @@ impl RedisStore {
     /// .await?;
     /// let sessions = Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store));
     /// let aliases = sessions.alias_manager("conversation-42");
-    /// aliases.assign(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")]).await?;
+    /// aliases.register_all(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851")]).await?;
     /// # Ok(())
     /// # }
     /// ```

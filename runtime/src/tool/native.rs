@@ -61,6 +61,8 @@ impl ToolContext {
     ///     .with_call_options(ai_tools::CallOptions::new().metadata("x-user", "42"));
     /// assert_eq!(ctx.call_options().metadata[0].1, "42");
     /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
     pub fn with_call_options(mut self, options: CallOptions) -> Self {
         self.call_options = options;
         self
@@ -86,7 +88,7 @@ impl ToolContext {
     }
 
     /// The conversation's aliases: register the ids a tool hands out
-    /// (`aliases().register("link", uuid)`) so the model sees `link-1`.
+    /// (`aliases().register("link", uuid).await`) so the model sees `link-1`.
     ///
     /// # Examples
     ///
@@ -103,6 +105,7 @@ impl ToolContext {
 ///
 /// # Examples
 ///
+/// # }
 /// ```
 /// use ai_tools::ToolOutput;
 /// assert_eq!(ToolOutput::from("done"), ToolOutput::Text("done".into()));
@@ -278,6 +281,8 @@ enum Failure {
 /// assert!(result.output.contains("missing field `query`"), "{}", result.output);
 /// # }
 /// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
 #[derive(Clone)]
 pub struct NativeTool {
     name: String,
@@ -348,6 +353,7 @@ impl NativeTool {
     ///
     /// # Examples
     ///
+    /// # }
     /// ```
     /// # use ai_tools::NativeTool;
     /// let tool = NativeTool::new::<serde_json::Map<String, serde_json::Value>, _, _>("echo", "Echo.", |_, m| async move {
@@ -638,7 +644,7 @@ mod tests {
     #[tokio::test]
     async fn output_is_aliasified_and_errors_name_the_tool() {
         let aliases = Arc::new(AliasManager::new());
-        aliases.register("link", &uuid(1)).unwrap();
+        aliases.register("link", &uuid(1)).await.unwrap();
         let result = echo()
             .call(
                 aliases.clone(),

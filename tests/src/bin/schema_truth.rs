@@ -16,7 +16,8 @@
 //! `http://<grpc-addr>`, all in one conversation, and writes one JSON line
 //! `{"is_error": bool, "output": string}` per input.
 //!
-//! Adding a proto to the corpus is one line of `corpus!` below.
+//! Adding a proto to the corpus is its expansion in the tests library
+//! (`ai_tools_tests::tools`) and one line of `corpus!` below.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
@@ -28,7 +29,7 @@ use ai_tools::schema::{Dialect, render};
 use ai_tools::{AgentTool, AliasManager, ProtoExecutor, TonicTransport};
 use base64::Engine as _;
 use prost_reflect::DescriptorPool;
-use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+use protox::file::{ChainFileResolver, GoogleFileResolver};
 use serde_json::{Value, json};
 
 /// One corpus proto: where it lives (relative to the workspace root), the
@@ -44,23 +45,19 @@ struct Corpus {
 }
 
 /// `corpus! { module: "path", includes = ["dir", …] (, overlay = "file")?; … }`
-/// expands each proto with `ai_tools!` in its own module and lists it in
-/// `CORPUS` (an overlay annotates a proto left as its authors wrote it).
+/// lists in `CORPUS` the tests library's expansion `tools::module` of each
+/// proto, with the path, includes and overlay it was expanded with (the
+/// harness compiles the same files again to dump them).
 macro_rules! corpus {
     (@overlay) => { None };
     (@overlay $overlay:tt) => { Some($overlay) };
     ($($module:ident : $path:tt, includes = [$($include:tt),*] $(, overlay = $overlay:tt)?;)*) => {
-        $(
-            mod $module {
-                ai_tools::ai_tools!($path, includes = [$($include),*] $(, overlay = $overlay)?);
-            }
-        )*
         const CORPUS: &[Corpus] = &[
             $(Corpus {
                 path: $path,
                 includes: &[$($include),*],
-                tools: $module::all_tools,
-                pool: $module::descriptor_pool,
+                tools: ai_tools_tests::tools::$module::all_tools,
+                pool: ai_tools_tests::tools::$module::descriptor_pool,
                 overlay: corpus!(@overlay $($overlay)?),
             },)*
         ];
@@ -77,7 +74,7 @@ corpus! {
     // googleapis' operations.proto as the wheel ships it, annotated by an
     // overlay (its annotated copy defines the same messages, so one of the
     // two: the pool the harness builds holds every corpus file at once).
-    longrunning: "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+    longrunning_overlay: "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
         includes = ["proto/third_party/googleapis"], overlay = "overlays/operations.tools.toml";
 }
 
@@ -99,21 +96,6 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// Serves the annotation protos that ship with ai-tools.
-struct Annotations;
-
-impl FileResolver for Annotations {
-    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
-        match ai_tools::schema::ANNOTATION_PROTOS
-            .iter()
-            .find(|(n, _)| *n == name)
-        {
-            Some((n, source)) => File::from_source(n, source),
-            None => Err(protox::Error::file_not_found(name)),
-        }
-    }
-}
-
 /// Compiles one corpus proto at run time, with source info and imports, as
 /// the macro resolves it: include directories, then `google/protobuf/*`,
 /// then the annotation protos. Returns the pool and the file's name in it.
@@ -124,7 +106,7 @@ fn compile(corpus: &Corpus) -> Result<(DescriptorPool, String), String> {
         resolver.add(protox::file::IncludeFileResolver::new(root.join(include)));
     }
     resolver.add(GoogleFileResolver::new());
-    resolver.add(Annotations);
+    resolver.add(ai_tools_schema::AnnotationFileResolver);
     let name = corpus
         .includes
         .iter()
@@ -198,9 +180,10 @@ fn preregister(aliases: &AliasManager) -> Result<BTreeMap<String, Vec<(String, S
     for prefix in prefixes() {
         let mut issued = Vec::new();
         for n in 0..ALIASES_PER_PREFIX {
-            let alias = aliases
-                .register(prefix, &uuid_for(prefix, n))
-                .map_err(|e| format!("registering an id for `{prefix}`: {e}"))?;
+            // A manager without a store answers at once.
+            let alias =
+                ai_tools_tests::support::ready(aliases.register(prefix, &uuid_for(prefix, n)))
+                    .map_err(|e| format!("registering an id for `{prefix}`: {e}"))?;
             let uuid = aliases
                 .resolve(&alias)
                 .ok_or_else(|| format!("`{alias}` does not resolve right after registration"))?;
