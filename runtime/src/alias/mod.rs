@@ -1154,6 +1154,19 @@ mod tests {
         format!("{n:08x}-0000-4000-8000-000000000000")
     }
 
+    /// `google.protobuf.StringValue`, whose `value` carries the `link` prefix.
+    fn string_value_with_a_link() -> (prost_reflect::MessageDescriptor, [FieldPrefix; 1]) {
+        let desc = prost_reflect::DescriptorPool::global()
+            .get_message_by_name("google.protobuf.StringValue")
+            .unwrap();
+        let prefixes = [FieldPrefix {
+            message: "google.protobuf.StringValue",
+            field: "value",
+            prefix: "link",
+        }];
+        (desc, prefixes)
+    }
+
     #[tokio::test]
     async fn counters_are_per_prefix_and_stable() {
         let m = AliasManager::new();
@@ -1422,14 +1435,7 @@ mod tests {
 
     #[tokio::test]
     async fn register_message_at_the_limit_leaves_the_message_unchanged() {
-        let desc = prost_reflect::DescriptorPool::global()
-            .get_message_by_name("google.protobuf.StringValue")
-            .unwrap();
-        let prefixes = [FieldPrefix {
-            message: "google.protobuf.StringValue",
-            field: "value",
-            prefix: "link",
-        }];
+        let (desc, prefixes) = string_value_with_a_link();
         let m = AliasManager::new().with_limit(1);
         m.register("link", &uuid(1)).await.unwrap();
         let mut message = DynamicMessage::new(desc.clone());
@@ -1536,14 +1542,7 @@ mod tests {
 
     #[tokio::test]
     async fn shared_register_message_is_all_or_nothing_at_the_limit() {
-        let desc = prost_reflect::DescriptorPool::global()
-            .get_message_by_name("google.protobuf.StringValue")
-            .unwrap();
-        let prefixes = [FieldPrefix {
-            message: "google.protobuf.StringValue",
-            field: "value",
-            prefix: "link",
-        }];
+        let (desc, prefixes) = string_value_with_a_link();
         let (a, _) = shared_pair(std::time::Duration::from_secs(60));
         let a = a.with_limit(1);
         a.register_all(&[("link", &uuid(1))]).await.unwrap();

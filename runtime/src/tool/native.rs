@@ -663,4 +663,32 @@ mod tests {
                     .starts_with("echo: the arguments are not valid JSON")
         );
     }
+
+    /// A tool that hands out a new id registers it the same way whether the
+    /// conversation is in memory or in a shared store, and another replica
+    /// of the conversation resolves it.
+    #[tokio::test]
+    async fn a_tool_registers_new_ids_in_a_shared_conversation() {
+        let created = NativeTool::new::<String, _, _>(
+            "create",
+            "Creates a link.",
+            |ctx: ToolContext, id: String| async move {
+                ctx.alias_manager()
+                    .register("link", &id)
+                    .await
+                    .map_err(|e| ToolError::new(e.to_string()))
+            },
+        );
+        let store: Arc<dyn crate::store::AliasStore> = Arc::new(crate::store::MemoryStore::new(
+            std::time::Duration::from_secs(60),
+        ));
+        let replica_a = Arc::new(AliasManager::with_store(store.clone(), "c"));
+        let replica_b = AliasManager::with_store(store, "c");
+        let result = created
+            .call(replica_a, &json!(uuid(7).to_uppercase()).to_string())
+            .await;
+        assert_eq!(result, ToolResult::ok("link-1"));
+        replica_b.fetch(&["link-1"]).await.unwrap();
+        assert_eq!(replica_b.resolve("link-1"), Some(uuid(7)));
+    }
 }
