@@ -369,6 +369,25 @@ mod in_process {
     }
 
     impl Client {
+        /// A client over the client end of a duplex pipe.
+        fn over(end: tokio::io::DuplexStream) -> Self {
+            let (read, write) = tokio::io::split(end);
+            Self {
+                lines: BufReader::new(read).lines(),
+                write,
+                next: 0,
+            }
+        }
+
+        /// Sends `initialize`; the server's answer.
+        async fn initialize(&mut self) -> Value {
+            self.request(
+                "initialize",
+                serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}),
+            )
+            .await
+        }
+
         async fn send(&mut self, message: Value) {
             let text = format!("{message}\n");
             self.write.write_all(text.as_bytes()).await.unwrap();
@@ -395,18 +414,8 @@ mod in_process {
         let (client, server_end) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(server_end);
         let serving = tokio::spawn(server.serve_io(read, write, std::future::pending()));
-        let (read, write) = tokio::io::split(client);
-        let mut client = Client {
-            lines: BufReader::new(read).lines(),
-            write,
-            next: 0,
-        };
-        let init = client
-            .request(
-                "initialize",
-                serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}),
-            )
-            .await;
+        let mut client = Client::over(client);
+        let init = client.initialize().await;
         assert_eq!(init["result"]["serverInfo"]["name"], "links", "{init}");
         client
             .send(serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"}))
@@ -502,18 +511,8 @@ mod in_process {
         let serving = tokio::spawn(server.serve_io(read, write, async {
             let _ = rx.await;
         }));
-        let (read, write) = tokio::io::split(client_end);
-        let mut client = Client {
-            lines: BufReader::new(read).lines(),
-            write,
-            next: 0,
-        };
-        let init = client
-            .request(
-                "initialize",
-                serde_json::json!({"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}),
-            )
-            .await;
+        let mut client = Client::over(client_end);
+        let init = client.initialize().await;
         assert!(init["result"].is_object());
         tx.send(()).unwrap();
         tokio::time::timeout(Duration::from_secs(5), serving)

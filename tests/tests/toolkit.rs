@@ -421,30 +421,27 @@ async fn call_options_reach_the_service_over_the_toolkits_defaults() {
         .build()
         .expect("valid toolkit");
 
+    // The tenant and user the service saw on the last call.
+    let seen = || {
+        let mut seen = backend.last_metadata();
+        seen.sort();
+        seen
+    };
+    let as_user = |user: &str| {
+        vec![
+            ("x-tenant".to_owned(), "acme".to_owned()),
+            ("x-user".to_owned(), user.to_owned()),
+        ]
+    };
+
     let listed = toolkit.execute("links_list", "{}").await;
     assert!(!listed.is_error, "{}", listed.output);
-    let mut seen = backend.last_metadata();
-    seen.sort();
-    assert_eq!(
-        seen,
-        [
-            ("x-tenant".to_owned(), "acme".to_owned()),
-            ("x-user".to_owned(), "service".to_owned())
-        ]
-    );
+    assert_eq!(seen(), as_user("service"));
 
     let call = ai_tools::CallOptions::new().metadata("X-User", "user-42");
     let listed = toolkit.execute_with("links_list", "{}", &call).await;
     assert!(!listed.is_error, "{}", listed.output);
-    let mut seen = backend.last_metadata();
-    seen.sort();
-    assert_eq!(
-        seen,
-        [
-            ("x-tenant".to_owned(), "acme".to_owned()),
-            ("x-user".to_owned(), "user-42".to_owned())
-        ]
-    );
+    assert_eq!(seen(), as_user("user-42"));
 
     let before = backend.received().len();
     let bad = ai_tools::CallOptions::new().metadata("x user", "s3cret");
