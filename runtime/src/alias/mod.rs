@@ -835,6 +835,30 @@ impl AliasManager {
         Ok(())
     }
 
+    /// [`fetch`](Self::fetch) for every string value of `value` (not its
+    /// keys) before [`aliasify_json`](Self::aliasify_json) or
+    /// [`resolve_json`](Self::resolve_json).
+    ///
+    /// # Errors
+    ///
+    /// As [`fetch`](Self::fetch).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let aliases = ai_tools::AliasManager::new();
+    /// aliases.fetch_json(&serde_json::json!({"id": "link-1"})).await.unwrap();
+    /// # }
+    /// ```
+    pub async fn fetch_json(&self, value: &serde_json::Value) -> Result<(), AliasError> {
+        if self.shared.is_none() {
+            return Ok(());
+        }
+        self.fetch(&json_strings(value)).await
+    }
+
     /// [`fetch`](Self::fetch) for the whole UUID tokens of `text` (a
     /// server's error message, a prompt) before [`aliasify_text`](Self::aliasify_text).
     ///
@@ -1122,7 +1146,7 @@ pub(crate) fn fetch_keys<'a>(values: impl Iterator<Item = &'a str>) -> (Vec<Stri
 }
 
 /// Every string of `value` (not keys), for [`AliasManager::fetch`].
-pub(crate) fn json_strings(value: &serde_json::Value) -> Vec<&str> {
+fn json_strings(value: &serde_json::Value) -> Vec<&str> {
     let mut out = Vec::new();
     let mut stack = vec![value];
     while let Some(v) = stack.pop() {

@@ -543,23 +543,20 @@ impl NativeTool {
             Ok(future) => CatchUnwind(future).await,
             Err(payload) => Err(panic_message(payload.as_ref())),
         };
-        // A shared conversation: learn the aliases of the output's UUIDs
-        // first; without them, known ids would reach the model raw.
-        if aliases.is_shared() {
-            let fetched = match &outcome {
-                Ok(Ok(ToolOutput::Text(text))) => aliases.fetch_text(text).await,
-                Ok(Ok(ToolOutput::Json(value))) => {
-                    aliases.fetch(&crate::alias::json_strings(value)).await
-                }
-                Ok(Err(Failure::Tool(error))) => aliases.fetch_text(error.message()).await,
-                _ => Ok(()),
-            };
-            if let Err(e) = fetched {
-                return ToolResult::error(format!(
-                    "{} ran, but its answer is withheld: {e}, so the ids in it could not be shown as aliases. It took effect: do not repeat it blindly; tell the user.",
-                    self.name
-                ));
-            }
+        // A shared conversation learns the aliases of the output's UUIDs
+        // first (without them, known ids would reach the model raw); one in
+        // memory knows them already, and the fetches return at once.
+        let fetched = match &outcome {
+            Ok(Ok(ToolOutput::Text(text))) => aliases.fetch_text(text).await,
+            Ok(Ok(ToolOutput::Json(value))) => aliases.fetch_json(value).await,
+            Ok(Err(Failure::Tool(error))) => aliases.fetch_text(error.message()).await,
+            _ => Ok(()),
+        };
+        if let Err(e) = fetched {
+            return ToolResult::error(format!(
+                "{} ran, but its answer is withheld: {e}, so the ids in it could not be shown as aliases. It took effect: do not repeat it blindly; tell the user.",
+                self.name
+            ));
         }
         match outcome {
             Ok(Ok(ToolOutput::Text(text))) => ToolResult::ok(aliases.aliasify_text(&text)),
@@ -683,12 +680,31 @@ mod tests {
             std::time::Duration::from_secs(60),
         ));
         let replica_a = Arc::new(AliasManager::with_store(store.clone(), "c"));
-        let replica_b = AliasManager::with_store(store, "c");
+        let replica_b = AliasManager::with_store(store.clone(), "c");
+        let store_d = store.clone();
         let result = created
             .call(replica_a, &json!(uuid(7).to_uppercase()).to_string())
             .await;
         assert_eq!(result, ToolResult::ok("link-1"));
         replica_b.fetch(&["link-1"]).await.unwrap();
         assert_eq!(replica_b.resolve("link-1"), Some(uuid(7)));
+
+        // A replica that has learnt nothing yet still shows the id of an
+        // output, JSON or text, as its alias: it asks the store first.
+        let replica_c = Arc::new(AliasManager::with_store(store, "c"));
+        let echoed = echo()
+            .call(replica_c.clone(), &json!({"id": uuid(7)}).to_string())
+            .await;
+        assert_eq!(echoed, ToolResult::ok(json!({"id": "link-1"}).to_string()));
+        let said = NativeTool::new::<String, _, _>(
+            "say",
+            "Says it.",
+            |_, text: String| async move { text },
+        );
+        let replica_d = Arc::new(AliasManager::with_store(store_d, "c"));
+        let result = said
+            .call(replica_d, &json!(format!("made {}", uuid(7))).to_string())
+            .await;
+        assert_eq!(result, ToolResult::ok("made link-1"));
     }
 }
