@@ -72,12 +72,12 @@ async fn resolve_aliases(
         return Ok(());
     }
     let aliases = resolve.aliases;
-    let sent: Vec<&str> = slots
+    // Without a store there is nothing to ask: `fetch` returns at once,
+    // without reading the slots.
+    let sent = slots
         .iter()
-        .filter_map(|slot| value.pointer(&slot.pointer).and_then(Value::as_str))
-        .collect();
-    // Without a store there is nothing to ask: `fetch` returns at once.
-    aliases.fetch(&sent).await.map_err(|e| match e {
+        .filter_map(|slot| value.pointer(&slot.pointer).and_then(Value::as_str));
+    aliases.fetch(sent).await.map_err(|e| match e {
         AliasError::Store(e) => Refusal::Store(e),
         other => Refusal::Arguments(other.to_string()),
     })?;

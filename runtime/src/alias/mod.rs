@@ -794,7 +794,8 @@ impl AliasManager {
     /// [`resolve_json`](Self::resolve_json), [`aliasify_json`](Self::aliasify_json),
     /// [`aliasify_text`](Self::aliasify_text)) see them. Values that are
     /// neither alias- nor UUID-shaped are skipped. Refreshes the
-    /// conversation's TTL in the store. Without a store, does nothing.
+    /// conversation's TTL in the store. Without a store, does nothing, and
+    /// `values` (any iterator of strings) is not even read.
     ///
     /// When the store's conversation is not the one the local copy was
     /// learnt from (it expired and began again), the local copy is dropped.
@@ -806,11 +807,15 @@ impl AliasManager {
     /// # Examples
     ///
     /// See [`with_store`](Self::with_store).
-    pub async fn fetch<S: AsRef<str>>(&self, values: &[S]) -> Result<(), AliasError> {
+    pub async fn fetch<I>(&self, values: I) -> Result<(), AliasError>
+    where
+        I: IntoIterator,
+        I::Item: AsRef<str>,
+    {
         let Some(shared) = &self.shared else {
             return Ok(());
         };
-        let (aliases, uuids) = fetch_keys(values.iter().map(AsRef::as_ref));
+        let (aliases, uuids) = fetch_keys(values);
         if aliases.is_empty() && uuids.is_empty() {
             return Ok(());
         }
@@ -856,7 +861,7 @@ impl AliasManager {
         if self.shared.is_none() {
             return Ok(());
         }
-        self.fetch(&json_strings(value)).await
+        self.fetch(json_strings(value)).await
     }
 
     /// [`fetch`](Self::fetch) for the whole UUID tokens of `text` (a
@@ -1124,11 +1129,13 @@ const MAX_ALIAS_LEN: usize = 80;
 
 /// Splits `values` into the distinct alias-shaped keys (trimmed, lowercase)
 /// and the distinct UUIDs (lowercase) among them.
-pub(crate) fn fetch_keys<'a>(values: impl Iterator<Item = &'a str>) -> (Vec<String>, Vec<String>) {
+pub(crate) fn fetch_keys(
+    values: impl IntoIterator<Item = impl AsRef<str>>,
+) -> (Vec<String>, Vec<String>) {
     let (mut aliases, mut uuids) = (Vec::new(), Vec::new());
     let (mut seen_a, mut seen_u) = (HashSet::new(), HashSet::new());
     for value in values {
-        let trimmed = value.trim();
+        let trimmed = value.as_ref().trim();
         if let Some(uuid) = canonical_uuid(trimmed) {
             if seen_u.insert(uuid.clone()) {
                 uuids.push(uuid);
@@ -1590,19 +1597,16 @@ mod tests {
 
     #[test]
     fn fetch_keys_take_aliases_and_uuids_only() {
-        let (aliases, uuids) = fetch_keys(
-            [
-                " Link-1",
-                "link-1",
-                "free text",
-                "x-",
-                "-1",
-                "Step_2-10",
-                &uuid(1),
-                &uuid(1).to_uppercase(),
-            ]
-            .into_iter(),
-        );
+        let (aliases, uuids) = fetch_keys([
+            " Link-1",
+            "link-1",
+            "free text",
+            "x-",
+            "-1",
+            "Step_2-10",
+            &uuid(1),
+            &uuid(1).to_uppercase(),
+        ]);
         assert_eq!(aliases, ["link-1", "step_2-10"]);
         assert_eq!(uuids, [uuid(1)]);
     }
