@@ -84,9 +84,10 @@ fn rendered_size(tools: &[ai_tools_schema::ToolSpec]) -> usize {
         .sum()
 }
 
-/// prost + tonic code generation of the same file, as a `build.rs` would run it.
+/// prost + tonic code generation of the same file, as a `build.rs` would run
+/// it: protox as it comes (`compile_plain`, not the macro's faster compile).
 fn tonic_codegen(located: &locate::Located, out_dir: &Path) {
-    let compiled = compile::compile(located).expect("compiles");
+    let compiled = compile::compile_plain(located, false).expect("compiles");
     let fds = prost_reflect::prost::Message::decode(compiled.pool.encode_to_vec().as_slice())
         .expect("file descriptor set");
     tonic_prost_build::configure()
@@ -137,6 +138,10 @@ fn main() {
             &tokens[..tokens.len().min(2000)]
         );
         let compiled = compile::compile(&case.located()).expect("compiles");
+        // The macro's compile gives protox's descriptors, byte for byte.
+        let plain = compile::compile_plain(&case.located(), false).expect("compiles");
+        assert!(compiled.encoded_with_source == plain.encoded_with_source);
+        assert_eq!(compiled.read_files, plain.read_files);
         let tools =
             ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).expect("tools");
         println!(
