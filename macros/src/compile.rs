@@ -9,8 +9,8 @@ use std::rc::Rc;
 
 use miette::Diagnostic;
 use prost_reflect::DescriptorPool;
-use prost_reflect::prost_types::SourceCodeInfo;
 use prost_reflect::prost_types::source_code_info::Location;
+use prost_reflect::prost_types::{FileDescriptorProto, SourceCodeInfo};
 use protox::file::{
     ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
 };
@@ -156,7 +156,7 @@ fn compile_thin(located: &Located, with_annotations: bool) -> Option<Compiled> {
             compiler.open_file(path).ok()?;
         }
     }
-    let mut stash = stash.borrow_mut();
+    let stash = stash.borrow();
     // protox refuses a file given by path that an earlier include
     // directory shadows, comparing the path it was asked for with the one
     // its resolver opened; the files thinned here no longer say where they
@@ -179,13 +179,12 @@ fn compile_thin(located: &Located, with_annotations: bool) -> Option<Compiled> {
         .collect();
     let thin = compiler.descriptor_pool();
     let encoded_with_source = complete_set(&thin.encode_to_vec(), |name| {
-        let full = stash.thinned.remove(name)?;
-        let rewritten = thin
-            .get_file_by_name(name)?
+        let rewritten = thin.get_file_by_name(name)?;
+        let rewritten = rewritten
             .file_descriptor_proto()
             .source_code_info
-            .clone()?;
-        full.completed(rewritten)
+            .as_ref()?;
+        stash.thinned.get(name)?.completed(rewritten)
     })?;
     let pool = DescriptorPool::decode(encoded_with_source.as_slice()).ok()?;
     Some(Compiled {
@@ -211,31 +210,35 @@ fn may_be_rewritten(location: &Location) -> bool {
 struct Stash {
     /// Where each file opened was read from, by name.
     paths: HashMap<String, Option<PathBuf>>,
-    /// The source locations of each file given to protox thinned.
+    /// Each file given to protox thinned, by name.
     thinned: HashMap<String, Thinned>,
     /// Each path protox resolved to a file name, with that name.
     resolved: Vec<(String, PathBuf)>,
 }
 
-/// A file's source locations, all of them, as parsed.
-struct Thinned(SourceCodeInfo);
+/// A file given to protox thinned, as parsed (all its source locations).
+struct Thinned(File);
 
 impl Thinned {
     /// The file's source info, encoded, with the locations protox was given
     /// replaced, in order, by what it made of them (`rewritten`).
-    fn completed(self, rewritten: SourceCodeInfo) -> Option<Vec<u8>> {
+    fn completed(&self, rewritten: &SourceCodeInfo) -> Option<Vec<u8>> {
         use prost_reflect::prost::Message as _;
-        let mut rewritten = rewritten.location.into_iter();
-        let Thinned(mut info) = self;
-        for location in &mut info.location {
-            if may_be_rewritten(location) {
-                *location = rewritten.next()?;
-            }
+        let info = self.0.file_descriptor_proto().source_code_info.as_ref()?;
+        let mut rewritten = rewritten.location.iter();
+        let mut out = Vec::with_capacity(info.encoded_len());
+        for location in &info.location {
+            let location = if may_be_rewritten(location) {
+                rewritten.next()?
+            } else {
+                location
+            };
+            prost_reflect::prost::encoding::message::encode(INFO_LOCATION, location, &mut out);
         }
         if rewritten.next().is_some() {
             return None;
         }
-        Some(info.encode_to_vec())
+        Some(out)
     }
 }
 
@@ -265,23 +268,35 @@ impl FileResolver for ThinResolver {
         // A file with source was parsed here, so protox has no encoding of
         // it to prefer over its descriptor (one decoded from bytes may carry
         // options a descriptor cannot hold: it is passed as it is).
-        if file.source().is_none() {
-            return Ok(file);
-        }
-        let mut descriptor = file.file_descriptor_proto().clone();
-        let Some(full) = descriptor.source_code_info.take() else {
+        let parsed = file.file_descriptor_proto();
+        let (Some(_), Some(info)) = (file.source(), &parsed.source_code_info) else {
             return Ok(file);
         };
-        descriptor.source_code_info = Some(SourceCodeInfo {
-            location: full
-                .location
-                .iter()
-                .filter(|location| may_be_rewritten(location))
-                .cloned()
-                .collect(),
-        });
-        stash.thinned.insert(name.to_owned(), Thinned(full));
-        Ok(File::from_file_descriptor_proto(descriptor))
+        // Every field but the source info, which is thinned (no field is
+        // left out: a new one in `prost-types` fails to compile here).
+        let thin = FileDescriptorProto {
+            name: parsed.name.clone(),
+            package: parsed.package.clone(),
+            dependency: parsed.dependency.clone(),
+            public_dependency: parsed.public_dependency.clone(),
+            weak_dependency: parsed.weak_dependency.clone(),
+            message_type: parsed.message_type.clone(),
+            enum_type: parsed.enum_type.clone(),
+            service: parsed.service.clone(),
+            extension: parsed.extension.clone(),
+            options: parsed.options.clone(),
+            source_code_info: Some(SourceCodeInfo {
+                location: info
+                    .location
+                    .iter()
+                    .filter(|location| may_be_rewritten(location))
+                    .cloned()
+                    .collect(),
+            }),
+            syntax: parsed.syntax.clone(),
+        };
+        stash.thinned.insert(name.to_owned(), Thinned(file));
+        Ok(File::from_file_descriptor_proto(thin))
     }
 }
 
