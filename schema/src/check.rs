@@ -190,6 +190,68 @@ fn unescape(key: &str) -> String {
     key.replace("~1", "/").replace("~0", "~")
 }
 
+/// `key` escaped as [`escape`] does, onto `path`.
+fn push_escaped(path: &mut String, key: &str) {
+    for c in key.chars() {
+        match c {
+            '~' => path.push_str("~0"),
+            '/' => path.push_str("~1"),
+            c => path.push(c),
+        }
+    }
+}
+
+/// The keywords of one node that the checker reads, found in one pass over
+/// the node (a lookup each would hash every name again, node after node).
+#[derive(Default)]
+struct Keys<'v> {
+    ty: Option<&'v Value>,
+    any_of: Option<&'v Value>,
+    one_of: Option<&'v Value>,
+    all_of: Option<&'v Value>,
+    reference: Option<&'v Value>,
+    format: Option<&'v Value>,
+    enumeration: Option<&'v Value>,
+    constant: Option<&'v Value>,
+    properties: Option<&'v Value>,
+    required: Option<&'v Value>,
+    additional_properties: Option<&'v Value>,
+    items: Option<&'v Value>,
+    not: Option<&'v Value>,
+    prefix_items: Option<&'v Value>,
+    defs: Option<&'v Value>,
+    definitions: Option<&'v Value>,
+}
+
+impl<'v> Keys<'v> {
+    fn of(node: &'v Map<String, Value>) -> Self {
+        let mut keys = Keys::default();
+        for (key, value) in node {
+            let slot = match key.as_str() {
+                "type" => &mut keys.ty,
+                "anyOf" => &mut keys.any_of,
+                "oneOf" => &mut keys.one_of,
+                "allOf" => &mut keys.all_of,
+                "$ref" => &mut keys.reference,
+                "format" => &mut keys.format,
+                "enum" => &mut keys.enumeration,
+                "const" => &mut keys.constant,
+                "properties" => &mut keys.properties,
+                "required" => &mut keys.required,
+                "additionalProperties" => &mut keys.additional_properties,
+                "items" => &mut keys.items,
+                "not" => &mut keys.not,
+                "prefixItems" => &mut keys.prefix_items,
+                "$defs" => &mut keys.defs,
+                "definitions" => &mut keys.definitions,
+                _ => continue,
+            };
+            *slot = Some(value);
+        }
+        keys
+    }
+}
+
 impl Checker {
     fn push(&mut self, path: &str, rule: Rule, message: String) {
         self.out.push(Violation {
@@ -225,11 +287,14 @@ impl Checker {
                 "the root schema is not a JSON object; tool parameters must be `{\"type\": \"object\", ...}`".into(),
             ),
         }
-        self.node(schema, "", 0);
+        self.node(schema, &mut String::new(), 0);
         self.finish();
     }
 
-    fn node(&mut self, v: &Value, path: &str, depth: usize) {
+    /// Checks the node `v` at `path` (a JSON pointer, extended in place for
+    /// the children and restored before returning: a path is made into a
+    /// string of its own only for a violation or a `$ref`).
+    fn node(&mut self, v: &Value, path: &mut String, depth: usize) {
         let Some(node) = v.as_object() else {
             self.push(
                 path,
@@ -238,8 +303,9 @@ impl Checker {
             );
             return;
         };
-        let types: Vec<&str> = match node.get("type") {
-            Some(Value::String(t)) => vec![t.as_str()],
+        let keys = Keys::of(node);
+        let (typed, typed_object) = match keys.ty {
+            Some(Value::String(t)) => (true, t == "object"),
             Some(Value::Array(ts)) => {
                 if !self.p.type_arrays {
                     self.push(
@@ -248,14 +314,14 @@ impl Checker {
                         "`type` is an array, which this dialect does not accept; use one type (and `nullable: true` for null)".into(),
                     );
                 }
-                ts.iter().filter_map(Value::as_str).collect()
+                let mut types = ts.iter().filter_map(Value::as_str);
+                let typed = types.clone().next().is_some();
+                (typed, types.any(|t| t == "object"))
             }
-            _ => Vec::new(),
+            _ => (false, false),
         };
-        let union = ["anyOf", "oneOf", "allOf"]
-            .iter()
-            .any(|k| node.contains_key(*k));
-        if types.is_empty() && !union && !node.contains_key("$ref") {
+        let union = keys.any_of.is_some() || keys.one_of.is_some() || keys.all_of.is_some();
+        if !typed && !union && keys.reference.is_none() {
             self.push(
                 path,
                 Rule::MissingType,
@@ -263,11 +329,11 @@ impl Checker {
             );
         }
         self.keywords(node, path);
-        self.format(node, path);
-        self.enums(node, path);
-        self.reference(node, path);
+        self.format(&keys, path);
+        self.enums(&keys, path);
+        self.reference(node, &keys, path);
 
-        let is_object = types.contains(&"object") || node.contains_key("properties");
+        let is_object = typed_object || keys.properties.is_some();
         let depth = if is_object { depth + 1 } else { depth };
         if is_object {
             if let Some(max) = self.p.max_depth
@@ -279,9 +345,9 @@ impl Checker {
                     format!("objects are nested {depth} levels deep here; the limit is {max}, so flatten the structure or pass the inner object as a JSON-encoded string"),
                 );
             }
-            self.object(node, path);
+            self.object(&keys, path);
         }
-        self.children(node, path, depth);
+        self.children(&keys, path, depth);
     }
 
     fn keywords(&mut self, node: &Map<String, Value>, path: &str) {
@@ -315,8 +381,8 @@ impl Checker {
         }
     }
 
-    fn format(&mut self, node: &Map<String, Value>, path: &str) {
-        let (Some(allowed), Some(format)) = (self.p.formats, node.get("format")) else {
+    fn format(&mut self, keys: &Keys<'_>, path: &str) {
+        let (Some(allowed), Some(format)) = (self.p.formats, keys.format) else {
             return;
         };
         let Some(format) = format.as_str() else {
@@ -339,8 +405,8 @@ impl Checker {
         }
     }
 
-    fn enums(&mut self, node: &Map<String, Value>, path: &str) {
-        if let Some(Value::Array(values)) = node.get("enum") {
+    fn enums(&mut self, keys: &Keys<'_>, path: &str) {
+        if let Some(Value::Array(values)) = keys.enumeration {
             self.enum_values += values.len();
             let mut chars = 0;
             for value in values {
@@ -369,13 +435,13 @@ impl Checker {
                 );
             }
         }
-        if let Some(Value::String(s)) = node.get("const") {
+        if let Some(Value::String(s)) = keys.constant {
             self.chars += s.chars().count();
         }
     }
 
-    fn reference(&mut self, node: &Map<String, Value>, path: &str) {
-        let Some(target) = node.get("$ref").and_then(Value::as_str) else {
+    fn reference(&mut self, node: &Map<String, Value>, keys: &Keys<'_>, path: &str) {
+        let Some(target) = keys.reference.and_then(Value::as_str) else {
             return;
         };
         if !self.p.ref_siblings && self.p.refs && node.len() > 1 {
@@ -409,10 +475,10 @@ impl Checker {
         self.refs.push((path.to_owned(), target));
     }
 
-    fn object(&mut self, node: &Map<String, Value>, path: &str) {
+    fn object(&mut self, keys: &Keys<'_>, path: &str) {
         if !self.p.open_objects
             && self.p.closed_keyword
-            && node.get("additionalProperties") != Some(&Value::Bool(false))
+            && keys.additional_properties != Some(&Value::Bool(false))
         {
             self.push(
                 path,
@@ -420,14 +486,14 @@ impl Checker {
                 "object does not say `\"additionalProperties\": false`; this dialect forbids open objects, so add it (pass free-form data as a JSON-encoded string)".into(),
             );
         }
-        let Some(properties) = node.get("properties").and_then(Value::as_object) else {
+        let Some(properties) = keys.properties.and_then(Value::as_object) else {
             return;
         };
         self.properties += properties.len();
         self.chars += properties.keys().map(|k| k.chars().count()).sum::<usize>();
         if self.p.all_required {
-            let required: BTreeSet<&str> = node
-                .get("required")
+            let required: BTreeSet<&str> = keys
+                .required
                 .and_then(Value::as_array)
                 .map(|r| r.iter().filter_map(Value::as_str).collect())
                 .unwrap_or_default();
@@ -443,42 +509,63 @@ impl Checker {
         }
     }
 
-    fn children(&mut self, node: &Map<String, Value>, path: &str, depth: usize) {
-        if let Some(Value::Object(properties)) = node.get("properties") {
+    /// Walks `sub` at `path` + `segments` (each segment escaped as a JSON
+    /// pointer token), then takes `path` back.
+    fn child(&mut self, sub: &Value, path: &mut String, segments: &[&str], depth: usize) {
+        let len = path.len();
+        for segment in segments {
+            path.push('/');
+            push_escaped(path, segment);
+        }
+        self.node(sub, path, depth);
+        path.truncate(len);
+    }
+
+    fn children(&mut self, keys: &Keys<'_>, path: &mut String, depth: usize) {
+        if let Some(Value::Object(properties)) = keys.properties {
             for (name, sub) in properties {
-                self.node(sub, &format!("{path}/properties/{}", escape(name)), depth);
+                self.child(sub, path, &["properties", name], depth);
             }
         }
-        for key in ["items", "additionalProperties", "not"] {
-            match node.get(key) {
-                Some(sub @ Value::Object(_)) => self.node(sub, &format!("{path}/{key}"), depth),
+        for (key, value) in [
+            ("items", keys.items),
+            ("additionalProperties", keys.additional_properties),
+            ("not", keys.not),
+        ] {
+            match value {
+                Some(sub @ Value::Object(_)) => self.child(sub, path, &[key], depth),
                 // `true`/`false` are schemas too, but for `additionalProperties`
                 // they are the open/closed switch.
                 Some(sub @ Value::Bool(_)) if key != "additionalProperties" => {
-                    self.node(sub, &format!("{path}/{key}"), depth);
+                    self.child(sub, path, &[key], depth);
                 }
                 Some(Value::Array(subs)) if key == "items" => {
                     for (i, sub) in subs.iter().enumerate() {
-                        self.node(sub, &format!("{path}/{key}/{i}"), depth);
+                        self.child(sub, path, &[key, &i.to_string()], depth);
                     }
                 }
                 _ => {}
             }
         }
-        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-            if let Some(Value::Array(subs)) = node.get(key) {
+        for (key, value) in [
+            ("anyOf", keys.any_of),
+            ("oneOf", keys.one_of),
+            ("allOf", keys.all_of),
+            ("prefixItems", keys.prefix_items),
+        ] {
+            if let Some(Value::Array(subs)) = value {
                 for (i, sub) in subs.iter().enumerate() {
-                    self.node(sub, &format!("{path}/{key}/{i}"), depth);
+                    self.child(sub, path, &[key, &i.to_string()], depth);
                 }
             }
         }
-        for key in ["$defs", "definitions"] {
-            if let Some(Value::Object(defs)) = node.get(key) {
+        for (key, value) in [("$defs", keys.defs), ("definitions", keys.definitions)] {
+            if let Some(Value::Object(defs)) = value {
                 for (name, sub) in defs {
                     self.chars += name.chars().count();
                     self.def_names.insert(name.clone());
                     let outer = self.def.replace(name.clone());
-                    self.node(sub, &format!("{path}/{key}/{}", escape(name)), 0);
+                    self.child(sub, path, &[key, name], 0);
                     self.def = outer;
                 }
             }
