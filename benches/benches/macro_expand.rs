@@ -189,6 +189,18 @@ fn main() {
         group.bench_function(BenchmarkId::new("stage3_render_check", case.label), |b| {
             b.iter(|| render_and_check(black_box(&tools)));
         });
+        // Stages 2 and 3 as the macro runs them: each tool checked while the
+        // later ones are read (`expand::read_and_check`).
+        group.bench_function(
+            BenchmarkId::new("stage2_3_read_and_check", case.label),
+            |b| {
+                b.iter(|| {
+                    let (tools, violations) =
+                        expand::read_and_check(black_box(&compiled.pool), &compiled.file_name);
+                    assert!(tools.is_ok() && violations.is_empty());
+                });
+            },
+        );
         // What a program pays once, the first time it asks any tool of the
         // file for a schema: the embedded descriptors decoded, the tools
         // read from them and every dialect rendered (no checks).

@@ -108,7 +108,8 @@ fn generate(
     } else {
         None
     };
-    let tools = match ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name) {
+    let (tools, violations) = read_and_check(&compiled.pool, &compiled.file_name);
+    let tools = match tools {
         Ok(tools) => tools,
         Err(diagnostics) => {
             if diagnostics.is_empty() {
@@ -124,7 +125,7 @@ fn generate(
             return None;
         }
     };
-    for violation in check_renderings(&tools) {
+    for violation in violations {
         errors.at(span, violation);
     }
     match rust_names(&tools) {
@@ -263,6 +264,84 @@ pub fn check_renderings(tools: &[ToolSpec]) -> Vec<String> {
             })
             .collect()
     })
+}
+
+/// The tools of `file` ([`ai_tools_schema::tools_in_file`]) and the
+/// violations [`check_renderings`] finds in them, the same and in the same
+/// order, checked while the later tools are still being read: the tools go
+/// to a queue as they are read, and the machine's other cores take them
+/// from it, then this thread too once every tool is read. The violations
+/// are meaningless when the tools are an error (the macro reports those
+/// diagnostics instead).
+pub fn read_and_check(
+    pool: &prost_reflect::DescriptorPool,
+    file: &str,
+) -> (
+    Result<Vec<ToolSpec>, Vec<ai_tools_schema::Diagnostic>>,
+    Vec<String>,
+) {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    if threads < 2 {
+        let tools = ai_tools_schema::tools_in_file(pool, file);
+        let violations = match &tools {
+            Ok(tools) => check_renderings(tools),
+            Err(_) => Vec::new(),
+        };
+        return (tools, violations);
+    }
+    type Checked = Vec<(usize, ToolSpec, Vec<String>)>;
+    let (queue, taken) = std::sync::mpsc::channel::<(usize, ToolSpec)>();
+    let taken = std::sync::Mutex::new(taken);
+    let check = || {
+        let mut checked: Checked = Vec::new();
+        loop {
+            // The lock is held only to take a tool (a thread waiting for the
+            // next one holds it, and the others would only wait behind it).
+            let next = taken
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .recv();
+            let Ok((index, tool)) = next else {
+                return checked;
+            };
+            let violations = tool.violations();
+            checked.push((index, tool, violations));
+        }
+    };
+    let (read, mut checked) = std::thread::scope(|scope| {
+        let checkers: Vec<_> = (1..threads).map(|_| scope.spawn(check)).collect();
+        let mut count = 0;
+        let read = ai_tools_schema::proto::tools_in_file_each(pool, file, |tool| {
+            // The receiving end lives until every checker has returned.
+            let _ = queue.send((count, tool));
+            count += 1;
+        });
+        drop(queue);
+        let mut checked = check();
+        for checker in checkers {
+            // A panic in a checker is ai-tools' bug; raised again here, on
+            // the macro's thread, rustc reports it.
+            checked.extend(
+                checker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        (read, checked)
+    });
+    if let Err(diagnostics) = read {
+        return (Err(diagnostics), Vec::new());
+    }
+    checked.sort_unstable_by_key(|(index, _, _)| *index);
+    let mut violations = Vec::new();
+    let tools = checked
+        .into_iter()
+        .map(|(_, tool, found)| {
+            violations.extend(found);
+            tool
+        })
+        .collect();
+    (Ok(tools), violations)
 }
 
 /// The Rust names of one tool's items.
@@ -667,6 +746,59 @@ fn doc_lines(text: &str) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Compiles `proto` (one file) from a temporary directory.
+    fn compile_one(name: &str, proto: &str) -> Compiled {
+        let root =
+            std::env::temp_dir().join(format!("ai-tools-read-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::write(root.join("t.proto"), proto).unwrap();
+        let compiled = compile::compile(&locate::Located {
+            file: root.join("t.proto"),
+            includes: vec![root.clone()],
+        })
+        .unwrap();
+        let _ = std::fs::remove_dir_all(&root);
+        compiled
+    }
+
+    #[test]
+    fn tools_checked_while_read_are_the_tools_then_checked() {
+        // Every other tool's request has more properties than OpenAI's
+        // limit, which binds the strict ones (every sixth tool).
+        let fields: String = (0..5001)
+            .map(|i| format!("string f{i} = {};", i + 1))
+            .collect();
+        let mut proto = format!(
+            "syntax = \"proto3\";\npackage t;\nimport \"ai/context/v1/annotations.proto\";\n\
+             message Big {{ {fields} }}\nmessage Small {{ string a = 1; }}\nservice S {{\n"
+        );
+        for i in 0..40 {
+            let request = if i % 2 == 0 { "Big" } else { "Small" };
+            proto.push_str(&format!(
+                "rpc M{i}({request}) returns (Small) {{ option (ai.context.v1.rpc_tool) = {{ name: \"m{i}\" description: \"M.\" strict: {} }}; }}\n",
+                i % 3 == 0
+            ));
+        }
+        proto.push_str("}\n");
+        let compiled = compile_one("many", &proto);
+        let tools = ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).unwrap();
+        let violations = check_renderings(&tools);
+        assert!(violations.len() >= 10, "{violations:?}");
+        let (read, checked) = read_and_check(&compiled.pool, &compiled.file_name);
+        assert_eq!(read.unwrap(), tools);
+        assert_eq!(checked, violations);
+
+        // A file whose tools are an error: its diagnostics, nothing checked.
+        let bad = compile_one("bad", &proto.replace("name: \"m7\"", "name: \"M 7\""));
+        let (read, checked) = read_and_check(&bad.pool, &bad.file_name);
+        assert_eq!(
+            read.unwrap_err(),
+            ai_tools_schema::tools_in_file(&bad.pool, &bad.file_name).unwrap_err()
+        );
+        assert!(checked.is_empty());
+    }
 
     #[test]
     fn keywords_and_executor_methods_get_usable_names() {

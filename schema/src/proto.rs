@@ -99,6 +99,36 @@ const BEHAVIOR_OUTPUT_ONLY: i32 = 3;
 ///
 /// See the [crate-level example](crate).
 pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>, Vec<Diagnostic>> {
+    let mut tools = Vec::new();
+    tools_in_file_each(pool, file, |tool| tools.push(tool))?;
+    Ok(tools)
+}
+
+/// [`tools_in_file`], handing each tool to `each` as soon as it is read,
+/// in the same order: for a caller that starts working on the first tools
+/// (`ai_tools!` checks their renderings) while the later ones are read.
+///
+/// # Errors
+///
+/// Those of [`tools_in_file`]; the tools already handed over are then not
+/// the file's tools.
+///
+/// # Examples
+///
+/// ```
+/// # let pool = prost_reflect::DescriptorPool::global();
+/// // With no such file in the pool, nothing is handed over.
+/// let mut names = Vec::new();
+/// let result = ai_tools_schema::proto::tools_in_file_each(&pool, "none.proto", |tool| {
+///     names.push(tool.name)
+/// });
+/// assert!(result.is_err() && names.is_empty());
+/// ```
+pub fn tools_in_file_each(
+    pool: &DescriptorPool,
+    file: &str,
+    mut each: impl FnMut(ToolSpec),
+) -> Result<(), Vec<Diagnostic>> {
     let Some(fd) = pool.get_file_by_name(file) else {
         return Err(vec![Diagnostic::unlocated(
             file,
@@ -109,7 +139,7 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
     };
     let ann = Annotations::new(pool);
     let mut diags = Vec::new();
-    let mut tools = Vec::new();
+    let mut tools = 0_usize;
     // tool name -> the method that took it first
     let mut seen: HashMap<String, MethodDescriptor> = HashMap::new();
 
@@ -191,11 +221,12 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
                     ),
                 ));
             }
-            tools.push(ann.tool_spec(&method, def));
+            each(ann.tool_spec(&method, def));
+            tools += 1;
         }
     }
 
-    if tools.is_empty() && diags.is_empty() {
+    if tools == 0 && diags.is_empty() {
         diags.push(Diagnostic::unlocated(fd.name(), format!(
                 "`{}` has no method annotated with `rpc_tool`; add `option (ai.context.v1.rpc_tool) = {{...}}` to at least one rpc",
                 fd.name()
@@ -246,11 +277,7 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
         }
     }
 
-    if diags.is_empty() {
-        Ok(tools)
-    } else {
-        Err(diags)
-    }
+    if diags.is_empty() { Ok(()) } else { Err(diags) }
 }
 
 /// Builds the root object schema of `message` (as [`ToolSpec::parameters`]),
