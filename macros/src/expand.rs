@@ -228,6 +228,9 @@ fn span_of(input: &MacroInput, diagnostic: &ai_tools_schema::Diagnostic) -> Span
     }
 }
 
+/// From how many tools on the renderings are checked on several threads.
+const CHECK_ON_THREADS_FROM: usize = 16;
+
 /// Renders each tool's parameters in every dialect and checks them with
 /// that dialect's checker: a rendering a provider would refuse never
 /// compiles. The renderings are not embedded; the expansion renders them
@@ -238,7 +241,7 @@ fn span_of(input: &MacroInput, diagnostic: &ai_tools_schema::Diagnostic) -> Span
 /// proto this is the biggest part of the macro's work after protox.
 pub fn check_renderings(tools: &[ToolSpec]) -> Vec<String> {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    if threads < 2 || tools.len() < 16 {
+    if threads < 2 || tools.len() < CHECK_ON_THREADS_FROM {
         return tools.iter().flat_map(ToolSpec::violations).collect();
     }
     let chunk = tools.len().div_ceil(threads);
@@ -309,12 +312,17 @@ pub fn read_and_check(
         }
     };
     let (read, mut checked) = std::thread::scope(|scope| {
-        let checkers: Vec<_> = (1..threads).map(|_| scope.spawn(check)).collect();
+        // Threads are started for a file with as many tools as
+        // `check_renderings` starts them for, once that many are read.
+        let mut checkers = Vec::new();
         let mut count = 0;
         let read = ai_tools_schema::proto::tools_in_file_each(pool, file, |tool| {
             // The receiving end lives until every checker has returned.
             let _ = queue.send((count, tool));
             count += 1;
+            if count == CHECK_ON_THREADS_FROM {
+                checkers.extend((1..threads).map(|_| scope.spawn(check)));
+            }
         });
         drop(queue);
         let mut checked = check();
