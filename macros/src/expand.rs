@@ -312,6 +312,10 @@ pub fn read_and_check(
         }
     };
     let (read, mut checked) = std::thread::scope(|scope| {
+        // The sending end is moved in, so that a panic while reading drops
+        // it too: the checkers then return, the scope's join ends, and the
+        // panic reaches rustc instead of the macro hanging.
+        let queue = queue;
         // Threads are started for a file with as many tools as
         // `check_renderings` starts them for, once that many are read.
         let mut checkers = Vec::new();
