@@ -1185,28 +1185,85 @@ message Req {
             "required": ["city"],
             "additionalProperties": false
         });
-        let mut described = address.clone();
-        described["description"] = json!("An address.");
-        let mut to = address.clone();
-        to["description"] = json!("Where to ship.");
+        // Used three times: spelled out once, referred to at each use, each
+        // use keeping its own description (the field's, else the message's).
+        let address_ref =
+            |description: &str| json!({ "description": description, "$ref": "#/$defs/t.Address" });
         assert_eq!(
             params(messages, Dialect::JsonSchema, false),
             json!({
                 "type": "object",
                 "description": "The request.",
                 "properties": {
-                    "to": to,
-                    "from": described,
-                    "stops": { "type": "array", "items": described },
+                    "to": address_ref("Where to ship."),
+                    "from": address_ref("An address."),
+                    "stops": { "type": "array", "items": address_ref("An address.") },
                     "note": { "type": "string", "description": "For the driver.\n\nKeep it short." }
                 },
                 "required": ["to", "from", "stops", "note"],
-                "additionalProperties": false
+                "additionalProperties": false,
+                "$defs": { "t.Address": address }
             })
+        );
+        // OpenAI takes no keyword beside `$ref`: a described reference is
+        // a one-branch `anyOf`.
+        assert_eq!(
+            params(messages, Dialect::OpenAi, false)["properties"]["to"],
+            json!({ "description": "Where to ship.", "anyOf": [{ "$ref": "#/$defs/t.Address" }] })
+        );
+        // Gemini `parameters` has no `$ref`: every use is spelled out.
+        let gemini = params(messages, Dialect::Gemini, false);
+        assert!(gemini.get("$defs").is_none());
+        assert_eq!(
+            gemini["properties"]["from"]["properties"]["city"],
+            json!({ "type": "string" })
+        );
+        assert_eq!(
+            gemini["properties"]["stops"]["items"]["description"],
+            "An address."
         );
         // `description` comes right after `type`.
         let text = params(messages, Dialect::JsonSchema, false).to_string();
         assert!(text.starts_with(r#"{"type":"object","description":"The request.","properties""#));
+    }
+
+    #[test]
+    fn a_repeated_message_is_shared_where_that_is_shorter() {
+        let messages = "message Inner { string a = 1; string b = 2; }
+message Outer { Inner x = 1; Inner y = 2; }
+message Req { Outer o1 = 1; optional Outer o2 = 2; Inner i = 3; }";
+        let schema = params(messages, Dialect::JsonSchema, false);
+        let to = |name: &str| json!({ "$ref": format!("#/$defs/t.{name}") });
+        // The outer message is shared, then the inner one: used once at the
+        // root and twice in the outer one's definition.
+        assert_eq!(schema["properties"]["o1"], to("Outer"));
+        assert_eq!(schema["properties"]["o2"], to("Outer"));
+        assert_eq!(schema["properties"]["i"], to("Inner"));
+        assert_eq!(schema["$defs"]["t.Outer"]["properties"]["x"], to("Inner"));
+        assert_eq!(
+            schema["$defs"]["t.Inner"]["properties"]["b"],
+            json!({ "type": "string" })
+        );
+        let names: Vec<&String> = schema["$defs"].as_object().unwrap().keys().collect();
+        assert_eq!(names, ["t.Inner", "t.Outer"]);
+        assert!(
+            !schema.to_string().contains('\u{0}'),
+            "a name note is left: {schema}"
+        );
+        // A nullable use is a reference or null.
+        assert_eq!(
+            params(messages, Dialect::OpenAi, true)["properties"]["o2"],
+            json!({ "anyOf": [to("Outer"), { "type": "null" }] })
+        );
+
+        // An empty message with a long name: each reference would be longer
+        // than the object it replaces.
+        let empty = "message AnEmptyMessageWithAVeryLongNameIndeed {}
+message Req { AnEmptyMessageWithAVeryLongNameIndeed a = 1; AnEmptyMessageWithAVeryLongNameIndeed b = 2; }";
+        let schema = params(empty, Dialect::JsonSchema, false);
+        assert!(schema.get("$defs").is_none(), "{schema}");
+        assert_eq!(schema["properties"]["a"], schema["properties"]["b"]);
+        assert_eq!(schema["properties"]["a"]["type"], "object");
     }
 
     const TREE: &str = "// A tree node.

@@ -12,6 +12,7 @@
 //! | nullable scalar | `type: [T, "null"]` | `type: [T, "null"]` | `anyOf: [T, null]` | `nullable: true` |
 //! | nullable object / `$ref` | `anyOf: [X, {"type":"null"}]` | the same | the same | `nullable: true` |
 //! | [`Kind::Map`] | `object` + `additionalProperties: V` (integer or boolean keys: `propertyNames` with a pattern, and a hint) | array of `{key, value}` | array of `{key, value}` | array of `{key, value}` |
+//! | a message used more than once (its rendered subtree repeated) | `$ref` into root `$defs`, where that is shorter than the copies | the same | the same | spelled out at each use |
 //! | [`Kind::Ref`] (recursion) | `$ref` into root `$defs` (OpenAI: a described `$ref` is wrapped in a one-branch `anyOf`) | `$ref` into root `$defs` | `$ref` into root `$defs`, each definition's own references cut | inlined [`RECURSION_UNROLL`] level, then cut |
 //! | open [`Object`] (`Struct`, `Any`) | `object`, `additionalProperties: true` | JSON-encoded string | JSON-encoded string | JSON-encoded string |
 //! | [`Kind::Any`] (`Value`) | `type` of every JSON type | `anyOf` string, number, boolean, null; an object or array as its JSON text | the same | the same (`nullable: true`) |
@@ -50,6 +51,8 @@ use crate::Dialect;
 use crate::ir::{
     self, IntegerSchema, Kind, MapSchema, NumberSchema, Object, OneOf, Schema, StringSchema,
 };
+
+mod share;
 
 /// Recursive types are inlined this many levels in Gemini `parameters`
 /// (no `$ref` at all) before the JSON-string cut.
@@ -392,6 +395,9 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
                 Value::Object(rendered.into_iter().collect()),
             );
         }
+    }
+    if r.p.refs {
+        share::share_repeated_objects(&mut root, r.p.ref_siblings);
     }
     root
 }
@@ -754,6 +760,13 @@ impl Renderer {
         }
         if self.p.closed_keyword {
             m.insert("additionalProperties".into(), Value::Bool(object.open));
+        }
+        if self.p.refs
+            && let Some(name) = &object.name
+        {
+            // Read and removed by `share`, which refers to a repeated
+            // message's one definition.
+            m.insert(share::NAME_KEY.into(), name.as_str().into());
         }
         (m, Shape::Typed)
     }
