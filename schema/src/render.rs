@@ -43,7 +43,7 @@
 //!   `enum` and `date-time` formats): <https://ai.google.dev/api/caching#Schema>,
 //!   <https://firebase.google.com/docs/reference/js/ai.schemashared>
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value, json};
 
@@ -350,7 +350,8 @@ impl Profile {
 pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
     let profile = Profile::of(dialect, strict);
     let mut defs = BTreeMap::new();
-    collect_defs(schema, &mut defs);
+    let mut names = HashMap::new();
+    collect_defs(schema, &mut defs, &mut names);
     let mut r = Renderer {
         p: profile,
         defs: defs
@@ -363,6 +364,16 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
         in_definition: false,
         path: Vec::new(),
         spelled_out: BTreeMap::new(),
+        // Only a message the IR holds twice can render twice.
+        repeated: if profile.refs {
+            names
+                .into_iter()
+                .filter(|(_, count)| *count > 1)
+                .map(|(name, _)| name.to_owned())
+                .collect()
+        } else {
+            BTreeSet::new()
+        },
     };
     let root_object;
     let schema = match &schema.kind {
@@ -396,7 +407,7 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
             );
         }
     }
-    if r.p.refs {
+    if !r.repeated.is_empty() {
         share::share_repeated_objects(&mut root, r.p.ref_siblings);
     }
     root
@@ -407,27 +418,36 @@ pub fn def_pointer(name: &str) -> String {
     format!("#/$defs/{}", name.replace('~', "~0").replace('/', "~1"))
 }
 
-fn collect_defs<'a>(schema: &'a Schema, defs: &mut BTreeMap<&'a str, &'a Schema>) {
+/// The definitions of `schema`'s subtree (the first of each name), and how
+/// many times each named object occurs in it (a definition's counted once).
+fn collect_defs<'a>(
+    schema: &'a Schema,
+    defs: &mut BTreeMap<&'a str, &'a Schema>,
+    names: &mut HashMap<&'a str, usize>,
+) {
     match &schema.kind {
         Kind::Object(object) => {
+            if let Some(name) = &object.name {
+                *names.entry(name).or_default() += 1;
+            }
             for (name, def) in &object.defs {
                 if !defs.contains_key(name.as_str()) {
                     defs.insert(name, def);
-                    collect_defs(def, defs);
+                    collect_defs(def, defs, names);
                 }
             }
             for p in &object.properties {
-                collect_defs(&p.schema, defs);
+                collect_defs(&p.schema, defs, names);
             }
         }
-        Kind::Array(items) => collect_defs(items, defs),
+        Kind::Array(items) => collect_defs(items, defs, names),
         Kind::Map(map) => {
-            collect_defs(&map.key, defs);
-            collect_defs(&map.value, defs);
+            collect_defs(&map.key, defs, names);
+            collect_defs(&map.value, defs, names);
         }
         Kind::OneOf(one_of) => {
             for member in &one_of.members {
-                collect_defs(&member.schema, defs);
+                collect_defs(&member.schema, defs, names);
             }
         }
         _ => {}
@@ -451,6 +471,9 @@ struct Renderer {
     /// Without `$ref`: where each recursive type was inlined first, so
     /// that later uses point there instead of repeating its subtree.
     spelled_out: BTreeMap<String, String>,
+    /// With `$ref`: the messages that occur more than once in the IR, whose
+    /// objects are noted with their name for `share`.
+    repeated: BTreeSet<String>,
 }
 
 /// What a node is, for choosing how to make it nullable.
@@ -761,8 +784,8 @@ impl Renderer {
         if self.p.closed_keyword {
             m.insert("additionalProperties".into(), Value::Bool(object.open));
         }
-        if self.p.refs
-            && let Some(name) = &object.name
+        if let Some(name) = &object.name
+            && self.repeated.contains(name)
         {
             // Read and removed by `share`, which refers to a repeated
             // message's one definition.

@@ -91,10 +91,29 @@ pub(super) fn share_repeated_objects(root: &mut Value, ref_siblings: bool) {
 
 /// The named subtree whose sharing saves the most bytes, if any saves.
 fn best_to_share(root: &mut Value, ref_siblings: bool) -> Option<(String, String)> {
+    // Most tools use each message once: count names first, and write out
+    // only the subtrees whose name is met again.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    visit_below(root, &mut |node| {
+        if let Some(Value::String(name)) = node.get(NAME_KEY) {
+            match seen.get_mut(name.as_str()) {
+                Some(count) => *count += 1,
+                None => {
+                    seen.insert(name.clone(), 1);
+                }
+            }
+        }
+        true
+    });
+    seen.retain(|_, count| *count > 1);
+    if seen.is_empty() {
+        return None;
+    }
     let mut found: HashMap<(String, String), Uses> = HashMap::new();
     visit_below(root, &mut |node| {
         if let Value::Object(map) = node
             && let Some(Value::String(name)) = map.get(NAME_KEY)
+            && seen.contains_key(name.as_str())
         {
             let uses = found
                 .entry((name.clone(), text_without_description(map)))
