@@ -381,3 +381,51 @@ fn recording_with(
     }
     (transport, recording)
 }
+
+/// A Python that runs `import {modules}`, or why there is none (the tests
+/// that need one fail with it where `AI_TOOLS_REQUIRE_PYTHON` is set, and
+/// skip saying it elsewhere). Tried in order: `AI_TOOLS_PYTHON`, the
+/// `py-venv` of the target dir this test binary was built in (`.ci/run`
+/// makes it), the workspace's `target/py-venv`.
+pub fn python_importing(modules: &str) -> Result<std::path::PathBuf, String> {
+    use std::path::PathBuf;
+    use std::process::{Command, Stdio};
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(python) = std::env::var_os("AI_TOOLS_PYTHON") {
+        candidates.push(python.into());
+    }
+    // <target>/debug/deps/<test binary> → <target>/py-venv
+    if let Some(target) = std::env::current_exe()
+        .ok()
+        .as_deref()
+        .and_then(|exe| exe.ancestors().nth(3))
+    {
+        candidates.push(target.join("py-venv/bin/python"));
+    }
+    candidates.push(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/py-venv/bin/python"),
+    );
+    let mut tried = Vec::new();
+    for candidate in candidates {
+        match Command::new(&candidate)
+            .args(["-c", &format!("import {modules}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+        {
+            Ok(status) if status.success() => return Ok(candidate),
+            Ok(_) => tried.push(format!("{} (cannot import {modules})", candidate.display())),
+            Err(e) => tried.push(format!("{} ({e})", candidate.display())),
+        }
+    }
+    Err(format!(
+        "no Python that can `import {modules}`: tried {}; `.ci/run` makes one in target/py-venv",
+        tried.join(", ")
+    ))
+}
+
+/// Whether `AI_TOOLS_REQUIRE_PYTHON` is set (non-empty, not `0`): a test
+/// that needs Python fails without one instead of skipping.
+pub fn python_required() -> bool {
+    std::env::var_os("AI_TOOLS_REQUIRE_PYTHON").is_some_and(|v| !v.is_empty() && v != "0")
+}

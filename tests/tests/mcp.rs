@@ -2,8 +2,8 @@
 //! streamable HTTP) driving the example server backed by a real tonic
 //! service, and raw JSON-RPC over an in-memory pipe.
 //!
-//! The Python part needs a Python with the `mcp` package: `AI_TOOLS_MCP_PYTHON`,
-//! else `AI_TOOLS_PYTHON`, else `target/py-venv/bin/python` (`.ci/run` makes it:
+//! The Python part needs a Python with the `mcp` package: `AI_TOOLS_PYTHON`,
+//! else `target/py-venv/bin/python` (`.ci/run` makes it:
 //! `python3 -m venv target/py-venv && target/py-venv/bin/pip install mcp`).
 //! Without one the test is skipped with the reason printed, unless
 //! `AI_TOOLS_REQUIRE_MCP=1` (as in CI), where it fails.
@@ -41,44 +41,10 @@ mod python_sdk {
         std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_some_and(|v| !v.is_empty() && v != "0")
     }
 
-    /// A Python that can `import mcp`, or why there is none.
-    fn python() -> Result<PathBuf, String> {
-        let server = Path::new(env!("CARGO_BIN_EXE_mcp_server"));
-        let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-        let mut candidates = Vec::new();
-        for var in ["AI_TOOLS_MCP_PYTHON", "AI_TOOLS_PYTHON"] {
-            if let Some(p) = std::env::var_os(var) {
-                candidates.push(PathBuf::from(p));
-            }
-        }
-        // <target>/debug/mcp_server → <target>/py-venv
-        if let Some(target) = server.parent().and_then(Path::parent) {
-            candidates.push(target.join("py-venv/bin/python"));
-        }
-        candidates.push(workspace.join("target/py-venv/bin/python"));
-        let mut tried = Vec::new();
-        for candidate in candidates {
-            match Command::new(&candidate)
-                .args(["-c", "import mcp"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status()
-            {
-                Ok(status) if status.success() => return Ok(candidate),
-                Ok(_) => tried.push(format!("{} (no `mcp` package)", candidate.display())),
-                Err(e) => tried.push(format!("{} ({e})", candidate.display())),
-            }
-        }
-        Err(format!(
-            "no Python with the MCP SDK: tried {}; make one with `python3 -m venv target/py-venv && target/py-venv/bin/pip install mcp`",
-            tried.join(", ")
-        ))
-    }
-
     /// A Python with the SDK; `None` (the test skips, saying why) unless
     /// `AI_TOOLS_REQUIRE_MCP` is set.
     fn python_or_skip() -> Option<PathBuf> {
-        match python() {
+        match ai_tools_tests::support::python_importing("mcp") {
             Ok(p) => Some(p),
             Err(reason) if !required() => {
                 super::skipped(&reason);

@@ -16,55 +16,21 @@
 //! where it fails.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use ai_tools_tests::support::{python_importing, python_required};
 
 /// The harness's time limit (it takes about two and a half minutes on two cores).
 const LIMIT: Duration = Duration::from_secs(900);
 
-const MODULES: &str = "import hypothesis, hypothesis_jsonschema, jsonschema, grpc, google.protobuf";
+const MODULES: &str = "hypothesis, hypothesis_jsonschema, jsonschema, grpc, google.protobuf";
 
 /// Writes where the test harness does not capture it, so a skip or the
 /// summary is seen even when the test passes.
 fn say(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
-}
-
-fn required() -> bool {
-    std::env::var_os("AI_TOOLS_REQUIRE_PYTHON").is_some_and(|v| !v.is_empty() && v != "0")
-}
-
-/// A Python that imports every module the harness needs, or why there is none.
-fn python() -> Result<PathBuf, String> {
-    let binary = Path::new(env!("CARGO_BIN_EXE_schema_truth"));
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let mut candidates = Vec::new();
-    if let Some(p) = std::env::var_os("AI_TOOLS_PYTHON") {
-        candidates.push(PathBuf::from(p));
-    }
-    // <target>/debug/schema_truth → <target>/py-venv
-    if let Some(target) = binary.parent().and_then(Path::parent) {
-        candidates.push(target.join("py-venv/bin/python"));
-    }
-    candidates.push(workspace.join("target/py-venv/bin/python"));
-    let mut tried = Vec::new();
-    for candidate in candidates {
-        match Command::new(&candidate)
-            .args(["-c", MODULES])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-        {
-            Ok(status) if status.success() => return Ok(candidate),
-            Ok(_) => tried.push(format!("{} (missing modules)", candidate.display())),
-            Err(e) => tried.push(format!("{} ({e})", candidate.display())),
-        }
-    }
-    Err(format!(
-        "no Python with hypothesis, hypothesis-jsonschema, jsonschema, grpcio and protobuf: tried {}; make one with `python3 -m venv target/py-venv && target/py-venv/bin/pip install hypothesis hypothesis-jsonschema jsonschema grpcio protobuf`",
-        tried.join(", ")
-    ))
 }
 
 /// Reads a pipe to its end on a thread.
@@ -78,9 +44,9 @@ fn drain(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String
 
 #[test]
 fn every_valid_argument_set_of_every_rendering_is_accepted_and_arrives_as_meant() {
-    let python = match python() {
+    let python = match python_importing(MODULES) {
         Ok(python) => python,
-        Err(reason) if required() => panic!("AI_TOOLS_REQUIRE_PYTHON is set: {reason}"),
+        Err(reason) if python_required() => panic!("AI_TOOLS_REQUIRE_PYTHON is set: {reason}"),
         Err(reason) => {
             say(&format!("SKIPPED: {reason}"));
             return;

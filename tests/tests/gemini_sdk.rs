@@ -1,0 +1,103 @@
+//! Gemini tool lists as a toolkit sends them, taken by the google-genai
+//! SDK's own models (`tests/gemini/check.py`): no key the SDK does not know,
+//! no value of the wrong type, nothing dropped or renamed when the SDK
+//! writes them back, and every `parametersJsonSchema` a valid JSON Schema.
+//! Every generated tool set of the tests crate is sent, third-party protos
+//! (etcd, googleapis) included.
+//!
+//! Needs a Python with `google-genai` and `jsonschema` (see
+//! [`ai_tools_tests::support::python_importing`]); without one the test is
+//! skipped, saying why, unless `AI_TOOLS_REQUIRE_PYTHON` is set.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use ai_tools::{InProcessTransport, Toolkit};
+use ai_tools_tests::support::{python_importing, python_required};
+use ai_tools_tests::tools::{
+    conformance, etcd, feed, google_types, links, longrunning_overlay, longrunning_whole, shapes,
+};
+use serde_json::{Value, json};
+
+fn lists(toolkit: &Toolkit) -> Value {
+    json!({ "gemini": toolkit.to_gemini(), "gemini_json_schema": toolkit.to_gemini_json_schema() })
+}
+
+/// Each module's tool lists by name, and how many tools the modules have.
+macro_rules! tool_sets {
+    ($($module:ident),* $(,)?) => {
+        (
+            json!({ $(
+                stringify!($module): lists(
+                    &Toolkit::builder()
+                        .generated($module::Executor::new(InProcessTransport::new()))
+                        .build()
+                        .expect("a valid toolkit"),
+                ),
+            )* }),
+            0 $(+ $module::ALL_TOOLS.len())*,
+        )
+    };
+}
+
+#[test]
+fn the_google_genai_sdk_takes_every_gemini_tool_list() {
+    let python = match python_importing("google.genai, jsonschema") {
+        Ok(python) => python,
+        Err(reason) if python_required() => panic!("AI_TOOLS_REQUIRE_PYTHON is set: {reason}"),
+        Err(reason) => {
+            let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+            return;
+        }
+    };
+    let (sets, tools) = tool_sets!(
+        links,
+        conformance,
+        feed,
+        google_types,
+        etcd,
+        shapes,
+        longrunning_overlay,
+        longrunning_whole,
+    );
+    let declarations: usize = sets
+        .as_object()
+        .expect("an object")
+        .values()
+        .map(|set| {
+            set["gemini"]["functionDeclarations"]
+                .as_array()
+                .map_or(0, Vec::len)
+        })
+        .sum();
+    assert_eq!(declarations, tools, "every tool is in its set's list");
+
+    let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/gemini/check.py");
+    let mut child = Command::new(&python)
+        .arg(checker)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", python.display()));
+    let input = serde_json::to_vec(&sets).expect("JSON");
+    child
+        .stdin
+        .take()
+        .expect("piped stdin")
+        .write_all(&input)
+        .expect("the checker reads its input");
+    let output = child.wait_with_output().expect("the checker runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let _ = writeln!(std::io::stderr(), "{stdout}");
+    assert!(
+        output.status.success(),
+        "google-genai refused a tool list ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        stdout.contains("google-genai: every declaration taken"),
+        "{stdout}"
+    );
+}
