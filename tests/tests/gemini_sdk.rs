@@ -3,16 +3,18 @@
 //! no value of the wrong type, nothing dropped or renamed when the SDK
 //! writes them back, and every `parametersJsonSchema` a valid JSON Schema.
 //! Every generated tool set of the tests crate is sent, third-party protos
-//! (etcd, googleapis) included.
+//! (etcd, googleapis) included, and a native tool of every shape the derive
+//! makes.
 //!
 //! Needs a Python with `google-genai` and `jsonschema` (see
 //! [`ai_tools_tests::support::python_importing`]); without one the test is
 //! skipped, saying why, unless `AI_TOOLS_REQUIRE_PYTHON` is set.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-use ai_tools::{InProcessTransport, Toolkit};
+use ai_tools::{InProcessTransport, NativeTool, ToolInput, Toolkit};
 use ai_tools_tests::support::{python_importing, python_required};
 use ai_tools_tests::tools::{
     conformance, etcd, feed, google_types, links, longrunning_overlay, longrunning_whole, shapes,
@@ -21,6 +23,49 @@ use serde_json::{Value, json};
 
 fn lists(toolkit: &Toolkit) -> Value {
     json!({ "gemini": toolkit.to_gemini(), "gemini_json_schema": toolkit.to_gemini_json_schema() })
+}
+
+/// Plan a delivery.
+#[derive(serde::Deserialize, ToolInput)]
+#[allow(dead_code)]
+struct PlanInput {
+    /// Where it starts.
+    home: Stop,
+    /// Where it stops on the way, in order.
+    stops: Vec<Stop>,
+    speed: Speed,
+    /// Who hears of it.
+    notify: Notify,
+    /// Crates per product.
+    crates: HashMap<String, u32>,
+    #[serde(default)]
+    note: Option<String>,
+}
+
+/// A place on the route.
+#[derive(serde::Deserialize, ToolInput)]
+#[allow(dead_code)]
+struct Stop {
+    /// The street address.
+    address: String,
+    /// Minutes to stay.
+    minutes: u16,
+}
+
+#[derive(serde::Deserialize, ToolInput)]
+#[allow(dead_code)]
+enum Speed {
+    Slow,
+    Fast,
+}
+
+#[derive(serde::Deserialize, ToolInput)]
+#[allow(dead_code)]
+enum Notify {
+    /// By email.
+    Email { to: String },
+    /// By a webhook at this URL.
+    Webhook(String),
 }
 
 /// Each module's tool lists by name, and how many tools the modules have.
@@ -50,7 +95,7 @@ fn the_google_genai_sdk_takes_every_gemini_tool_list() {
             return;
         }
     };
-    let (sets, tools) = tool_sets!(
+    let (mut sets, generated) = tool_sets!(
         links,
         conformance,
         feed,
@@ -60,6 +105,14 @@ fn the_google_genai_sdk_takes_every_gemini_tool_list() {
         longrunning_overlay,
         longrunning_whole,
     );
+    let plan =
+        NativeTool::new::<PlanInput, _, _>("plan", "Plan a delivery.", |_, _| async { "planned" });
+    let native = Toolkit::builder()
+        .native(plan)
+        .build()
+        .expect("a valid toolkit");
+    sets["native"] = lists(&native);
+    let tools = generated + 1;
     let declarations: usize = sets
         .as_object()
         .expect("an object")
