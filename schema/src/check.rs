@@ -458,11 +458,8 @@ impl Checker {
         }
         let target = if target == "#" {
             None
-        } else if let Some(name) = target
-            .strip_prefix("#/$defs/")
-            .or_else(|| target.strip_prefix("#/definitions/"))
-        {
-            Some(unescape(name))
+        } else if let Some((_, name)) = definition_of(target) {
+            Some(name)
         } else {
             // Remote or deep pointers: not ours to resolve.
             return;
@@ -691,11 +688,15 @@ pub const OPENAI_MAX_TOOLS: usize = 128;
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StrictCounts {
-    /// Properties left out of their object's `required`, at every level
-    /// (each definition in `$defs` counted once).
+    /// Properties left out of their object's `required`, at every level,
+    /// a definition counted at each `$ref` to it as if it were inlined
+    /// there. (Whether Anthropic counts a referenced definition once or at
+    /// each use is not documented; counting each use can only make a
+    /// toolkit drop `strict` where it might have kept it, never send a
+    /// request over the budget.)
     pub optional_parameters: usize,
     /// Nodes with `anyOf`/`oneOf` or with a `type` array of more than one
-    /// type, at every level.
+    /// type, at every level (definitions as above).
     pub union_parameters: usize,
 }
 
@@ -706,51 +707,84 @@ pub struct StrictCounts {
 /// See [`StrictCounts`].
 pub fn strict_counts(schema: &Value) -> StrictCounts {
     let mut counts = StrictCounts::default();
-    let mut stack = vec![schema];
-    while let Some(v) = stack.pop() {
-        let Some(node) = v.as_object() else {
-            continue;
-        };
-        let union = node.contains_key("anyOf")
-            || node.contains_key("oneOf")
-            || node
-                .get("type")
-                .and_then(Value::as_array)
-                .is_some_and(|t| t.len() > 1);
-        if union {
-            counts.union_parameters += 1;
+    count_strict(schema, schema, &mut Vec::new(), &mut counts);
+    counts
+}
+
+/// Adds what `v` spends to `counts`, following each `$ref` into `root`'s
+/// definitions as if the definition were inlined there; `following` holds
+/// the definitions being followed, so that a cycle is followed once.
+fn count_strict<'a>(
+    root: &'a Value,
+    v: &'a Value,
+    following: &mut Vec<String>,
+    counts: &mut StrictCounts,
+) {
+    let Some(node) = v.as_object() else {
+        return;
+    };
+    let union = node.contains_key("anyOf")
+        || node.contains_key("oneOf")
+        || node
+            .get("type")
+            .and_then(Value::as_array)
+            .is_some_and(|t| t.len() > 1);
+    if union {
+        counts.union_parameters += 1;
+    }
+    if let Some(Value::Object(properties)) = node.get("properties") {
+        let required: BTreeSet<&str> = node
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|r| r.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        counts.optional_parameters += properties
+            .keys()
+            .filter(|k| !required.contains(k.as_str()))
+            .count();
+        for sub in properties.values() {
+            count_strict(root, sub, following, counts);
         }
-        if let Some(Value::Object(properties)) = node.get("properties") {
-            let required: BTreeSet<&str> = node
-                .get("required")
-                .and_then(Value::as_array)
-                .map(|r| r.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
-            counts.optional_parameters += properties
-                .keys()
-                .filter(|k| !required.contains(k.as_str()))
-                .count();
-            stack.extend(properties.values());
-        }
-        for key in ["items", "additionalProperties", "not"] {
-            match node.get(key) {
-                Some(sub @ Value::Object(_)) => stack.push(sub),
-                Some(Value::Array(subs)) => stack.extend(subs),
-                _ => {}
+    }
+    for key in ["items", "additionalProperties", "not"] {
+        match node.get(key) {
+            Some(sub @ Value::Object(_)) => count_strict(root, sub, following, counts),
+            Some(Value::Array(subs)) => {
+                for sub in subs {
+                    count_strict(root, sub, following, counts);
+                }
             }
+            _ => {}
         }
-        for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-            if let Some(Value::Array(subs)) = node.get(key) {
-                stack.extend(subs);
-            }
-        }
-        for key in ["$defs", "definitions"] {
-            if let Some(Value::Object(defs)) = node.get(key) {
-                stack.extend(defs.values());
+    }
+    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
+        if let Some(Value::Array(subs)) = node.get(key) {
+            for sub in subs {
+                count_strict(root, sub, following, counts);
             }
         }
     }
-    counts
+    if let Some(Value::String(target)) = node.get("$ref")
+        && let Some((key, name)) = definition_of(target)
+        && !following.contains(&name)
+        && let Some(definition) = root.get(key).and_then(|defs| defs.get(&name))
+    {
+        following.push(name);
+        count_strict(root, definition, following, counts);
+        following.pop();
+    }
+}
+
+/// The root keyword (`$defs` or `definitions`) and the name of the
+/// definition that a local `$ref` such as `#/$defs/pkg.M` points at.
+fn definition_of(target: &str) -> Option<(&'static str, String)> {
+    if let Some(name) = target.strip_prefix("#/$defs/") {
+        Some(("$defs", unescape(name)))
+    } else {
+        target
+            .strip_prefix("#/definitions/")
+            .map(|name| ("definitions", unescape(name)))
+    }
 }
 
 /// Checks the whole tool list of one request against the limits of `dialect`
@@ -1162,7 +1196,7 @@ mod tests {
     }
 
     #[test]
-    fn strict_counts_walk_every_level_once() {
+    fn strict_counts_walk_every_level_and_every_reference() {
         let schema = json!({
             "type": "object",
             "properties": {
@@ -1183,13 +1217,29 @@ mod tests {
         assert_eq!(
             strict_counts(&schema),
             StrictCounts {
-                // b, c, d at the root; y in D (counted once, not per reference).
-                optional_parameters: 4,
+                // b, c, d at the root; y in D, at each of its two references.
+                optional_parameters: 5,
                 // b's anyOf and c's values; a one-type array is no union.
                 union_parameters: 2,
             }
         );
         assert_eq!(strict_counts(&json!("x")), StrictCounts::default());
+        // A cycle (which no strict rendering has) is followed once.
+        let cycle = json!({
+            "type": "object",
+            "properties": { "a": { "$ref": "#/$defs/A" } },
+            "$defs": {
+                "A": { "type": "object", "properties": { "next": { "$ref": "#/$defs/A" } } }
+            }
+        });
+        assert_eq!(
+            strict_counts(&cycle),
+            StrictCounts {
+                // `a` at the root, `next` in A once.
+                optional_parameters: 2,
+                union_parameters: 0,
+            }
+        );
     }
 
     #[test]

