@@ -555,14 +555,16 @@ impl Toolkit {
             ANTHROPIC_MAX_OPTIONAL_PARAMETERS, ANTHROPIC_MAX_STRICT_TOOLS,
             ANTHROPIC_MAX_UNION_PARAMETERS, strict_counts,
         };
-        let (mut strict_tools, mut optional, mut unions) = (0, 0, 0);
+        let (mut strict_tools, mut optional, mut unions) = (0_usize, 0_usize, 0_usize);
         let tools = self.tools.iter().map(|tool| {
             let mut shape = tool.to_anthropic();
             if tool.is_strict() {
                 let counts = strict_counts(&shape["input_schema"]);
                 let fits = strict_tools < ANTHROPIC_MAX_STRICT_TOOLS
-                    && optional + counts.optional_parameters <= ANTHROPIC_MAX_OPTIONAL_PARAMETERS
-                    && unions + counts.union_parameters <= ANTHROPIC_MAX_UNION_PARAMETERS;
+                    && optional.saturating_add(counts.optional_parameters)
+                        <= ANTHROPIC_MAX_OPTIONAL_PARAMETERS
+                    && unions.saturating_add(counts.union_parameters)
+                        <= ANTHROPIC_MAX_UNION_PARAMETERS;
                 if fits {
                     strict_tools += 1;
                     optional += counts.optional_parameters;

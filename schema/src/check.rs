@@ -44,7 +44,7 @@
 //! assert!(check(Dialect::Anthropic, false, &schema).is_empty());
 //! ```
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 
 use serde_json::{Map, Value};
@@ -707,19 +707,24 @@ pub struct StrictCounts {
 /// See [`StrictCounts`].
 pub fn strict_counts(schema: &Value) -> StrictCounts {
     let mut counts = StrictCounts::default();
-    count_strict(schema, schema, &mut Vec::new(), &mut counts);
+    count_strict(schema, schema, &mut Definitions::default(), &mut counts);
     counts
 }
 
-/// Adds what `v` spends to `counts`, following each `$ref` into `root`'s
-/// definitions as if the definition were inlined there; `following` holds
-/// the definitions being followed, so that a cycle is followed once.
-fn count_strict<'a>(
-    root: &'a Value,
-    v: &'a Value,
-    following: &mut Vec<String>,
-    counts: &mut StrictCounts,
-) {
+/// What each definition spends, counted once and added at each reference
+/// (so that definitions referring to each other twice at every level cost
+/// linear time, not exponential).
+#[derive(Default)]
+struct Definitions {
+    counted: HashMap<String, StrictCounts>,
+    /// The definitions being counted: a reference back to one of them (a
+    /// cycle) adds nothing more.
+    counting: Vec<String>,
+}
+
+/// Adds what `v` spends to `counts`, each `$ref` into `root`'s definitions
+/// as if the definition were inlined there.
+fn count_strict(root: &Value, v: &Value, definitions: &mut Definitions, counts: &mut StrictCounts) {
     let Some(node) = v.as_object() else {
         return;
     };
@@ -730,7 +735,7 @@ fn count_strict<'a>(
             .and_then(Value::as_array)
             .is_some_and(|t| t.len() > 1);
     if union {
-        counts.union_parameters += 1;
+        counts.add(0, 1);
     }
     if let Some(Value::Object(properties)) = node.get("properties") {
         let required: BTreeSet<&str> = node
@@ -738,20 +743,21 @@ fn count_strict<'a>(
             .and_then(Value::as_array)
             .map(|r| r.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
-        counts.optional_parameters += properties
+        let optional = properties
             .keys()
             .filter(|k| !required.contains(k.as_str()))
             .count();
+        counts.add(optional, 0);
         for sub in properties.values() {
-            count_strict(root, sub, following, counts);
+            count_strict(root, sub, definitions, counts);
         }
     }
     for key in ["items", "additionalProperties", "not"] {
         match node.get(key) {
-            Some(sub @ Value::Object(_)) => count_strict(root, sub, following, counts),
+            Some(sub @ Value::Object(_)) => count_strict(root, sub, definitions, counts),
             Some(Value::Array(subs)) => {
                 for sub in subs {
-                    count_strict(root, sub, following, counts);
+                    count_strict(root, sub, definitions, counts);
                 }
             }
             _ => {}
@@ -760,18 +766,36 @@ fn count_strict<'a>(
     for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
         if let Some(Value::Array(subs)) = node.get(key) {
             for sub in subs {
-                count_strict(root, sub, following, counts);
+                count_strict(root, sub, definitions, counts);
             }
         }
     }
     if let Some(Value::String(target)) = node.get("$ref")
         && let Some((key, name)) = definition_of(target)
-        && !following.contains(&name)
+        && !definitions.counting.contains(&name)
         && let Some(definition) = root.get(key).and_then(|defs| defs.get(&name))
     {
-        following.push(name);
-        count_strict(root, definition, following, counts);
-        following.pop();
+        let spent = match definitions.counted.get(&name) {
+            Some(spent) => *spent,
+            None => {
+                let mut spent = StrictCounts::default();
+                definitions.counting.push(name.clone());
+                count_strict(root, definition, definitions, &mut spent);
+                definitions.counting.pop();
+                definitions.counted.insert(name, spent);
+                spent
+            }
+        };
+        counts.add(spent.optional_parameters, spent.union_parameters);
+    }
+}
+
+impl StrictCounts {
+    /// Adds to both counts, saturating: a schema whose definitions refer to
+    /// each other twice at every level, 64 deep, would count past `usize`.
+    fn add(&mut self, optional_parameters: usize, union_parameters: usize) {
+        self.optional_parameters = self.optional_parameters.saturating_add(optional_parameters);
+        self.union_parameters = self.union_parameters.saturating_add(union_parameters);
     }
 }
 
@@ -925,7 +949,9 @@ pub fn check_request(dialect: Dialect, tools: &[(&str, bool, &Value)]) -> Vec<Vi
                 |c: &StrictCounts| c.union_parameters,
             ),
         ] {
-            let total: usize = strict.iter().map(|(_, c)| count(c)).sum();
+            let total = strict
+                .iter()
+                .fold(0_usize, |total, (_, c)| total.saturating_add(count(c)));
             if total > max {
                 let per_tool: Vec<String> = strict
                     .iter()
@@ -1240,6 +1266,35 @@ mod tests {
                 union_parameters: 0,
             }
         );
+        // Definitions that each refer to the next twice, forty deep: 2^40
+        // inlined copies of the last one, counted without making them.
+        let mut defs = serde_json::Map::new();
+        for level in 0..40 {
+            let next = json!({ "$ref": format!("#/$defs/D{}", level + 1) });
+            defs.insert(
+                format!("D{level}"),
+                json!({ "type": "object", "properties": { "a": next, "b": next } }),
+            );
+        }
+        defs.insert("D40".into(), json!({ "type": ["string", "null"] }));
+        let doubling = json!({
+            "type": "object",
+            "properties": { "root": { "$ref": "#/$defs/D0" } },
+            "required": ["root"],
+            "$defs": defs
+        });
+        let counts = strict_counts(&doubling);
+        assert_eq!(counts.union_parameters, 1 << 40);
+        assert_eq!(counts.optional_parameters, (1 << 41) - 2);
+        // Seventy deep counts past `usize`, and saturates.
+        let mut deeper = doubling.clone();
+        for level in 40..70 {
+            let next = json!({ "$ref": format!("#/$defs/D{}", level + 1) });
+            deeper["$defs"][format!("D{level}")] =
+                json!({ "type": "object", "properties": { "a": next, "b": next } });
+        }
+        deeper["$defs"]["D70"] = json!({ "type": ["string", "null"] });
+        assert_eq!(strict_counts(&deeper).optional_parameters, usize::MAX);
     }
 
     #[test]
