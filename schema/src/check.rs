@@ -50,6 +50,7 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use crate::Dialect;
+use crate::names::push_pointer_token;
 use crate::render::Profile;
 
 /// OpenAI: total object properties in one schema.
@@ -182,23 +183,8 @@ struct Checker {
     def_names: BTreeSet<String>,
 }
 
-fn escape(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
-}
-
 fn unescape(key: &str) -> String {
     key.replace("~1", "/").replace("~0", "~")
-}
-
-/// `key` escaped as [`escape`] does, onto `path`.
-fn push_escaped(path: &mut String, key: &str) {
-    for c in key.chars() {
-        match c {
-            '~' => path.push_str("~0"),
-            '/' => path.push_str("~1"),
-            c => path.push(c),
-        }
-    }
 }
 
 /// The keywords of one node that the checker reads, found in one pass over
@@ -496,8 +482,10 @@ impl Checker {
                 .unwrap_or_default();
             for name in properties.keys() {
                 if !required.contains(name.as_str()) {
+                    let mut at = format!("{path}/properties/");
+                    push_pointer_token(&mut at, name);
                     self.push(
-                        &format!("{path}/properties/{}", escape(name)),
+                        &at,
                         Rule::NotRequired,
                         format!("property `{name}` is not in `required`; strict mode requires every property, so list it and make it nullable if it is optional"),
                     );
@@ -512,7 +500,7 @@ impl Checker {
         let len = path.len();
         for segment in segments {
             path.push('/');
-            push_escaped(path, segment);
+            push_pointer_token(path, segment);
         }
         self.node(sub, path, depth);
         path.truncate(len);

@@ -338,7 +338,7 @@ impl Walk<'_> {
             out.push('/');
             match step {
                 Step::Key { key, .. } | Step::MapKey(key) => {
-                    out.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                    crate::names::push_pointer_token(&mut out, key);
                 }
                 Step::Index(i) => {
                     let _ = write!(out, "{i}");

@@ -3,6 +3,19 @@
 //! These are the one home of those rules; the proto reader, the derive and the
 //! runtime all call them.
 
+/// Appends `token` to the JSON pointer `pointer`, escaped as RFC 6901 asks
+/// (`~` as `~0`, `/` as `~1`): the one escaping of property, map-key and
+/// definition names in the pointers this crate writes.
+pub(crate) fn push_pointer_token(pointer: &mut String, token: &str) {
+    for c in token.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
 /// Longest tool name every provider accepts.
 pub const MAX_TOOL_NAME_LEN: usize = 64;
 
@@ -157,6 +170,18 @@ pub fn split_alias(alias: &str) -> Option<(&str, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pointer_tokens_escape_tilde_before_slash() {
+        let mut pointer = String::from("/properties/");
+        push_pointer_token(&mut pointer, "a/b~1c");
+        assert_eq!(pointer, "/properties/a~1b~01c");
+        assert_eq!(
+            crate::render::def_pointer("p.M/x"),
+            "#/$defs/p.M~1x",
+            "the definition pointers use it too"
+        );
+    }
 
     #[test]
     fn tool_names() {

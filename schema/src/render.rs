@@ -415,7 +415,9 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
 
 /// The JSON pointer of a definition in the rendered root.
 pub fn def_pointer(name: &str) -> String {
-    format!("#/$defs/{}", name.replace('~', "~0").replace('/', "~1"))
+    let mut pointer = String::from("#/$defs/");
+    crate::names::push_pointer_token(&mut pointer, name);
+    pointer
 }
 
 /// The definitions of `schema`'s subtree (the first of each name), and how
