@@ -1,10 +1,9 @@
 //! Proto source → descriptor pool, in pure Rust (protox), with the annotation
 //! protos served from the schema crate so users need not copy them.
 
-use std::path::{Path, PathBuf};
-
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::rc::Rc;
 
 use miette::Diagnostic;

@@ -681,7 +681,6 @@ mod tests {
         ));
         let replica_a = Arc::new(AliasManager::with_store(store.clone(), "c"));
         let replica_b = AliasManager::with_store(store.clone(), "c");
-        let store_d = store.clone();
         let result = created
             .call(replica_a, &json!(uuid(7).to_uppercase()).to_string())
             .await;
@@ -691,7 +690,7 @@ mod tests {
 
         // A replica that has learnt nothing yet still shows the id of an
         // output, JSON or text, as its alias: it asks the store first.
-        let replica_c = Arc::new(AliasManager::with_store(store, "c"));
+        let replica_c = Arc::new(AliasManager::with_store(store.clone(), "c"));
         let echoed = echo()
             .call(replica_c.clone(), &json!({"id": uuid(7)}).to_string())
             .await;
@@ -701,7 +700,7 @@ mod tests {
             "Says it.",
             |_, text: String| async move { text },
         );
-        let replica_d = Arc::new(AliasManager::with_store(store_d, "c"));
+        let replica_d = Arc::new(AliasManager::with_store(store, "c"));
         let result = said
             .call(replica_d, &json!(format!("made {}", uuid(7))).to_string())
             .await;
