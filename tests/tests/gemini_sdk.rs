@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use ai_tools::{InProcessTransport, NativeTool, ToolInput, Toolkit};
@@ -87,13 +88,8 @@ macro_rules! tool_sets {
 
 #[test]
 fn the_google_genai_sdk_takes_every_gemini_tool_list() {
-    let python = match python_importing("google.genai, jsonschema") {
-        Ok(python) => python,
-        Err(reason) if python_required() => panic!("AI_TOOLS_REQUIRE_PYTHON is set: {reason}"),
-        Err(reason) => {
-            let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
-            return;
-        }
+    let Some(python) = python() else {
+        return;
     };
     let (mut sets, generated) = tool_sets!(
         links,
@@ -125,15 +121,95 @@ fn the_google_genai_sdk_takes_every_gemini_tool_list() {
         .sum();
     assert_eq!(declarations, tools, "every tool is in its set's list");
 
+    let (success, stdout) = check(&python, &sets);
+    let _ = writeln!(std::io::stderr(), "{stdout}");
+    assert!(success, "google-genai refused a tool list:\n{stdout}");
+    assert!(
+        stdout.contains("google-genai: every declaration taken"),
+        "{stdout}"
+    );
+}
+
+/// The checker refuses what the SDK would not take or would change, naming
+/// where: a `$ref` in a Gemini `parameters` schema, a bound the SDK would
+/// send as another value (a string it turns into a number), a
+/// `parametersJsonSchema` that is no JSON Schema.
+#[test]
+fn the_checker_refuses_what_google_genai_would_not_send_as_given() {
+    let Some(python) = python() else {
+        return;
+    };
+    let declaration = |key: &str, schema: Value| json!({ "functionDeclarations": [{ "name": "t", "description": "T.", key: schema }] });
+    let fine_gemini = declaration("parameters", json!({ "type": "object" }));
+    let fine_json_schema = declaration("parametersJsonSchema", json!({ "type": "object" }));
+    let (success, stdout) = check(
+        &python,
+        &json!({
+            "fine": { "gemini": fine_gemini, "gemini_json_schema": fine_json_schema },
+            "with_ref": {
+                "gemini": declaration("parameters", json!({
+                    "type": "object",
+                    "properties": { "a": { "$ref": "#/$defs/A" } }
+                })),
+                "gemini_json_schema": fine_json_schema,
+            },
+            "coerced": {
+                "gemini": declaration("parameters", json!({
+                    "type": "object",
+                    "properties": { "n": { "type": "integer", "minimum": "5" } }
+                })),
+                "gemini_json_schema": fine_json_schema,
+            },
+            "not_a_schema": {
+                "gemini": fine_gemini,
+                "gemini_json_schema": declaration("parametersJsonSchema", json!({ "type": "objekt" })),
+            },
+        }),
+    );
+    assert!(!success, "{stdout}");
+    assert!(!stdout.contains("FAIL fine"), "{stdout}");
+    assert!(
+        stdout.contains("FAIL with_ref gemini: the SDK refuses it")
+            && stdout.contains("properties.a.$ref"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "FAIL coerced gemini: $.functionDeclarations[0].parameters.properties.n.minimum: sent '5', back 5.0"
+        ),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("FAIL not_a_schema t: not a valid JSON Schema"),
+        "{stdout}"
+    );
+}
+
+/// A Python with google-genai and jsonschema; `None` (the test skips,
+/// saying why) unless `AI_TOOLS_REQUIRE_PYTHON` is set.
+fn python() -> Option<PathBuf> {
+    match python_importing("google.genai, jsonschema") {
+        Ok(python) => Some(python),
+        Err(reason) if python_required() => panic!("AI_TOOLS_REQUIRE_PYTHON is set: {reason}"),
+        Err(reason) => {
+            let _ = writeln!(std::io::stderr(), "SKIPPED: {reason}");
+            None
+        }
+    }
+}
+
+/// Runs `tests/gemini/check.py` on `sets`: whether it passed, and what it
+/// printed (its stderr too, when it has any).
+fn check(python: &Path, sets: &Value) -> (bool, String) {
     let checker = concat!(env!("CARGO_MANIFEST_DIR"), "/gemini/check.py");
-    let mut child = Command::new(&python)
+    let mut child = Command::new(python)
         .arg(checker)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("starting {}: {e}", python.display()));
-    let input = serde_json::to_vec(&sets).expect("JSON");
+    let input = serde_json::to_vec(sets).expect("JSON");
     child
         .stdin
         .take()
@@ -141,16 +217,10 @@ fn the_google_genai_sdk_takes_every_gemini_tool_list() {
         .write_all(&input)
         .expect("the checker reads its input");
     let output = child.wait_with_output().expect("the checker runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let _ = writeln!(std::io::stderr(), "{stdout}");
-    assert!(
-        output.status.success(),
-        "google-genai refused a tool list ({}):\n{stdout}\n{}",
-        output.status,
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert!(
-        stdout.contains("google-genai: every declaration taken"),
-        "{stdout}"
-    );
+    let mut printed = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !stderr.trim().is_empty() {
+        printed.push_str(&format!("\nstderr:\n{stderr}"));
+    }
+    (output.status.success(), printed)
 }
