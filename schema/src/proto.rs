@@ -26,7 +26,8 @@
 //!   whose description is the message's leading comment;
 //! - a message that can reach itself is defined once in the root's
 //!   [`ir::Object::defs`] and referred to by [`ir::Kind::Ref`]; every other
-//!   message is inlined;
+//!   message is inlined, at each use (a request that would spell out more
+//!   than [`MAX_SPELLED_OUT_FIELDS`] fields so is refused, not built);
 //! - a oneof of two or more members becomes one optional property named after
 //!   the oneof, whose value is [`ir::Kind::OneOf`]: an object holding exactly
 //!   one member (`"target": {"email": "a@b.c"}`), described by the oneof's
@@ -91,9 +92,11 @@ const BEHAVIOR_OUTPUT_ONLY: i32 = 3;
 ///
 /// Every problem found, each located at the method, field or option it is
 /// about (see [`Diagnostic`]): an invalid or duplicate tool name, an empty
-/// description, a streaming RPC annotated as a tool, an `alias_prefix` on a
-/// field that is not a string (or a repeated string) or not matching
-/// `^[a-z][a-z0-9_]*$`, and a file without any annotated method.
+/// description, a streaming RPC annotated as a tool, a request whose schema
+/// would spell out more than [`MAX_SPELLED_OUT_FIELDS`] fields (each message
+/// counted at each use), an `alias_prefix` on a field that is not a string
+/// (or a repeated string) or not matching `^[a-z][a-z0-9_]*$`, and a file
+/// without any annotated method.
 ///
 /// # Examples
 ///
@@ -221,7 +224,30 @@ pub fn tools_in_file_each(
                     ),
                 ));
             }
-            each(ann.tool_spec(&method, def));
+            // The schema is a tree: a message is spelled out at each use,
+            // so messages that each use the next twice double it per level.
+            // Count before building; a request past the bound is refused.
+            let request = method.input();
+            let recursive = recursive_messages(&ann, &request);
+            let fields = spelled_out_fields(&ann, &request, &recursive);
+            if fields > MAX_SPELLED_OUT_FIELDS {
+                let (most_used, uses) = most_used_message(&ann, &request, &recursive);
+                let repeated = if uses > 1 {
+                    format!(" (`{most_used}` is spelled out {uses} times)")
+                } else {
+                    String::new()
+                };
+                diags.push(diag(
+                    &fd,
+                    opt(),
+                    format!(
+                        "rpc `{rpc}`: its request `{}` spells out {fields} fields, counting a message at each use{repeated}, more than the {MAX_SPELLED_OUT_FIELDS} a tool may have; leave fields out with `[(ai.tools.v1.tool_field).skip = true]`, or use a message in fewer places",
+                        request.full_name()
+                    ),
+                ));
+                continue;
+            }
+            each(ann.tool_spec(&method, def, recursive));
             tools += 1;
         }
     }
@@ -310,7 +336,8 @@ pub fn tools_in_file_each(
 /// );
 /// ```
 pub fn message_schema(message: &MessageDescriptor) -> Schema {
-    Annotations::new(message.parent_pool()).root_schema(message)
+    let ann = Annotations::new(message.parent_pool());
+    ann.root_schema(message, recursive_messages(&ann, message))
 }
 
 /// The leading comment of the element at `path` in `file`: comment lines with
@@ -490,7 +517,14 @@ impl Annotations {
         out
     }
 
-    fn tool_spec(&self, method: &MethodDescriptor, def: ToolDefinition) -> ToolSpec {
+    /// `recursive`: the messages the request reaches that reach themselves
+    /// ([`recursive_messages`]).
+    fn tool_spec(
+        &self,
+        method: &MethodDescriptor,
+        def: ToolDefinition,
+        recursive: HashSet<String>,
+    ) -> ToolSpec {
         let request = method.input();
         let response = method.output();
         ToolSpec {
@@ -510,7 +544,7 @@ impl Annotations {
             method: method.name().to_owned(),
             request: request.full_name().to_owned(),
             response: response.full_name().to_owned(),
-            parameters: self.root_schema(&request),
+            parameters: self.root_schema(&request, recursive),
             request_aliases: self.aliases(&request),
             response_aliases: self.aliases(&response),
             output_prefix: self.output_prefix(&response),
@@ -552,10 +586,10 @@ impl Annotations {
         })
     }
 
-    fn root_schema(&self, message: &MessageDescriptor) -> Schema {
+    fn root_schema(&self, message: &MessageDescriptor, recursive: HashSet<String>) -> Schema {
         let mut builder = Builder {
             ann: self,
-            recursive: recursive_messages(self, message),
+            recursive,
             defs: BTreeMap::new(),
         };
         let mut object = builder.object(message);
@@ -868,26 +902,130 @@ fn reachable(
     }
 }
 
+/// Edges of the schema graph: the messages `m`'s schema fields spell out
+/// (map values included, well-known types not), one per field that has one.
+fn children(ann: &Annotations, m: &MessageDescriptor) -> Vec<MessageDescriptor> {
+    let mut out = Vec::new();
+    for (field, _) in ann.schema_fields(m) {
+        if let PKind::Message(child) = field.kind() {
+            if child.is_map_entry() {
+                if let PKind::Message(v) = child.map_entry_value_field().kind() {
+                    out.push(v);
+                }
+            } else {
+                out.push(child);
+            }
+        }
+    }
+    out.retain(|m| well_known(m).is_none());
+    out
+}
+
+/// The most fields one tool's request schema may spell out, counting each
+/// message at each use (see [`tools_in_file`]'s errors).
+///
+/// Far above what a model can use (OpenAI's strict mode takes 5,000
+/// properties), and a bound on the work of reading a proto whose messages
+/// each use the next twice: without it, 40 such levels would build 2^40
+/// objects rather than end with an error.
+pub const MAX_SPELLED_OUT_FIELDS: usize = 100_000;
+
+/// How many fields the schema of `root` spells out, counted without building
+/// it: each message at each use, a `recursive` one once in the definitions.
+/// Linear in the messages reached (each is counted once and added at each
+/// use); saturating.
+fn spelled_out_fields(
+    ann: &Annotations,
+    root: &MessageDescriptor,
+    recursive: &HashSet<String>,
+) -> usize {
+    fn below(
+        ann: &Annotations,
+        m: &MessageDescriptor,
+        recursive: &HashSet<String>,
+        counted: &mut HashMap<String, usize>,
+    ) -> usize {
+        if let Some(&n) = counted.get(m.full_name()) {
+            return n;
+        }
+        let mut n = ann.schema_fields(m).count();
+        for child in children(ann, m) {
+            if !recursive.contains(child.full_name()) {
+                n = n.saturating_add(below(ann, &child, recursive, counted));
+            }
+        }
+        counted.insert(m.full_name().to_owned(), n);
+        n
+    }
+    let mut counted = HashMap::new();
+    let pool = root.parent_pool();
+    let definitions = recursive
+        .iter()
+        .filter_map(|name| pool.get_message_by_name(name));
+    definitions.fold(below(ann, root, recursive, &mut counted), |sum, def| {
+        sum.saturating_add(below(ann, &def, recursive, &mut counted))
+    })
+}
+
+/// The message of `root`'s schema spelled out most often, and how often
+/// (saturating): what to name when [`spelled_out_fields`] is too many.
+fn most_used_message(
+    ann: &Annotations,
+    root: &MessageDescriptor,
+    recursive: &HashSet<String>,
+) -> (String, usize) {
+    // Uses flow from a message to its children, so visit parents first:
+    // the reverse of a depth-first post-order (recursive messages are
+    // references, so what is left has no cycle).
+    fn post_order(
+        ann: &Annotations,
+        m: &MessageDescriptor,
+        recursive: &HashSet<String>,
+        seen: &mut HashSet<String>,
+        out: &mut Vec<MessageDescriptor>,
+    ) {
+        if !seen.insert(m.full_name().to_owned()) {
+            return;
+        }
+        for child in children(ann, m) {
+            if !recursive.contains(child.full_name()) {
+                post_order(ann, &child, recursive, seen, out);
+            }
+        }
+        out.push(m.clone());
+    }
+    // The root and each definition are spelled out once of themselves.
+    let pool = root.parent_pool();
+    let starts: Vec<MessageDescriptor> = std::iter::once(root.clone())
+        .chain(
+            recursive
+                .iter()
+                .filter_map(|name| pool.get_message_by_name(name)),
+        )
+        .collect();
+    let (mut order, mut seen) = (Vec::new(), HashSet::new());
+    let mut uses: HashMap<String, usize> = HashMap::new();
+    for start in &starts {
+        post_order(ann, start, recursive, &mut seen, &mut order);
+        *uses.entry(start.full_name().to_owned()).or_default() += 1;
+    }
+    for m in order.iter().rev() {
+        let here = uses.get(m.full_name()).copied().unwrap_or(0);
+        for child in children(ann, m) {
+            if !recursive.contains(child.full_name()) {
+                let entry = uses.entry(child.full_name().to_owned()).or_default();
+                *entry = entry.saturating_add(here);
+            }
+        }
+    }
+    uses.into_iter()
+        .max_by(|a, b| a.1.cmp(&b.1).then_with(|| b.0.cmp(&a.0)))
+        .unwrap_or_else(|| (root.full_name().to_owned(), 1))
+}
+
 /// Messages reachable from `root` (through fields in the schema) that can reach
 /// themselves.
 fn recursive_messages(ann: &Annotations, root: &MessageDescriptor) -> HashSet<String> {
-    // Edges of the schema graph: message -> messages of its schema fields.
-    fn children(ann: &Annotations, m: &MessageDescriptor) -> Vec<MessageDescriptor> {
-        let mut out = Vec::new();
-        for (field, _) in ann.schema_fields(m) {
-            if let PKind::Message(child) = field.kind() {
-                if child.is_map_entry() {
-                    if let PKind::Message(v) = child.map_entry_value_field().kind() {
-                        out.push(v);
-                    }
-                } else {
-                    out.push(child);
-                }
-            }
-        }
-        out.retain(|m| well_known(m).is_none());
-        out
-    }
     let mut all = Vec::new();
     let mut seen = HashSet::new();
     let mut stack = vec![root.clone()];
@@ -988,6 +1126,7 @@ fn diag(file: &FileDescriptor, (line, column): Location, message: String) -> Dia
 mod tests {
     use super::*;
     use crate::Dialect;
+    use crate::ir::Kind;
     use crate::test_support::{HEADER, compile, compile_files};
     use serde_json::json;
 
@@ -1831,6 +1970,115 @@ service S {
         assert_eq!(
             err[0].to_string(),
             "missing.proto: `missing.proto` is not in the descriptor pool; compile it (with its imports) into the pool first"
+        );
+    }
+
+    /// The fields an IR schema spells out, as [`spelled_out_fields`] counts
+    /// them: every property, a oneof's members rather than its own property.
+    fn fields_in(schema: &Schema) -> usize {
+        match &schema.kind {
+            Kind::Object(object) => {
+                let props: usize = object
+                    .properties
+                    .iter()
+                    .map(|p| match &p.schema.kind {
+                        Kind::OneOf(one_of) => one_of
+                            .members
+                            .iter()
+                            .map(|m| 1 + fields_in(&m.schema))
+                            .sum(),
+                        _ => 1 + fields_in(&p.schema),
+                    })
+                    .sum();
+                props + object.defs.values().map(fields_in).sum::<usize>()
+            }
+            Kind::Array(item) => fields_in(item),
+            Kind::Map(map) => fields_in(&map.value),
+            _ => 0,
+        }
+    }
+
+    /// `Req` spells out exactly 100 * (1 + 27 * (1 + 36)) = 100,000 fields:
+    /// 100 uses of `Mid`, each using `Leaf` (36 fields) 27 times.
+    fn at_the_bound(extra: &str) -> String {
+        let numbered = |n: usize, kind: &str| {
+            (1..=n)
+                .map(|i| format!("{kind} f{i} = {i};"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        with_tool(
+            &format!(
+                "message Leaf {{ {} }}\nmessage Mid {{ {} }}\nmessage Req {{ {} {extra} }}",
+                numbered(36, "string"),
+                numbered(27, "Leaf"),
+                numbered(100, "Mid"),
+            ),
+            false,
+        )
+    }
+
+    #[test]
+    fn a_request_at_the_bound_is_built_and_counted_as_built() {
+        let tool = tools(&at_the_bound("")).remove(0);
+        assert_eq!(fields_in(&tool.parameters), MAX_SPELLED_OUT_FIELDS);
+    }
+
+    #[test]
+    fn a_request_past_the_bound_is_refused_at_its_rpc() {
+        let diags = diagnostics(&at_the_bound("string one_more = 101;"));
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(
+            diags[0].starts_with("test.proto:")
+                && diags[0].contains("rpc `M`: its request `t.Req` spells out 100001 fields")
+                && diags[0].contains("`t.Leaf` is spelled out 2700 times"),
+            "{}",
+            diags[0]
+        );
+    }
+
+    #[test]
+    fn messages_that_double_at_each_level_are_refused_not_built() {
+        // 2^40 copies of `L40` if built: the count ends, the build would not.
+        let levels: String = (0..40)
+            .map(|k| format!("message L{k} {{ L{n} a = 1; L{n} b = 2; }}\n", n = k + 1))
+            .collect();
+        let diags = diagnostics(&with_tool(
+            &format!("{levels}message L40 {{ string s = 1; }}\nmessage Req {{ L0 root = 1; }}"),
+            false,
+        ));
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(
+            diags[0].contains("`t.L40` is spelled out 1099511627776 times"),
+            "{}",
+            diags[0]
+        );
+    }
+
+    #[test]
+    fn recursion_and_repetition_are_counted_as_built() {
+        // `Node` is a definition (counted once); `Pair` is spelled out at
+        // each use, three in `Req` and one in the definition; a map's values
+        // and a oneof's members count.
+        let body = with_tool(
+            "message Pair { string k = 1; string v = 2; }\n\
+             message Node { repeated Node children = 1; Pair label = 2; }\n\
+             message Req { Node tree = 1; Pair first = 2; map<string, Pair> more = 3;\n\
+               oneof pick { string a = 4; Pair b = 5; } }",
+            false,
+        );
+        let tool = tools(&body).remove(0);
+        let pool = compile(&format!("{HEADER}{body}"));
+        let ann = Annotations::new(&pool);
+        let req = pool.get_message_by_name("t.Req").unwrap();
+        let recursive = recursive_messages(&ann, &req);
+        let counted = spelled_out_fields(&ann, &req, &recursive);
+        assert_eq!(counted, fields_in(&tool.parameters));
+        // Req: 5 fields, 3 uses of Pair (2 each); Node: 2 fields and 1 Pair.
+        assert_eq!(counted, 5 + 3 * 2 + 2 + 2);
+        assert_eq!(
+            most_used_message(&ann, &req, &recursive),
+            ("t.Pair".to_owned(), 4)
         );
     }
 
