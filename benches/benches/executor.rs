@@ -2,8 +2,9 @@
 //! `Executor::execute` over `TonicTransport` on loopback, against the same
 //! RPC through the tonic-generated client of the same proto, on the same
 //! server, with a small (one link) and a ~100 KB (a list of links) response:
-//! sequential latency and 64-way concurrent throughput. Then where the
-//! executor's time goes, stage by stage, without the network.
+//! sequential latency (also measured in alternating pairs, printed first)
+//! and 64-way concurrent throughput. Then where the executor's time goes,
+//! stage by stage, without the network.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -113,6 +114,8 @@ fn main() {
         updated.output.len()
     );
 
+    paired(&rt, &exec, &client, &target_uuid);
+
     let mut c = Criterion::default().configure_from_args();
     {
         let mut group = c.benchmark_group("executor/sequential");
@@ -210,6 +213,74 @@ fn main() {
     }
     breakdown(&mut c, &rt, &exec, &list_proto, &target_uuid);
     c.final_summary();
+}
+
+/// Sequential latency measured in pairs: each round makes one call through
+/// the generated client and one through `Executor::execute`, back to back,
+/// in alternating order, and times each. Criterion measures the two in
+/// separate windows seconds apart, and on a shared machine the loopback round
+/// trip drifts between windows by more than the executor adds to a small
+/// call; paired calls see the same conditions. Prints each side's median
+/// and their ratio.
+fn paired(
+    rt: &tokio::runtime::Runtime,
+    exec: &links::Executor<TonicTransport>,
+    client: &LinksServiceClient<Channel>,
+    target_uuid: &str,
+) {
+    let rounds = |full| {
+        if ai_tools_benches::quick_mode() {
+            20
+        } else {
+            full
+        }
+    };
+    let median = |mut times: Vec<Duration>| {
+        times.sort_unstable();
+        times[times.len() / 2]
+    };
+    let timed = |f: &mut dyn FnMut()| {
+        let started = Instant::now();
+        f();
+        started.elapsed()
+    };
+    for (label, rounds, tool, args) in [
+        ("small", rounds(4_000), "links_update", UPDATE_ARGS),
+        ("100KB", rounds(1_000), "links_list", LIST_ARGS),
+    ] {
+        let mut generated = || {
+            let mut client = client.clone();
+            if tool == "links_update" {
+                rt.block_on(client.update_link(typed_update(target_uuid)))
+                    .map(drop)
+            } else {
+                rt.block_on(client.list_links(ListLinksRequest { page_size: 0 }))
+                    .map(drop)
+            }
+            .expect("generated client call");
+        };
+        let mut ours = || {
+            let result = rt.block_on(exec.execute(tool, black_box(args)));
+            assert!(!result.is_error, "{}", result.output);
+        };
+        let (mut theirs_times, mut ours_times) = (Vec::new(), Vec::new());
+        for round in 0..rounds {
+            if round % 2 == 0 {
+                theirs_times.push(timed(&mut generated));
+                ours_times.push(timed(&mut ours));
+            } else {
+                ours_times.push(timed(&mut ours));
+                theirs_times.push(timed(&mut generated));
+            }
+        }
+        let (theirs, ours) = (median(theirs_times), median(ours_times));
+        println!(
+            "executor paired: {label}: {rounds} rounds, generated client median {:.1} us, Executor::execute median {:.1} us, ratio {:.2}",
+            theirs.as_secs_f64() * 1e6,
+            ours.as_secs_f64() * 1e6,
+            ours.as_secs_f64() / theirs.as_secs_f64()
+        );
+    }
 }
 
 /// The stages of one `execute`, each alone, plus the whole executor over an
