@@ -204,6 +204,7 @@ struct Keys<'v> {
     additional_properties: Option<&'v Value>,
     items: Option<&'v Value>,
     not: Option<&'v Value>,
+    property_names: Option<&'v Value>,
     prefix_items: Option<&'v Value>,
     defs: Option<&'v Value>,
     definitions: Option<&'v Value>,
@@ -227,6 +228,7 @@ impl<'v> Keys<'v> {
                 "additionalProperties" => &mut keys.additional_properties,
                 "items" => &mut keys.items,
                 "not" => &mut keys.not,
+                "propertyNames" => &mut keys.property_names,
                 "prefixItems" => &mut keys.prefix_items,
                 "$defs" => &mut keys.defs,
                 "definitions" => &mut keys.definitions,
@@ -516,6 +518,7 @@ impl Checker {
             ("items", keys.items),
             ("additionalProperties", keys.additional_properties),
             ("not", keys.not),
+            ("propertyNames", keys.property_names),
         ] {
             match value {
                 Some(sub @ Value::Object(_)) => self.child(sub, path, &[key], depth),
@@ -1035,6 +1038,44 @@ mod tests {
                 at("/properties/b/items", Rule::MissingType),
                 at("/properties/c/anyOf/1", Rule::MissingType),
             ]
+        );
+    }
+
+    #[test]
+    fn property_names_is_walked_as_a_schema() {
+        // The canonical rendering of a map with boolean keys names its keys
+        // by pattern; what is inside is checked like any other schema.
+        let map = |names: Value| {
+            json!({
+                "type": "object",
+                "properties": {
+                    "m": { "type": "object", "additionalProperties": { "type": "string" }, "propertyNames": names }
+                }
+            })
+        };
+        assert_eq!(
+            rules(
+                Dialect::JsonSchema,
+                false,
+                &map(json!({ "type": "string", "pattern": "^(true|false)$" }))
+            ),
+            []
+        );
+        assert_eq!(
+            rules(
+                Dialect::JsonSchema,
+                false,
+                &map(json!({ "pattern": "^(true|false)$" }))
+            ),
+            [at("/properties/m/propertyNames", Rule::MissingType)]
+        );
+        assert_eq!(
+            rules(
+                Dialect::JsonSchema,
+                false,
+                &map(json!({ "$ref": "#/$defs/Key" }))
+            ),
+            [at("/properties/m/propertyNames", Rule::DanglingRef)]
         );
     }
 
