@@ -1,0 +1,5 @@
+mod gentools {
+    ai_tools::ai_tools!("request-too-large.proto");
+}
+
+fn main() {}
