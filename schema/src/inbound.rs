@@ -458,11 +458,7 @@ impl Walk<'_> {
 
     fn integer(&mut self, bounds: &IntegerSchema, value: &mut Value) {
         let whole = match &*value {
-            Value::Number(n) => n
-                .as_i64()
-                .map(i128::from)
-                .or_else(|| n.as_u64().map(i128::from))
-                .or_else(|| n.as_f64().and_then(whole_f64)),
+            Value::Number(n) => whole_number(n),
             // protojson's string form of an integer (the form of 64-bit ones)
             Value::String(s) => s.trim().parse::<i128>().ok(),
             _ => None,
@@ -847,7 +843,9 @@ pub fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
         }
         let key = match entry.get("key")? {
             Value::String(s) => s.clone(),
-            Value::Number(n) => n.to_string(),
+            // `3.0` is the key 3, as it is the integer 3 anywhere else
+            // (Gemini hands every number back as a double).
+            Value::Number(n) => whole_number(n).map_or_else(|| n.to_string(), |n| n.to_string()),
             Value::Bool(b) => b.to_string(),
             _ => return None,
         };
@@ -961,7 +959,16 @@ fn range_text<T: std::fmt::Display>(min: Option<T>, max: Option<T>) -> String {
     }
 }
 
-/// A double that is a whole number (JSON Schema counts `3.0` as an integer).
+/// The whole number a JSON number is, written as an integer or as a double
+/// with no fraction (JSON Schema counts `3.0` as an integer).
+fn whole_number(n: &Number) -> Option<i128> {
+    n.as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+        .or_else(|| n.as_f64().and_then(whole_f64))
+}
+
+/// A double that is a whole number.
 fn whole_f64(f: f64) -> Option<i128> {
     // 2^64: beyond it no integer field can hold the value anyway.
     const LIMIT: f64 = 18_446_744_073_709_551_616.0;
@@ -1206,12 +1213,16 @@ mod tests {
         );
         let (value, _) = run(
             &schema,
-            json!({"i": 3.0, "u": "18446744073709551615", "m": [{"key": 4294967295u32, "value": true}]}),
+            json!({"i": 3.0, "u": "18446744073709551615", "m": [
+                {"key": 4294967295u32, "value": true},
+                // A double with no fraction, as Gemini hands numbers back.
+                {"key": 7.0, "value": false},
+            ]}),
         )
         .unwrap();
         assert_eq!(
             value,
-            json!({"i": 3, "u": 18_446_744_073_709_551_615u64, "m": {"4294967295": true}})
+            json!({"i": 3, "u": 18_446_744_073_709_551_615u64, "m": {"4294967295": true, "7": false}})
         );
         let problems = run(&schema, json!({"i": 2_147_483_648i64, "m": {"-1": true}})).unwrap_err();
         assert_eq!(
