@@ -19,7 +19,12 @@
 //! | closed [`Object`] | `additionalProperties: false` | the same, `required: []` when empty | the same, `required: []` when empty | no `additionalProperties` |
 //! | string `format` | kept | kept if in OpenAI's list, else said in the description | kept if in Anthropic's list | only `date-time` |
 //! | `pattern` | kept | kept | kept | said in the description |
-//! | integer bounds | kept | kept | said in the description | kept |
+//! | integer bounds | kept (GeminiJsonSchema: narrowed to ±[`GEMINI_EXACT_INTEGERS`]) | kept | said in the description | narrowed to ±[`GEMINI_EXACT_INTEGERS`] |
+//!
+//! Both Gemini renderings narrow integer bounds because Gemini hands a
+//! call's arguments back as a `google.protobuf.Struct`, whose numbers are
+//! doubles: a 64-bit integer past 2^53 would arrive rounded, and the
+//! executor, which sees only the rounded number, would pass it on.
 //!
 //! OpenAI (strict or not) also cuts objects nested deeper than
 //! [`OPENAI_MAX_DEPTH`] levels. Where an object is cut (recursion or depth) it
@@ -108,6 +113,12 @@ pub const ANTHROPIC_FORMATS: &[&str] = &[
 /// which this crate does not emit).
 pub const GEMINI_FORMATS: &[&str] = &["date-time"];
 
+/// The largest integer Gemini hands back exactly: 2^53 − 1. A function
+/// call's arguments come back as a `google.protobuf.Struct`, whose numbers
+/// are doubles, so a larger integer would arrive rounded (and the executor
+/// could not tell).
+pub const GEMINI_EXACT_INTEGERS: i128 = (1 << 53) - 1;
+
 /// How `null` is expressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Nulls {
@@ -140,6 +151,10 @@ pub(crate) struct Profile {
     pub(crate) pattern: bool,
     /// `minimum`/`maximum` accepted.
     pub(crate) bounds: bool,
+    /// The largest integer the provider hands back exactly, if it has one:
+    /// integer bounds are narrowed to it, so that no integer the schema
+    /// admits arrives changed.
+    pub(crate) exact_integers: Option<i128>,
     /// Closed objects say `additionalProperties: false`.
     pub(crate) closed_keyword: bool,
     /// Objects always carry `required`, even empty.
@@ -245,6 +260,7 @@ impl Profile {
         formats: None,
         pattern: true,
         bounds: true,
+        exact_integers: None,
         closed_keyword: true,
         empty_required: false,
         type_arrays: true,
@@ -265,6 +281,7 @@ impl Profile {
         formats: Some(OPENAI_FORMATS),
         pattern: true,
         bounds: true,
+        exact_integers: None,
         closed_keyword: true,
         empty_required: true,
         type_arrays: true,
@@ -279,7 +296,10 @@ impl Profile {
             // Strict canonical tools look like the Go plugin's output: OpenAI strict.
             (Dialect::JsonSchema, true) | (Dialect::OpenAi, true) => Profile::OPENAI_STRICT,
             (Dialect::JsonSchema, false) | (Dialect::Anthropic, false) => Profile::CANONICAL,
-            (Dialect::GeminiJsonSchema, _) => Profile::CANONICAL,
+            (Dialect::GeminiJsonSchema, _) => Profile {
+                exact_integers: Some(GEMINI_EXACT_INTEGERS),
+                ..Profile::CANONICAL
+            },
             (Dialect::OpenAi, false) => Profile {
                 max_depth: Some(OPENAI_MAX_DEPTH),
                 ref_siblings: false,
@@ -308,6 +328,7 @@ impl Profile {
                 type_arrays: false,
                 keywords: Some(GEMINI_KEYWORDS),
                 string_enums: true,
+                exact_integers: Some(GEMINI_EXACT_INTEGERS),
                 ..Profile::CANONICAL
             },
         }
@@ -531,6 +552,13 @@ impl Renderer {
             }
             Kind::Integer(IntegerSchema { minimum, maximum }) => {
                 m.insert("type".into(), "integer".into());
+                let (minimum, maximum) = match self.p.exact_integers {
+                    Some(limit) => (
+                        Some(minimum.map_or(-limit, |min| min.max(-limit))),
+                        Some(maximum.map_or(limit, |max| max.min(limit))),
+                    ),
+                    None => (*minimum, *maximum),
+                };
                 self.bounds(
                     "An integer",
                     &mut m,

@@ -2,7 +2,9 @@
 //! set that `hypothesis-jsonschema` draws from any rendering of any corpus
 //! tool (OpenAI strict and not, Anthropic strict and not, Gemini
 //! `parametersJsonSchema` and `parameters`) is accepted by the executor and
-//! reaches a grpcio server as the message it means, and every enum value,
+//! reaches a grpcio server as the message it means (a Gemini draw handed
+//! over as Gemini returns arguments: through a `google.protobuf.Struct`,
+//! whose numbers are doubles), and every enum value,
 //! oneof member, map key type and well-known-type field can be used under
 //! every rendering. The work is done by `tests/truth/harness.py` (see its
 //! docstring) against the `schema_truth` binary.

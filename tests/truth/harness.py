@@ -87,6 +87,13 @@ here against RFC 3339 with the standard library). The OpenAPI format `byte`
 is not a JSON Schema format and is treated as the annotation it is there;
 the base64 `pattern` (or the prose, step d) is what constrains bytes.
 
+Transport: the Gemini API hands a function call's arguments back as a
+`google.protobuf.Struct`, whose numbers are doubles, so for the two Gemini
+targets the executor gets each draw as it comes out of a `Struct`
+(`json_format.ParseDict` into one, then `MessageToDict`: every number a
+double, an integer past 2^53 rounded); the intent is still computed from the
+draw itself, what the model wrote.
+
 Intent: what the arguments mean, computed from the descriptors: `null`
 means absent, except on a singular `google.protobuf.Value` rendered as any
 JSON value, where it is the NullValue (protojson; the schema has no other
@@ -162,6 +169,8 @@ TARGETS = [
     "gemini_json_schema",
     "gemini",
 ]
+# Targets whose provider returns a call's arguments as a `Struct` (doubles).
+STRUCT_TRANSPORT = {"gemini_json_schema", "gemini"}
 UNROLL = 2
 MAX_ITEMS = 3
 CONTENT_DRAWS = 8
@@ -381,6 +390,16 @@ def push_descriptions(node):
 
 
 # Step b.
+def delivered(target, args):
+    """The arguments as `target`'s provider hands them back: through a
+    `google.protobuf.Struct` for Gemini, as written otherwise."""
+    if target not in STRUCT_TRANSPORT:
+        return args
+    carried = struct_pb2.Struct()
+    json_format.ParseDict(args, carried)
+    return json_format.MessageToDict(carried)
+
+
 def gemini_to_json_schema(node):
     if isinstance(node, list):
         return [gemini_to_json_schema(v) for v in node]
@@ -1238,8 +1257,9 @@ class Harness:
         return options
 
     # ---- sending
-    def send(self, tool, args):
-        """Sends one argument set; returns None or (category, detail)."""
+    def send(self, tool, target, args):
+        """Sends one argument set as `target`'s provider delivers it; returns
+        None or (category, detail)."""
         intent_error = None
         expected = None
         try:
@@ -1252,7 +1272,7 @@ class Harness:
             intent_error = f"the arguments mean no message: {e}"
         while not self.recorder.received.empty():
             self.recorder.received.get_nowait()
-        result = self.exec.call(tool.name, args)
+        result = self.exec.call(tool.name, delivered(target, args))
         received = None
         try:
             path, received, _ = self.recorder.received.get(timeout=0 if result["is_error"] else 10)
@@ -1303,7 +1323,7 @@ class Harness:
             if errors:
                 self.fail("soundness", tool, target, "harness: a draw is invalid", f"{errors[0][:300]}\n    args: {json.dumps(args)[:800]}")
                 continue
-            problem = self.send(tool, args)
+            problem = self.send(tool, target, args)
             if problem is None:
                 self.stats[target]["accepted"] += 1
             else:
@@ -1335,7 +1355,7 @@ class Harness:
                     (label, "harness: the pinned draw is invalid", f"{errors[0][:200]}; args {json.dumps(args)[:300]}")
                 )
                 continue
-            problem = self.send(tool, args)
+            problem = self.send(tool, target, args)
             if problem is not None:
                 self.incomplete[target].append((label, problem[0], problem[1]))
                 continue
