@@ -309,6 +309,10 @@ pub fn tools_in_file_each(
 /// Builds the root object schema of `message` (as [`ToolSpec::parameters`]),
 /// reading the annotations in `message`'s pool.
 ///
+/// It builds the whole tree without counting it first: for a pool you do
+/// not trust, read its tools with [`tools_in_file`], which refuses a request
+/// past [`MAX_SPELLED_OUT_FIELDS`] before building it.
+///
 /// # Examples
 ///
 /// ```
