@@ -389,7 +389,6 @@ def push_descriptions(node):
             push_descriptions(v)
 
 
-# Step b.
 def delivered(target, args):
     """The arguments as `target`'s provider hands them back: through a
     `google.protobuf.Struct` for Gemini, as written otherwise."""
@@ -400,6 +399,7 @@ def delivered(target, args):
     return json_format.MessageToDict(carried)
 
 
+# Step b.
 def gemini_to_json_schema(node):
     if isinstance(node, list):
         return [gemini_to_json_schema(v) for v in node]
