@@ -27,7 +27,8 @@
 //! - a message that can reach itself is defined once in the root's
 //!   [`ir::Object::defs`] and referred to by [`ir::Kind::Ref`]; every other
 //!   message is inlined, at each use (a request that would spell out more
-//!   than [`MAX_SPELLED_OUT_FIELDS`] fields so is refused, not built);
+//!   than [`MAX_SPELLED_OUT_FIELDS`] fields so, or nest messages more than
+//!   [`MAX_NESTING_DEPTH`] deep, is refused, not built);
 //! - a oneof of two or more members becomes one optional property named after
 //!   the oneof, whose value is [`ir::Kind::OneOf`]: an object holding exactly
 //!   one member (`"target": {"email": "a@b.c"}`), described by the oneof's
@@ -229,6 +230,18 @@ pub fn tools_in_file_each(
             // Count before building; a request past the bound is refused.
             let request = method.input();
             let recursive = recursive_messages(&ann, &request);
+            if let Some(chain) = too_deep_chain(&ann, &request, &recursive) {
+                diags.push(diag(
+                    &fd,
+                    opt(),
+                    format!(
+                        "rpc `{rpc}`: its request `{}` nests messages more than {MAX_NESTING_DEPTH} deep, the most a tool may have: {}; leave a field of the chain out with `[(ai.tools.v1.tool_field).skip = true]`",
+                        request.full_name(),
+                        chain_text(&chain)
+                    ),
+                ));
+                continue;
+            }
             let fields = spelled_out_fields(&ann, &request, &recursive);
             if fields > MAX_SPELLED_OUT_FIELDS {
                 let (most_used, uses) = most_used_message(&ann, &request, &recursive);
@@ -889,20 +902,28 @@ fn type_name(field: &FieldDescriptor) -> String {
 }
 
 /// Every message reachable from `root` through fields (map values included),
-/// `root` first, then depth-first in field order.
+/// `root` first, then depth-first in field order. Iterative: a proto may
+/// chain messages deeper than a thread's stack.
 fn reachable(
     root: &MessageDescriptor,
     visited: &mut HashSet<String>,
     out: &mut Vec<MessageDescriptor>,
 ) {
-    if !visited.insert(root.full_name().to_owned()) {
-        return;
-    }
-    out.push(root.clone());
-    for field in root.fields() {
-        if let PKind::Message(m) = field.kind() {
-            reachable(&m, visited, out);
+    let mut pending = vec![root.clone()];
+    while let Some(message) = pending.pop() {
+        if !visited.insert(message.full_name().to_owned()) {
+            continue;
         }
+        // Reversed, so that the first field's message is visited next.
+        let fields: Vec<MessageDescriptor> = message
+            .fields()
+            .filter_map(|field| match field.kind() {
+                PKind::Message(m) => Some(m),
+                _ => None,
+            })
+            .collect();
+        pending.extend(fields.into_iter().rev());
+        out.push(message);
     }
 }
 
@@ -933,6 +954,113 @@ fn children(ann: &Annotations, m: &MessageDescriptor) -> Vec<MessageDescriptor> 
 /// each use the next twice: without it, 40 such levels would build 2^40
 /// objects rather than end with an error.
 pub const MAX_SPELLED_OUT_FIELDS: usize = 100_000;
+
+/// The deepest one tool's request may nest messages: a chain of message
+/// fields, each inside the last, of at most this many messages (a recursive
+/// message ends a chain: it is a reference).
+///
+/// Building, rendering and checking a schema recurse a few calls per level,
+/// so without a bound a proto (or a server's reflection) that chains
+/// messages a few thousand deep would overflow the stack instead of ending
+/// with an error. At this depth every step fits in a 2 MiB stack (the
+/// default of a spawned thread and of a tokio worker) even in a debug build,
+/// and it is deeper than requests nest in practice: OpenAI's strict mode
+/// takes 10 levels of objects, and protobuf's own decoders stop at 100.
+pub const MAX_NESTING_DEPTH: usize = 32;
+
+/// A chain of messages nested in `root`'s schema that is longer than
+/// [`MAX_NESTING_DEPTH`], outermost first, if there is one: from `root` or
+/// from a `recursive` message's definition, each through messages that are
+/// not recursive (a recursive one is a reference). It recurses at most
+/// [`MAX_NESTING_DEPTH`] + 1 deep, however deep the proto goes.
+fn too_deep_chain(
+    ann: &Annotations,
+    root: &MessageDescriptor,
+    recursive: &HashSet<String>,
+) -> Option<Vec<String>> {
+    /// For each message measured: how many messages deep it nests (itself
+    /// included) and the child on its deepest chain. Without recursive
+    /// messages the graph has no cycle, so this holds at every use.
+    type Known = HashMap<String, (usize, Option<String>)>;
+    /// Measures `m` below the chain `path`; `Err` once the chain is past the
+    /// bound, with `path` holding it up to the message where that was seen.
+    fn measure(
+        ann: &Annotations,
+        m: &MessageDescriptor,
+        recursive: &HashSet<String>,
+        known: &mut Known,
+        path: &mut Vec<String>,
+    ) -> Result<usize, ()> {
+        if let Some(&(depth, _)) = known.get(m.full_name()) {
+            if path.len() + depth > MAX_NESTING_DEPTH {
+                path.push(m.full_name().to_owned());
+                return Err(());
+            }
+            return Ok(depth);
+        }
+        path.push(m.full_name().to_owned());
+        if path.len() > MAX_NESTING_DEPTH {
+            return Err(());
+        }
+        let mut deepest = (0, None);
+        for child in children(ann, m) {
+            if !recursive.contains(child.full_name()) {
+                let depth = measure(ann, &child, recursive, known, path)?;
+                if depth > deepest.0 {
+                    deepest = (depth, Some(child.full_name().to_owned()));
+                }
+            }
+        }
+        path.pop();
+        known.insert(m.full_name().to_owned(), (deepest.0 + 1, deepest.1));
+        Ok(deepest.0 + 1)
+    }
+    let pool = root.parent_pool();
+    let mut known = Known::new();
+    let starts = std::iter::once(root.clone()).chain(
+        recursive
+            .iter()
+            .filter_map(|name| pool.get_message_by_name(name)),
+    );
+    for start in starts {
+        // A definition starts a chain of its own: its uses are references.
+        let mut path = vec![start.full_name().to_owned()];
+        for child in children(ann, &start) {
+            if !recursive.contains(child.full_name())
+                && measure(ann, &child, recursive, &mut known, &mut path).is_err()
+            {
+                // Where a measured message completed the chain, follow its
+                // deepest children to show the whole of it.
+                while let Some((_, Some(next))) = path.last().and_then(|last| known.get(last)) {
+                    path.push(next.clone());
+                }
+                return Some(path);
+            }
+        }
+    }
+    None
+}
+
+/// A chain of message names as `A` → `B` → …, its middle left out when long.
+fn chain_text(chain: &[String]) -> String {
+    const ENDS: usize = 3;
+    let quoted = |names: &[String]| {
+        names
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(" → ")
+    };
+    if chain.len() <= 2 * ENDS + 1 {
+        return quoted(chain);
+    }
+    format!(
+        "{} → … {} more … → {}",
+        quoted(&chain[..ENDS]),
+        chain.len() - 2 * ENDS,
+        quoted(&chain[chain.len() - ENDS..])
+    )
+}
 
 /// How many fields the schema of `root` spells out, counted without building
 /// it: each message at each use, a `recursive` one once in the definitions.
@@ -1030,26 +1158,80 @@ fn most_used_message(
 /// Messages reachable from `root` (through fields in the schema) that can reach
 /// themselves.
 fn recursive_messages(ann: &Annotations, root: &MessageDescriptor) -> HashSet<String> {
-    let mut all = Vec::new();
-    let mut seen = HashSet::new();
-    let mut stack = vec![root.clone()];
-    while let Some(m) = stack.pop() {
-        if seen.insert(m.full_name().to_owned()) {
-            stack.extend(children(ann, &m));
-            all.push(m);
-        }
-    }
-    let mut recursive = HashSet::new();
-    for m in &all {
-        let mut seen = HashSet::new();
-        let mut stack = children(ann, m);
-        while let Some(c) = stack.pop() {
-            if c.full_name() == m.full_name() {
-                recursive.insert(m.full_name().to_owned());
-                break;
+    // The schema graph from `root`, messages numbered in the order found.
+    let mut messages = vec![root.clone()];
+    let mut number = HashMap::from([(root.full_name().to_owned(), 0usize)]);
+    let mut edges: Vec<Vec<usize>> = Vec::new();
+    while edges.len() < messages.len() {
+        let from = children(ann, &messages[edges.len()]);
+        let mut to = Vec::with_capacity(from.len());
+        for child in from {
+            let next = messages.len();
+            let n = *number.entry(child.full_name().to_owned()).or_insert(next);
+            if n == next {
+                messages.push(child);
             }
-            if seen.insert(c.full_name().to_owned()) {
-                stack.extend(children(ann, &c));
+            to.push(n);
+        }
+        edges.push(to);
+    }
+    // A message can reach itself when its strongly connected component has
+    // more than one message, or it uses itself. Tarjan's algorithm, with an
+    // explicit stack (a chain of messages may be deeper than a thread's
+    // stack) and in linear time (a long chain must not cost its square).
+    let n = messages.len();
+    let (mut order, mut low) = (vec![usize::MAX; n], vec![0usize; n]);
+    let (mut on_stack, mut stack) = (vec![false; n], Vec::new());
+    let mut found = 0usize;
+    let mut recursive = HashSet::new();
+    for start in 0..n {
+        if order[start] != usize::MAX {
+            continue;
+        }
+        // Each frame: a message and how many of its edges are followed.
+        let mut frames = vec![(start, 0usize)];
+        order[start] = found;
+        low[start] = found;
+        found += 1;
+        stack.push(start);
+        on_stack[start] = true;
+        while let Some(&(v, followed)) = frames.last() {
+            if let Some(&w) = edges[v].get(followed) {
+                if let Some(frame) = frames.last_mut() {
+                    frame.1 += 1;
+                }
+                if order[w] == usize::MAX {
+                    order[w] = found;
+                    low[w] = found;
+                    found += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    frames.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(order[w]);
+                }
+                continue;
+            }
+            frames.pop();
+            if let Some(&(parent, _)) = frames.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == order[v] {
+                let mut component = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 || edges[v].contains(&v) {
+                    recursive.extend(
+                        component
+                            .into_iter()
+                            .map(|w| messages[w].full_name().to_owned()),
+                    );
+                }
             }
         }
     }
@@ -2043,17 +2225,18 @@ service S {
 
     #[test]
     fn messages_that_double_at_each_level_are_refused_not_built() {
-        // 2^40 copies of `L40` if built: the count ends, the build would not.
-        let levels: String = (0..40)
+        // 2^30 copies of `L30` if built (and within the nesting bound: `Req`
+        // and 31 levels): the count ends, the build would not.
+        let levels: String = (0..30)
             .map(|k| format!("message L{k} {{ L{n} a = 1; L{n} b = 2; }}\n", n = k + 1))
             .collect();
         let diags = diagnostics(&with_tool(
-            &format!("{levels}message L40 {{ string s = 1; }}\nmessage Req {{ L0 root = 1; }}"),
+            &format!("{levels}message L30 {{ string s = 1; }}\nmessage Req {{ L0 root = 1; }}"),
             false,
         ));
         assert_eq!(diags.len(), 1, "{diags:#?}");
         assert!(
-            diags[0].contains("`t.L40` is spelled out 1099511627776 times"),
+            diags[0].contains("`t.L30` is spelled out 1073741824 times"),
             "{}",
             diags[0]
         );
@@ -2083,6 +2266,156 @@ service S {
         assert_eq!(
             most_used_message(&ann, &req, &recursive),
             ("t.Pair".to_owned(), 4)
+        );
+    }
+
+    /// Runs `f` on a thread with a 2 MiB stack, the default of a spawned
+    /// thread and of a tokio worker, and returns what it returns.
+    fn on_a_small_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        std::thread::Builder::new()
+            .stack_size(2 << 20)
+            .spawn(f)
+            .expect("thread")
+            .join()
+            .expect("no panic")
+    }
+
+    /// `levels` messages `L0` … nested each in the last, in turn as a map's
+    /// value, a oneof's member and an optional repeated field (the shapes
+    /// that render deepest), under `Req`.
+    fn chain_of(levels: usize) -> String {
+        let mut out = String::from("message Req { L0 top = 1; }\n");
+        for i in 0..levels - 1 {
+            let next = i + 1;
+            let field = match i % 3 {
+                0 => format!("map<string, L{next}> next = 1;"),
+                1 => format!("oneof pick {{ L{next} next = 1; string none = 2; }}"),
+                _ => format!("repeated L{next} next = 1;"),
+            };
+            out.push_str(&format!(
+                "message L{i} {{ {field} optional string s = 3; }}\n"
+            ));
+        }
+        out.push_str(&format!("message L{} {{ string s = 1; }}", levels - 1));
+        out
+    }
+
+    #[test]
+    fn a_chain_at_the_nesting_bound_is_rendered_and_checked_on_a_small_stack() {
+        // `Req` and `MAX_NESTING_DEPTH - 1` more: exactly at the bound.
+        let body = with_tool(&chain_of(MAX_NESTING_DEPTH - 1), false);
+        let (rendered, violations) =
+            on_a_small_stack(move || tools(&body).remove(0).render_checked());
+        assert!(violations.is_empty(), "{violations:#?}");
+        // Every level is spelled out where the dialect does not cut by depth.
+        for text in [&rendered.canonical, &rendered.anthropic, &rendered.gemini] {
+            assert_eq!(
+                text.matches("\"next\":").count(),
+                MAX_NESTING_DEPTH - 2,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_chain_one_past_the_nesting_bound_is_refused_at_its_rpc_naming_it() {
+        let diags = diagnostics(&with_tool(&chain_of(MAX_NESTING_DEPTH), false));
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(
+            diags[0].contains(&format!(
+                "rpc `M`: its request `t.Req` nests messages more than {MAX_NESTING_DEPTH} deep"
+            )) && diags[0]
+                .contains("`t.Req` → `t.L0` → `t.L1` → … 27 more … → `t.L29` → `t.L30` → `t.L31`"),
+            "{}",
+            diags[0]
+        );
+    }
+
+    #[test]
+    fn a_chain_thousands_deep_is_refused_without_recursing_down_it() {
+        // A proto (or a server's reflection) may chain messages deeper than
+        // a stack: the walks before the bound are iterative, the ones after
+        // it stop at it.
+        let levels: String = (0..5_000)
+            .map(|k| format!("message L{k} {{ L{n} next = 1; }}\n", n = k + 1))
+            .collect();
+        let body = with_tool(
+            &format!("{levels}message L5000 {{ string s = 1; }}\nmessage Req {{ L0 top = 1; }}"),
+            false,
+        );
+        let diags = on_a_small_stack(move || diagnostics(&body));
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(
+            diags[0].contains("nests messages more than"),
+            "{}",
+            diags[0]
+        );
+    }
+
+    #[test]
+    fn a_long_cycle_is_recursive_and_what_hangs_off_it_is_not() {
+        // C0 → C1 → … → C4999 → C0, and C0 → Tail: Tarjan's components,
+        // found without recursing down the cycle.
+        let cycle: String = (0..5_000)
+            .map(|k| {
+                format!(
+                    "message C{k} {{ C{n} next = 1; Tail tail = 2; }}\n",
+                    n = (k + 1) % 5_000
+                )
+            })
+            .collect();
+        let body = with_tool(
+            &format!("{cycle}message Tail {{ string s = 1; }}\nmessage Req {{ C0 top = 1; }}"),
+            false,
+        );
+        let recursive = on_a_small_stack(move || {
+            let pool = compile(&format!("{HEADER}{body}"));
+            let req = pool.get_message_by_name("t.Req").expect("Req");
+            recursive_messages(&Annotations::new(&pool), &req)
+        });
+        assert_eq!(recursive.len(), 5_000);
+        assert!(recursive.contains("t.C0") && recursive.contains("t.C4999"));
+        assert!(!recursive.contains("t.Tail") && !recursive.contains("t.Req"));
+    }
+
+    #[test]
+    fn recursive_types_inlined_inside_one_another_stop_at_the_nesting_bound() {
+        // Each `T` is recursive, so each chain of plain messages is one long;
+        // Gemini `parameters` inlines a recursive type where it is first
+        // used, and would nest 200 of them without the bound.
+        let types: String = (0..200)
+            .map(|k| {
+                format!(
+                    "message T{k} {{ T{k} again = 1; T{n} next = 2; }}\n",
+                    n = k + 1
+                )
+            })
+            .collect();
+        let body = with_tool(
+            &format!("{types}message T200 {{ string s = 1; }}\nmessage Req {{ T0 top = 1; }}"),
+            false,
+        );
+        let (gemini, violations) = on_a_small_stack(move || {
+            let tool = tools(&body).remove(0);
+            (tool.render(Dialect::Gemini), tool.violations())
+        });
+        assert!(violations.is_empty(), "{violations:#?}");
+        fn objects_deep(v: &serde_json::Value) -> usize {
+            match v {
+                serde_json::Value::Object(m) => {
+                    let below = m.values().map(objects_deep).max().unwrap_or(0);
+                    below + usize::from(m.get("type") == Some(&"object".into()))
+                }
+                serde_json::Value::Array(items) => {
+                    items.iter().map(objects_deep).max().unwrap_or(0)
+                }
+                _ => 0,
+            }
+        }
+        let depth = objects_deep(&gemini);
+        assert!(
+            (MAX_NESTING_DEPTH..=MAX_NESTING_DEPTH + 1).contains(&depth),
+            "{depth} levels of objects"
         );
     }
 

@@ -624,7 +624,14 @@ impl Renderer {
                         let first = &self.spelled_out[name];
                         return cut(&format!("`{name}` object, shaped as `{first}`"), hints);
                     }
-                    Some(def) if !self.p.refs && count < RECURSION_UNROLL => {
+                    // Inlined only within the nesting a request may have,
+                    // so that recursive types inlined inside one another
+                    // cannot nest without end.
+                    Some(def)
+                        if !self.p.refs
+                            && count < RECURSION_UNROLL
+                            && depth < crate::proto::MAX_NESTING_DEPTH =>
+                    {
                         self.spelled_out.insert(name.clone(), self.path_text());
                         self.ref_stack.push(name.clone());
                         let out = self.body(&def, depth, hints, &mut None);
