@@ -360,3 +360,74 @@ fn annotation_protos_that_do_not_fit_the_set_are_a_clear_error() {
         "{text}"
     );
 }
+
+/// An encoded descriptor set of `deep.proto`: `Req` holding a chain of
+/// `levels` messages, each the value of a map in the last (the shape whose
+/// rendering nests deepest), and a service `deep.S` taking `Req`.
+fn deep_descriptor_set(levels: usize) -> Vec<u8> {
+    let mut source =
+        String::from("syntax = \"proto3\";\npackage deep;\nmessage Req { L0 top = 1; }\n");
+    for i in 0..levels - 1 {
+        source.push_str(&format!(
+            "message L{i} {{ map<string, L{}> next = 1; string s = 2; }}\n",
+            i + 1
+        ));
+    }
+    source.push_str(&format!(
+        "message L{} {{ string s = 1; }}\nmessage Resp {{}}\nservice S {{ rpc Go(Req) returns (Resp); }}\n",
+        levels - 1
+    ));
+    let dir = std::env::temp_dir().join(format!("ai-tools-deep-{levels}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a directory");
+    std::fs::write(dir.join("deep.proto"), source).expect("written");
+    let mut compiler = protox::Compiler::new([&dir]).expect("a compiler");
+    compiler
+        .include_imports(true)
+        .open_file("deep.proto")
+        .expect("compiles");
+    let _ = std::fs::remove_dir_all(&dir);
+    compiler.encode_file_descriptor_set()
+}
+
+#[test]
+fn a_request_nested_to_the_bound_has_its_parameters_in_every_dialect() {
+    use ai_tools::schema::Dialect;
+    use ai_tools::schema::proto::MAX_NESTING_DEPTH;
+    // `Req` and the chain: exactly the deepest a request may nest. In
+    // Gemini `parameters` each level is five levels of JSON (property,
+    // entry array, entry object, its properties, value): past serde_json's
+    // default limit of 128, where the parameters used to read as `null`.
+    let bytes = deep_descriptor_set(MAX_NESTING_DEPTH - 1);
+    let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().service("deep.S"))
+        .expect("tools");
+    let toolkit = ai_tools::Toolkit::builder()
+        .generated(set.executor(ai_tools::InProcessTransport::new()))
+        .build()
+        .expect("a toolkit");
+    let tool = toolkit.get("s_go").expect("the tool");
+    for dialect in Dialect::ALL {
+        let parameters = tool.parameters(dialect);
+        assert_eq!(parameters["type"], "object", "{dialect}: {parameters}");
+    }
+    let gemini = serde_json::to_string(&tool.parameters(Dialect::Gemini)).expect("text");
+    let default_limit = serde_json::from_str::<serde_json::Value>(&gemini)
+        .expect_err("deeper than serde_json's default limit");
+    assert!(
+        default_limit.to_string().contains("recursion limit"),
+        "{default_limit}"
+    );
+}
+
+#[test]
+fn a_request_nested_past_the_bound_is_a_clear_error_not_a_crash() {
+    // A server's reflection may describe messages chained thousands deep.
+    let bytes = deep_descriptor_set(3_000);
+    let error = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().service("deep.S"))
+        .expect_err("too deep");
+    let text = error.to_string();
+    assert!(
+        text.contains("its request `deep.Req` nests messages more than 32 deep")
+            && text.contains("`deep.Req` → `deep.L0` → `deep.L1` →"),
+        "{text}"
+    );
+}
