@@ -335,21 +335,11 @@ async fn a_server_lacking_an_imported_file_is_a_clear_error() {
 fn annotation_protos_that_do_not_fit_the_set_are_a_clear_error() {
     // A file of the set already declares `ai.tools.v1.ToolFieldOptions`, so
     // the field annotation cannot be added beside it.
-    let dir = std::env::temp_dir().join(format!("ai-tools-unfit-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a directory");
-    std::fs::write(
-        dir.join("clash.proto"),
+    let bytes = descriptor_set_of(
+        "clash",
         "syntax = \"proto3\";\npackage ai.tools.v1;\nmessage ToolFieldOptions { string other = 1; }\n\
          message Ping { string text = 1; }\nservice Pinger { rpc Ping(Ping) returns (Ping); }\n",
-    )
-    .expect("written");
-    let mut compiler = protox::Compiler::new([&dir]).expect("a compiler");
-    compiler
-        .include_imports(true)
-        .open_file("clash.proto")
-        .expect("compiles");
-    let bytes = compiler.encode_file_descriptor_set();
-    let _ = std::fs::remove_dir_all(&dir);
+    );
     let error =
         ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().service("ai.tools.v1.Pinger"))
             .expect_err("the annotations do not fit");
@@ -377,13 +367,20 @@ fn deep_descriptor_set(levels: usize) -> Vec<u8> {
         "message L{} {{ string s = 1; }}\nmessage Resp {{}}\nservice S {{ rpc Go(Req) returns (Resp); }}\n",
         levels - 1
     ));
-    let dir = std::env::temp_dir().join(format!("ai-tools-deep-{levels}-{}", std::process::id()));
+    descriptor_set_of(&format!("deep-{levels}"), &source)
+}
+
+/// `source` compiled as `{name}.proto` (in a directory of its own) into an
+/// encoded descriptor set with its imports.
+fn descriptor_set_of(name: &str, source: &str) -> Vec<u8> {
+    let dir = std::env::temp_dir().join(format!("ai-tools-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a directory");
-    std::fs::write(dir.join("deep.proto"), source).expect("written");
+    let file = format!("{name}.proto");
+    std::fs::write(dir.join(&file), source).expect("written");
     let mut compiler = protox::Compiler::new([&dir]).expect("a compiler");
     compiler
         .include_imports(true)
-        .open_file("deep.proto")
+        .open_file(&file)
         .expect("compiles");
     let _ = std::fs::remove_dir_all(&dir);
     compiler.encode_file_descriptor_set()
