@@ -1017,9 +1017,13 @@ fn too_deep_chain(
     }
     let pool = root.parent_pool();
     let mut known = Known::new();
+    // Definitions in name order, so that the chain named is the same from
+    // one build to the next.
+    let mut definitions: Vec<&String> = recursive.iter().collect();
+    definitions.sort();
     let starts = std::iter::once(root.clone()).chain(
-        recursive
-            .iter()
+        definitions
+            .into_iter()
             .filter_map(|name| pool.get_message_by_name(name)),
     );
     for start in starts {
