@@ -51,6 +51,7 @@ use serde_json::{Map, Value};
 
 use crate::Dialect;
 use crate::names::push_pointer_token;
+use crate::nested::{Member, each_nested, holds_definitions};
 use crate::render::Profile;
 
 /// OpenAI: total object properties in one schema.
@@ -202,12 +203,6 @@ struct Keys<'v> {
     properties: Option<&'v Value>,
     required: Option<&'v Value>,
     additional_properties: Option<&'v Value>,
-    items: Option<&'v Value>,
-    not: Option<&'v Value>,
-    property_names: Option<&'v Value>,
-    prefix_items: Option<&'v Value>,
-    defs: Option<&'v Value>,
-    definitions: Option<&'v Value>,
 }
 
 impl<'v> Keys<'v> {
@@ -226,12 +221,6 @@ impl<'v> Keys<'v> {
                 "properties" => &mut keys.properties,
                 "required" => &mut keys.required,
                 "additionalProperties" => &mut keys.additional_properties,
-                "items" => &mut keys.items,
-                "not" => &mut keys.not,
-                "propertyNames" => &mut keys.property_names,
-                "prefixItems" => &mut keys.prefix_items,
-                "$defs" => &mut keys.defs,
-                "definitions" => &mut keys.definitions,
                 _ => continue,
             };
             *slot = Some(value);
@@ -335,7 +324,7 @@ impl Checker {
             }
             self.object(&keys, path);
         }
-        self.children(&keys, path, depth);
+        self.children(node, path, depth);
     }
 
     fn keywords(&mut self, node: &Map<String, Value>, path: &str) {
@@ -508,56 +497,26 @@ impl Checker {
         path.truncate(len);
     }
 
-    fn children(&mut self, keys: &Keys<'_>, path: &mut String, depth: usize) {
-        if let Some(Value::Object(properties)) = keys.properties {
-            for (name, sub) in properties {
-                self.child(sub, path, &["properties", name], depth);
+    fn children(&mut self, node: &Map<String, Value>, path: &mut String, depth: usize) {
+        each_nested(node, |keyword, member, sub| {
+            // `true`/`false` are schemas too, but for `additionalProperties`
+            // they are the open/closed switch that `object` reads.
+            if keyword == "additionalProperties" && sub.is_boolean() {
+                return;
             }
-        }
-        for (key, value) in [
-            ("items", keys.items),
-            ("additionalProperties", keys.additional_properties),
-            ("not", keys.not),
-            ("propertyNames", keys.property_names),
-        ] {
-            match value {
-                Some(sub @ Value::Object(_)) => self.child(sub, path, &[key], depth),
-                // `true`/`false` are schemas too, but for `additionalProperties`
-                // they are the open/closed switch.
-                Some(sub @ Value::Bool(_)) if key != "additionalProperties" => {
-                    self.child(sub, path, &[key], depth);
-                }
-                Some(Value::Array(subs)) if key == "items" => {
-                    for (i, sub) in subs.iter().enumerate() {
-                        self.child(sub, path, &[key, &i.to_string()], depth);
-                    }
-                }
-                _ => {}
-            }
-        }
-        for (key, value) in [
-            ("anyOf", keys.any_of),
-            ("oneOf", keys.one_of),
-            ("allOf", keys.all_of),
-            ("prefixItems", keys.prefix_items),
-        ] {
-            if let Some(Value::Array(subs)) = value {
-                for (i, sub) in subs.iter().enumerate() {
-                    self.child(sub, path, &[key, &i.to_string()], depth);
-                }
-            }
-        }
-        for (key, value) in [("$defs", keys.defs), ("definitions", keys.definitions)] {
-            if let Some(Value::Object(defs)) = value {
-                for (name, sub) in defs {
+            match member {
+                Member::Whole => self.child(sub, path, &[keyword], depth),
+                Member::Index(i) => self.child(sub, path, &[keyword, &i.to_string()], depth),
+                Member::Name(name) if holds_definitions(keyword) => {
                     self.chars += name.chars().count();
-                    self.def_names.insert(name.clone());
-                    let outer = self.def.replace(name.clone());
-                    self.child(sub, path, &[key, name], 0);
+                    self.def_names.insert(name.to_owned());
+                    let outer = self.def.replace(name.to_owned());
+                    self.child(sub, path, &[keyword, name], 0);
                     self.def = outer;
                 }
+                Member::Name(name) => self.child(sub, path, &[keyword, name], depth),
             }
-        }
+        });
     }
 
     /// Whole-schema rules: reference targets, recursion, totals.
@@ -739,28 +698,13 @@ fn count_strict(root: &Value, v: &Value, definitions: &mut Definitions, counts: 
             .filter(|k| !required.contains(k.as_str()))
             .count();
         counts.add(optional, 0);
-        for sub in properties.values() {
+    }
+    // Definitions are counted where a `$ref` reaches them, below.
+    each_nested(node, |keyword, _, sub| {
+        if !holds_definitions(keyword) {
             count_strict(root, sub, definitions, counts);
         }
-    }
-    for key in ["items", "additionalProperties", "not"] {
-        match node.get(key) {
-            Some(sub @ Value::Object(_)) => count_strict(root, sub, definitions, counts),
-            Some(Value::Array(subs)) => {
-                for sub in subs {
-                    count_strict(root, sub, definitions, counts);
-                }
-            }
-            _ => {}
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-        if let Some(Value::Array(subs)) = node.get(key) {
-            for sub in subs {
-                count_strict(root, sub, definitions, counts);
-            }
-        }
-    }
+    });
     if let Some(Value::String(target)) = node.get("$ref")
         && let Some((key, name)) = definition_of(target)
         && !definitions.counting.contains(&name)

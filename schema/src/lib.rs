@@ -78,6 +78,7 @@ pub mod check;
 pub mod inbound;
 pub mod ir;
 pub mod names;
+mod nested;
 pub mod overlay;
 pub mod proto;
 pub mod render;

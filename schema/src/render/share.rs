@@ -18,6 +18,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use super::def_pointer;
+use crate::nested::{each_nested_mut, holds_definitions};
 
 /// The key under which the renderer notes, on an object rendered from a
 /// named IR object, that name. [`share_repeated_objects`] removes every one
@@ -167,27 +168,13 @@ fn visit_below(node: &mut Value, f: &mut impl FnMut(&mut Value) -> bool) {
     let Value::Object(map) = node else {
         return;
     };
-    for (key, value) in map.iter_mut() {
-        match (key.as_str(), value) {
-            ("properties", Value::Object(children)) => {
-                for child in children.values_mut() {
-                    visit(child, f);
-                }
-            }
-            ("$defs", Value::Object(definitions)) => {
-                for definition in definitions.values_mut() {
-                    visit_below(definition, f);
-                }
-            }
-            ("anyOf", Value::Array(branches)) => {
-                for branch in branches {
-                    visit(branch, f);
-                }
-            }
-            ("items" | "additionalProperties" | "propertyNames", child) => visit(child, f),
-            _ => {}
+    each_nested_mut(map, |keyword, child| {
+        if holds_definitions(keyword) {
+            visit_below(child, f);
+        } else {
+            visit(child, f);
         }
-    }
+    });
 }
 
 fn visit(node: &mut Value, f: &mut impl FnMut(&mut Value) -> bool) {
