@@ -2,14 +2,20 @@
 //! stream is collected into one result within its bounds, every id aliased;
 //! the result says when and why it stopped early; stopping cancels the
 //! stream at the server; per-call metadata, deadlines and progress reach
-//! the call.
+//! the call; a stream gives each message decoded or as its bytes.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::{CallOptions, ExecutorOptions, TonicTransport, Toolkit};
+use ai_tools::{
+    BoxFuture, CallOptions, ExecutorOptions, MessageStream, Status, TonicTransport, Toolkit,
+    Transport,
+};
+use ai_tools_tests::feed_pb::{Event, FollowRequest};
 use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::{LinksBackend, RunningServer, serve};
+use prost::Message as _;
+use prost_reflect::{DynamicMessage, MethodDescriptor};
 use serde_json::{Value, json};
 
 use ai_tools_tests::tools::feed;
@@ -254,4 +260,87 @@ async fn a_caller_that_drops_the_call_mid_stream_cancels_it_at_the_server() {
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(server.feed.sent(), sent);
     server.shutdown().await;
+}
+
+/// The messages of a `Follow` call, read straight from `TonicTransport`.
+async fn follow_stream<'a>(
+    transport: &'a TonicTransport,
+    method: &'a MethodDescriptor,
+    options: &'a CallOptions,
+    count: u32,
+) -> Box<dyn MessageStream + 'a> {
+    let request = DynamicMessage::decode(
+        method.input(),
+        FollowRequest {
+            count,
+            ..FollowRequest::default()
+        }
+        .encode_to_vec()
+        .as_slice(),
+    )
+    .expect("request");
+    transport
+        .server_streaming(method, request, options)
+        .await
+        .expect("stream")
+}
+
+fn follow_method() -> MethodDescriptor {
+    feed::descriptor_pool()
+        .get_service_by_name("feed.v1.FeedService")
+        .and_then(|service| service.methods().find(|m| m.name() == "Follow"))
+        .expect("Follow")
+}
+
+#[tokio::test]
+async fn a_tonic_stream_gives_each_message_decoded_or_as_the_bytes_that_came() {
+    let server = serve(LinksBackend::default()).await.expect("server");
+    let transport = TonicTransport::new(server.channel().expect("a channel"));
+    let method = follow_method();
+    let options = CallOptions::new();
+    let mut stream = follow_stream(&transport, &method, &options, 3).await;
+    let first = stream.next().await.expect("a first").expect("ok");
+    let first = first.transcode_to::<Event>().expect("an Event");
+    assert_eq!(first.text, "event 1");
+    let second = stream.next_encoded().await.expect("a second").expect("ok");
+    let second = Event::decode(second.as_slice()).expect("an Event's bytes");
+    assert_eq!(second.text, "event 2");
+    let third = stream.next().await.expect("a third").expect("ok");
+    assert_eq!(
+        third.transcode_to::<Event>().expect("an Event").text,
+        "event 3"
+    );
+    assert!(stream.next_encoded().await.is_none(), "the stream ended");
+    drop(stream);
+    server.shutdown().await;
+}
+
+/// A stream that only decodes, as a transport written outside this crate
+/// may give.
+struct Decoded(std::vec::IntoIter<DynamicMessage>);
+
+impl MessageStream for Decoded {
+    fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>> {
+        let next = self.0.next().map(Ok);
+        Box::pin(async move { next })
+    }
+}
+
+#[tokio::test]
+async fn a_stream_that_only_decodes_gives_bytes_by_encoding_each_message() {
+    let event = |text: &str| Event {
+        id: "e".into(),
+        text: text.into(),
+    };
+    let output = follow_method().output();
+    let messages = ["a", "b"].map(|text| {
+        DynamicMessage::decode(output.clone(), event(text).encode_to_vec().as_slice())
+            .expect("decoded")
+    });
+    let mut stream = Decoded(Vec::from(messages).into_iter());
+    for text in ["a", "b"] {
+        let bytes = stream.next_encoded().await.expect("a message").expect("ok");
+        assert_eq!(bytes, event(text).encode_to_vec());
+    }
+    assert!(stream.next_encoded().await.is_none());
 }

@@ -569,7 +569,7 @@ impl<T: Transport> ProtoExecutor<T> {
         // as a deadline does: with `DEADLINE_EXCEEDED` if nothing arrived.
         let call_deadline = options.timeout.filter(|t| *t < limits.max_time);
         let deadline = started + call_deadline.unwrap_or(limits.max_time);
-        let plan = response_plan(tool, &method.output());
+        let output = method.output();
         // The same bound covers opening the stream: a server slow to answer
         // at all holds the call no longer than one slow to send.
         let deadline_exceeded = || Status::new(Code::DeadlineExceeded, "deadline exceeded");
@@ -590,7 +590,7 @@ impl<T: Transport> ProtoExecutor<T> {
                     limits.max_messages
                 ));
             }
-            let mut message = match tokio::time::timeout_at(deadline, stream.next()).await {
+            let message = match tokio::time::timeout_at(deadline, stream.next_encoded()).await {
                 Err(_) if call_deadline.is_some() => {
                     let status = deadline_exceeded();
                     if messages.is_empty() {
@@ -611,7 +611,7 @@ impl<T: Transport> ProtoExecutor<T> {
                 Ok(Some(Err(status))) => break Some(self.status_sentence(tool, &status)),
                 Ok(Some(Ok(message))) => message,
             };
-            let size = prost::Message::encoded_len(&message);
+            let size = message.len();
             if bytes + size > limits.max_bytes {
                 break Some(format!(
                     "after {} messages: the next one would pass {} bytes, the most one call collects; more may follow",
@@ -620,7 +620,16 @@ impl<T: Transport> ProtoExecutor<T> {
                 ));
             }
             bytes += size;
-            messages.push(self.aliased_json(&mut message, &plan).await?);
+            let json = match self.aliased_json_of_encoded(tool, &output, &message).await {
+                Ok(json) => json,
+                // A message that does not decode ends the stream as a
+                // service failing part way would.
+                Err(CallError::Status(status)) if !messages.is_empty() => {
+                    break Some(self.status_sentence(tool, &status));
+                }
+                Err(e) => return Err(e),
+            };
+            messages.push(json);
             if let Some(progress) = &options.progress {
                 progress.report(messages.len() as u64);
             }

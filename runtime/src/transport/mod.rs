@@ -93,6 +93,21 @@ pub trait MessageStream: Send {
     /// The next message, `None` once the service has ended the stream, or
     /// the status it ended with.
     fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>>;
+
+    /// The next message as [`next`](Self::next) gives it, but in protobuf's
+    /// wire format, as the service sent it: the executor writes those bytes
+    /// straight out as aliased JSON, as it does a unary response
+    /// ([`Transport::unary_encoded`]).
+    ///
+    /// The default encodes what [`next`](Self::next) returns; a stream that
+    /// receives bytes (as [`TonicTransport`](crate::TonicTransport)'s does)
+    /// returns them instead.
+    fn next_encoded(&mut self) -> BoxFuture<'_, Option<Result<Vec<u8>, Status>>> {
+        Box::pin(async move {
+            let message = self.next().await?;
+            Some(message.map(|message| prost::Message::encode_to_vec(&message)))
+        })
+    }
 }
 
 /// `Arc<T>` and `Box<T>` carry calls as the `T` inside does.

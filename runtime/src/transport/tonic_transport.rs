@@ -89,14 +89,14 @@ impl Transport for TonicTransport {
     ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
         Box::pin(async move {
             let (mut grpc, req, path) = self.prepare(method, request, options).await?;
-            let codec = DynamicCodec {
-                response: method.output(),
-            };
             let response = grpc
-                .server_streaming(req, path, codec)
+                .server_streaming(req, path, EncodedCodec)
                 .await
                 .map_err(Status::from)?;
-            Ok(Box::new(TonicStream(response.into_inner())) as Box<dyn MessageStream>)
+            Ok(Box::new(TonicStream {
+                messages: response.into_inner(),
+                output: method.output(),
+            }) as Box<dyn MessageStream>)
         })
     }
 }
@@ -188,13 +188,38 @@ impl TonicTransport {
     }
 }
 
-/// A tonic response stream; dropping it resets the HTTP/2 stream, which the
-/// server sees as a cancelled call.
-struct TonicStream(tonic::Streaming<DynamicMessage>);
+/// A tonic response stream, its messages kept as the bytes that came;
+/// dropping it resets the HTTP/2 stream, which the server sees as a
+/// cancelled call.
+struct TonicStream {
+    messages: tonic::Streaming<Vec<u8>>,
+    /// The method's output type, which [`MessageStream::next`] decodes.
+    output: MessageDescriptor,
+}
 
 impl MessageStream for TonicStream {
     fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>> {
-        Box::pin(async move { self.0.message().await.map_err(Status::from).transpose() })
+        Box::pin(async move {
+            let bytes = self.next_encoded().await?;
+            Some(bytes.and_then(|bytes| {
+                DynamicMessage::decode(self.output.clone(), bytes.as_slice()).map_err(|e| {
+                    Status::new(
+                        Code::Internal,
+                        crate::executor::undecodable_response(&self.output, &e),
+                    )
+                })
+            }))
+        })
+    }
+
+    fn next_encoded(&mut self) -> BoxFuture<'_, Option<Result<Vec<u8>, Status>>> {
+        Box::pin(async move {
+            self.messages
+                .message()
+                .await
+                .map_err(Status::from)
+                .transpose()
+        })
     }
 }
 
