@@ -1,6 +1,6 @@
 //! Compiles the example and test protos: an encoded descriptor pool (custom
 //! options kept) for the executor, a real tonic client/server for the links
-//! service, and a tonic server for the feed service (a server stream).
+//! service, and a tonic client/server for the feed service (a server stream).
 
 use std::env;
 use std::fs;
@@ -34,8 +34,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out.join("feed_descriptor.bin"),
         feed.encode_file_descriptor_set(),
     )?;
+    // The client is the executor benchmark's baseline for a stream.
     tonic_prost_build::configure()
-        .build_client(false)
+        .build_client(true)
         .build_server(true)
         .compile_fds(feed.file_descriptor_set())?;
 

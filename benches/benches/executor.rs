@@ -3,20 +3,28 @@
 //! RPC through the tonic-generated client of the same proto, on the same
 //! server, with a small (one link) and a ~100 KB (a list of links) response:
 //! sequential latency (also measured in alternating pairs, printed first)
-//! and 64-way concurrent throughput. Then where the executor's time goes,
-//! stage by stage, without the network.
+//! and 64-way concurrent throughput. Then a server stream of
+//! [`STREAM_EVENTS`] messages collected by the executor against the same
+//! stream read through the generated client. Then where the executor's time
+//! goes, stage by stage, without the network.
 
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ai_tools::{CallOptions, InProcessTransport, SessionExecutor, TonicTransport, Transport};
+use ai_tools::{
+    AliasManager, CallOptions, InProcessTransport, SessionExecutor, TonicTransport, Transport,
+};
 use ai_tools_benches::{links, ready};
-use ai_tools_tests::LinksBackend;
+use ai_tools_tests::feed_pb::FollowRequest;
+use ai_tools_tests::feed_pb::feed_service_client::FeedServiceClient;
+use ai_tools_tests::feed_pb::feed_service_server::FeedServiceServer;
 use ai_tools_tests::pb::links_service_client::LinksServiceClient;
 use ai_tools_tests::pb::links_service_server::LinksServiceServer;
 use ai_tools_tests::pb::workflow_steps_service_server::WorkflowStepsServiceServer;
 use ai_tools_tests::pb::{ListLinksRequest, ListLinksResponse, UpdateLinkRequest};
+use ai_tools_tests::tools::feed;
+use ai_tools_tests::{FeedBackend, LinksBackend};
 use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
 use prost::Message as _;
 use prost_reflect::{DeserializeOptions, DynamicMessage, SerializeOptions};
@@ -24,6 +32,8 @@ use tonic::transport::Channel;
 
 /// Links the server holds: the list response is ~100 KB of protojson.
 const LINKS: usize = 560;
+/// Messages in the server stream the streaming benchmark collects.
+const STREAM_EVENTS: u32 = 200;
 /// Tasks in flight at once in the throughput benchmarks.
 const CONCURRENCY: usize = 64;
 
@@ -48,7 +58,8 @@ async fn serve(backend: LinksBackend) -> std::io::Result<std::net::SocketAddr> {
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let server = tonic::transport::Server::builder()
         .add_service(LinksServiceServer::new(backend.clone()))
-        .add_service(WorkflowStepsServiceServer::new(backend));
+        .add_service(WorkflowStepsServiceServer::new(backend))
+        .add_service(FeedServiceServer::new(FeedBackend::default()));
     tokio::spawn(async move {
         let _ = server.serve_with_incoming(incoming).await;
     });
@@ -212,8 +223,65 @@ fn main() {
         });
         group.finish();
     }
+    stream(&mut c, &rt, &channel);
     breakdown(&mut c, &rt, &exec, &list_proto, &target_uuid);
     c.final_summary();
+}
+
+/// A server stream of [`STREAM_EVENTS`] events, each with a new id: the
+/// generated client reading every message, against the executor collecting
+/// them into one result with every id aliased. Each executor call has a
+/// conversation of its own (made outside the timing), since the ids are new
+/// every time and one conversation would fill up.
+fn stream(c: &mut Criterion, rt: &tokio::runtime::Runtime, channel: &Channel) {
+    let client = FeedServiceClient::new(channel.clone());
+    let transport = TonicTransport::new(channel.clone());
+    let args = format!(r#"{{"count":{STREAM_EVENTS}}}"#);
+    let conversation =
+        || feed::Executor::with_alias_manager(transport.clone(), Arc::new(AliasManager::new()));
+    let collected = rt.block_on(conversation().execute("feed_follow", &args));
+    assert!(!collected.is_error, "{}", collected.output);
+    assert!(
+        !collected.output.contains("stopped_early"),
+        "the stream was cut: {}",
+        collected.output
+    );
+    let mut group = c.benchmark_group("executor/stream");
+    group
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .throughput(Throughput::Elements(u64::from(STREAM_EVENTS)));
+    let label = format!("{STREAM_EVENTS}_events");
+    group.bench_function(BenchmarkId::new("generated_client", &label), |b| {
+        b.iter(|| {
+            rt.block_on(async {
+                let mut client = client.clone();
+                let request = FollowRequest {
+                    count: STREAM_EVENTS,
+                    ..FollowRequest::default()
+                };
+                let mut events = client.follow(request).await.expect("follow").into_inner();
+                let mut read = Vec::new();
+                while let Some(event) = events.message().await.expect("event") {
+                    read.push(event);
+                }
+                assert_eq!(read.len(), STREAM_EVENTS as usize);
+                read
+            })
+        });
+    });
+    group.bench_function(BenchmarkId::new("ai_tools_execute", &label), |b| {
+        b.iter_batched(
+            conversation,
+            |exec| {
+                let result = rt.block_on(exec.execute("feed_follow", black_box(&args)));
+                debug_assert!(!result.is_error);
+                result
+            },
+            BatchSize::SmallInput,
+        );
+    });
+    group.finish();
 }
 
 /// Sequential latency measured in pairs: each round makes one call through

@@ -16,7 +16,8 @@ pub mod pb {
     tonic::include_proto!("links.v1");
 }
 
-/// The server code tonic generates for `feed.proto` (a server stream).
+/// The server and client code tonic generates for `feed.proto` (a server
+/// stream).
 #[allow(missing_docs, clippy::all)]
 pub mod feed_pb {
     tonic::include_proto!("feed.v1");
