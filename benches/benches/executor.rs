@@ -13,7 +13,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ai_tools::{
-    AliasManager, CallOptions, InProcessTransport, SessionExecutor, TonicTransport, Transport,
+    AliasManager, CallOptions, ExecutorOptions, InProcessTransport, SessionExecutor,
+    TonicTransport, Transport,
 };
 use ai_tools_benches::{links, ready};
 use ai_tools_tests::feed_pb::FollowRequest;
@@ -32,7 +33,8 @@ use tonic::transport::Channel;
 
 /// Links the server holds: the list response is ~100 KB of protojson.
 const LINKS: usize = 560;
-/// Messages in the server stream the streaming benchmark collects.
+/// Messages in the server stream the streaming benchmark collects (past the
+/// 100 one call collects by default: the executor is given room for them).
 const STREAM_EVENTS: u32 = 200;
 /// Tasks in flight at once in the throughput benchmarks.
 const CONCURRENCY: usize = 64;
@@ -237,8 +239,12 @@ fn stream(c: &mut Criterion, rt: &tokio::runtime::Runtime, channel: &Channel) {
     let client = FeedServiceClient::new(channel.clone());
     let transport = TonicTransport::new(channel.clone());
     let args = format!(r#"{{"count":{STREAM_EVENTS}}}"#);
-    let conversation =
-        || feed::Executor::with_alias_manager(transport.clone(), Arc::new(AliasManager::new()));
+    let mut options = ExecutorOptions::default();
+    options.stream.max_messages = STREAM_EVENTS as usize + 1;
+    let conversation = || {
+        feed::Executor::with_alias_manager(transport.clone(), Arc::new(AliasManager::new()))
+            .with_options(options.clone())
+    };
     let collected = rt.block_on(conversation().execute("feed_follow", &args));
     assert!(!collected.is_error, "{}", collected.output);
     assert!(
@@ -246,6 +252,63 @@ fn stream(c: &mut Criterion, rt: &tokio::runtime::Runtime, channel: &Channel) {
         "the stream was cut: {}",
         collected.output
     );
+    let generated = || {
+        rt.block_on(async {
+            let mut client = client.clone();
+            let request = FollowRequest {
+                count: STREAM_EVENTS,
+                ..FollowRequest::default()
+            };
+            let mut events = client.follow(request).await.expect("follow").into_inner();
+            let mut read = Vec::new();
+            while let Some(event) = events.message().await.expect("event") {
+                read.push(event);
+            }
+            assert_eq!(read.len(), STREAM_EVENTS as usize);
+            read
+        })
+    };
+    let ours = |exec: feed::Executor<TonicTransport>| {
+        let result = rt.block_on(exec.execute("feed_follow", black_box(&args)));
+        debug_assert!(!result.is_error);
+        result
+    };
+
+    // In pairs, alternating, as `paired` measures unary calls: the server's
+    // own work per event swamps criterion's window-to-window drift.
+    let rounds = if ai_tools_benches::quick_mode() {
+        10
+    } else {
+        400
+    };
+    let (mut theirs_times, mut ours_times) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        let exec = conversation();
+        let started = Instant::now();
+        if round % 2 == 0 {
+            black_box(generated());
+            theirs_times.push(started.elapsed());
+            let started = Instant::now();
+            black_box(ours(exec));
+            ours_times.push(started.elapsed());
+        } else {
+            black_box(ours(exec));
+            ours_times.push(started.elapsed());
+            let started = Instant::now();
+            black_box(generated());
+            theirs_times.push(started.elapsed());
+        }
+    }
+    let median_micros = |mut times: Vec<Duration>| {
+        times.sort_unstable();
+        times[times.len() / 2].as_secs_f64() * 1e6
+    };
+    let (theirs, ours_median) = (median_micros(theirs_times), median_micros(ours_times));
+    println!(
+        "executor paired: stream of {STREAM_EVENTS}: {rounds} rounds, generated client median {theirs:.1} us, Executor::execute median {ours_median:.1} us, ratio {:.2}",
+        ours_median / theirs
+    );
+
     let mut group = c.benchmark_group("executor/stream");
     group
         .warm_up_time(Duration::from_secs(1))
@@ -253,33 +316,10 @@ fn stream(c: &mut Criterion, rt: &tokio::runtime::Runtime, channel: &Channel) {
         .throughput(Throughput::Elements(u64::from(STREAM_EVENTS)));
     let label = format!("{STREAM_EVENTS}_events");
     group.bench_function(BenchmarkId::new("generated_client", &label), |b| {
-        b.iter(|| {
-            rt.block_on(async {
-                let mut client = client.clone();
-                let request = FollowRequest {
-                    count: STREAM_EVENTS,
-                    ..FollowRequest::default()
-                };
-                let mut events = client.follow(request).await.expect("follow").into_inner();
-                let mut read = Vec::new();
-                while let Some(event) = events.message().await.expect("event") {
-                    read.push(event);
-                }
-                assert_eq!(read.len(), STREAM_EVENTS as usize);
-                read
-            })
-        });
+        b.iter(generated);
     });
     group.bench_function(BenchmarkId::new("ai_tools_execute", &label), |b| {
-        b.iter_batched(
-            conversation,
-            |exec| {
-                let result = rt.block_on(exec.execute("feed_follow", black_box(&args)));
-                debug_assert!(!result.is_error);
-                result
-            },
-            BatchSize::SmallInput,
-        );
+        b.iter_batched(conversation, ours, BatchSize::SmallInput);
     });
     group.finish();
 }
