@@ -2,7 +2,8 @@
 //! stream is collected into one result within its bounds, every id aliased;
 //! the result says when and why it stopped early; stopping cancels the
 //! stream at the server; per-call metadata, deadlines and progress reach
-//! the call; a stream gives each message decoded or as its bytes.
+//! the call; a stream gives each message decoded or as its bytes, and a
+//! message that does not decode ends the collection, keeping what came.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -343,4 +344,61 @@ async fn a_stream_that_only_decodes_gives_bytes_by_encoding_each_message() {
         assert_eq!(bytes, event(text).encode_to_vec());
     }
     assert!(stream.next_encoded().await.is_none());
+}
+
+/// A transport whose every stream brings one good event, then bytes that are
+/// no `Event`: as a service sending the wrong type would.
+struct GoodThenGarbled;
+
+struct GoodThenGarbledStream(Vec<Vec<u8>>);
+
+impl MessageStream for GoodThenGarbledStream {
+    fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>> {
+        unreachable!("the executor reads a stream's bytes")
+    }
+
+    fn next_encoded(&mut self) -> BoxFuture<'_, Option<Result<Vec<u8>, Status>>> {
+        let next = (!self.0.is_empty()).then(|| Ok(self.0.remove(0)));
+        Box::pin(async move { next })
+    }
+}
+
+impl Transport for GoodThenGarbled {
+    fn unary<'a>(
+        &'a self,
+        _: &'a MethodDescriptor,
+        _: DynamicMessage,
+        _: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<DynamicMessage, Status>> {
+        unreachable!("feed_follow is a stream")
+    }
+
+    fn server_streaming<'a>(
+        &'a self,
+        _: &'a MethodDescriptor,
+        _: DynamicMessage,
+        _: &'a CallOptions,
+    ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
+        let good = Event {
+            id: "0b4e7a52-5c1f-4d6e-9a3b-2f8c1d7e6a90".into(),
+            text: "fine".into(),
+        }
+        .encode_to_vec();
+        // Field 1, length 5, and one byte: cut short.
+        let garbled = vec![0x0a, 0x05, b'a'];
+        Box::pin(async move {
+            Ok(Box::new(GoodThenGarbledStream(vec![good, garbled])) as Box<dyn MessageStream>)
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_message_that_does_not_decode_ends_the_stream_keeping_what_came_before() {
+    let exec = feed::Executor::new(GoodThenGarbled);
+    let result = exec.execute("feed_follow", r#"{"count": 2}"#).await;
+    let output = ok_json(&result);
+    assert_eq!(texts(&output), ["fine"]);
+    assert_eq!(output["messages"][0]["id"], "event-1");
+    let stopped = output["stopped_early"].as_str().expect("stopped_early");
+    assert!(stopped.contains("feed.v1.Event"), "{stopped}");
 }
