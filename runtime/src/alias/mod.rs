@@ -54,7 +54,7 @@ pub enum AliasError {
 /// value (or, in text, a whole UUID token) is ever replaced, so `link-1` is
 /// never confused with `link-10` and free text is never rewritten.
 ///
-/// The manager is thread-safe; share it with an [`Arc`](std::sync::Arc). Use
+/// The manager is thread-safe; share it with an [`Arc`]. Use
 /// one per conversation (see [`Sessions`](crate::Sessions)), never one per process.
 ///
 /// # Examples
