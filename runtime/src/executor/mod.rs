@@ -471,6 +471,10 @@ impl<T: Transport> ProtoExecutor<T> {
                 let _ = self.aliases.fetch_text(&status.message).await;
                 error_result(self.status_sentence(tool, &status))
             }
+            Err(CallError::Unreadable(problem)) => error_result(format!(
+                "{} ran and the service answered, but the answer cannot be read: {problem}. A retry would fail the same way, and the call took effect: do not repeat it (when it creates or changes something, check first, for example by listing); tell the user.",
+                tool.name
+            )),
             Err(CallError::StoreBeforeCall(e)) => error_result(format!(
                 "{} could not run: {e}, so the ids in the arguments could not be resolved; nothing was sent to the service. A retry may help: try again in a moment, or tell the user.",
                 tool.name
@@ -525,9 +529,8 @@ impl<T: Transport> ProtoExecutor<T> {
         if let Some(json) = written {
             return Ok(json);
         }
-        let mut response = DynamicMessage::decode(desc.clone(), bytes).map_err(|e| {
-            CallError::Status(Status::new(Code::Internal, undecodable_response(desc, &e)))
-        })?;
+        let mut response = DynamicMessage::decode(desc.clone(), bytes)
+            .map_err(|e| CallError::Unreadable(undecodable_response(desc, &e)))?;
         self.aliased_json(&mut response, &response_plan(tool, desc))
             .await
     }
@@ -622,10 +625,13 @@ impl<T: Transport> ProtoExecutor<T> {
             bytes += size;
             let json = match self.aliased_json_of_encoded(tool, &output, &message).await {
                 Ok(json) => json,
-                // A message that does not decode ends the stream as a
-                // service failing part way would.
-                Err(CallError::Status(status)) if !messages.is_empty() => {
-                    break Some(self.status_sentence(tool, &status));
+                // A message that does not decode ends the collection; what
+                // came before it stands.
+                Err(CallError::Unreadable(problem)) if !messages.is_empty() => {
+                    break Some(format!(
+                        "after {} messages: the next one cannot be read ({problem}); the rest of the stream was not collected",
+                        messages.len()
+                    ));
                 }
                 Err(e) => return Err(e),
             };
@@ -841,6 +847,9 @@ enum CallError {
     Arguments(String),
     /// The service answered with an error status.
     Status(Status),
+    /// The service answered, but its answer does not decode as the tool's
+    /// response type: the call took effect, and what it returned is lost.
+    Unreadable(String),
     /// The service answered, but the conversation cannot take its ids.
     AliasLimit(AliasError),
     /// The alias store was down before the call: nothing was sent.
