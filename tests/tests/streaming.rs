@@ -401,7 +401,7 @@ async fn a_message_that_does_not_decode_ends_the_stream_keeping_what_came_before
     assert_eq!(output["messages"][0]["id"], "event-1");
     let stopped = output["stopped_early"].as_str().expect("stopped_early");
     assert!(
-        stopped.starts_with("after 1 messages: the next one cannot be read")
+        stopped.starts_with("after 1 message: the next one cannot be read")
             && stopped.contains("feed.v1.Event"),
         "{stopped}"
     );

@@ -589,8 +589,8 @@ impl<T: Transport> ProtoExecutor<T> {
         let stopped_early = loop {
             if messages.len() >= limits.max_messages {
                 break Some(format!(
-                    "after {} messages, the most one call collects; more may follow",
-                    limits.max_messages
+                    "after {}, the most one call collects; more may follow",
+                    messages_counted(limits.max_messages)
                 ));
             }
             let message = match tokio::time::timeout_at(deadline, stream.next_encoded()).await {
@@ -617,8 +617,8 @@ impl<T: Transport> ProtoExecutor<T> {
             let size = message.len();
             if bytes + size > limits.max_bytes {
                 break Some(format!(
-                    "after {} messages: the next one would pass {} bytes, the most one call collects; more may follow",
-                    messages.len(),
+                    "after {}: the next one would pass {} bytes, the most one call collects; more may follow",
+                    messages_counted(messages.len()),
                     limits.max_bytes
                 ));
             }
@@ -629,8 +629,8 @@ impl<T: Transport> ProtoExecutor<T> {
                 // came before it stands.
                 Err(CallError::Unreadable(problem)) if !messages.is_empty() => {
                     break Some(format!(
-                        "after {} messages: the next one cannot be read ({problem}); the rest of the stream was not collected",
-                        messages.len()
+                        "after {}: the next one cannot be read ({problem}); the rest of the stream was not collected",
+                        messages_counted(messages.len())
                     ));
                 }
                 Err(e) => return Err(e),
@@ -937,6 +937,15 @@ fn aliases_after_call(e: AliasError) -> CallError {
     match e {
         AliasError::Store(e) => CallError::StoreAfterCall(e),
         other => CallError::AliasLimit(other),
+    }
+}
+
+/// "1 message", "2 messages": how many a stream had brought when it stopped.
+fn messages_counted(n: usize) -> String {
+    if n == 1 {
+        "1 message".to_owned()
+    } else {
+        format!("{n} messages")
     }
 }
 
