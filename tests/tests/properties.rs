@@ -257,7 +257,15 @@ fn arguments_generated_from_every_rendered_schema_decode() {
         let mut aliases = BTreeMap::new();
         for fp in tool.request_aliases {
             let issued = exec.alias_manager().aliases_of(fp.prefix);
-            aliases.insert(camel(fp.field), issued.clone());
+            let json_names = json_names(fp.field);
+            assert!(
+                !json_names.is_empty(),
+                "no field `{}` in the pool",
+                fp.field
+            );
+            for json_name in json_names {
+                aliases.insert(json_name, issued.clone());
+            }
             aliases.insert(fp.field.to_owned(), issued);
         }
         let renderings = [
@@ -294,18 +302,13 @@ fn arguments_generated_from_every_rendered_schema_decode() {
     println!("figure: {cases} generated argument sets decoded (5 tools x 4 renderings x 64)");
 }
 
-fn camel(snake: &str) -> String {
-    let mut out = String::new();
-    let mut upper = false;
-    for c in snake.chars() {
-        if c == '_' {
-            upper = true;
-        } else if upper {
-            out.push(c.to_ascii_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
+/// The protojson names of every field called `name` in the links pool, as
+/// protobuf computes them (`json_name`).
+fn json_names(name: &str) -> Vec<String> {
+    gentools::descriptor_pool()
+        .all_messages()
+        .flat_map(|message| message.fields().collect::<Vec<_>>())
+        .filter(|field| field.name() == name)
+        .map(|field| field.json_name().to_owned())
+        .collect()
 }
