@@ -50,7 +50,7 @@ fn typed_update(uuid: &str) -> UpdateLinkRequest {
     }
 }
 
-/// Serves the tests crate's links service on loopback, as
+/// Serves the tests crate's links and feed services on loopback, as
 /// `ai_tools_tests::serve` does but with `TCP_NODELAY` on the accepted
 /// sockets: without it (a `TcpIncoming` built from a listener leaves Nagle
 /// on) responses wait on delayed ACKs and both clients measure the stall.
