@@ -786,12 +786,11 @@ fn with_annotations(
 /// A generated tool as an MCP tool, its `inputSchema` in `dialect`'s
 /// rendering (the texts `ai_tools!` checked at compile time).
 fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
-    let text = tool.parameters_for(dialect);
     with_annotations(
         rmcp::model::Tool::new(
             tool.name,
             tool.description,
-            schema_object(serde_json::from_str(text).unwrap_or(Value::Null)),
+            schema_object(tool.parameters_value(dialect)),
         ),
         tool.title,
         tool.hints,

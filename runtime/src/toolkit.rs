@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use ai_tools_schema::{Dialect, ToolHints, check, names};
-use serde::Deserialize as _;
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
@@ -772,7 +771,7 @@ impl Tool {
     /// ```
     pub fn parameters(&self, dialect: Dialect) -> Value {
         match &self.kind {
-            Kind::Generated { tool, .. } => parse_rendering(tool.parameters_for(dialect)),
+            Kind::Generated { tool, .. } => tool.parameters_value(dialect),
             Kind::Native(tool) => tool.parameters(dialect),
         }
     }
@@ -851,16 +850,4 @@ impl Tool {
             "parameters": self.parameters(Dialect::Gemini),
         })
     }
-}
-
-/// A rendering's JSON text as a value. The texts were written by serde_json
-/// (in the macro, or by a `ToolSet` at run time), so they parse; but a
-/// deeply nested request renders deeper than serde_json's default limit of
-/// 128 levels, which would leave the parameters `null`. Renderings are
-/// bounded by `schema::proto::MAX_NESTING_DEPTH` messages, a few JSON levels
-/// each, so parsing them without the limit stays well within a stack.
-fn parse_rendering(text: &str) -> Value {
-    let mut reader = serde_json::Deserializer::from_str(text);
-    reader.disable_recursion_limit();
-    Value::deserialize(&mut reader).unwrap_or(Value::Null)
 }

@@ -15,6 +15,8 @@ use std::sync::{LazyLock, OnceLock};
 
 use ai_tools_schema::{Dialect, RenderedTool, ToolHints};
 use prost_reflect::DescriptorPool;
+use serde::Deserialize as _;
+use serde_json::Value;
 
 /// One tool, generated at compile time from an annotated RPC.
 ///
@@ -97,6 +99,19 @@ impl AgentTool {
             Dialect::Gemini => renderings.gemini,
             Dialect::GeminiJsonSchema => renderings.gemini_json_schema,
         }
+    }
+
+    /// [`parameters_for`](Self::parameters_for) as a JSON value. The texts
+    /// were written by serde_json (in the macro, or by a `ToolSet` at run
+    /// time), so they parse; but a deeply nested request renders deeper than
+    /// serde_json's default limit of 128 levels, which would leave the
+    /// parameters `null`. Renderings are bounded by
+    /// `schema::proto::MAX_NESTING_DEPTH` messages, a few JSON levels each,
+    /// so parsing them without the limit stays well within a stack.
+    pub(crate) fn parameters_value(&self, dialect: Dialect) -> Value {
+        let mut reader = serde_json::Deserializer::from_str(self.parameters_for(dialect));
+        reader.disable_recursion_limit();
+        Value::deserialize(&mut reader).unwrap_or(Value::Null)
     }
 }
 
