@@ -276,33 +276,18 @@ fn stream(c: &mut Criterion, rt: &tokio::runtime::Runtime, channel: &Channel) {
 
     // In pairs, alternating, as `paired` measures unary calls: the server's
     // own work per event swamps criterion's window-to-window drift.
-    let rounds = if ai_tools_benches::quick_mode() {
-        10
-    } else {
-        400
-    };
+    let rounds = paired_rounds(400);
     let (mut theirs_times, mut ours_times) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         let exec = conversation();
-        let started = Instant::now();
         if round % 2 == 0 {
-            black_box(generated());
-            theirs_times.push(started.elapsed());
-            let started = Instant::now();
-            black_box(ours(exec));
-            ours_times.push(started.elapsed());
+            theirs_times.push(timed(generated));
+            ours_times.push(timed(|| ours(exec)));
         } else {
-            black_box(ours(exec));
-            ours_times.push(started.elapsed());
-            let started = Instant::now();
-            black_box(generated());
-            theirs_times.push(started.elapsed());
+            ours_times.push(timed(|| ours(exec)));
+            theirs_times.push(timed(generated));
         }
     }
-    let median_micros = |mut times: Vec<Duration>| {
-        times.sort_unstable();
-        times[times.len() / 2].as_secs_f64() * 1e6
-    };
     let (theirs, ours_median) = (median_micros(theirs_times), median_micros(ours_times));
     println!(
         "executor paired: stream of {STREAM_EVENTS}: {rounds} rounds, generated client median {theirs:.1} us, Executor::execute median {ours_median:.1} us, ratio {:.2}",
@@ -346,27 +331,11 @@ fn paired(
     in_process: &links::Executor<InProcessTransport>,
     target_uuid: &str,
 ) {
-    let rounds = |full| {
-        if ai_tools_benches::quick_mode() {
-            20
-        } else {
-            full
-        }
-    };
-    let median = |mut times: Vec<Duration>| {
-        times.sort_unstable();
-        times[times.len() / 2]
-    };
-    let timed = |f: &mut dyn FnMut()| {
-        let started = Instant::now();
-        f();
-        started.elapsed()
-    };
     for (label, rounds, tool, args) in [
-        ("small", rounds(4_000), "links_update", UPDATE_ARGS),
-        ("100KB", rounds(1_000), "links_list", LIST_ARGS),
+        ("small", paired_rounds(4_000), "links_update", UPDATE_ARGS),
+        ("100KB", paired_rounds(1_000), "links_list", LIST_ARGS),
     ] {
-        let mut generated = || {
+        let generated = || {
             let mut client = client.clone();
             if tool == "links_update" {
                 rt.block_on(client.update_link(typed_update(target_uuid)))
@@ -377,7 +346,7 @@ fn paired(
             }
             .expect("generated client call");
         };
-        let mut ours = || {
+        let ours = || {
             let result = rt.block_on(exec.execute(tool, black_box(args)));
             assert!(!result.is_error, "{}", result.output);
         };
@@ -396,7 +365,7 @@ fn paired(
         let request = DynamicMessage::decode(method.input(), request.as_slice()).expect("request");
         let transport = TonicTransport::new(channel.clone());
         let no_options = CallOptions::default();
-        let mut transport_alone = || {
+        let transport_alone = || {
             rt.block_on(transport.unary_encoded(&method, request.clone(), &no_options))
                 .expect("transport call");
         };
@@ -405,39 +374,60 @@ fn paired(
         for round in 0..rounds {
             for turn in 0..3 {
                 match (round + turn) % 3 {
-                    0 => theirs_times.push(timed(&mut generated)),
-                    1 => ours_times.push(timed(&mut ours)),
-                    _ => transport_times.push(timed(&mut transport_alone)),
+                    0 => theirs_times.push(timed(generated)),
+                    1 => ours_times.push(timed(ours)),
+                    _ => transport_times.push(timed(transport_alone)),
                 }
             }
         }
-        let micros = |times| median(times).as_secs_f64() * 1e6;
-        let (theirs, ours) = (micros(theirs_times), micros(ours_times));
+        let (theirs, ours) = (median_micros(theirs_times), median_micros(ours_times));
         println!(
             "executor paired: {label}: {rounds} rounds, generated client median {theirs:.1} us, Executor::execute median {ours:.1} us, ratio {:.2}; TonicTransport alone {:.1} us",
             ours / theirs,
-            micros(transport_times),
+            median_micros(transport_times),
         );
         // The small call only: for the large one the in-process transport's
         // own work (cloning and encoding 560 links) would swamp the measure.
         if tool == "links_update" {
-            let mut own_work = || {
+            let own_work = || {
                 let result = rt.block_on(in_process.execute(tool, black_box(args)));
                 assert!(!result.is_error, "{}", result.output);
             };
             let (mut cold_times, mut hot_times) = (Vec::new(), Vec::new());
             for _ in 0..rounds {
                 generated();
-                cold_times.push(timed(&mut own_work));
-                hot_times.push(timed(&mut own_work));
+                cold_times.push(timed(own_work));
+                hot_times.push(timed(own_work));
             }
             println!(
                 "executor paired: {label}: the executor's own work (in process) {:.1} us right after a generated-client call, {:.1} us right after itself",
-                micros(cold_times),
-                micros(hot_times),
+                median_micros(cold_times),
+                median_micros(hot_times),
             );
         }
     }
+}
+
+/// Rounds of a paired measure: `full`, or 20 in quick mode.
+fn paired_rounds(full: usize) -> usize {
+    if ai_tools_benches::quick_mode() {
+        20
+    } else {
+        full
+    }
+}
+
+/// How long `f` takes (its result kept from the optimiser).
+fn timed<T>(f: impl FnOnce() -> T) -> Duration {
+    let started = Instant::now();
+    black_box(f());
+    started.elapsed()
+}
+
+/// The median of `times`, in microseconds.
+fn median_micros(mut times: Vec<Duration>) -> f64 {
+    times.sort_unstable();
+    times[times.len() / 2].as_secs_f64() * 1e6
 }
 
 /// An executor over an in-process transport that answers `links_list` and
