@@ -95,7 +95,8 @@ const BEHAVIOR_OUTPUT_ONLY: i32 = 3;
 /// about (see [`Diagnostic`]): an invalid or duplicate tool name, an empty
 /// description, a streaming RPC annotated as a tool, a request whose schema
 /// would spell out more than [`MAX_SPELLED_OUT_FIELDS`] fields (each message
-/// counted at each use), an `alias_prefix` on a field that is not a string
+/// counted at each use) or nest messages more than [`MAX_NESTING_DEPTH`]
+/// deep (the chain is shown), an `alias_prefix` on a field that is not a string
 /// (or a repeated string) or not matching `^[a-z][a-z0-9_]*$`, and a file
 /// without any annotated method.
 ///

@@ -117,6 +117,26 @@ pub const GEMINI_FORMATS: &[&str] = &["date-time"];
 /// call's arguments come back as a `google.protobuf.Struct`, whose numbers
 /// are doubles, so a larger integer would arrive rounded (and the executor
 /// could not tell).
+///
+/// # Examples
+///
+/// Both Gemini renderings narrow an int64's bounds to it; the others keep
+/// the type's range.
+///
+/// ```
+/// use ai_tools_schema::ir::{Object, Schema};
+/// use ai_tools_schema::render::{self, GEMINI_EXACT_INTEGERS};
+/// use ai_tools_schema::Dialect;
+///
+/// let schema = Schema::object(
+///     Object::new().property("id", Schema::integer_within(i64::MIN, i64::MAX), true),
+/// );
+/// let gemini = render::parameters(&schema, Dialect::Gemini, false);
+/// assert_eq!(gemini["properties"]["id"]["maximum"], GEMINI_EXACT_INTEGERS as i64);
+/// assert_eq!(gemini["properties"]["id"]["minimum"], -GEMINI_EXACT_INTEGERS as i64);
+/// let canonical = render::parameters(&schema, Dialect::JsonSchema, false);
+/// assert_eq!(canonical["properties"]["id"]["maximum"], i64::MAX);
+/// ```
 pub const GEMINI_EXACT_INTEGERS: i128 = (1 << 53) - 1;
 
 /// How `null` is expressed.

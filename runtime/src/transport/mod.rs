@@ -102,6 +102,38 @@ pub trait MessageStream: Send {
     /// The default encodes what [`next`](Self::next) returns; a stream that
     /// receives bytes (as [`TonicTransport`](crate::TonicTransport)'s does)
     /// returns them instead.
+    ///
+    /// # Examples
+    ///
+    /// A stream that only decodes still gives bytes:
+    ///
+    /// ```
+    /// use ai_tools::{BoxFuture, MessageStream, Status};
+    /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
+    ///
+    /// struct Decoded(Vec<DynamicMessage>);
+    ///
+    /// impl MessageStream for Decoded {
+    ///     fn next(&mut self) -> BoxFuture<'_, Option<Result<DynamicMessage, Status>>> {
+    ///         let next = self.0.pop().map(Ok);
+    ///         Box::pin(async move { next })
+    ///     }
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // A `google.protobuf.Duration` of 3 s, from prost-reflect's own pool.
+    /// let duration = DescriptorPool::global()
+    ///     .get_message_by_name("google.protobuf.Duration")
+    ///     .expect("a well-known type");
+    /// let mut three_seconds = DynamicMessage::new(duration);
+    /// three_seconds.set_field_by_name("seconds", Value::I64(3));
+    /// let mut stream = Decoded(vec![three_seconds]);
+    /// let bytes = stream.next_encoded().await.expect("a message").expect("ok");
+    /// assert_eq!(bytes, [0x08, 0x03]);
+    /// assert!(stream.next_encoded().await.is_none());
+    /// # }
+    /// ```
     fn next_encoded(&mut self) -> BoxFuture<'_, Option<Result<Vec<u8>, Status>>> {
         Box::pin(async move {
             let message = self.next().await?;
