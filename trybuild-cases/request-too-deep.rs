@@ -1,0 +1,5 @@
+mod gentools {
+    ai_tools::ai_tools!("request-too-deep.proto");
+}
+
+fn main() {}
