@@ -75,6 +75,7 @@
 use std::fmt;
 
 pub mod check;
+pub mod host;
 pub mod inbound;
 pub mod ir;
 pub mod names;
@@ -86,6 +87,7 @@ pub mod render;
 #[cfg(test)]
 mod test_support;
 
+pub use host::HostProfile;
 pub use proto::tools_in_file;
 
 /// Every annotation proto this crate ships, as `(import path, source text)`.
@@ -275,6 +277,12 @@ impl ToolSpec {
     /// strictness; see [`render::parameters`].
     pub fn render(&self, dialect: Dialect) -> serde_json::Value {
         render::parameters(&self.parameters, dialect, self.strict)
+    }
+
+    /// The tool's parameters rendered for `dialect` as a model reads them
+    /// through a host of profile `host`; see [`render::parameters_for`].
+    pub fn render_for(&self, dialect: Dialect, host: HostProfile) -> serde_json::Value {
+        render::parameters_for(&self.parameters, dialect, self.strict, host)
     }
 
     /// The parameters in every dialect as minified JSON text, each checked

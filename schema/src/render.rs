@@ -52,10 +52,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value, json};
 
-use crate::Dialect;
 use crate::ir::{
     self, IntegerSchema, Kind, MapSchema, NumberSchema, Object, OneOf, Schema, StringSchema,
 };
+use crate::{Dialect, HostProfile};
 
 mod share;
 
@@ -113,31 +113,45 @@ pub const ANTHROPIC_FORMATS: &[&str] = &[
 /// which this crate does not emit).
 pub const GEMINI_FORMATS: &[&str] = &["date-time"];
 
-/// The largest integer Gemini hands back exactly: 2^53 − 1. A function
-/// call's arguments come back as a `google.protobuf.Struct`, whose numbers
-/// are doubles, so a larger integer would arrive rounded (and the executor
-/// could not tell).
+/// The largest integer a double holds exactly, 2^53 − 1 (JavaScript's
+/// `Number.MAX_SAFE_INTEGER`).
+///
+/// Where a model's arguments pass through doubles on their way to the
+/// executor (Gemini hands them back as a `google.protobuf.Struct`; a
+/// JavaScript host parses them with `JSON.parse`), an integer past it may
+/// arrive rounded, and the executor could not tell. There every integer
+/// whose range goes past it (64-bit ones) is rendered as a string of digits
+/// instead, protojson's own form of a 64-bit integer, which arrives exactly.
 ///
 /// # Examples
 ///
-/// Both Gemini renderings narrow an int64's bounds to it; the others keep
-/// the type's range.
+/// Both Gemini renderings, and any rendering for a JavaScript host, give an
+/// int64 as a string of digits; the others keep the integer and its range.
 ///
 /// ```
 /// use ai_tools_schema::ir::{Object, Schema};
-/// use ai_tools_schema::render::{self, GEMINI_EXACT_INTEGERS};
+/// use ai_tools_schema::render::{self, MAX_SAFE_INTEGER};
 /// use ai_tools_schema::Dialect;
 ///
 /// let schema = Schema::object(
-///     Object::new().property("id", Schema::integer_within(i64::MIN, i64::MAX), true),
+///     Object::new()
+///         .property("id", Schema::integer_within(i64::MIN, i64::MAX), true)
+///         .property("count", Schema::integer_within(0, MAX_SAFE_INTEGER), true),
 /// );
 /// let gemini = render::parameters(&schema, Dialect::Gemini, false);
-/// assert_eq!(gemini["properties"]["id"]["maximum"], GEMINI_EXACT_INTEGERS as i64);
-/// assert_eq!(gemini["properties"]["id"]["minimum"], -GEMINI_EXACT_INTEGERS as i64);
+/// assert_eq!(gemini["properties"]["id"]["type"], "string");
+/// assert_eq!(gemini["properties"]["count"]["type"], "integer");
 /// let canonical = render::parameters(&schema, Dialect::JsonSchema, false);
 /// assert_eq!(canonical["properties"]["id"]["maximum"], i64::MAX);
 /// ```
-pub const GEMINI_EXACT_INTEGERS: i128 = (1 << 53) - 1;
+pub const MAX_SAFE_INTEGER: i128 = (1 << 53) - 1;
+
+/// The pattern of a signed integer written as a string of digits (no
+/// leading zeros, no `-0`); its range is said in the description.
+pub const SIGNED_DIGITS_PATTERN: &str = "^(0|-?[1-9][0-9]*)$";
+
+/// The pattern of an unsigned integer written as a string of digits.
+pub const UNSIGNED_DIGITS_PATTERN: &str = "^(0|[1-9][0-9]*)$";
 
 /// How `null` is expressed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,10 +185,10 @@ pub(crate) struct Profile {
     pub(crate) pattern: bool,
     /// `minimum`/`maximum` accepted.
     pub(crate) bounds: bool,
-    /// The largest integer the provider hands back exactly, if it has one:
-    /// integer bounds are narrowed to it, so that no integer the schema
-    /// admits arrives changed.
-    pub(crate) exact_integers: Option<i128>,
+    /// The arguments pass through doubles on their way (Gemini's `Struct`,
+    /// a JavaScript host): an integer whose range goes past
+    /// [`MAX_SAFE_INTEGER`] is rendered as a string of digits.
+    pub(crate) wide_integers_as_strings: bool,
     /// Closed objects say `additionalProperties: false`.
     pub(crate) closed_keyword: bool,
     /// Objects always carry `required`, even empty.
@@ -280,7 +294,7 @@ impl Profile {
         formats: None,
         pattern: true,
         bounds: true,
-        exact_integers: None,
+        wide_integers_as_strings: false,
         closed_keyword: true,
         empty_required: false,
         type_arrays: true,
@@ -301,7 +315,7 @@ impl Profile {
         formats: Some(OPENAI_FORMATS),
         pattern: true,
         bounds: true,
-        exact_integers: None,
+        wide_integers_as_strings: false,
         closed_keyword: true,
         empty_required: true,
         type_arrays: true,
@@ -311,13 +325,34 @@ impl Profile {
         ref_siblings: false,
     };
 
+    /// What `dialect` accepts, as received by a client that changes
+    /// nothing ([`HostProfile::Exact`]).
     pub(crate) fn of(dialect: Dialect, strict: bool) -> Profile {
+        Profile::for_host(dialect, strict, HostProfile::Exact)
+    }
+
+    /// What `dialect` accepts, narrowed by what `host` does on the way:
+    /// integers as strings where it parses numbers as doubles, no `$ref`
+    /// where it refuses them.
+    pub(crate) fn for_host(dialect: Dialect, strict: bool, host: HostProfile) -> Profile {
+        let mut profile = Profile::of_dialect(dialect, strict);
+        if host.numbers_as_doubles() {
+            profile.wide_integers_as_strings = true;
+        }
+        if !host.takes_refs() {
+            profile.refs = false;
+            profile.recursion = false;
+        }
+        profile
+    }
+
+    fn of_dialect(dialect: Dialect, strict: bool) -> Profile {
         match (dialect, strict) {
             // Strict canonical tools look like the Go plugin's output: OpenAI strict.
             (Dialect::JsonSchema, true) | (Dialect::OpenAi, true) => Profile::OPENAI_STRICT,
             (Dialect::JsonSchema, false) | (Dialect::Anthropic, false) => Profile::CANONICAL,
             (Dialect::GeminiJsonSchema, _) => Profile {
-                exact_integers: Some(GEMINI_EXACT_INTEGERS),
+                wide_integers_as_strings: true,
                 ..Profile::CANONICAL
             },
             (Dialect::OpenAi, false) => Profile {
@@ -348,7 +383,7 @@ impl Profile {
                 type_arrays: false,
                 keywords: Some(GEMINI_KEYWORDS),
                 string_enums: true,
-                exact_integers: Some(GEMINI_EXACT_INTEGERS),
+                wide_integers_as_strings: true,
                 ..Profile::CANONICAL
             },
         }
@@ -389,7 +424,37 @@ impl Profile {
 /// );
 /// ```
 pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
-    let profile = Profile::of(dialect, strict);
+    parameters_for(schema, dialect, strict, HostProfile::Exact)
+}
+
+/// [`parameters`] for a model whose arguments reach the executor through a
+/// host of `host`'s profile: the dialect's rendering, with every integer a
+/// double cannot hold as a string of digits where the host parses numbers
+/// as doubles, and without `$ref` where it refuses them (recursion cut as in
+/// Gemini `parameters`, repeated messages spelled out at each use). See the
+/// [`host`](crate::host) module.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::ir::{Object, Schema};
+/// use ai_tools_schema::{render, Dialect, HostProfile};
+///
+/// let node = Schema::object(Object::new().property("next", Schema::reference("Node"), false))
+///     .clone();
+/// let schema = Schema::object(
+///     Object::new()
+///         .property("head", Schema::reference("Node"), true)
+///         .define("Node", node),
+/// );
+/// let exact = render::parameters_for(&schema, Dialect::Anthropic, false, HostProfile::Exact);
+/// assert!(exact.to_string().contains("$ref"));
+/// let javascript = render::parameters_for(&schema, Dialect::Anthropic, false, HostProfile::JavaScript);
+/// assert!(!javascript.to_string().contains("$ref"));
+/// assert_eq!(javascript["properties"]["head"]["properties"]["next"]["type"], "string");
+/// ```
+pub fn parameters_for(schema: &Schema, dialect: Dialect, strict: bool, host: HostProfile) -> Value {
+    let profile = Profile::for_host(dialect, strict, host);
     let mut defs = BTreeMap::new();
     let mut names = HashMap::new();
     collect_defs(schema, &mut defs, &mut names);
@@ -550,9 +615,15 @@ impl Renderer {
         let mut m = Map::new();
         match &s.kind {
             Kind::String(StringSchema {
-                format, pattern, ..
+                format,
+                pattern,
+                alias_prefix,
+                ..
             }) => {
                 m.insert("type".into(), "string".into());
+                if let Some(prefix) = alias_prefix {
+                    hints.push(alias_hint(prefix));
+                }
                 let mut hinted_bytes = false;
                 if let Some(f) = format {
                     if self.p.formats.is_none_or(|list| list.contains(&f.as_str())) {
@@ -571,14 +642,12 @@ impl Renderer {
                 }
             }
             Kind::Integer(IntegerSchema { minimum, maximum }) => {
+                let wide = minimum.is_none_or(|min| min < -MAX_SAFE_INTEGER)
+                    || maximum.is_none_or(|max| max > MAX_SAFE_INTEGER);
+                if wide && self.p.wide_integers_as_strings {
+                    return self.integer_as_digits(*minimum, *maximum, hints);
+                }
                 m.insert("type".into(), "integer".into());
-                let (minimum, maximum) = match self.p.exact_integers {
-                    Some(limit) => (
-                        Some(minimum.map_or(-limit, |min| min.max(-limit))),
-                        Some(maximum.map_or(limit, |max| max.min(limit))),
-                    ),
-                    None => (*minimum, *maximum),
-                };
                 self.bounds(
                     "An integer",
                     &mut m,
@@ -690,6 +759,39 @@ impl Renderer {
                 return (m, Shape::Other);
             }
         }
+        (m, Shape::Typed)
+    }
+
+    /// An integer whose range a double cannot hold, as a string of its
+    /// digits (protojson's form of a 64-bit integer), which arrives exactly
+    /// where the arguments pass through doubles. The range is said in the
+    /// description: a pattern stating int64's exact range runs past 300
+    /// characters.
+    fn integer_as_digits(
+        &self,
+        minimum: Option<i128>,
+        maximum: Option<i128>,
+        hints: &mut Vec<String>,
+    ) -> (Map<String, Value>, Shape) {
+        let mut m = Map::new();
+        m.insert("type".into(), "string".into());
+        let unsigned = minimum.is_some_and(|min| min >= 0);
+        if self.p.pattern {
+            let pattern = if unsigned {
+                UNSIGNED_DIGITS_PATTERN
+            } else {
+                SIGNED_DIGITS_PATTERN
+            };
+            m.insert("pattern".into(), pattern.into());
+        }
+        hints.push(match (minimum, maximum) {
+            (Some(min), Some(max)) => {
+                format!("An integer from {min} to {max}, as a string of digits.")
+            }
+            (Some(min), None) => format!("An integer of at least {min}, as a string of digits."),
+            (None, Some(max)) => format!("An integer of at most {max}, as a string of digits."),
+            (None, None) => "An integer, as a string of digits.".to_owned(),
+        });
         (m, Shape::Typed)
     }
 
@@ -978,6 +1080,15 @@ fn json_string(description: Option<String>, what: &str) -> Value {
         m.insert("description".into(), Value::String(d));
     }
     Value::Object(m)
+}
+
+/// What an alias field holds: the model never sees the ids behind it, so
+/// it must take one it was shown.
+fn alias_hint(prefix: &str) -> String {
+    format!(
+        "An alias like `{}`, from an earlier result.",
+        crate::names::alias(prefix, 1)
+    )
 }
 
 fn format_hint(format: &str) -> String {

@@ -2,7 +2,7 @@
 //! dialect's checker, and renderings are deterministic.
 
 use ai_tools_schema::check::check;
-use ai_tools_schema::{Dialect, ToolSpec, tools_in_file};
+use ai_tools_schema::{Dialect, HostProfile, ToolSpec, tools_in_file};
 
 fn corpus() -> Vec<ToolSpec> {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -22,9 +22,19 @@ fn every_rendering_passes_its_checker() {
     for tool in &tools {
         for dialect in Dialect::ALL {
             for strict in [false, true] {
-                let schema = ai_tools_schema::render::parameters(&tool.parameters, dialect, strict);
-                for v in check(dialect, strict, &schema) {
-                    failures.push(format!("{} {dialect} strict={strict}: {v}", tool.name));
+                for host in HostProfile::ALL {
+                    let schema = ai_tools_schema::render::parameters_for(
+                        &tool.parameters,
+                        dialect,
+                        strict,
+                        host,
+                    );
+                    for v in check(dialect, strict, &schema) {
+                        failures.push(format!(
+                            "{} {dialect} strict={strict} host={host}: {v}",
+                            tool.name
+                        ));
+                    }
                 }
             }
         }
@@ -103,7 +113,7 @@ fn corpus_aliases() {
 }
 
 /// Golden renderings of every tool of `proto/links/v1/links.proto` and of
-/// `tests/corpus.proto`, per dialect: a schema change shows as a diff to
+/// `tests/corpus.proto`, per dialect and, where it differs, per host profile: a schema change shows as a diff to
 /// review. Regenerate with
 /// `AI_TOOLS_BLESS=1 cargo test -p ai-tools-schema --test corpus golden`.
 #[test]
@@ -122,7 +132,15 @@ fn golden_renderings() {
         for tool in &tools {
             let mut per = serde_json::Map::new();
             for dialect in Dialect::ALL {
-                per.insert(dialect.to_string(), tool.render(dialect));
+                let exact = tool.render(dialect);
+                // Each host profile's rendering, where it differs.
+                for host in HostProfile::ALL {
+                    let rendered = tool.render_for(dialect, host);
+                    if rendered != exact {
+                        per.insert(format!("{dialect} for a {host} host"), rendered);
+                    }
+                }
+                per.insert(dialect.to_string(), exact);
             }
             out.insert(tool.name.clone(), serde_json::Value::Object(per));
         }
@@ -139,4 +157,56 @@ fn golden_renderings() {
             );
         }
     }
+}
+
+/// What a host profile promises: no `$ref`/`$defs` where the host refuses
+/// them, and no integer past 2^53 where it parses numbers as doubles.
+#[test]
+fn host_renderings_keep_their_profile() {
+    fn walk(v: &serde_json::Value, path: &str, host: HostProfile, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    if !host.takes_refs() && (k == "$ref" || k == "$defs") {
+                        out.push(format!("{path}/{k}: `{k}` for a host that refuses it"));
+                    }
+                    let integer = match map.get("type") {
+                        Some(serde_json::Value::String(t)) => t == "integer",
+                        Some(serde_json::Value::Array(ts)) => ts.iter().any(|t| t == "integer"),
+                        _ => false,
+                    };
+                    if host.numbers_as_doubles()
+                        && integer
+                        && (k == "minimum" || k == "maximum")
+                        && v.as_f64()
+                            .is_some_and(|n| n.abs() > 9_007_199_254_740_991.0)
+                    {
+                        out.push(format!("{path}/{k}: {v} is past what a double holds"));
+                    }
+                    walk(v, &format!("{path}/{k}"), host, out);
+                }
+            }
+            serde_json::Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    walk(v, &format!("{path}/{i}"), host, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut failures = Vec::new();
+    let mut refs_seen = false;
+    for tool in corpus() {
+        for dialect in Dialect::ALL {
+            refs_seen |= tool.render(dialect).to_string().contains("\"$ref\"");
+            for host in HostProfile::ALL {
+                let path = format!("{} {dialect} {host}", tool.name);
+                walk(&tool.render_for(dialect, host), &path, host, &mut failures);
+            }
+        }
+    }
+    // The corpus has recursive and repeated messages, so the exact
+    // renderings do use `$ref`: the check above is not vacuous.
+    assert!(refs_seen);
+    assert!(failures.is_empty(), "{failures:#?}");
 }
