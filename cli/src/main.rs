@@ -37,6 +37,10 @@ OPTIONS:
                             this service (fully qualified; repeatable)
     --forward-header NAME   (mcp --http) copy this request header into each call's
                             gRPC metadata (repeatable)
+    --host-profile NAME     what the MCP host does to schemas and arguments:
+                            javascript (default: 64-bit integers as strings of
+                            digits, which JSON.parse cannot round; no $ref) or
+                            exact (a client that changes nothing)
     -h, --help              this help
     -V, --version           the version
 
@@ -81,6 +85,7 @@ struct Args {
     stdio: bool,
     http: Option<String>,
     dialect: Option<String>,
+    host_profile: Option<ai_tools::schema::HostProfile>,
 }
 
 fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure> {
@@ -122,6 +127,10 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             "--stdio" => args.stdio = true,
             "--http" => args.http = Some(value("--http")?),
             "--dialect" => args.dialect = Some(value("--dialect")?),
+            "--host-profile" => {
+                let name = value("--host-profile")?;
+                args.host_profile = Some(name.parse().map_err(|e| usage(format!("{e}")))?);
+            }
             command @ ("mcp" | "tools") if args.command.is_empty() => {
                 args.command = command.to_owned();
             }
@@ -282,18 +291,52 @@ async fn run(args: Args) -> Result<(), Failure> {
             .generated(set.executor(transport))
             .build()
             .map_err(|e| Failure::Run(e.to_string()))?;
+        let host = args.host_profile.unwrap_or_default();
+        // The provider's shape, each tool's parameters rendered for the host.
+        let for_host = |mut all: serde_json::Value, list: &str, at: &str, dialect| {
+            let tools = toolkit.tools();
+            let items = if list.is_empty() {
+                all.as_array_mut()
+            } else {
+                all[list].as_array_mut()
+            };
+            for (item, tool) in items.into_iter().flatten().zip(tools) {
+                if let Some(slot) = item.pointer_mut(at) {
+                    *slot = tool.parameters_for_host(dialect, host);
+                }
+            }
+            all
+        };
+        use ai_tools::schema::Dialect;
         let json = match args.dialect.as_deref().unwrap_or("mcp") {
-            "openai" => toolkit.to_openai(),
-            "anthropic" => toolkit.to_anthropic(),
-            "gemini" => toolkit.to_gemini(),
+            "openai" => for_host(
+                toolkit.to_openai(),
+                "",
+                "/function/parameters",
+                Dialect::OpenAi,
+            ),
+            "anthropic" => for_host(
+                toolkit.to_anthropic(),
+                "",
+                "/input_schema",
+                Dialect::Anthropic,
+            ),
+            "gemini" => for_host(
+                toolkit.to_gemini(),
+                "functionDeclarations",
+                "/parameters",
+                Dialect::Gemini,
+            ),
+            // What `ai-tools mcp` lists.
             "mcp" => serde_json::Value::Array(
                 toolkit
                     .tools()
                     .iter()
                     .map(|tool| {
-                        serde_json::to_value(ai_tools::mcp::to_mcp_tool(
+                        serde_json::to_value(ai_tools::mcp::to_mcp_tool_for_host(
                             tool,
-                            ai_tools::schema::Dialect::JsonSchema,
+                            ai_tools::mcp::MCP_DIALECT,
+                            host,
                         ))
                         .unwrap_or_default()
                     })
@@ -323,6 +366,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             .build()
     })
     .with_server_info("ai-tools", env!("CARGO_PKG_VERSION"))
+    .with_host_profile(args.host_profile.unwrap_or_default())
     .forward_headers(args.forward_headers.iter().map(String::as_str))
     .map_err(|e| Failure::Usage(e.to_string()))?;
     if args.stdio {

@@ -79,7 +79,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ai_tools_schema::Dialect;
+use ai_tools_schema::{Dialect, HostProfile};
 pub use rmcp;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -138,6 +138,21 @@ pub enum ServeError {
     /// The task that ran the session failed.
     #[error("the MCP session task failed: {0}")]
     Task(String),
+    /// A tool's rendering for the server's host profile breaks its
+    /// dialect's documented limits (checked once, before serving).
+    #[error(
+        "tool `{tool}` cannot be listed in the {dialect} rendering for a {host} host: {violations}"
+    )]
+    Rendering {
+        /// The tool.
+        tool: String,
+        /// The server's dialect.
+        dialect: Dialect,
+        /// The server's host profile.
+        host: HostProfile,
+        /// What the dialect's checker found, joined with `; `.
+        violations: String,
+    },
     /// A header that can never be forwarded was named in
     /// [`McpServer::forward_headers`].
     #[error("header `{name}` cannot be forwarded: {why}")]
@@ -216,6 +231,7 @@ enum Source {
 pub struct McpServer {
     source: Source,
     dialect: Dialect,
+    host: HostProfile,
     info: Implementation,
     instructions: Option<String>,
     stdio_session: String,
@@ -228,6 +244,7 @@ impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpServer")
             .field("dialect", &self.dialect)
+            .field("host", &self.host)
             .field("info", &self.info)
             .finish_non_exhaustive()
     }
@@ -280,6 +297,7 @@ impl McpServer {
         Self {
             source,
             dialect: MCP_DIALECT,
+            host: HostProfile::default(),
             info: Implementation::new("ai-tools", env!("CARGO_PKG_VERSION")),
             instructions: None,
             stdio_session: "stdio".to_owned(),
@@ -404,6 +422,30 @@ impl McpServer {
         self
     }
 
+    /// The profile of the hosts the server is for (default
+    /// [`HostProfile::JavaScript`]): what they do to the tools' schemas and
+    /// to the model's arguments. The default is exact through a JavaScript
+    /// host (64-bit integers as strings of digits, which `JSON.parse`
+    /// cannot round) and works in hosts that refuse `$ref` (none is
+    /// listed). Every call is also read as coming through that host: an
+    /// integer sent as a JSON number past 2^53 is refused, as possibly
+    /// rounded, where the profile parses numbers as doubles.
+    /// [`HostProfile::Exact`] lists what [`to_mcp_tool`] gives, for a
+    /// client that changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::schema::HostProfile;
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_host_profile(HostProfile::Exact);
+    /// # let _ = server;
+    /// ```
+    pub fn with_host_profile(mut self, host: HostProfile) -> Self {
+        self.host = host;
+        self
+    }
+
     /// The name and version the server reports in `initialize`
     /// (default `ai-tools` and this crate's version).
     ///
@@ -445,8 +487,9 @@ impl McpServer {
         self
     }
 
-    /// The tools as the server lists them, in the configured dialect. For a
-    /// per-session server this builds one toolkit on a throwaway namespace.
+    /// The tools as the server lists them, in the configured dialect and
+    /// host profile. For a per-session server this builds one toolkit on a
+    /// throwaway namespace.
     ///
     /// # Errors
     ///
@@ -456,11 +499,21 @@ impl McpServer {
     ///
     /// See [`from_toolkit`](Self::from_toolkit).
     pub fn tools(&self) -> Result<Vec<rmcp::model::Tool>, ToolkitError> {
+        Ok(self.listed()?.into_iter().map(|(tool, _)| tool).collect())
+    }
+
+    /// The tools as listed, each with whether it is strict.
+    fn listed(&self) -> Result<Vec<(rmcp::model::Tool, bool)>, ToolkitError> {
         let list = |toolkit: &Toolkit| {
             toolkit
                 .tools()
                 .iter()
-                .map(|t| to_mcp_tool(t, self.dialect))
+                .map(|t| {
+                    (
+                        to_mcp_tool_for_host(t, self.dialect, self.host),
+                        t.is_strict(),
+                    )
+                })
                 .collect()
         };
         match &self.source {
@@ -473,7 +526,27 @@ impl McpServer {
 
     /// Checks the toolkit once and freezes what every session shares.
     fn prepare(self) -> Result<Arc<Shared>, ServeError> {
-        let tools = self.tools()?;
+        let listed = self.listed()?;
+        // Every rendering `ai_tools!` and the toolkit check is the exact
+        // host's; the host's own is checked here, once, before serving.
+        for (tool, strict) in &listed {
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            let strict = *strict;
+            let violations = ai_tools_schema::check::check(self.dialect, strict, &schema);
+            if !violations.is_empty() {
+                return Err(ServeError::Rendering {
+                    tool: tool.name.to_string(),
+                    dialect: self.dialect,
+                    host: self.host,
+                    violations: violations
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                });
+            }
+        }
+        let tools = listed.into_iter().map(|(tool, _)| tool).collect();
         let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(self.info)
             .with_protocol_version(MAX_PROTOCOL_VERSION);
@@ -483,6 +556,7 @@ impl McpServer {
         Ok(Arc::new(Shared {
             source: self.source,
             tools,
+            host: self.host,
             config,
             stdio_session: self.stdio_session,
             allowed_hosts: self.allowed_hosts,
@@ -729,7 +803,9 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// `tool` as an MCP tool, its `inputSchema` in `dialect`'s rendering.
+/// `tool` as an MCP tool, its `inputSchema` in `dialect`'s rendering for a
+/// client that changes nothing ([`HostProfile::Exact`]); an [`McpServer`]
+/// lists [`to_mcp_tool_for_host`] for its host profile.
 ///
 /// # Examples
 ///
@@ -753,6 +829,35 @@ pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
             tool.name().to_owned(),
             tool.description().to_owned(),
             schema_object(tool.parameters(dialect)),
+        ),
+        tool.title(),
+        tool.hints(),
+    )
+}
+
+/// `tool` as an MCP tool, its `inputSchema` in `dialect`'s rendering for
+/// hosts of profile `host` (see [`Tool::parameters_for_host`]); what an
+/// [`McpServer`] lists.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+/// use ai_tools::schema::{Dialect, HostProfile};
+/// #[derive(serde::Deserialize, ToolInput)]
+/// struct Input { order_id: u64 }
+/// let cancel = NativeTool::new::<Input, _, _>("cancel", "Cancel.", |_, i: Input| async move { i.order_id.to_string() });
+/// let toolkit = Toolkit::builder().native(cancel).build().unwrap();
+///
+/// let tool = ai_tools::mcp::to_mcp_tool_for_host(&toolkit.tools()[0], Dialect::Anthropic, HostProfile::JavaScript);
+/// assert_eq!(tool.input_schema["properties"]["order_id"]["type"], "string");
+/// ```
+pub fn to_mcp_tool_for_host(tool: &Tool, dialect: Dialect, host: HostProfile) -> rmcp::model::Tool {
+    with_annotations(
+        rmcp::model::Tool::new(
+            tool.name().to_owned(),
+            tool.description().to_owned(),
+            schema_object(tool.parameters_for_host(dialect, host)),
         ),
         tool.title(),
         tool.hints(),
@@ -836,6 +941,9 @@ fn schema_object(schema: Value) -> Arc<JsonObject> {
 struct Shared {
     source: Source,
     tools: Vec<rmcp::model::Tool>,
+    /// The profile of the hosts served: every call is read as coming
+    /// through one.
+    host: HostProfile,
     config: ServerConfig,
     stdio_session: String,
     allowed_hosts: Option<Vec<String>>,
@@ -1022,8 +1130,12 @@ impl Handler {
         context: &RequestContext<RoleServer>,
     ) -> Result<CallOptions, crate::executor::ToolResult> {
         let shared = &self.state.shared;
+        let defaults = CallOptions {
+            host: shared.call_options.host.or(Some(shared.host)),
+            ..shared.call_options.clone()
+        };
         let Some(parts) = context.extensions.get::<http::request::Parts>() else {
-            return Ok(shared.call_options.clone());
+            return Ok(defaults);
         };
         let mut forwarded = CallOptions::new();
         for name in &shared.forward_headers {
@@ -1044,7 +1156,7 @@ impl Handler {
                 // Not visible ASCII: not valid gRPC metadata, so not forwarded.
             }
         }
-        Ok(shared.call_options.overriding(&forwarded))
+        Ok(defaults.overriding(&forwarded))
     }
 }
 

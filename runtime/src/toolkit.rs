@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use ai_tools_schema::{Dialect, ToolHints, check, names};
+use ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names};
+use prost_reflect::DescriptorPool;
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
@@ -55,6 +56,14 @@ pub trait GeneratedTools: Send + Sync + 'static {
     ) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move { self.execute_tool(tool, &args.to_string(), options).await })
     }
+
+    /// The descriptors the tools' requests are read from, where the
+    /// executor has them: with them a tool is rendered for any host
+    /// ([`Tool::parameters_for_host`]); without them (the default), a
+    /// host's rendering is the one for a client that changes nothing.
+    fn descriptor_pool(&self) -> Option<&'static DescriptorPool> {
+        None
+    }
 }
 
 impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
@@ -82,6 +91,10 @@ impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, ToolResult> {
         Box::pin(self.execute_value_with(tool, args, options))
+    }
+
+    fn descriptor_pool(&self) -> Option<&'static DescriptorPool> {
+        Some(self.pool())
     }
 }
 
@@ -773,6 +786,47 @@ impl Tool {
         match &self.kind {
             Kind::Generated { tool, .. } => tool.parameters_value(dialect),
             Kind::Native(tool) => tool.parameters(dialect),
+        }
+    }
+
+    /// The parameters' schema for `dialect` as a model reads it through a
+    /// host of profile `host` (see [`HostProfile`]): for a JavaScript host,
+    /// 64-bit integers as strings of digits and no `$ref`.
+    /// [`HostProfile::Exact`] gives [`parameters`](Self::parameters). A
+    /// generated tool is rendered from its executor's descriptors once per
+    /// dialect and host, then shared; a [`GeneratedTools`] that has none
+    /// gives its exact rendering.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// use ai_tools::schema::{Dialect, HostProfile};
+    ///
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Input { order_id: i64 }
+    ///
+    /// let tool = NativeTool::new::<Input, _, _>("cancel", "Cancel an order.", |_, i: Input| async move {
+    ///     i.order_id.to_string()
+    /// });
+    /// let toolkit = Toolkit::builder().native(tool).build().unwrap();
+    /// let cancel = toolkit.get("cancel").unwrap();
+    /// let exact = cancel.parameters_for_host(Dialect::Anthropic, HostProfile::Exact);
+    /// assert_eq!(exact["properties"]["order_id"]["type"], "integer");
+    /// // `JSON.parse` would round an integer past 2^53: a string of digits arrives exactly.
+    /// let javascript = cancel.parameters_for_host(Dialect::Anthropic, HostProfile::JavaScript);
+    /// assert_eq!(javascript["properties"]["order_id"]["type"], "string");
+    /// ```
+    pub fn parameters_for_host(&self, dialect: Dialect, host: HostProfile) -> Value {
+        if host == HostProfile::Exact {
+            return self.parameters(dialect);
+        }
+        match &self.kind {
+            Kind::Generated { tool, source } => match source.descriptor_pool() {
+                Some(pool) => tool.parameters_for_host(pool, dialect, host),
+                None => tool.parameters_value(dialect),
+            },
+            Kind::Native(tool) => tool.parameters_for_host(dialect, host),
         }
     }
 

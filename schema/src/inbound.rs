@@ -86,6 +86,12 @@ pub struct Limits {
     pub max_string_bytes: usize,
     /// The most items in one array, or entries in one map (default 1,000).
     pub max_array_items: usize,
+    /// The arguments were parsed as doubles on their way (a JavaScript host:
+    /// `JSON.parse`), so an integer sent as a JSON number past
+    /// ±[`MAX_SAFE_INTEGER`](crate::render::MAX_SAFE_INTEGER) may have been
+    /// rounded, and is refused, asking for the string of its digits, the
+    /// form such a host's schema gives (default `false`).
+    pub numbers_as_doubles: bool,
 }
 
 impl Default for Limits {
@@ -95,6 +101,7 @@ impl Default for Limits {
             max_depth: 32,
             max_string_bytes: 64 * 1024,
             max_array_items: 1_000,
+            numbers_as_doubles: false,
         }
     }
 }
@@ -463,6 +470,16 @@ impl Walk<'_> {
             Value::String(s) => s.trim().parse::<i128>().ok(),
             _ => None,
         };
+        if self.limits.numbers_as_doubles
+            && value.is_number()
+            && whole.is_some_and(|n| n.abs() > crate::render::MAX_SAFE_INTEGER)
+        {
+            self.problem(format_args!(
+                "is {}, a number past 2^53 that may have been rounded on its way here; send the integer as a string of its digits",
+                value
+            ));
+            return;
+        }
         let Some(whole) = whole else {
             let got = match &*value {
                 Value::Number(n) => format!("{n}"),
@@ -537,6 +554,20 @@ impl Walk<'_> {
         // map as [{key, value}, ...]; a repeated key keeps its last value,
         // as in a JSON object.
         if let Value::Array(items) = value {
+            if self.limits.numbers_as_doubles
+                && matches!(map.key.kind, Kind::Integer(_))
+                && items.iter().any(|entry| {
+                    entry["key"]
+                        .as_number()
+                        .and_then(whole_number)
+                        .is_some_and(|n| n.abs() > crate::render::MAX_SAFE_INTEGER)
+                })
+            {
+                self.problem(
+                    "has a `key` that is a number past 2^53, which may have been rounded on its way here; send each integer key as a string of its digits",
+                );
+                return;
+            }
             match entries_to_map(items) {
                 Some(entries) => *value = Value::Object(entries),
                 None => {
@@ -1232,6 +1263,47 @@ mod tests {
                 "`m[\"-1\"]` has a key that is not an integer from 0 to 4294967295",
             ]
         );
+    }
+
+    #[test]
+    fn numbers_past_2_53_are_refused_where_they_passed_through_doubles() {
+        let schema = Schema::object(
+            Object::new()
+                .property("id", Schema::integer_within(i64::MIN, i64::MAX), false)
+                .property("small", Schema::integer_within(i32::MIN, i32::MAX), false)
+                .property(
+                    "by_id",
+                    Schema::map(
+                        Schema::integer_within(i64::MIN, i64::MAX),
+                        Schema::boolean(),
+                    ),
+                    false,
+                ),
+        );
+        let doubles = Limits {
+            numbers_as_doubles: true,
+            ..Limits::default()
+        };
+        let unshaped =
+            |mut value: Value, limits: &Limits| unshape(&schema, &mut value, limits).map(|_| value);
+        // The string of digits arrives exactly, whatever the host.
+        let exact = json!({"id": "9007199254740993", "by_id": [{"key": "-9223372036854775808", "value": true}]});
+        assert_eq!(
+            unshaped(exact, &doubles).unwrap(),
+            json!({"id": 9_007_199_254_740_993i64, "by_id": {"-9223372036854775808": true}})
+        );
+        // The largest exact number passes; one past it may be a rounded one.
+        assert!(unshaped(json!({"id": 9_007_199_254_740_991i64}), &doubles).is_ok());
+        let sent = json!({"id": 9_007_199_254_740_992i64, "by_id": [{"key": -9_007_199_254_740_993i64, "value": true}]});
+        assert_eq!(
+            unshaped(sent.clone(), &doubles).unwrap_err(),
+            [
+                "`id` is 9007199254740992, a number past 2^53 that may have been rounded on its way here; send the integer as a string of its digits",
+                "`by_id` has a `key` that is a number past 2^53, which may have been rounded on its way here; send each integer key as a string of its digits",
+            ]
+        );
+        // Without a host that parses doubles, the number is exact.
+        assert!(unshaped(sent, &Limits::default()).is_ok());
     }
 
     #[test]

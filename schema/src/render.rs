@@ -19,12 +19,29 @@
 //! | closed [`Object`] | `additionalProperties: false` | the same, `required: []` when empty | the same, `required: []` when empty | no `additionalProperties` |
 //! | string `format` | kept | kept if in OpenAI's list, else said in the description | kept if in Anthropic's list | only `date-time` |
 //! | `pattern` | kept | kept | kept | said in the description |
-//! | integer bounds | kept (GeminiJsonSchema: narrowed to ±[`GEMINI_EXACT_INTEGERS`]) | kept | said in the description | narrowed to ±[`GEMINI_EXACT_INTEGERS`] |
+//! | integer bounds | kept | kept | said in the description | kept |
+//! | an integer whose range a double cannot hold (64-bit) | `integer` with its range (GeminiJsonSchema: a string of digits) | `integer` with its range | `integer`, range in the description | a string of digits, range in the description |
+//! | a string with an alias prefix | "An alias like `link-1`, from an earlier result." in the description | the same | the same | the same |
 //!
-//! Both Gemini renderings narrow integer bounds because Gemini hands a
-//! call's arguments back as a `google.protobuf.Struct`, whose numbers are
-//! doubles: a 64-bit integer past 2^53 would arrive rounded, and the
-//! executor, which sees only the rounded number, would pass it on.
+//! Both Gemini renderings give an integer past ±[`MAX_SAFE_INTEGER`] as a
+//! string of digits (with [`SIGNED_DIGITS_PATTERN`] or
+//! [`UNSIGNED_DIGITS_PATTERN`] where the dialect takes patterns), because
+//! Gemini hands a call's arguments back as a `google.protobuf.Struct`,
+//! whose numbers are doubles: a 64-bit integer past 2^53 would arrive
+//! rounded, and the executor, which sees only the rounded number, would
+//! pass it on. A string of digits is protojson's own form of a 64-bit
+//! integer, and arrives exactly.
+//!
+//! # Host profiles
+//!
+//! [`parameters_for`] renders for a model whose arguments pass through a
+//! host of a [`HostProfile`]: where the host parses numbers as doubles (a
+//! JavaScript host), 64-bit integers go as strings of digits in every
+//! dialect, as in Gemini's; where it refuses `$ref`, every dialect renders
+//! as Gemini `parameters` does without one (a recursive type inlined
+//! [`RECURSION_UNROLL`] level then cut, a repeated message spelled out at
+//! each use). [`parameters`] is the rendering for a client that changes
+//! nothing ([`HostProfile::Exact`]).
 //!
 //! OpenAI (strict or not) also cuts objects nested deeper than
 //! [`OPENAI_MAX_DEPTH`] levels. Where an object is cut (recursion or depth) it

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 use std::time::Duration;
 
+use ai_tools_schema::HostProfile;
 use ai_tools_schema::inbound::{Limits, shorten};
 use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, MethodDescriptor,
@@ -155,6 +156,7 @@ impl ExecutorOptions {
             max_depth: self.max_argument_depth,
             max_string_bytes: self.max_string_bytes,
             max_array_items: self.max_array_items,
+            numbers_as_doubles: false,
         }
     }
 }
@@ -315,6 +317,21 @@ impl<T: Transport> ProtoExecutor<T> {
     /// ```
     pub fn tools(&self) -> &'static [&'static AgentTool] {
         self.tools
+    }
+
+    /// The descriptors requests are encoded and responses decoded with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+    /// let executor = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
+    /// assert_eq!(executor.pool().files().count(), 0);
+    /// ```
+    pub fn pool(&self) -> &'static DescriptorPool {
+        self.pool
     }
 
     /// Whether `tool` is one of this executor's tools.
@@ -501,7 +518,7 @@ impl<T: Transport> ProtoExecutor<T> {
         options: &CallOptions,
     ) -> Result<String, CallError> {
         let method = self.method(tool)?;
-        let request = self.build_request(&method.input(), args).await?;
+        let request = self.build_request(&method.input(), args, options).await?;
         if method.is_server_streaming() {
             return self.collect_stream(tool, &method, request, options).await;
         }
@@ -670,18 +687,24 @@ impl<T: Transport> ProtoExecutor<T> {
         &self,
         desc: &MessageDescriptor,
         args: Arguments<'_>,
+        options: &CallOptions,
     ) -> Result<DynamicMessage, CallError> {
         let schema = request_schema(self.pool, desc);
         let resolve = Resolve {
             aliases: &self.aliases,
             pass_unknown_uuids: self.options.pass_unknown_uuids,
         };
-        let args = prepare(&schema, args, &self.limits(), resolve)
-            .await
-            .map_err(|refusal| match refusal {
-                Refusal::Arguments(message) => CallError::Arguments(message),
-                Refusal::Store(e) => CallError::StoreBeforeCall(e),
-            })?;
+        let limits = Limits {
+            numbers_as_doubles: options.host.is_some_and(HostProfile::numbers_as_doubles),
+            ..self.limits()
+        };
+        let args =
+            prepare(&schema, args, &limits, resolve)
+                .await
+                .map_err(|refusal| match refusal {
+                    Refusal::Arguments(message) => CallError::Arguments(message),
+                    Refusal::Store(e) => CallError::StoreBeforeCall(e),
+                })?;
         deserialize(desc, args)
     }
 

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ai_tools_schema::inbound::Limits;
-use ai_tools_schema::{Dialect, ToolHints, render};
+use ai_tools_schema::{Dialect, HostProfile, ToolHints, render};
 use serde_json::Value;
 
 use crate::alias::AliasManager;
@@ -479,6 +479,13 @@ impl NativeTool {
         render::parameters(&self.input.schema, dialect, self.strict)
     }
 
+    /// The parameters' schema for `dialect` as a model reads it through a
+    /// host of profile `host`; see
+    /// [`Tool::parameters_for_host`](crate::Tool::parameters_for_host).
+    pub fn parameters_for_host(&self, dialect: Dialect, host: HostProfile) -> Value {
+        render::parameters_for(&self.input.schema, dialect, self.strict, host)
+    }
+
     /// Runs the tool with the model's arguments (JSON text; empty means
     /// `{}`) in the conversation of `aliases`: undo provider shaping, refuse
     /// unknown arguments, resolve aliases in `alias_prefix` fields (an alias
@@ -522,7 +529,11 @@ impl NativeTool {
             aliases: &aliases,
             pass_unknown_uuids: false,
         };
-        let prepared = prepare(&self.input.schema, args, &Limits::default(), resolve).await;
+        let limits = Limits {
+            numbers_as_doubles: options.host.is_some_and(HostProfile::numbers_as_doubles),
+            ..Limits::default()
+        };
+        let prepared = prepare(&self.input.schema, args, &limits, resolve).await;
         let args = match prepared {
             Ok(args) => args,
             Err(Refusal::Arguments(message)) => {

@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ai_tools_schema::HostProfile;
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage};
 
 /// A boxed, sendable future, as [`Transport::unary`] returns.
@@ -214,6 +215,13 @@ pub struct CallOptions {
     /// server-streaming call (an MCP server turns it into progress
     /// notifications).
     pub progress: Option<Progress>,
+    /// The host the model's arguments came through, if known. Where it
+    /// parses numbers as doubles ([`HostProfile::JavaScript`]), an integer
+    /// sent as a JSON number past ±(2^53 − 1) may have been rounded on the
+    /// way, so it is refused, asking for the string of its digits (the form
+    /// such a host's schema gives). An MCP server sets it to its own
+    /// profile.
+    pub host: Option<HostProfile>,
 }
 
 /// A per-call observer of a server stream's progress: called with the count
@@ -268,6 +276,7 @@ impl std::fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("metadata_keys", &keys)
             .field("progress", &self.progress.is_some())
+            .field("host", &self.host)
             .finish()
     }
 }
@@ -331,6 +340,21 @@ impl CallOptions {
         self
     }
 
+    /// Sets the host the model's arguments came through (see
+    /// [`host`](Self::host)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::schema::HostProfile;
+    /// let o = ai_tools::CallOptions::new().through_host(HostProfile::JavaScript);
+    /// assert_eq!(o.host, Some(HostProfile::JavaScript));
+    /// ```
+    pub fn through_host(mut self, host: HostProfile) -> Self {
+        self.host = Some(host);
+        self
+    }
+
     /// These options with `call`'s on top: `call`'s deadline if it has one,
     /// and for every metadata key `call` sets, only `call`'s values.
     ///
@@ -366,6 +390,7 @@ impl CallOptions {
             metadata,
             binary_metadata,
             progress: call.progress.clone().or_else(|| self.progress.clone()),
+            host: call.host.or(self.host),
         }
     }
 
