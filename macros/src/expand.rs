@@ -204,6 +204,7 @@ fn annotate(
         Some(&compiled.file_name),
         overlay.as_ref(),
         &services,
+        input.plain_fields,
     ) {
         Ok(annotated) => {
             compiled.pool = annotated.pool.clone();

@@ -4,6 +4,8 @@ use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned as _;
 use syn::{Expr, ExprLit, Lit, LitStr, Token};
 
+use ai_tools_schema::overlay::PlainFields;
+
 use crate::errors::Errors;
 
 /// `includes = ["proto", "third_party"]`
@@ -12,6 +14,11 @@ const INCLUDES: &str = "includes";
 const OVERLAY: &str = "overlay";
 /// `services = ["pkg.Service"]`
 const SERVICES: &str = "services";
+/// `plain_fields = "required"`
+const PLAIN_FIELDS: &str = "plain_fields";
+
+/// What an unknown key is told.
+const KEYS: &str = "the keys are `includes = [\"dir\", ...]`, `overlay = \"file.toml\"`, `services = [\"pkg.Service\", ...]` and `plain_fields = \"optional\" | \"required\"`";
 
 /// What `ai_tools!(...)` was given.
 pub struct MacroInput {
@@ -23,6 +30,8 @@ pub struct MacroInput {
     pub overlay: Option<LitStr>,
     /// Services exposed whole, as written.
     pub services: Vec<LitStr>,
+    /// Whether the plain fields of the services exposed whole are required.
+    pub plain_fields: PlainFields,
 }
 
 /// Every mistake in the arguments is reported, not only the first: a bad
@@ -53,6 +62,8 @@ impl Parse for MacroInput {
         let mut includes: Option<Vec<LitStr>> = None;
         let mut overlay: Option<LitStr> = None;
         let mut services: Option<Vec<LitStr>> = None;
+        let mut plain_fields: Option<PlainFields> = None;
+        let mut plain_fields_key: Option<proc_macro2::Span> = None;
         while !input.is_empty() {
             if let Err(error) = input.parse::<Token![,]>() {
                 return Err(errors.fail(error));
@@ -97,14 +108,47 @@ impl Parse for MacroInput {
                 if services.is_none() {
                     services = Some(names);
                 }
+            } else if key == PLAIN_FIELDS {
+                // plain_fields = "required"
+                if plain_fields_key.is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "duplicate `plain_fields` argument",
+                    ));
+                }
+                plain_fields_key.get_or_insert(key.span());
+                let parsed = match &value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(choice),
+                        ..
+                    }) if choice.value() == "optional" => Some(PlainFields::Optional),
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Str(choice),
+                        ..
+                    }) if choice.value() == "required" => Some(PlainFields::Required),
+                    _ => None,
+                };
+                match parsed {
+                    Some(parsed) => plain_fields = plain_fields.or(Some(parsed)),
+                    None => errors.push(syn::Error::new_spanned(
+                        value,
+                        "expected `plain_fields = \"optional\"` (the default: only `field_behavior = REQUIRED` fields of the services exposed whole are required) or `plain_fields = \"required\"` (every field that is not `optional` or in a oneof)",
+                    )),
+                }
             } else {
                 errors.push(syn::Error::new(
                     key.span(),
-                    format!(
-                        "unknown ai_tools argument `{key}`; the keys are `includes = [\"dir\", ...]`, `overlay = \"file.toml\"` and `services = [\"pkg.Service\", ...]`"
-                    ),
+                    format!("unknown ai_tools argument `{key}`; {KEYS}"),
                 ));
             }
+        }
+        if let Some(key) = plain_fields_key
+            && services.as_ref().is_none_or(Vec::is_empty)
+        {
+            errors.push(syn::Error::new(
+                key,
+                "`plain_fields` is for the services exposed whole: add `services = [\"pkg.Service\", ...]`, or remove it",
+            ));
         }
         match errors.finish() {
             Some(error) => Err(error),
@@ -113,6 +157,7 @@ impl Parse for MacroInput {
                 includes: includes.unwrap_or_default(),
                 overlay,
                 services: services.unwrap_or_default(),
+                plain_fields: plain_fields.unwrap_or_default(),
             }),
         }
     }
@@ -233,6 +278,50 @@ mod tests {
             "{messages:?}"
         );
         assert!(messages[1].contains("expected an array"), "{messages:?}");
+    }
+
+    #[test]
+    fn plain_fields() {
+        let input = parse(quote::quote!(
+            "a.proto",
+            services = ["pkg.A"],
+            plain_fields = "required"
+        ))
+        .unwrap();
+        assert_eq!(input.plain_fields, PlainFields::Required);
+        let input = parse(quote::quote!("a.proto", services = ["pkg.A"])).unwrap();
+        assert_eq!(input.plain_fields, PlainFields::Optional);
+        let error = parse(quote::quote!("a.proto", plain_fields = "required"))
+            .err()
+            .unwrap();
+        assert!(
+            error
+                .to_string()
+                .contains("`plain_fields` is for the services exposed whole"),
+            "{error}"
+        );
+        let error = parse(quote::quote!(
+            "a.proto",
+            services = ["pkg.A"],
+            plain_fields = "mandatory",
+            plain_fields = required
+        ))
+        .err()
+        .unwrap();
+        let messages = messages(error);
+        assert_eq!(messages.len(), 3, "{messages:#?}");
+        assert!(
+            messages[0].contains("expected `plain_fields = \"optional\"`"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].contains("duplicate `plain_fields`"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[2].contains("or `plain_fields = \"required\"`"),
+            "{messages:?}"
+        );
     }
 
     fn messages(error: syn::Error) -> Vec<String> {

@@ -13,6 +13,7 @@
 //!
 //! [fields."google.longrunning.GetOperationRequest.name"]
 //! alias_prefix = "operation"   # also `skip`, `usage_notes`, `description`
+//! required = true              # optional; `false` lets the model leave it out
 //! ```
 //!
 //! TOML, not a text-format proto: every diagnostic must point into the
@@ -23,6 +24,18 @@
 //! server-streaming method of the named services a tool without any
 //! annotation: the name is [`derived_tool_name`], the description the
 //! method's leading comment (or a sentence saying there is none).
+//!
+//! Which fields are required differs by mode. A method annotated inline
+//! (`rpc_tool` in the proto) keeps the rule of its author: every field that
+//! is not `optional` or a oneof member is required. The protos of a service
+//! exposed whole were written for another purpose, where a plain proto3
+//! field is one a caller may leave unset (an update request lists every
+//! field it could change), so there only fields marked
+//! `(google.api.field_behavior) = REQUIRED` are required: Google's API
+//! convention, and the executor accepts the others missing.
+//! [`PlainFields::Required`] brings the inline rule back for whole
+//! services, and the overlay's `required = true|false` (the field option
+//! `tool_field.required`) decides for one field, in any mode.
 //!
 //! Both work by writing the annotations into the descriptors themselves, as
 //! if they were written inline, so everything downstream (schemas,
@@ -42,7 +55,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
-use crate::proto::leading_comment;
+use crate::proto::{TOOL_FIELD_REQUIRED, leading_comment};
 use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
 /// A parsed overlay file.
@@ -75,6 +88,7 @@ struct FieldOverlay {
     alias_prefix: Option<String>,
     usage_notes: Option<String>,
     description: Option<String>,
+    required: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -256,10 +270,44 @@ fn snake_case(name: &str) -> String {
     out.trim_matches('_').to_owned()
 }
 
+/// Whether whole-service mode makes the plain fields of the requests it
+/// exposes required.
+///
+/// A plain field is one that is not `optional`, not a oneof member, not
+/// `(google.api.field_behavior) = REQUIRED` (nor proto2 `required`), and
+/// has no `tool_field.required` of its own, inline or from the overlay (see
+/// the [module docs](self) for why the modes differ). The choice covers
+/// every message the requests of the services' tools reach, except the
+/// tools annotated inline; a message that such a request shares with an
+/// inline tool's request is covered too (the rule is written on the
+/// message's fields).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::overlay::PlainFields;
+/// assert_eq!(PlainFields::default(), PlainFields::Optional);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum PlainFields {
+    /// The model may leave a plain field out; the server then sees it unset
+    /// (its default value). Only `field_behavior = REQUIRED` fields are
+    /// required. The default.
+    #[default]
+    Optional,
+    /// Every plain field is required, as for a method annotated inline.
+    Required,
+}
+
 /// Writes the overlay's annotations, and those of whole-service mode for
 /// `services` (fully qualified service names; declared in `file` when it is
 /// given), into the descriptors of `encoded` (a `FileDescriptorSet` of
 /// `pool`).
+///
+/// `plain_fields` says whether the plain fields of the services' requests
+/// are required ([`PlainFields`]); with [`PlainFields::Optional`] (the
+/// default) this writes `tool_field.required = false` on each of them, and
+/// never on a field whose `required` the proto or the overlay sets.
 ///
 /// The annotation protos must be in `pool` (the macro compiles them in when
 /// either is used).
@@ -269,13 +317,70 @@ fn snake_case(name: &str) -> String {
 /// Every problem, each located: a selector that matches nothing (naming the
 /// closest), an annotation given both inline and in the overlay, a service
 /// that is not in `file`, a derived name another method of the file already
-/// has (the fix: name one of them in the overlay).
+/// has (the fix: name one of them in the overlay), and a `tool_field`
+/// declared without `required` (a copy of the annotation protos older than
+/// it) where `required` is to be written.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::overlay::{annotate, PlainFields};
+/// use ai_tools_schema::{AnnotationFileResolver, Dialect};
+/// use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
+///
+/// // A proto written without ai-tools in mind.
+/// struct Memory(&'static str);
+/// impl FileResolver for Memory {
+///     fn open_file(&self, name: &str) -> Result<File, protox::Error> {
+///         match name {
+///             "books.proto" => File::from_source(name, self.0),
+///             _ => Err(protox::Error::file_not_found(name)),
+///         }
+///     }
+/// }
+/// let books = Memory(r#"
+///     syntax = "proto3";
+///     package books.v1;
+///     import "google/api/field_behavior.proto";
+///     message UpdateBookRequest {
+///       string book_id = 1 [(google.api.field_behavior) = REQUIRED];
+///       string title = 2;
+///       int32 pages = 3;
+///     }
+///     message Book { string book_id = 1; }
+///     service Books { rpc UpdateBook(UpdateBookRequest) returns (Book); }
+/// "#);
+/// let mut resolver = ChainFileResolver::new();
+/// resolver.add(books);
+/// resolver.add(AnnotationFileResolver);
+/// resolver.add(GoogleFileResolver::new());
+/// let mut compiler = protox::Compiler::with_file_resolver(resolver);
+/// compiler.include_imports(true).include_source_info(true);
+/// compiler.open_file("books.proto").expect("compiles");
+/// // Whole-service mode writes annotations: their protos must be in the pool.
+/// for annotations in ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
+///     compiler.open_file(annotations).expect("compiles");
+/// }
+/// let (pool, encoded) = (compiler.descriptor_pool(), compiler.encode_file_descriptor_set());
+///
+/// let services = ["books.v1.Books".to_owned()];
+/// let required = |plain_fields| {
+///     let annotated = annotate(&pool, &encoded, Some("books.proto"), None, &services, plain_fields)
+///         .expect("annotated");
+///     let tools = ai_tools_schema::tools_in_file(&annotated.pool, "books.proto").expect("tools");
+///     tools[0].render(Dialect::JsonSchema)["required"].clone()
+/// };
+/// // By default an update sends only what it changes.
+/// assert_eq!(required(PlainFields::Optional), serde_json::json!(["book_id"]));
+/// assert_eq!(required(PlainFields::Required), serde_json::json!(["book_id", "title", "pages"]));
+/// ```
 pub fn annotate(
     pool: &DescriptorPool,
     encoded: &[u8],
     file: Option<&str>,
     overlay: Option<&Overlay>,
     services: &[String],
+    plain_fields: PlainFields,
 ) -> Result<Annotated, Vec<Diagnostic>> {
     let origin = file.unwrap_or("the descriptor set");
     let missing = |what: &str| {
@@ -303,6 +408,16 @@ pub fn annotate(
     };
     let rpc_tool_type = message_of(&rpc_tool).ok_or_else(|| foreign(&rpc_tool))?;
     let tool_field_type = message_of(&tool_field).ok_or_else(|| foreign(&tool_field))?;
+    // A copy of the annotation protos older than `required` cannot carry it.
+    let takes_required = tool_field_type
+        .get_field(TOOL_FIELD_REQUIRED)
+        .is_some_and(|f| f.kind() == prost_reflect::Kind::Bool && !f.is_list());
+    let no_required = || {
+        format!(
+            "`{}` has no `required` field (number {TOOL_FIELD_REQUIRED}): the descriptors hold a copy of `ai/tools/v1/annotations.proto` older than it; use the one ai-tools ships (`ANNOTATION_PROTOS`)",
+            tool_field_type.full_name()
+        )
+    };
     let set_type = pool
         .get_message_by_name("google.protobuf.FileDescriptorSet")
         .ok_or_else(|| missing("`google/protobuf/descriptor.proto`"))?;
@@ -319,6 +434,10 @@ pub fn annotate(
     let mut edits: Vec<(String, Vec<i32>, ExtensionDescriptor, Value)> = Vec::new();
     // Full name → tool name, for the methods the overlay names.
     let mut overlaid_methods: HashMap<String, String> = HashMap::new();
+    // Full name → index in `edits`, for the fields the overlay names.
+    let mut overlaid_fields: HashMap<String, usize> = HashMap::new();
+    // The requests of the tools of the services exposed whole.
+    let mut whole_requests: Vec<MessageDescriptor> = Vec::new();
     let mut left_out = Vec::new();
 
     if let Some(overlay) = overlay {
@@ -407,6 +526,13 @@ pub fn annotate(
                     def.set_field_by_number(number, Value::String(value.clone()));
                 }
             }
+            if let Some(required) = entry.required {
+                if !takes_required {
+                    diags.push(overlay.diagnostic(selector, no_required()));
+                    continue;
+                }
+                def.set_field_by_number(TOOL_FIELD_REQUIRED, Value::Bool(required));
+            }
             relocate_to(
                 &mut relocations,
                 overlay,
@@ -414,6 +540,7 @@ pub fn annotate(
                 &field.parent_file(),
                 field.path(),
             );
+            overlaid_fields.insert(field.full_name().to_owned(), edits.len());
             edits.push((
                 field.parent_file().name().to_owned(),
                 field.path().to_vec(),
@@ -467,9 +594,12 @@ pub fn annotate(
             }
         }
         for method in service.methods() {
-            let annotated = method.options().has_extension(&rpc_tool)
-                || overlaid_methods.contains_key(method.full_name());
-            if annotated {
+            if method.options().has_extension(&rpc_tool) {
+                continue;
+            }
+            if overlaid_methods.contains_key(method.full_name()) {
+                // Named in the overlay, still a tool of the service.
+                whole_requests.push(method.input());
                 continue;
             }
             // A model sends one request per call: no client streams.
@@ -477,6 +607,7 @@ pub fn annotate(
                 left_out.push(method.full_name().to_owned());
                 continue;
             }
+            whole_requests.push(method.input());
             let description = leading_comment(&fd, method.path()).unwrap_or_else(|| {
                 format!(
                     "Calls `{}`; the proto gives no description.",
@@ -518,6 +649,20 @@ pub fn annotate(
             ));
         }
     }
+    if plain_fields == PlainFields::Optional {
+        let plain = crate::proto::plain_fields(&whole_requests);
+        if !takes_required && !plain.is_empty() {
+            diags.push(Diagnostic::unlocated(origin, no_required()));
+        } else {
+            optional_plain_fields(
+                plain,
+                &tool_field,
+                &tool_field_type,
+                &overlaid_fields,
+                &mut edits,
+            );
+        }
+    }
     if !diags.is_empty() {
         return Err(diags);
     }
@@ -557,6 +702,61 @@ pub fn annotate(
         left_out,
         relocations,
     })
+}
+
+/// `tool_field.required = false` for each of `plain`, the plain fields of
+/// the requests of whole services ([`PlainFields::Optional`]): added to the field's
+/// overlay entry in `edits`, or to a copy of its inline option, or as a new
+/// option. Fields left out of the schema by the overlay's `skip`, or by
+/// being `deprecated` without any `tool_field`, stay as they are (a
+/// `tool_field` option would bring a deprecated field back).
+fn optional_plain_fields(
+    plain: Vec<prost_reflect::FieldDescriptor>,
+    tool_field: &ExtensionDescriptor,
+    tool_field_type: &MessageDescriptor,
+    overlaid_fields: &HashMap<String, usize>,
+    edits: &mut Vec<(String, Vec<i32>, ExtensionDescriptor, Value)>,
+) {
+    let not_required = |def: &mut DynamicMessage| {
+        def.set_field_by_number(TOOL_FIELD_REQUIRED, Value::Bool(false));
+    };
+    for field in plain {
+        if let Some(&index) = overlaid_fields.get(field.full_name()) {
+            if let Value::Message(def) = &mut edits[index].3 {
+                let skip = def.get_field_by_number(1).and_then(|v| v.as_bool()) == Some(true);
+                if !skip && !def.has_field_by_number(TOOL_FIELD_REQUIRED) {
+                    not_required(def);
+                }
+            }
+            continue;
+        }
+        let options = field.options();
+        let mut def = if options.has_extension(tool_field) {
+            // `plain_fields` left out an inline `skip` or `required`.
+            match options.get_extension(tool_field).as_message() {
+                Some(inline) => inline.clone(),
+                None => continue,
+            }
+        } else {
+            let deprecated = field
+                .field_descriptor_proto()
+                .options
+                .as_ref()
+                .and_then(|o| o.deprecated)
+                .unwrap_or(false);
+            if deprecated {
+                continue;
+            }
+            DynamicMessage::new(tool_field_type.clone())
+        };
+        not_required(&mut def);
+        edits.push((
+            field.parent_file().name().to_owned(),
+            field.path().to_vec(),
+            tool_field.clone(),
+            Value::Message(def),
+        ));
+    }
 }
 
 /// The tool name `method`'s inline `rpc_tool` option gives, if any.
@@ -720,6 +920,7 @@ mod tests {
             Some("test.proto"),
             None,
             &["t.Things".to_owned()],
+            PlainFields::default(),
         )
         .expect("annotated");
         assert_eq!(annotated.left_out, ["t.Things.Upload", "t.Things.Chat"]);
@@ -746,6 +947,7 @@ mod tests {
             Some("test.proto"),
             None,
             &["t.Things".to_owned()],
+            PlainFields::default(),
         )
         .expect_err("two methods derive `things_get_url`, and `things_list` is taken inline");
         assert_eq!(problems.len(), 2, "{problems:?}");
@@ -776,6 +978,7 @@ mod tests {
             Some("test.proto"),
             Some(&overlay),
             &["t.Things".to_owned()],
+            PlainFields::default(),
         )
         .expect("no clash left");
         let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
@@ -801,6 +1004,7 @@ mod tests {
             Some("x.proto"),
             None,
             &["x.S".to_owned()],
+            PlainFields::default(),
         )
         .expect_err("not ai-tools' annotation");
         assert_eq!(problems.len(), 1, "{problems:?}");
@@ -810,6 +1014,225 @@ mod tests {
             "{}",
             problems[0]
         );
+    }
+
+    /// `annotate` with `services` and `overlay` on `test.proto`, then the
+    /// JSON Schema `required` of each tool, by name.
+    fn required_by_tool(
+        source: &str,
+        overlay: Option<&Overlay>,
+        plain_fields: PlainFields,
+    ) -> Result<Vec<(String, serde_json::Value)>, Vec<String>> {
+        let pool =
+            crate::test_support::compile(&format!("{}{source}", crate::test_support::HEADER));
+        let annotated = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("test.proto"),
+            overlay,
+            &["t.Books".to_owned()],
+            plain_fields,
+        )
+        .map_err(|d| d.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        let tools = crate::tools_in_file(&annotated.pool, "test.proto").map_err(|d| {
+            d.into_iter()
+                .map(|d| annotated.relocate(d).to_string())
+                .collect::<Vec<_>>()
+        })?;
+        Ok(tools
+            .iter()
+            .map(|t| {
+                let schema = t.render(crate::Dialect::JsonSchema);
+                (t.name.clone(), schema["required"].clone())
+            })
+            .collect())
+    }
+
+    const BOOKS: &str = "message Book { string book_id = 1; }
+message UpdateBookRequest {
+  string book_id = 1 [(google.api.field_behavior) = REQUIRED];
+  string title = 2;
+  string author = 3 [(ai.tools.v1.tool_field).usage_notes = 'Full name.'];
+  int32 pages = 4;
+  Details details = 5;
+  string isbn = 6 [(ai.tools.v1.tool_field).required = true];
+  string shelf = 7 [deprecated = true];
+  repeated string tags = 8;
+  map<string, string> labels = 9;
+}
+message Details { string publisher = 1; optional int32 year = 2; }
+message Own { string name = 1; }
+service Books {
+  rpc UpdateBook(UpdateBookRequest) returns (Book);
+  rpc Annotated(Own) returns (Book) {
+    option (ai.context.v1.rpc_tool) = { name: \"books_own\" description: \"Own.\" };
+  }
+}
+";
+
+    #[test]
+    fn whole_services_require_only_field_behavior_required_fields() {
+        let required = required_by_tool(BOOKS, None, PlainFields::default()).expect("tools");
+        assert_eq!(
+            required,
+            [
+                (
+                    "books_update_book".to_owned(),
+                    serde_json::json!(["book_id", "isbn"])
+                ),
+                // Annotated inline: the inline rule.
+                ("books_own".to_owned(), serde_json::json!(["name"])),
+            ]
+        );
+        let pool = crate::test_support::compile(&format!("{}{BOOKS}", crate::test_support::HEADER));
+        let annotated = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("test.proto"),
+            None,
+            &["t.Books".to_owned()],
+            PlainFields::Optional,
+        )
+        .expect("annotated");
+        let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
+        let update = tools[0].render(crate::Dialect::JsonSchema);
+        // Nested messages too; an inline option keeps what it said; the
+        // deprecated field stays out (an option would bring it back).
+        assert_eq!(
+            update["properties"]["details"]["required"],
+            serde_json::Value::Null,
+            "{update:#}"
+        );
+        assert!(
+            update["properties"]["author"]["description"]
+                .as_str()
+                .is_some_and(|d| d.contains("Full name.")),
+            "{update:#}"
+        );
+        assert!(update["properties"].get("shelf").is_none(), "{update:#}");
+
+        // The inline rule, asked for.
+        let required = required_by_tool(BOOKS, None, PlainFields::Required).expect("tools");
+        assert_eq!(
+            required[0].1,
+            serde_json::json!([
+                "book_id", "title", "author", "pages", "details", "isbn", "tags", "labels"
+            ])
+        );
+    }
+
+    #[test]
+    fn the_overlay_sets_required_and_whole_services_never_override_it() {
+        let overlay = Overlay::parse(
+            "tools.toml",
+            "[fields.\"t.UpdateBookRequest.title\"]\nrequired = true\n\n[fields.\"t.UpdateBookRequest.pages\"]\ndescription = \"How many pages.\"\n\n[fields.\"t.Details.publisher\"]\nskip = true\n\n[fields.\"t.Own.name\"]\nrequired = false\n",
+        )
+        .expect("a valid overlay");
+        let required =
+            required_by_tool(BOOKS, Some(&overlay), PlainFields::Optional).expect("tools");
+        assert_eq!(
+            required,
+            [
+                (
+                    "books_update_book".to_owned(),
+                    serde_json::json!(["book_id", "title", "isbn"])
+                ),
+                ("books_own".to_owned(), serde_json::Value::Null),
+            ]
+        );
+        // Without whole services the overlay's `required` still decides.
+        let pool = crate::test_support::compile(&format!("{}{BOOKS}", crate::test_support::HEADER));
+        let annotated = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("test.proto"),
+            Some(&overlay),
+            &[],
+            PlainFields::Optional,
+        )
+        .expect("annotated");
+        let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
+        assert_eq!(tools.len(), 1);
+        assert_eq!(
+            tools[0].render(crate::Dialect::JsonSchema)["required"],
+            serde_json::Value::Null
+        );
+    }
+
+    #[test]
+    fn an_overlay_required_that_contradicts_the_proto_is_an_error_in_the_overlay() {
+        let overlay = Overlay::parse(
+            "tools.toml",
+            "[fields.\"t.UpdateBookRequest.title\"]\nrequired = true\n\n[fields.\"t.UpdateBookRequest.book_id\"]\nrequired = false\n",
+        )
+        .expect("a valid overlay");
+        let problems = required_by_tool(BOOKS, Some(&overlay), PlainFields::Optional)
+            .expect_err("a contradiction");
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("tools.toml:4:9: ")
+                && problems[0].contains("field `t.UpdateBookRequest.book_id` is `(google.api.field_behavior) = REQUIRED`"),
+            "{}",
+            problems[0]
+        );
+
+        // Given inline and in the overlay: an error, as for every key.
+        let overlay = Overlay::parse(
+            "tools.toml",
+            "[fields.\"t.UpdateBookRequest.isbn\"]\nrequired = false\n",
+        )
+        .expect("a valid overlay");
+        let problems =
+            required_by_tool(BOOKS, Some(&overlay), PlainFields::Optional).expect_err("a conflict");
+        assert!(
+            problems[0].starts_with("tools.toml:1:9: ")
+                && problems[0].contains("`t.UpdateBookRequest.isbn` already has an inline `tool_field` option (test.proto:"),
+            "{problems:#?}"
+        );
+
+        let wrong = Overlay::parse(
+            "tools.toml",
+            "[fields.\"t.Own.name\"]\nrequired = \"yes\"\n",
+        )
+        .expect_err("not a boolean");
+        assert!(
+            wrong[0].to_string().starts_with("tools.toml:2:"),
+            "{}",
+            wrong[0]
+        );
+    }
+
+    #[test]
+    fn an_annotation_proto_without_required_is_an_error_where_it_is_needed() {
+        // An older copy of `ai/tools/v1/annotations.proto`, shadowing ours.
+        let old = "syntax = \"proto3\";\npackage ai.tools.v1;\nimport \"google/protobuf/descriptor.proto\";\nmessage ToolFieldOptions { bool skip = 1; string alias_prefix = 2; string usage_notes = 3; string description = 4; }\nextend google.protobuf.FieldOptions { ToolFieldOptions tool_field = 52105; }\n";
+        let source = "syntax = \"proto3\";\npackage t;\nimport \"ai/context/v1/annotations.proto\";\nimport \"ai/tools/v1/annotations.proto\";\nmessage Req { string name = 1; }\nservice Books { rpc Get(Req) returns (Req); }\n";
+        let pool = crate::test_support::compile_files(
+            &[
+                ("test.proto", source),
+                ("ai/tools/v1/annotations.proto", old),
+            ],
+            "test.proto",
+        );
+        let run = |plain_fields| {
+            annotate(
+                &pool,
+                &pool.encode_to_vec(),
+                Some("test.proto"),
+                None,
+                &["t.Books".to_owned()],
+                plain_fields,
+            )
+        };
+        let problems = run(PlainFields::Optional).expect_err("cannot write `required`");
+        assert!(
+            problems[0]
+                .message
+                .contains("has no `required` field (number 5)"),
+            "{problems:?}"
+        );
+        // Nothing to write, nothing missing.
+        assert!(run(PlainFields::Required).is_ok());
     }
 
     #[test]

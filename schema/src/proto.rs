@@ -46,9 +46,18 @@
 //!   `deprecated` fields unless they carry a `tool_field` option (an
 //!   annotated method is a tool even when `deprecated`: its `rpc_tool`
 //!   option says so);
-//! - a property is required unless it is `optional` (proto3 `optional`, or a
-//!   proto2 singular non-`required` field) or a oneof member; a field with
-//!   `field_behavior = REQUIRED` is always required;
+//! - a property is required as `(ai.tools.v1.tool_field).required` says when
+//!   it is set; unset, it is required unless it is `optional` (proto3
+//!   `optional`, or a proto2 singular non-`required` field) or a oneof
+//!   member, and a field with `field_behavior = REQUIRED` (or proto2
+//!   `required`) is always required. That is the rule for methods annotated
+//!   inline. Whole-service mode ([`crate::overlay::annotate`]) writes
+//!   `required: false` on the plain fields of the requests it exposes
+//!   (unless told [`crate::overlay::PlainFields::Required`]), so there only
+//!   `field_behavior = REQUIRED` fields are required, as in Google's API
+//!   convention. `required: false` on a `REQUIRED` field is an error (the
+//!   server would refuse the request), and so is `required: true` on a field
+//!   left out of the schema or on a member of a oneof of two or more;
 //! - a field's description is `tool_field.description`, else its leading
 //!   comment, else (for message fields) the message's comment, then
 //!   `tool_field.usage_notes` after a blank line; enum fields list the
@@ -83,6 +92,8 @@ const IDEMPOTENCY_IDEMPOTENT: i32 = 2;
 const BEHAVIOR_REQUIRED: i32 = 2;
 /// `google.api.FieldBehavior.OUTPUT_ONLY`
 const BEHAVIOR_OUTPUT_ONLY: i32 = 3;
+/// `ai.tools.v1.ToolFieldOptions.required`
+pub(crate) const TOOL_FIELD_REQUIRED: u32 = 5;
 
 /// Finds the tools of `file`: the annotated methods of the services declared
 /// in it (not in its imports), in declaration order.
@@ -97,8 +108,11 @@ const BEHAVIOR_OUTPUT_ONLY: i32 = 3;
 /// would spell out more than [`MAX_SPELLED_OUT_FIELDS`] fields (each message
 /// counted at each use) or nest messages more than [`MAX_NESTING_DEPTH`]
 /// deep (the chain is shown), an `alias_prefix` on a field that is not a string
-/// (or a repeated string) or not matching `^[a-z][a-z0-9_]*$`, and a file
-/// without any annotated method.
+/// (or a repeated string) or not matching `^[a-z][a-z0-9_]*$`, a
+/// `tool_field.required` that contradicts the field (`false` on a
+/// `field_behavior = REQUIRED` or proto2 `required` field; `true` on a field
+/// left out of the schema or on a member of a oneof of two or more), and a
+/// file without any annotated method.
 ///
 /// # Examples
 ///
@@ -273,7 +287,8 @@ pub fn tools_in_file_each(
             )));
     }
 
-    // Alias prefixes: every message the tools reach, and every message of the file.
+    // Alias prefixes and `required`: every message the tools reach, and
+    // every message of the file.
     let mut messages: Vec<MessageDescriptor> = Vec::new();
     let mut visited = HashSet::new();
     for service in fd.services() {
@@ -289,7 +304,19 @@ pub fn tools_in_file_each(
     }
     for message in &messages {
         for field in message.fields() {
-            let Some(prefix) = ann.tool_field(&field).alias_prefix else {
+            let field_ann = ann.tool_field(&field);
+            if let Some(problem) = ann.required_problem(&field, &field_ann) {
+                let file = field.parent_file();
+                let at = option_location_field(
+                    &file,
+                    field.path(),
+                    FIELD_OPTIONS,
+                    TOOL_FIELD_EXTENSION,
+                    i32::try_from(TOOL_FIELD_REQUIRED).unwrap_or(i32::MAX),
+                );
+                diags.push(diag(&file, at, problem));
+            }
+            let Some(prefix) = field_ann.alias_prefix else {
                 continue;
             };
             let file = field.parent_file();
@@ -356,6 +383,40 @@ pub fn tools_in_file_each(
 pub fn message_schema(message: &MessageDescriptor) -> Schema {
     let ann = Annotations::new(message.parent_pool());
     ann.root_schema(message, recursive_messages(&ann, message))
+}
+
+/// The fields of the messages `roots` reach (well-known types and map
+/// entries aside) whose property only the default rule makes required: not
+/// `optional`, not a oneof member, not `field_behavior = REQUIRED` nor
+/// proto2 `required`, not left out by `skip` or `OUTPUT_ONLY`, and without
+/// a `tool_field.required` of their own. A `deprecated` field without a
+/// `tool_field` option is among them, though the schema leaves it out.
+/// Whole-service mode writes `required: false` on these
+/// ([`crate::overlay::PlainFields::Optional`]).
+pub(crate) fn plain_fields(roots: &[MessageDescriptor]) -> Vec<FieldDescriptor> {
+    let Some(first) = roots.first() else {
+        return Vec::new();
+    };
+    let ann = Annotations::new(first.parent_pool());
+    let (mut visited, mut messages) = (HashSet::new(), Vec::new());
+    for root in roots {
+        reachable(root, &mut visited, &mut messages);
+    }
+    messages
+        .iter()
+        .filter(|m| !m.is_map_entry() && well_known(m).is_none())
+        .flat_map(MessageDescriptor::fields)
+        .filter(|field| {
+            let a = ann.tool_field(field);
+            a.required.is_none()
+                && !a.skip
+                && !a.output_only
+                && !a.behavior_required
+                && field.cardinality() != Cardinality::Required
+                && real_oneof(field).is_none()
+                && !is_optional(field)
+        })
+        .collect()
 }
 
 /// The leading comment of the element at `path` in `file`: comment lines with
@@ -437,7 +498,11 @@ struct FieldAnnotations {
     usage_notes: Option<String>,
     description: Option<String>,
     output_only: bool,
-    required: bool,
+    /// `field_behavior = REQUIRED`.
+    behavior_required: bool,
+    /// `tool_field.required`, when set: it decides whether the property is
+    /// required.
+    required: Option<bool>,
     /// The field carries a `tool_field` option at all.
     annotated: bool,
 }
@@ -515,6 +580,9 @@ impl Annotations {
             out.alias_prefix = string_field(msg, 2).filter(|s| !s.is_empty());
             out.usage_notes = string_field(msg, 3).filter(|s| !s.trim().is_empty());
             out.description = string_field(msg, 4).filter(|s| !s.trim().is_empty());
+            out.required = msg
+                .has_field_by_number(TOOL_FIELD_REQUIRED)
+                .then(|| bool_field(msg, TOOL_FIELD_REQUIRED));
         }
         if let Some(ext) = &self.field_behavior
             && options.has_extension(ext)
@@ -527,7 +595,7 @@ impl Annotations {
             for v in values {
                 match v.as_enum_number() {
                     Some(BEHAVIOR_OUTPUT_ONLY) => out.output_only = true,
-                    Some(BEHAVIOR_REQUIRED) => out.required = true,
+                    Some(BEHAVIOR_REQUIRED) => out.behavior_required = true,
                     _ => {}
                 }
             }
@@ -626,15 +694,50 @@ impl Annotations {
     ) -> impl Iterator<Item = (FieldDescriptor, FieldAnnotations)> + 'm {
         message.fields().filter_map(|field| {
             let ann = self.tool_field(&field);
-            let deprecated = field
-                .field_descriptor_proto()
-                .options
-                .as_ref()
-                .and_then(|o| o.deprecated)
-                .unwrap_or(false);
-            let exposed = !ann.skip && !ann.output_only && (!deprecated || ann.annotated);
-            exposed.then_some((field, ann))
+            exposed(&field, &ann).then_some((field, ann))
         })
+    }
+
+    /// What is wrong with `field`'s `tool_field.required`, if it is set and
+    /// contradicts the server's contract or means nothing.
+    fn required_problem(&self, field: &FieldDescriptor, ann: &FieldAnnotations) -> Option<String> {
+        let name = field.full_name();
+        match ann.required? {
+            false if ann.behavior_required || field.cardinality() == Cardinality::Required => {
+                let contract = if ann.behavior_required {
+                    "`(google.api.field_behavior) = REQUIRED`"
+                } else {
+                    "a proto2 `required` field"
+                };
+                Some(format!(
+                    "field `{name}` is {contract}, so the server refuses a request without it, but its `tool_field` says `required: false`; remove `required: false`: the model must send this field"
+                ))
+            }
+            true if ann.skip || ann.output_only => {
+                let why = if ann.skip {
+                    "`skip: true`"
+                } else {
+                    "`(google.api.field_behavior) = OUTPUT_ONLY`"
+                };
+                Some(format!(
+                    "field `{name}` is left out of the tool schema ({why}), so `required: true` asks for a field the model never sees; remove one of the two"
+                ))
+            }
+            true => {
+                let oneof = real_oneof(field)?;
+                let members = oneof
+                    .fields()
+                    .filter(|member| exposed(member, &self.tool_field(member)))
+                    .count();
+                (members > 1).then(|| {
+                    format!(
+                        "field `{name}` is a member of oneof `{}`, whose one property holds exactly one of its {members} members and may be left out; `required: true` cannot apply to one member: remove it",
+                        oneof.name()
+                    )
+                })
+            }
+            false => None,
+        }
     }
 }
 
@@ -672,18 +775,17 @@ impl Builder<'_> {
             if let PKind::Enum(e) = field.kind() {
                 description = join(description, self.ann.enum_value_notes(&e));
             }
-            if let Some(notes) = ann.usage_notes {
+            if let Some(notes) = &ann.usage_notes {
                 description = join(description, Some(notes.trim().to_owned()));
             }
             schema.description = description;
             let oneof = real_oneof(&field);
-            let optional = oneof.is_some() || is_optional(&field);
             let property = Property {
                 name: field.name().to_owned(),
                 json_name: (field.json_name() != field.name())
                     .then(|| field.json_name().to_owned()),
                 schema,
-                required: ann.required || !optional,
+                required: is_required(&field, &ann),
             };
             match oneof {
                 Some(oneof) if oneof_sizes[oneof.full_name()] > 1 => {
@@ -859,6 +961,32 @@ fn join(a: Option<String>, b: Option<String>) -> Option<String> {
 /// The real (not synthetic `optional`) oneof of a field.
 fn real_oneof(field: &FieldDescriptor) -> Option<OneofDescriptor> {
     field.containing_oneof().filter(|o| !o.is_synthetic())
+}
+
+/// Whether `field` appears in the schema: not `skip`, not `OUTPUT_ONLY`,
+/// and not `deprecated` unless a `tool_field` option says the model should
+/// still see it.
+fn exposed(field: &FieldDescriptor, ann: &FieldAnnotations) -> bool {
+    let deprecated = field
+        .field_descriptor_proto()
+        .options
+        .as_ref()
+        .and_then(|o| o.deprecated)
+        .unwrap_or(false);
+    !ann.skip && !ann.output_only && (!deprecated || ann.annotated)
+}
+
+/// Whether the property of `field` is required: `tool_field.required` when
+/// set, else `field_behavior = REQUIRED`, else the field is neither
+/// `optional` nor a oneof member. A `required: false` that contradicts the
+/// server's contract (`REQUIRED`, a proto2 `required` field) is a diagnostic
+/// of [`tools_in_file`]; here the contract wins.
+fn is_required(field: &FieldDescriptor, ann: &FieldAnnotations) -> bool {
+    let contract = ann.behavior_required || field.cardinality() == Cardinality::Required;
+    match ann.required {
+        Some(required) => required || contract,
+        None => contract || !(real_oneof(field).is_some() || is_optional(field)),
+    }
 }
 
 /// Proto3 `optional`, or a proto2/editions singular non-`required` field.
@@ -1923,6 +2051,103 @@ message Req {
             schema["required"],
             json!(["must", "plain", "old_but_shown"])
         );
+    }
+
+    #[test]
+    fn tool_field_required_decides_when_set() {
+        let messages = "message Req {
+  string may = 1 [(ai.tools.v1.tool_field).required = false];
+  optional string must = 2 [(ai.tools.v1.tool_field).required = true];
+  string plain = 3;
+  repeated string tags = 4 [(ai.tools.v1.tool_field) = { required: false, usage_notes: 'Any.' }];
+  oneof only { string alone = 5 [(ai.tools.v1.tool_field).required = true]; }
+  string also_required = 6 [(google.api.field_behavior) = REQUIRED, (ai.tools.v1.tool_field).required = true];
+  optional string unset = 7 [(ai.tools.v1.tool_field).usage_notes = 'No `required`: the default rule.'];
+}";
+        let schema = params(messages, Dialect::JsonSchema, false);
+        assert_eq!(
+            schema["required"],
+            json!(["must", "plain", "alone", "also_required"])
+        );
+        // OpenAI strict lists every property; a required one is not nullable.
+        let strict = params(messages, Dialect::OpenAi, true);
+        assert_eq!(strict["properties"]["must"]["type"], "string");
+        assert_eq!(
+            strict["properties"]["may"]["type"],
+            json!(["string", "null"])
+        );
+    }
+
+    #[test]
+    fn a_required_that_contradicts_the_field_is_a_located_error() {
+        let diags = diagnostics(&with_tool(
+            "message Req {
+  string id = 1 [(google.api.field_behavior) = REQUIRED, (ai.tools.v1.tool_field).required = false];
+  string secret = 2 [(ai.tools.v1.tool_field) = { skip: true required: true }];
+  string etag = 3 [(google.api.field_behavior) = OUTPUT_ONLY, (ai.tools.v1.tool_field).required = true];
+  oneof target {
+    string email = 4 [(ai.tools.v1.tool_field).required = true];
+    string phone = 5;
+  }
+  oneof single { string alone = 6 [(ai.tools.v1.tool_field).required = false]; }
+  string hidden = 7 [(ai.tools.v1.tool_field) = { skip: true required: false }];
+}",
+            false,
+        ));
+        assert_eq!(diags.len(), 4, "{diags:#?}");
+        // At the option's `required`, in the proto (HEADER is 5 lines).
+        assert!(diags[0].starts_with("test.proto:7:"), "{}", diags[0]);
+        assert!(
+            diags[0].contains("field `t.Req.id` is `(google.api.field_behavior) = REQUIRED`")
+                && diags[0].contains("remove `required: false`"),
+            "{}",
+            diags[0]
+        );
+        assert!(diags[1].starts_with("test.proto:8:"), "{}", diags[1]);
+        assert!(
+            diags[1].contains("field `t.Req.secret` is left out of the tool schema (`skip: true`)"),
+            "{}",
+            diags[1]
+        );
+        assert!(diags[2].starts_with("test.proto:9:"), "{}", diags[2]);
+        assert!(diags[2].contains("`t.Req.etag`") && diags[2].contains("OUTPUT_ONLY"));
+        assert!(diags[3].starts_with("test.proto:11:"), "{}", diags[3]);
+        assert!(
+            diags[3].contains("field `t.Req.email` is a member of oneof `target`")
+                && diags[3].contains("cannot apply to one member"),
+            "{}",
+            diags[3]
+        );
+    }
+
+    #[test]
+    fn proto2_required_fields_cannot_be_made_optional() {
+        let source = "syntax = \"proto2\";\npackage t;\nimport \"ai/context/v1/annotations.proto\";\nimport \"ai/tools/v1/annotations.proto\";\nmessage Req {\n  required string id = 1 [(ai.tools.v1.tool_field).required = false];\n  optional string note = 2 [(ai.tools.v1.tool_field).required = true];\n}\nmessage Resp {}\nservice S {\n  rpc M(Req) returns (Resp) {\n    option (ai.context.v1.rpc_tool) = { name: \"t\" description: \"Do it.\" };\n  }\n}\n";
+        let pool = compile(source);
+        let diags: Vec<String> = tools_in_file(&pool, "test.proto")
+            .expect_err("a proto2 `required` field")
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        assert!(
+            diags[0].starts_with("test.proto:6:")
+                && diags[0].contains("field `t.Req.id` is a proto2 `required` field"),
+            "{}",
+            diags[0]
+        );
+        // `message_schema` builds anyway: the contract wins, and `required:
+        // true` makes an `optional` field required.
+        let schema = message_schema(&pool.get_message_by_name("t.Req").expect("Req"));
+        let required: Vec<(&str, bool)> = match &schema.kind {
+            Kind::Object(object) => object
+                .properties
+                .iter()
+                .map(|p| (p.name.as_str(), p.required))
+                .collect(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(required, [("id", true), ("note", true)]);
     }
 
     #[test]

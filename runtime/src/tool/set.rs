@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::time::Duration;
 
-use ai_tools_schema::overlay::{Overlay, annotate};
+use ai_tools_schema::overlay::{Overlay, PlainFields, annotate};
 use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
 use prost_reflect::DescriptorPool;
 
@@ -32,6 +32,11 @@ pub struct ToolSetOptions {
     pub overlay: Option<Overlay>,
     /// Services whose every unary and server-streaming method is a tool.
     pub services: Vec<String>,
+    /// Whether the plain fields of those services' requests (not
+    /// `optional`, not in a oneof, not `field_behavior = REQUIRED`) are
+    /// required: [`PlainFields::Optional`] unless set (see
+    /// [`ai_tools_schema::overlay`] for why).
+    pub plain_fields: PlainFields,
     /// How long `ToolSet::from_reflection` (feature `reflection`) may take
     /// for the whole exchange with the server, connecting included:
     /// [`DEFAULT_REFLECTION_TIMEOUT`] unless set.
@@ -49,6 +54,7 @@ impl Default for ToolSetOptions {
         Self {
             overlay: None,
             services: Vec::new(),
+            plain_fields: PlainFields::Optional,
             reflection_timeout: DEFAULT_REFLECTION_TIMEOUT,
         }
     }
@@ -78,6 +84,27 @@ impl ToolSetOptions {
     /// qualified name).
     pub fn service(mut self, service: impl Into<String>) -> Self {
         self.services.push(service.into());
+        self
+    }
+
+    /// Says whether the plain fields of the services exposed whole are
+    /// required; by default they are optional, and only
+    /// `(google.api.field_behavior) = REQUIRED` fields are required (an
+    /// overlay's `required` decides for one field either way).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::schema::overlay::PlainFields;
+    ///
+    /// let options = ai_tools::ToolSetOptions::new()
+    ///     .service("google.longrunning.Operations")
+    ///     .plain_fields(PlainFields::Required);
+    /// assert_eq!(options.plain_fields, PlainFields::Required);
+    /// assert_eq!(ai_tools::ToolSetOptions::new().plain_fields, PlainFields::Optional);
+    /// ```
+    pub fn plain_fields(mut self, plain_fields: PlainFields) -> Self {
+        self.plain_fields = plain_fields;
         self
     }
 }
@@ -174,6 +201,7 @@ impl ToolSet {
                 None,
                 options.overlay.as_ref(),
                 &options.services,
+                options.plain_fields,
             )
             .map_err(|diagnostics| ToolSetError {
                 problems: diagnostics.iter().map(ToString::to_string).collect(),

@@ -141,6 +141,7 @@ fn compile(corpus: &Corpus) -> Result<(DescriptorPool, String), String> {
         Some(&name),
         Some(&parsed),
         &[],
+        ai_tools::schema::overlay::PlainFields::default(),
     )
     .map_err(|d| format!("{d:?}"))?;
     Ok((annotated.pool, name))
