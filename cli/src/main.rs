@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use ai_tools::mcp::McpServer;
-use ai_tools::schema::overlay::Overlay;
+use ai_tools::schema::overlay::{Overlay, PlainFields};
 use ai_tools::{TonicTransport, ToolSet, ToolSetOptions, Toolkit};
 use protox::file::{
     ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
@@ -35,6 +35,11 @@ OPTIONS:
     --overlay FILE          tool annotations from outside the protos (TOML)
     --service NAME          expose every unary and server-streaming method of
                             this service (fully qualified; repeatable)
+    --plain-fields optional|required
+                            whether the --service tools require the fields that
+                            are not optional, in a oneof or marked
+                            field_behavior = REQUIRED (default optional: the
+                            model sends only what it means to set)
     --forward-header NAME   (mcp --http) copy this request header into each call's
                             gRPC metadata (repeatable)
     --host-profile NAME     what the MCP host does to schemas and arguments:
@@ -81,6 +86,7 @@ struct Args {
     includes: Vec<PathBuf>,
     overlay: Option<PathBuf>,
     services: Vec<String>,
+    plain_fields: Option<PlainFields>,
     forward_headers: Vec<String>,
     stdio: bool,
     http: Option<String>,
@@ -123,6 +129,18 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             "-I" | "--include" => args.includes.push(value("-I")?.into()),
             "--overlay" => args.overlay = Some(value("--overlay")?.into()),
             "--service" => args.services.push(value("--service")?),
+            "--plain-fields" => {
+                let choice = value("--plain-fields")?;
+                args.plain_fields = Some(match choice.as_str() {
+                    "optional" => PlainFields::Optional,
+                    "required" => PlainFields::Required,
+                    _ => {
+                        return Err(usage(format!(
+                            "`--plain-fields {choice}`: use `optional` (only fields marked field_behavior = REQUIRED are required) or `required` (every field that is not optional or in a oneof)"
+                        )));
+                    }
+                });
+            }
             "--forward-header" => args.forward_headers.push(value("--forward-header")?),
             "--stdio" => args.stdio = true,
             "--http" => args.http = Some(value("--http")?),
@@ -156,6 +174,11 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
     }
     if args.reflection_timeout.is_some() && !args.reflection {
         return Err(usage("`--reflection-timeout` is for `--reflection`".into()));
+    }
+    if args.plain_fields.is_some() && args.services.is_empty() {
+        return Err(usage(
+            "`--plain-fields` is for the services exposed whole: give `--service NAME`".into(),
+        ));
     }
     if args.reflection && args.grpc.is_none() {
         return Err(usage(
@@ -245,6 +268,9 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
     }
     for service in &args.services {
         options = options.service(service.clone());
+    }
+    if let Some(plain_fields) = args.plain_fields {
+        options = options.plain_fields(plain_fields);
     }
     if let Some(timeout) = args.reflection_timeout {
         options = options.reflection_timeout(timeout);
@@ -473,5 +499,32 @@ mod tests {
             .flatten()
             .expect("parses");
         assert_eq!(args.reflection_timeout, Some(Duration::from_millis(2500)));
+    }
+
+    #[test]
+    fn plain_fields_of_whole_services() {
+        let plain = |line: &str| parsed(line).ok().flatten().expect("parses").plain_fields;
+        assert_eq!(plain("tools --proto x --service a.B"), None);
+        assert_eq!(
+            plain("tools --proto x --service a.B --plain-fields required"),
+            Some(PlainFields::Required)
+        );
+        assert_eq!(
+            plain("tools --proto x --service a.B --plain-fields optional"),
+            Some(PlainFields::Optional)
+        );
+        let bad = usage_error("tools --proto x --service a.B --plain-fields mandatory");
+        assert!(
+            bad.contains("`--plain-fields mandatory`: use `optional`")
+                && bad.contains("or `required`"),
+            "{bad}"
+        );
+        assert!(
+            usage_error("tools --proto x --plain-fields required")
+                .contains("give `--service NAME`")
+        );
+        assert!(
+            usage_error("tools --proto x --service a.B --plain-fields").contains("needs a value")
+        );
     }
 }
