@@ -391,7 +391,7 @@ impl Walk<'_> {
             Kind::Array(items) => {
                 self.decode_json_string(value, Value::is_array, depth);
                 let Value::Array(list) = value else {
-                    self.problem(format_args!("is {}; send an array", kind_of(value)));
+                    self.not_a(value, "an array");
                     return;
                 };
                 for (i, item) in list.iter_mut().enumerate() {
@@ -406,8 +406,11 @@ impl Walk<'_> {
                 match value {
                     Value::Object(fields) => self.object(object, fields, depth),
                     other => {
-                        let got = kind_of(other);
-                        self.problem(format_args!("is {got}; send an object"));
+                        let what = match &object.name {
+                            Some(name) => format!("a `{name}` object"),
+                            None => "an object".to_owned(),
+                        };
+                        self.not_a(other, &what);
                     }
                 }
             }
@@ -483,7 +486,9 @@ impl Walk<'_> {
         let Some(whole) = whole else {
             let got = match &*value {
                 Value::Number(n) => format!("{n}"),
-                Value::String(s) => format!("`{}`", shorten(s)),
+                Value::String(s) => {
+                    format!("`{}`, which is not a whole number in digits", shorten(s))
+                }
                 other => kind_of(other).to_owned(),
             };
             self.problem(format_args!("is {got}; send a whole number"));
@@ -571,15 +576,19 @@ impl Walk<'_> {
             match entries_to_map(items) {
                 Some(entries) => *value = Value::Object(entries),
                 None => {
-                    self.problem(
-                        "is an array that is not a list of `{\"key\": …, \"value\": …}` entries; send an object or such a list",
-                    );
+                    self.problem(format_args!(
+                        "is an array that is not a list of `{{\"key\": …, \"value\": …}}` entries; send {MAP_FORMS}"
+                    ));
                     return;
                 }
             }
         }
         let Value::Object(entries) = value else {
-            self.problem(format_args!("is {}; send an object", kind_of(value)));
+            let got = match &*value {
+                Value::String(s) => not_json_text(s),
+                other => kind_of(other).to_owned(),
+            };
+            self.problem(format_args!("is {got}; send {MAP_FORMS}"));
             return;
         };
         for (key, item) in entries.iter_mut() {
@@ -802,6 +811,20 @@ impl Walk<'_> {
     /// Replaces a string holding JSON with that JSON, when `accept` likes it.
     /// The decoded JSON is held to the same bounds as the arguments (its
     /// depth to what remains of the budget).
+    /// `value` is not `what` (`a \`pkg.Msg\` object`, `an array`): said so
+    /// in both forms a rendering may have given the model, the value itself
+    /// or, past a dialect's cut, its JSON text in a string, so that the
+    /// sentence never asks for a shape the model's schema forbids.
+    fn not_a(&mut self, value: &Value, what: &str) {
+        let got = match value {
+            Value::String(s) => not_json_text(s),
+            other => kind_of(other).to_owned(),
+        };
+        self.problem(format_args!(
+            "is {got}; send {what}, or its JSON text where the schema asks for a string"
+        ));
+    }
+
     fn decode_json_string(&mut self, value: &mut Value, accept: fn(&Value) -> bool, depth: usize) {
         let Value::String(s) = value else { return };
         let t = s.trim_start();
@@ -829,6 +852,20 @@ impl Walk<'_> {
             Ok(()) => *value = parsed,
             Err(problem) => self.problems.push(problem),
         }
+    }
+}
+
+/// How a map may be sent, in every rendering's form.
+const MAP_FORMS: &str = "the map as its schema shows it: an object, a list of `{\"key\": …, \"value\": …}` entries, or the JSON text of one where the schema asks for a string";
+
+/// What a string that should have held a value's JSON text holds instead.
+fn not_json_text(s: &str) -> String {
+    match serde_json::from_str::<Value>(s) {
+        Ok(other) => format!("a string holding the JSON text of {}", kind_of(&other)),
+        Err(e) if s.trim_start().starts_with(['{', '[']) => {
+            format!("a string whose JSON text does not parse ({e})")
+        }
+        Err(_) => format!("the string `{}`, which is not JSON text", shorten(s)),
     }
 }
 
@@ -956,8 +993,11 @@ fn expected(kind: &Kind) -> &'static str {
         Kind::Number(_) => "a number",
         Kind::Boolean => "true or false",
         Kind::Enum(_) => "one of its values",
-        Kind::Array(_) => "an array",
-        Kind::Map(_) | Kind::Object(_) | Kind::OneOf(_) => "an object",
+        // Past a dialect's cut these are strings holding their JSON text.
+        Kind::Array(_) => "an array, or its JSON text where the schema asks for a string",
+        Kind::Map(_) => MAP_FORMS,
+        Kind::Object(_) => "an object, or its JSON text where the schema asks for a string",
+        Kind::OneOf(_) => "an object",
         Kind::Ref(_) | Kind::Any => "a value",
     }
 }
@@ -1263,6 +1303,48 @@ mod tests {
                 "`m[\"-1\"]` has a key that is not an integer from 0 to 4294967295",
             ]
         );
+    }
+
+    #[test]
+    fn a_refused_message_is_explained_in_both_of_its_forms() {
+        // Anthropic strict cuts a recursive message to a string holding its
+        // JSON text; other dialects give the object itself. The executor
+        // does not know which the model read, so no sentence may ask for
+        // only one of them.
+        let stop = Object::named("fleet.v1.Stop").property("name", Schema::string(), true);
+        let schema = Schema::object(
+            Object::new()
+                .property("stop", Schema::object(stop), false)
+                .property("stops", Schema::array(Schema::string()), false)
+                .property(
+                    "by_name",
+                    Schema::map(Schema::string(), Schema::string()),
+                    false,
+                ),
+        );
+        let problems = run(
+            &schema,
+            json!({"stop": "depot", "stops": "{\"a\": 1}", "by_name": 7}),
+        )
+        .unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "`stop` is the string `depot`, which is not JSON text; send a `fleet.v1.Stop` object, or its JSON text where the schema asks for a string",
+                "`stops` is a string holding the JSON text of an object; send an array, or its JSON text where the schema asks for a string",
+                "`by_name` is a number; send the map as its schema shows it: an object, a list of `{\"key\": …, \"value\": …}` entries, or the JSON text of one where the schema asks for a string",
+            ]
+        );
+        let problems = run(&schema, json!({"stop": "{\"name\": "})).unwrap_err();
+        assert_eq!(
+            problems,
+            [
+                "`stop` is a string whose JSON text does not parse (EOF while parsing a value at line 1 column 9); send a `fleet.v1.Stop` object, or its JSON text where the schema asks for a string"
+            ]
+        );
+        // The JSON text of the object is the object.
+        let (value, _) = run(&schema, json!({"stop": "{\"name\": \"depot\"}"})).unwrap();
+        assert_eq!(value, json!({"stop": {"name": "depot"}}));
     }
 
     #[test]

@@ -531,7 +531,10 @@ async fn decode_errors_name_the_field() {
         "echo: the arguments are invalid: missing field `query`"
     );
     let wrong = call::<SearchInput>(&json!({"query": "q", "limit": "ten"})).await;
-    assert_eq!(wrong.output, "echo: `limit` is `ten`; send a whole number");
+    assert_eq!(
+        wrong.output,
+        "echo: `limit` is `ten`, which is not a whole number in digits; send a whole number"
+    );
     let unknown = call::<SearchInput>(&json!({"query": "q", "lmit": 3})).await;
     assert_eq!(
         unknown.output,
