@@ -1,6 +1,7 @@
 //! Compiles the example and test protos: an encoded descriptor pool (custom
 //! options kept) for the executor, a real tonic client/server for the links
-//! service, and a tonic client/server for the feed service (a server stream).
+//! service, a tonic client/server for the feed service (a server stream),
+//! and a tonic server for the unannotated books service (`tests/proto`).
 
 use std::env;
 use std::fs;
@@ -10,6 +11,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(env::var("OUT_DIR")?);
     println!("cargo:rerun-if-changed=../proto");
     println!("cargo:rerun-if-changed=../schema/proto");
+    println!("cargo:rerun-if-changed=proto");
 
     let mut links = protox::Compiler::new(["../proto"])?;
     links
@@ -39,6 +41,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_client(true)
         .build_server(true)
         .compile_fds(feed.file_descriptor_set())?;
+
+    // A real server whose proto knows nothing of ai-tools (`plain_fields.rs`
+    // builds its tools at run time from the same file).
+    let mut books = protox::Compiler::new(["proto", "../proto"])?;
+    books
+        .include_imports(true)
+        .open_file("books/v1/books.proto")?;
+    tonic_prost_build::configure()
+        .build_client(false)
+        .build_server(true)
+        .compile_fds(books.file_descriptor_set())?;
 
     Ok(())
 }
