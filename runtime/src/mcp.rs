@@ -56,6 +56,14 @@
 //! another with [`McpServer::with_dialect`]; the executor accepts the
 //! arguments of every dialect.
 //!
+//! The rendering is for the hosts the server is for
+//! ([`McpServer::with_host_profile`], default [`HostProfile::JavaScript`]):
+//! most hosts are JavaScript and parse the model's arguments with
+//! `JSON.parse`, which rounds an integer past 2^53, and several refuse
+//! `$ref`. So by default 64-bit integers are listed as strings of digits
+//! and no schema holds `$ref`; a call that still sends a 64-bit integer as
+//! a number past 2^53 is refused as possibly rounded, asking for its digits.
+//!
 //! No `outputSchema` is declared: a tool's output is protojson with aliases
 //! in place of ids and default values left out, which a schema derived from
 //! the response message would not describe exactly, and a host that

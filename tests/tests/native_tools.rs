@@ -37,7 +37,10 @@ fn search_input_schema() {
             "properties": {
                 "query": { "type": "string", "description": "What to look for." },
                 "limit": { "type": "integer", "minimum": 0, "maximum": 4294967295u32 },
-                "link_id": { "type": "string", "description": "Use an id a tool returned; never invent one." }
+                "link_id": {
+                    "type": "string",
+                    "description": "Use an id a tool returned; never invent one.\n\nAn alias like `link-1`, from an earlier result."
+                }
             },
             "required": ["query"],
             "additionalProperties": false
