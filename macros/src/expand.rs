@@ -646,6 +646,10 @@ fn items(parts: Parts) -> TokenStream {
                 ::ai_tools::GeneratedTools::alias_manager(&self.inner)
             }
 
+            fn descriptor_pool(&self) -> &'static ::ai_tools::prost_reflect::DescriptorPool {
+                ::ai_tools::GeneratedTools::descriptor_pool(&self.inner)
+            }
+
             fn execute_tool<'a>(
                 &'a self,
                 tool: &'a str,

@@ -57,13 +57,9 @@ pub trait GeneratedTools: Send + Sync + 'static {
         Box::pin(async move { self.execute_tool(tool, &args.to_string(), options).await })
     }
 
-    /// The descriptors the tools' requests are read from, where the
-    /// executor has them: with them a tool is rendered for any host
-    /// ([`Tool::parameters_for_host`]); without them (the default), a
-    /// host's rendering is the one for a client that changes nothing.
-    fn descriptor_pool(&self) -> Option<&'static DescriptorPool> {
-        None
-    }
+    /// The descriptors the tools' requests are read from: a tool is
+    /// rendered from them for a host ([`Tool::parameters_for_host`]).
+    fn descriptor_pool(&self) -> &'static DescriptorPool;
 }
 
 impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
@@ -93,8 +89,8 @@ impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
         Box::pin(self.execute_value_with(tool, args, options))
     }
 
-    fn descriptor_pool(&self) -> Option<&'static DescriptorPool> {
-        Some(self.pool())
+    fn descriptor_pool(&self) -> &'static DescriptorPool {
+        self.pool()
     }
 }
 
@@ -794,8 +790,7 @@ impl Tool {
     /// 64-bit integers as strings of digits and no `$ref`.
     /// [`HostProfile::Exact`] gives [`parameters`](Self::parameters). A
     /// generated tool is rendered from its executor's descriptors once per
-    /// dialect and host, then shared; a [`GeneratedTools`] that has none
-    /// gives its exact rendering.
+    /// dialect and host, then shared.
     ///
     /// # Examples
     ///
@@ -822,10 +817,9 @@ impl Tool {
             return self.parameters(dialect);
         }
         match &self.kind {
-            Kind::Generated { tool, source } => match source.descriptor_pool() {
-                Some(pool) => tool.parameters_for_host(pool, dialect, host),
-                None => tool.parameters_value(dialect),
-            },
+            Kind::Generated { tool, source } => {
+                tool.parameters_for_host(source.descriptor_pool(), dialect, host)
+            }
             Kind::Native(tool) => tool.parameters_for_host(dialect, host),
         }
     }

@@ -9,7 +9,8 @@
 //! durations, base64, JSON-encoded objects at cuts.
 //!
 //! Where the schema cannot say what decodes, the generator plays the model
-//! that read the description: integers stay within `i32`, an `Any` names a
+//! that read the description: integers stay within `i32` (a 64-bit one
+//! given as a string of digits takes its whole stated range), an `Any` names a
 //! type the pool knows, alias-carrying fields get aliases the conversation
 //! issued (by property name).
 
@@ -259,6 +260,32 @@ fn string(obj: &Map<String, Value>, alias: Option<&Vec<String>>) -> BoxedStrateg
         return (0..choices.len())
             .prop_map(move |i| Value::String(choices[i].clone()))
             .boxed();
+    }
+    if let Some(range) = description
+        .split("An integer from ")
+        .nth(1)
+        .and_then(|rest| rest.split_once(", as a string of digits."))
+        .map(|(range, _)| range)
+    {
+        // A 64-bit integer where the arguments pass through doubles: its
+        // digits, anywhere in the stated range, its ends included.
+        let bound = |text: Option<&str>| text.and_then(|t| t.parse::<i128>().ok());
+        let (lo, hi) = range
+            .split_once(" to ")
+            .map_or((None, None), |(lo, hi)| (bound(Some(lo)), bound(Some(hi))));
+        let (lo, hi) = (
+            lo.unwrap_or(i128::from(i64::MIN)),
+            hi.unwrap_or(i128::from(u64::MAX)),
+        );
+        return prop_oneof![
+            Just(lo),
+            Just(hi),
+            (lo..=hi),
+            // Just past what a double holds exactly, where the range has it.
+            Just((1i128 << 53) + 1).prop_filter("in range", move |n| *n <= hi),
+        ]
+        .prop_map(|n| Value::String(n.to_string()))
+        .boxed();
     }
     if format == "date-time" || description.contains("RFC 3339") {
         return rfc3339().prop_map(Value::String).boxed();

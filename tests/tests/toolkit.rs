@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::schema::{Dialect, check};
+use ai_tools::schema::{Dialect, HostProfile, check};
 use ai_tools::{
     AliasManager, NativeTool, ProtoExecutor, Sessions, TonicTransport, ToolContext, ToolError,
     ToolInput, Toolkit, ToolkitError,
@@ -286,8 +286,21 @@ async fn tools_render_for_every_provider() {
     assert!(note.native().is_some() && !note.is_strict());
     assert_eq!(
         note.parameters(Dialect::Anthropic)["properties"]["link_id"]["description"],
-        "The link the note is about.\n\nUse an id a tool returned; never invent one."
+        "The link the note is about.\n\nUse an id a tool returned; never invent one.\n\nAn alias like `link-1`, from an earlier result."
     );
+    // links.proto has no 64-bit integer and no `$ref` in any rendering, so
+    // a JavaScript host's rendering, made at run time from the executor's
+    // descriptors, is the very text the macro checked.
+    for tool in toolkit.tools() {
+        for dialect in Dialect::ALL {
+            assert_eq!(
+                tool.parameters_for_host(dialect, HostProfile::JavaScript),
+                tool.parameters(dialect),
+                "{} {dialect}",
+                tool.name()
+            );
+        }
+    }
 
     let openai = toolkit.to_openai();
     let anthropic = toolkit.to_anthropic();
@@ -455,4 +468,47 @@ async fn call_options_reach_the_service_over_the_toolkits_defaults() {
         "nothing reached the service"
     );
     server.shutdown().await;
+}
+
+/// A generated tool rendered for a JavaScript host, from its executor's
+/// descriptors: every 64-bit integer a string of digits, no `$ref`, and each
+/// rendering within its dialect's checker. The conformance proto has 64-bit
+/// fields and recursive and repeated messages, so the exact renderings
+/// differ.
+#[tokio::test]
+async fn generated_tools_render_for_a_javascript_host() {
+    use ai_tools_tests::tools::conformance;
+    let channel = tonic::transport::Endpoint::from_static("http://127.0.0.1:1").connect_lazy();
+    let executor = conformance::Executor::new(TonicTransport::new(channel));
+    let toolkit = Toolkit::builder()
+        .generated(executor)
+        .build()
+        .expect("builds");
+    let mut differed = 0;
+    for tool in toolkit.tools() {
+        for dialect in Dialect::ALL {
+            let exact = tool.parameters(dialect);
+            let javascript = tool.parameters_for_host(dialect, HostProfile::JavaScript);
+            let text = javascript.to_string();
+            assert!(
+                !text.contains("\"$ref\"") && !text.contains("\"$defs\""),
+                "{} {dialect}",
+                tool.name()
+            );
+            assert!(
+                !text.contains("\"maximum\":9223372036854775807")
+                    && !text.contains("\"maximum\":18446744073709551615"),
+                "{} {dialect}: a 64-bit integer left as a number",
+                tool.name()
+            );
+            let violations = check::check(dialect, tool.is_strict(), &javascript);
+            assert!(
+                violations.is_empty(),
+                "{} {dialect}: {violations:?}",
+                tool.name()
+            );
+            differed += usize::from(exact != javascript);
+        }
+    }
+    assert!(differed > 0, "no rendering changed for the JavaScript host");
 }
