@@ -5,7 +5,8 @@
 //! removing it.
 
 use ai_tools_benches::{CORPUS, corpus_tools, quick_mode};
-use ai_tools_schema::{Dialect, ToolSpec};
+use ai_tools_schema::render::{MAX_SAFE_INTEGER, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PATTERN};
+use ai_tools_schema::{Dialect, HostProfile, ToolSpec};
 use serde_json::{Map, Value};
 use tiktoken_rs::CoreBPE;
 
@@ -192,6 +193,34 @@ fn render(tool: &ToolSpec, dialect: Dialect) -> Value {
     tool.render(dialect)
 }
 
+/// The other candidate form of a 64-bit integer for a host that parses
+/// doubles: every string-of-digits node (the chosen form) as an `anyOf` of
+/// an integer within ±2^53 and that string, so the model may send either.
+fn integer_or_digits(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            let digits = map.get("type").and_then(Value::as_str) == Some("string")
+                && map
+                    .get("pattern")
+                    .and_then(Value::as_str)
+                    .is_some_and(|p| p == SIGNED_DIGITS_PATTERN || p == UNSIGNED_DIGITS_PATTERN);
+            if digits {
+                let string = Value::Object(std::mem::take(map));
+                let integer = serde_json::json!({
+                    "type": "integer",
+                    "minimum": -(MAX_SAFE_INTEGER as i64),
+                    "maximum": MAX_SAFE_INTEGER as i64,
+                });
+                map.insert("anyOf".into(), Value::Array(vec![integer, string]));
+                return;
+            }
+            map.values_mut().for_each(integer_or_digits);
+        }
+        Value::Array(items) => items.iter_mut().for_each(integer_or_digits),
+        _ => {}
+    }
+}
+
 fn main() {
     let bpe = tiktoken_rs::o200k_base().expect("o200k_base");
     let quick = quick_mode();
@@ -243,6 +272,68 @@ fn main() {
         "| all | total def tokens if sent pretty-printed | | {} |",
         pretty_per_dialect.map(|n| n.to_string()).join(" | ")
     );
+
+    // What the alias sentence costs: every rendering without it.
+    let mut alias_sentences = [0usize; Dialect::ALL.len()];
+    for (_, dialect, schema) in &all {
+        fn drop_alias_sentence(v: &mut Value) {
+            match v {
+                Value::Object(map) => {
+                    if let Some(Value::String(d)) = map.get_mut("description")
+                        && let Some(at) = d.find("An alias like `")
+                    {
+                        let end = d[at..]
+                            .find("earlier result.")
+                            .map_or(d.len(), |e| at + e + 15);
+                        d.replace_range(at..end, "");
+                        let trimmed = d.trim_end().to_owned();
+                        *d = trimmed;
+                        if d.is_empty() {
+                            map.remove("description");
+                        }
+                    }
+                    map.values_mut().for_each(drop_alias_sentence);
+                }
+                Value::Array(items) => items.iter_mut().for_each(drop_alias_sentence),
+                _ => {}
+            }
+        }
+        let mut without = schema.clone();
+        drop_alias_sentence(&mut without);
+        let i = Dialect::ALL.iter().position(|d| d == dialect).unwrap_or(0);
+        alias_sentences[i] +=
+            tokens(&bpe, &schema.to_string()) - tokens(&bpe, &without.to_string());
+    }
+    println!(
+        "| all | of which the alias sentence (\"An alias like `link-1`, from an earlier result.\") | | {} |",
+        alias_sentences.map(|n| n.to_string()).join(" | ")
+    );
+
+    // Per host profile: the same definitions as an MCP server lists them
+    // for that host, and, for a host that parses doubles, what the other
+    // candidate form of a 64-bit integer would cost.
+    for host in HostProfile::ALL {
+        let mut per_host = [0usize; Dialect::ALL.len()];
+        let mut either_form = [0usize; Dialect::ALL.len()];
+        for (tool, dialect, _) in &all {
+            let i = Dialect::ALL.iter().position(|d| d == dialect).unwrap_or(0);
+            let mut schema = tool.render_for(*dialect, host);
+            let names = tokens(&bpe, &tool.name) + tokens(&bpe, &tool.description);
+            per_host[i] += tokens(&bpe, &schema.to_string()) + names;
+            integer_or_digits(&mut schema);
+            either_form[i] += tokens(&bpe, &schema.to_string()) + names;
+        }
+        println!(
+            "| all | total def tokens for a {host} host | | {} |",
+            per_host.map(|n| n.to_string()).join(" | ")
+        );
+        if host.numbers_as_doubles() {
+            println!(
+                "| all | the same, 64-bit integers as anyOf(integer within 2^53, digits) | | {} |",
+                either_form.map(|n| n.to_string()).join(" | ")
+            );
+        }
+    }
 
     println!(
         "\ntokens: candidate waste (tokens saved by removing it, over every rendering where the provider does not require it)"
