@@ -674,10 +674,21 @@ pub fn annotate(
         if path.first() == Some(&6) { 4 } else { 8 }
     };
     if let Some(Value::List(files)) = set.get_field_by_name_mut("file") {
+        // File name → index, the first of a name winning: whole-service
+        // mode may write an option on every field of a large set.
+        let mut by_name: HashMap<String, usize> = HashMap::new();
+        for (index, file) in files.iter().enumerate() {
+            if let Value::Message(m) = file
+                && let Some(name) = m.get_field_by_name("name")
+                && let Some(name) = name.as_str()
+            {
+                by_name.entry(name.to_owned()).or_insert(index);
+            }
+        }
         for (file_name, path, ext, value) in edits {
-            let Some(Value::Message(file_proto)) = files.iter_mut().find(|f| {
-                matches!(f, Value::Message(m) if m.get_field_by_name("name").is_some_and(|n| n.as_str() == Some(file_name.as_str())))
-            }) else {
+            let Some(Value::Message(file_proto)) =
+                by_name.get(&file_name).and_then(|&i| files.get_mut(i))
+            else {
                 continue;
             };
             let Some(element) = at_path(file_proto, &path) else {
