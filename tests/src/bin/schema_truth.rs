@@ -3,17 +3,23 @@
 //! `schema_truth dump` prints one JSON document describing every tool of the
 //! corpus: its request message, gRPC method path, request aliases, and its
 //! parameters rendered for six targets (OpenAI strict and not, Anthropic
-//! strict and not, Gemini `parametersJsonSchema`, Gemini `parameters`), plus
-//! the canonical rendering. The renderings come from a descriptor pool
-//! compiled here, at run time, with protox; each one is compared with what
-//! the `ai_tools!` expansion of the same proto holds
-//! (`AgentTool::parameters_for`). The document also carries the encoded
-//! `FileDescriptorSet` of every corpus proto and its imports (for a Python
-//! server), and the aliases the exec mode issues before any call.
+//! strict and not, Gemini `parametersJsonSchema`, Gemini `parameters`) for a
+//! client that changes nothing (`HostProfile::Exact`), the same six again
+//! for each other host profile (`openai@javascript`, …), plus the canonical
+//! rendering. The renderings come from a descriptor pool compiled here, at
+//! run time, with protox; each exact one is compared with what the
+//! `ai_tools!` expansion of the same proto holds
+//! (`AgentTool::parameters_for`), and each host one with what a toolkit of
+//! the expansion renders for that host (`Tool::parameters_for_host`). The
+//! document also carries the encoded `FileDescriptorSet` of every corpus
+//! proto and its imports (for a Python server), and the aliases the exec
+//! mode issues before any call.
 //!
-//! `schema_truth exec <grpc-addr>` reads JSON lines `{"tool": …, "args": …}`
-//! on stdin, runs each through the real executor over a tonic channel to
-//! `http://<grpc-addr>`, all in one conversation, and writes one JSON line
+//! `schema_truth exec <grpc-addr>` reads JSON lines
+//! `{"tool": …, "host": …, "args": …}` on stdin, runs each through the real
+//! executor over a tonic channel to `http://<grpc-addr>`, all in one
+//! conversation, telling it the host profile the arguments came through
+//! (`exact` if absent), and writes one JSON line
 //! `{"is_error": bool, "output": string}` per input.
 //!
 //! Adding a proto to the corpus is its expansion in the tests library
@@ -25,8 +31,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ai_tools::schema::{Dialect, render};
-use ai_tools::{AgentTool, AliasManager, ProtoExecutor, TonicTransport};
+use ai_tools::schema::{Dialect, HostProfile, render};
+use ai_tools::{AgentTool, AliasManager, CallOptions, ProtoExecutor, TonicTransport};
 use base64::Engine as _;
 use prost_reflect::DescriptorPool;
 use protox::file::{ChainFileResolver, GoogleFileResolver};
@@ -82,7 +88,10 @@ corpus! {
 const ALIASES_PER_PREFIX: usize = 3;
 
 /// The six rendering targets: (name, dialect, strict). `None`: the tool's own
-/// strictness (Gemini has no strict mode of its own).
+/// strictness (Gemini has no strict mode of its own). Each is dumped as
+/// rendered for a client that changes nothing (`HostProfile::Exact`, under
+/// its own name, as `render::parameters` renders it) and for every other
+/// host profile as `name@profile` (`openai@javascript`, …).
 const TARGETS: &[(&str, Dialect, Option<bool>)] = &[
     ("openai_strict", Dialect::OpenAi, Some(true)),
     ("openai", Dialect::OpenAi, Some(false)),
@@ -217,6 +226,16 @@ fn dump() -> Result<Value, String> {
                 .join("\n")
         })?;
         let statics = (corpus.tools)();
+        // The expansion's tools as a toolkit renders them for a host (from
+        // the descriptors the expansion embeds).
+        let toolkit = ai_tools::Toolkit::builder()
+            .generated(ProtoExecutor::new(
+                statics,
+                (corpus.pool)(),
+                ai_tools::InProcessTransport::new(),
+            ))
+            .build()
+            .map_err(|e| format!("{}: a toolkit of the expansion: {e}", corpus.path))?;
         if statics.len() != specs.len() {
             mismatches.push(format!(
                 "{}: the expansion has {} tools, the run-time pool {}",
@@ -240,10 +259,16 @@ fn dump() -> Result<Value, String> {
             );
             for (target, dialect, strict) in TARGETS {
                 let strict = strict.unwrap_or(spec.strict);
-                renderings.insert(
-                    (*target).into(),
-                    render::parameters(&spec.parameters, *dialect, strict),
-                );
+                for host in HostProfile::ALL {
+                    let name = match host {
+                        HostProfile::Exact => (*target).to_owned(),
+                        _ => format!("{target}@{host}"),
+                    };
+                    renderings.insert(
+                        name,
+                        render::parameters_for(&spec.parameters, *dialect, strict, host),
+                    );
+                }
             }
             match statics.iter().find(|t| t.name == spec.name) {
                 None => mismatches.push(format!(
@@ -252,6 +277,7 @@ fn dump() -> Result<Value, String> {
                 )),
                 Some(tool) => {
                     mismatches.extend(compare_static(tool, spec));
+                    mismatches.extend(compare_hosts(&toolkit, spec));
                     if (corpus.pool)().get_message_by_name(&spec.request).is_none() {
                         mismatches.push(format!(
                             "{}: `{}` missing from the embedded pool",
@@ -353,6 +379,37 @@ fn compare_static(tool: &AgentTool, spec: &ai_tools::schema::ToolSpec) -> Vec<St
     out
 }
 
+/// Differences between what a toolkit of the expansion renders for each host
+/// profile but `Exact` (whose renderings `compare_static` compares) and the
+/// run-time rendering, in every dialect with the tool's own strictness.
+fn compare_hosts(toolkit: &ai_tools::Toolkit, spec: &ai_tools::schema::ToolSpec) -> Vec<String> {
+    let Some(tool) = toolkit.get(&spec.name) else {
+        return vec![format!("{}: not in a toolkit of the expansion", spec.name)];
+    };
+    let mut out = Vec::new();
+    for host in HostProfile::ALL {
+        if host == HostProfile::Exact {
+            continue;
+        }
+        for dialect in Dialect::ALL {
+            // Both through the same text parser, as in `compare_static`.
+            let reparse = |v: Value| serde_json::from_str(&v.to_string()).unwrap_or(v);
+            let dynamic = reparse(spec.render_for(dialect, host));
+            let stat = reparse(tool.parameters_for_host(dialect, host));
+            if stat != dynamic {
+                out.push(format!(
+                    "{}: {dialect} for a {host} host: the expansion's rendering differs from the run-time one{}",
+                    spec.name,
+                    first_difference(&stat, &dynamic, String::new())
+                        .map(|d| format!(" ({d})"))
+                        .unwrap_or_default()
+                ));
+            }
+        }
+    }
+    out
+}
+
 /// Where two JSON values first differ: a JSON pointer and both values there.
 fn first_difference(a: &Value, b: &Value, at: String) -> Option<String> {
     match (a, b) {
@@ -379,6 +436,17 @@ struct Call<'a> {
     tool: String,
     #[serde(borrow)]
     args: &'a serde_json::value::RawValue,
+    /// The profile of the host the arguments came through (`exact`,
+    /// `javascript`); absent: `exact`.
+    #[serde(default)]
+    host: Option<String>,
+}
+
+/// The options of a call whose arguments came through a host of profile
+/// `host`, as an MCP server of that profile passes them: the host, which
+/// makes the executor refuse an integer number a double may have rounded.
+fn call_options(host: HostProfile) -> CallOptions {
+    CallOptions::new().through_host(host)
 }
 
 fn exec(addr: &str) -> Result<(), String> {
@@ -416,8 +484,15 @@ fn exec(addr: &str) -> Result<(), String> {
         }
         let call: Call<'_> =
             serde_json::from_str(&line).map_err(|e| format!("bad input line ({e}): {line}"))?;
+        let host = match call.host.as_deref() {
+            None => HostProfile::Exact,
+            Some(name) => name.parse().map_err(|e| format!("{e}: {line}"))?,
+        };
+        let options = call_options(host);
         let result = match executors.iter().find(|e| e.can_execute(&call.tool)) {
-            Some(executor) => runtime.block_on(executor.execute(&call.tool, call.args.get())),
+            Some(executor) => {
+                runtime.block_on(executor.execute_with(&call.tool, call.args.get(), &options))
+            }
             None => ai_tools::ToolResult::error(format!("no corpus tool `{}`", call.tool)),
         };
         let out = json!({ "is_error": result.is_error, "output": result.output });
