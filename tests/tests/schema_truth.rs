@@ -1,13 +1,18 @@
 //! Schema truth with a generator this project did not write: every argument
 //! set that `hypothesis-jsonschema` draws from any rendering of any corpus
 //! tool (OpenAI strict and not, Anthropic strict and not, Gemini
-//! `parametersJsonSchema` and `parameters`) is accepted by the executor and
-//! reaches a grpcio server as the message it means (a Gemini draw handed
-//! over as Gemini returns arguments: through a `google.protobuf.Struct`,
-//! whose numbers are doubles), and every enum value,
-//! oneof member, map key type and well-known-type field can be used under
-//! every rendering. The work is done by `tests/truth/harness.py` (see its
-//! docstring) against the `schema_truth` binary.
+//! `parametersJsonSchema` and `parameters`; each for a client that changes
+//! nothing and for a JavaScript host) is accepted by the executor and
+//! reaches a grpcio server as the message it means, delivered as the
+//! provider and host deliver it: a Gemini draw through a
+//! `google.protobuf.Struct`, as Gemini returns arguments (numbers as
+//! doubles), a JavaScript host's draw through a real `JSON.parse` and
+//! `JSON.stringify` in Node.js (a Gemini one through both). Every enum
+//! value, oneof member, map key type and well-known-type field can be used
+//! under every rendering, and every 64-bit integer field carries the values
+//! at and past ±2^53 and its type's extremes exactly. No rendering for a
+//! JavaScript host holds `$ref`. The work is done by `tests/truth/harness.py`
+//! (see its docstring) against the `schema_truth` binary.
 //!
 //! The harness needs a Python with `hypothesis`, `hypothesis-jsonschema`,
 //! `jsonschema`, `grpcio` and `protobuf`: `AI_TOOLS_PYTHON`, else
@@ -15,7 +20,8 @@
 //! target/py-venv/bin/pip install hypothesis hypothesis-jsonschema jsonschema
 //! grpcio protobuf`). Without one the test is skipped with the reason
 //! printed, unless `AI_TOOLS_REQUIRE_PYTHON` is set (non-empty, not `0`),
-//! where it fails.
+//! where it fails. With one, it also needs `node` (Node.js) on the `PATH`,
+//! and fails, saying so, without it.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -24,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use ai_tools_tests::support::{python_importing, python_required};
 
-/// The harness's time limit (it takes about two and a half minutes on two cores).
+/// The harness's time limit (it takes about four and a half minutes on two cores).
 const LIMIT: Duration = Duration::from_secs(900);
 
 const MODULES: &str = "hypothesis, hypothesis_jsonschema, jsonschema, grpc, google.protobuf";

@@ -3,7 +3,8 @@
 Soundness: every argument set valid under a tool's rendered parameters is
 accepted by the executor and reaches the server as the message it means.
 Completeness: every enum value, oneof member, map key type and well-known
-type field of the corpus can be used under every rendering.
+type field of the corpus can be used under every rendering, and every
+64-bit integer field carries the values a double cannot hold exactly.
 
 The arguments are drawn by `hypothesis-jsonschema` (a generator this project
 did not write) from each rendering, validated by `jsonschema` (Draft 2020-12),
@@ -13,11 +14,18 @@ with what the arguments mean, computed here in Python from the descriptors
 with `google.protobuf.json_format` (not with this project's Rust code).
 
 Usage: python harness.py path/to/schema_truth [--draws N] [--only TOOL]
-[--verbose]; exits non-zero on any failure: the bar is 100 %.
+[--verbose]; exits non-zero on any failure: the bar is 100 %. Needs `node`
+(Node.js) on the PATH, for the JavaScript host (see Transport); without it
+the harness stops with a message saying so.
 
-Targets (six per tool): `openai_strict`, `openai`, `anthropic`,
+Targets (twelve per tool): `openai_strict`, `openai`, `anthropic`,
 `anthropic_strict`, `gemini_json_schema`, and `gemini` (the OpenAPI-subset
-`parameters`, translated to JSON Schema as in step b).
+`parameters`, translated to JSON Schema as in step b), each rendered for a
+client that changes nothing (host profile `exact`: `render::parameters`),
+and the same six rendered for a JavaScript host (`openai@javascript`, …:
+`render::parameters_for(.., HostProfile::JavaScript)`, 64-bit integers as
+strings of digits, no `$ref`). A rendering for a host that refuses `$ref`
+holding a `$ref` or `$defs` anywhere is a soundness failure.
 
 Preparing a schema for drawing. Each step keeps the rendering's meaning or
 narrows it (a narrowed schema only drops valid values, so every draw is still
@@ -43,8 +51,15 @@ c. Patterns follow ECMA-262, where `$` matches only at the very end and `\\d`,
    `\\d` on any Unicode digit. A trailing `$` becomes `\\Z`, `\\d` becomes
    `[0-9]` and `\\w` `[A-Za-z0-9_]`, for drawing and validating.
 d. Constraints a dialect states only in prose become formal constraints:
-   "An integer at least X." / "at most Y." / "An integer from X to Y."
-   (and "A number …"; Anthropic strict) give `minimum`/`maximum`; "Must
+   "An integer of at least X." / "of at most Y." / "An integer from X to
+   Y." (and "A number …"; Anthropic strict) give `minimum`/`maximum`;
+   "An integer from X to Y, as a string of digits." (and "of at least X",
+   "of at most Y", or no range: a 64-bit integer where numbers pass through
+   doubles) on a string gives a `pattern` matching exactly the decimal
+   strings of the integers in that range (no leading zeros, no `-0`), in
+   place of the rendering's own pattern, which admits any length (and so
+   out-of-range strings, which the executor refuses: a model that read the
+   description stays within the range, and so do the draws); "Must
    match the regular expression `…`." a `pattern`; "Base64-encoded bytes."
    a base64 pattern (and "Base64 (standard or URL-safe alphabet, padded or
    not)." one for either alphabet); "A duration in seconds with an `s`
@@ -61,7 +76,10 @@ d. Constraints a dialect states only in prose become formal constraints:
    draws from 8 such texts. The texts come from the node of that message
    (or map field, or `Value`) in the prepared canonical rendering,
    located by descriptor (a `$defs[pkg.Msg]` is inlined there, so it is
-   covered), else the text `{}`. Each node
+   covered), else the text `{}`; for a target whose numbers pass through
+   doubles (Gemini, JavaScript hosts), with every 64-bit integer there as a
+   string of digits of its range, as that rendering writes the message (a
+   cut's content is "shaped as" a node of the rendering). Each node
    that needed such a sentence is counted per dialect (the summary's
    "prose-only" counts: how much of the contract lives only in prose). A
    sentence whose constraint the node already states formally is not
@@ -71,14 +89,16 @@ e. What no schema states: a field that carries an alias prefix (the tool's
    gets an `enum` of the aliases the conversation knows; a
    `google.protobuf.Any` gets concrete values whose `@type` names a type the
    pool knows (a `Duration` with a valid `value`, and a scalar-only message
-   of the corpus with its fields). That `Any` is the one place where the
-   schema cannot state validity.
+   of the corpus with its fields, its 64-bit integers as strings of digits
+   for a target whose numbers pass through doubles). That `Any` is the one
+   place where the schema cannot state validity.
 f. Sizes, for run time (narrowing): arrays hold at most 3 items, maps at
    most 3 entries, and free JSON (`Struct` fields, `Value`) is nested at
    most 2 levels.
 
 Identical prepared schemas (a strict twin of a tool; dialects that render
-alike) are drawn once and sent for each tool and rendering. Strategies are
+alike; a host rendering like its dialect's) are drawn once, and pinned once
+per usage (completeness), and sent for each tool and rendering. Strategies are
 memoized per subschema (see `_memoize_strategies`); prepared schemas are
 never changed after they are drawn from.
 
@@ -87,12 +107,23 @@ here against RFC 3339 with the standard library). The OpenAPI format `byte`
 is not a JSON Schema format and is treated as the annotation it is there;
 the base64 `pattern` (or the prose, step d) is what constrains bytes.
 
-Transport: the Gemini API hands a function call's arguments back as a
-`google.protobuf.Struct`, whose numbers are doubles, so for the two Gemini
-targets the executor gets each draw as it comes out of a `Struct`
-(`json_format.ParseDict` into one, then `MessageToDict`: every number a
-double, an integer past 2^53 rounded); the intent is still computed from the
-draw itself, what the model wrote.
+Transport: each draw reaches the executor as the target's provider and
+host hand it over; the intent is still computed from the draw itself, what
+the model wrote, written by Python's `json.dumps` (an int past 2^53 as its
+exact digits). The Gemini API hands a function call's arguments back as a
+`google.protobuf.Struct`, whose numbers are doubles, so for the Gemini
+targets each draw goes through one (`json_format.ParseDict` into a
+`Struct`, then `MessageToDict`: every number a double, an integer past 2^53
+rounded). A JavaScript host parses the arguments with `JSON.parse` and
+writes them on with `JSON.stringify`, so for every `@javascript` target the
+draw's JSON text goes through a real one: a long-lived `node` running
+`javascript_host.js` (one text per line in, `JSON.stringify(JSON.parse(
+text))` out). A Gemini `@javascript` target gets both, in the order of a
+Gemini model in a JavaScript host (Gemini CLI): the `Struct`, then
+`JSON.parse`. The exec mode is told the host profile, as an MCP server of
+that profile tells the executor (`CallOptions::through_host`): with a host
+that parses numbers as doubles it refuses an integer sent as a JSON number
+past 2^53 as possibly rounded.
 
 Intent: what the arguments mean, computed from the descriptors: `null`
 means absent, except on a singular `google.protobuf.Value` rendered as any
@@ -113,16 +144,25 @@ mean no message.
 Completeness (second phase): the prepared canonical rendering is walked with
 the descriptors to list every enum value (except a zero value named
 `*_UNSPECIFIED`), every member of every (non-synthetic) oneof, every map key
-type (per map field) and every well-known-type field, each at its
-shallowest path, once per request message. For each, under every rendering,
+type (per map field), every well-known-type field, and, for every 64-bit
+integer (int64, uint64, sint64, fixed64, sfixed64, their wrappers
+`Int64Value`/`UInt64Value`, and 64-bit map keys), the values at and past
+±2^53 and the type's extremes (signed: 2^53-1, 2^53, 2^53+1, -2^53-1,
+INT64_MIN, INT64_MAX; unsigned: 2^53+1, UINT64_MAX, 0; those within the
+range the canonical rendering states), each at its shallowest path, once
+per request message. For each, under every rendering,
 a copy of the prepared schema is pinned: the path to the node made required
 and non-null, arrays and maps on it non-empty, the enum reduced to the
 value, the oneof to the member's branch (or, in the flat form, the other
-members dropped); off the path, optional properties are dropped and nullable
+members dropped), a 64-bit integer to the value in the form the rendering
+gives it (a string of digits on a string node, a JSON integer on an integer
+node); off the path, optional properties are dropped and nullable
 required ones set to null (narrowing, so the draw is small). Where the path
 crosses a JSON-string cut, the rest of it is pinned in the cut's content.
-One example is drawn, validated against the unpinned rendering, sent, and
-must be accepted, arrive as intended, and carry the usage.
+One example is drawn (the generator's first, its simplest), validated
+against the unpinned rendering, sent (through the target's transport), and
+must be accepted, arrive as intended (a 64-bit value exactly: compared as
+messages), and carry the usage.
 """
 
 import argparse
@@ -130,7 +170,9 @@ import base64
 import copy
 import datetime
 import json
+import os
 import queue
+import shutil
 import re
 import subprocess
 import sys
@@ -161,7 +203,7 @@ from google.protobuf import (  # noqa: F401
     wrappers_pb2,
 )
 
-TARGETS = [
+DIALECT_TARGETS = [
     "openai_strict",
     "openai",
     "anthropic",
@@ -169,8 +211,17 @@ TARGETS = [
     "gemini_json_schema",
     "gemini",
 ]
-# Targets whose provider returns a call's arguments as a `Struct` (doubles).
+# Host profiles other than `exact` (a client that changes nothing, the
+# dialect targets' own): each dialect target again, as `target@host`.
+HOSTS = ["javascript"]
+TARGETS = DIALECT_TARGETS + [f"{t}@{h}" for h in HOSTS for t in DIALECT_TARGETS]
+# Dialects whose provider returns a call's arguments as a `Struct` (doubles).
 STRUCT_TRANSPORT = {"gemini_json_schema", "gemini"}
+# Hosts that pass the arguments through `JSON.parse`/`JSON.stringify`.
+JAVASCRIPT_HOSTS = {"javascript"}
+# Hosts that refuse `$ref`/`$defs`: their renderings must hold none.
+REFLESS_HOSTS = {"javascript"}
+NODE_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "javascript_host.js")
 UNROLL = 2
 MAX_ITEMS = 3
 CONTENT_DRAWS = 8
@@ -181,6 +232,13 @@ VALUE = "google.protobuf.Value"
 LIST_VALUE = "google.protobuf.ListValue"
 STRUCT = "google.protobuf.Struct"
 EMPTY = "google.protobuf.Empty"
+# The wrappers of a 64-bit integer: (signed, unsigned).
+INT64_WRAPPERS = {"google.protobuf.Int64Value": False, "google.protobuf.UInt64Value": True}
+# Completeness: the 64-bit values every 64-bit integer field must carry
+# exactly (at and past ±2^53, where a double stops holding every integer,
+# and the type's extremes).
+SIGNED_64_VALUES = [2**53 - 1, 2**53, 2**53 + 1, -(2**53) - 1, -(2**63), 2**63 - 1]
+UNSIGNED_64_VALUES = [2**53 + 1, 2**64 - 1, 0]
 BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z"
 # Either alphabet (one per string), padded or not.
 BASE64_ANY = (
@@ -389,14 +447,88 @@ def push_descriptions(node):
             push_descriptions(v)
 
 
-def delivered(target, args):
-    """The arguments as `target`'s provider hands them back: through a
-    `google.protobuf.Struct` for Gemini, as written otherwise."""
-    if target not in STRUCT_TRANSPORT:
-        return args
-    carried = struct_pb2.Struct()
-    json_format.ParseDict(args, carried)
-    return json_format.MessageToDict(carried)
+def refs_in(node, at=""):
+    """The JSON pointer of the first `$ref` or `$defs` key in a rendering,
+    or None."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            here = f"{at}/{k.replace('~', '~0').replace('/', '~1')}"
+            if k in ("$ref", "$defs"):
+                return here
+            found = refs_in(v, here)
+            if found is not None:
+                return found
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            found = refs_in(v, f"{at}/{i}")
+            if found is not None:
+                return found
+    return None
+
+
+def passes_doubles(target):
+    """Whether `target`'s arguments pass through doubles on their way."""
+    return dialect_of(target) in STRUCT_TRANSPORT or host_of(target) in JAVASCRIPT_HOSTS
+
+
+def dialect_of(target):
+    """`openai@javascript` -> `openai`."""
+    return target.split("@")[0]
+
+
+def host_of(target):
+    """`openai@javascript` -> `javascript`; `openai` -> `exact`."""
+    return target.split("@")[1] if "@" in target else "exact"
+
+
+class JavaScriptHost:
+    """One long-lived `node` running `javascript_host.js`: each JSON text
+    goes back as `JSON.stringify(JSON.parse(text))`, what a host written in
+    JavaScript passes on (numbers as doubles)."""
+
+    def __init__(self):
+        node = shutil.which("node")
+        if node is None:
+            raise HarnessError(
+                "`node` (Node.js) is not on the PATH: the @javascript targets deliver every draw through a "
+                "real JSON.parse/JSON.stringify, as a host written in JavaScript does; install Node.js"
+            )
+        self.proc = subprocess.Popen(
+            [node, NODE_SCRIPT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+
+    def roundtrip(self, text):
+        self.proc.stdin.write(text.encode("utf-8") + b"\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if not line:
+            raise HarnessError(f"node ({NODE_SCRIPT}) ended (exit status {self.proc.poll()})")
+        out = line.decode("utf-8").rstrip("\n")
+        if out.startswith("!"):
+            raise HarnessError(f"JSON.parse refused a text Python wrote: {out[1:]}; text: {text[:300]}")
+        return out
+
+    def close(self):
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+
+
+def delivered(target, args, javascript):
+    """The JSON text of the arguments as they reach the executor for
+    `target`: through a `google.protobuf.Struct` for Gemini (as the API hands
+    them back), then through `javascript` (a `JavaScriptHost`) for a
+    JavaScript host; as the model wrote them otherwise."""
+    if dialect_of(target) in STRUCT_TRANSPORT:
+        carried = struct_pb2.Struct()
+        json_format.ParseDict(args, carried)
+        args = json_format.MessageToDict(carried)
+    # Python writes an int as its exact digits, however large.
+    text = json.dumps(args, allow_nan=False)
+    if host_of(target) in JAVASCRIPT_HOSTS:
+        text = javascript.roundtrip(text)
+    return text
 
 
 # Step b.
@@ -614,6 +746,94 @@ def fix_patterns(node):
             fix_patterns(v)
 
 
+# Step d: the range of an integer written as a string of digits.
+def _any_digits(n):
+    return "" if n == 0 else "[0-9]" if n == 1 else f"[0-9]{{{n}}}"
+
+
+def _digit_class(a, b):
+    return a if a == b else f"[{a}-{b}]"
+
+
+def _group(alternatives):
+    return alternatives if "|" not in alternatives else f"(?:{alternatives})"
+
+
+def _digits_same_length(x, y):
+    """A regex for the digit strings of one length from x to y (x <= y;
+    leading zeros are digits here: this spells suffixes)."""
+    if x == y:
+        return x
+    n = len(x) - 1
+    if x[1:] == "0" * n and y[1:] == "9" * n:
+        if x[0] == "0" and y[0] == "9":
+            return _any_digits(n + 1)
+        return _digit_class(x[0], y[0]) + _any_digits(n)
+    if x[0] == y[0]:
+        return x[0] + _group(_digits_same_length(x[1:], y[1:]))
+    parts = [x[0] + _group(_digits_same_length(x[1:], "9" * n))]
+    if int(x[0]) + 1 <= int(y[0]) - 1:
+        parts.append(_digit_class(str(int(x[0]) + 1), str(int(y[0]) - 1)) + _any_digits(n))
+    parts.append(y[0] + _group(_digits_same_length("0" * n, y[1:])))
+    return "|".join(parts)
+
+
+def _natural_range(lo, hi):
+    """Alternatives matching exactly the decimal strings (no leading zeros)
+    of the integers from lo >= 0 to hi (None: unbounded)."""
+    parts = []
+    full = []  # the lengths whose every string (no leading zero) is in range
+    last = None if hi is None else len(str(hi))
+    for length in range(len(str(lo)), (last or len(str(lo))) + 1):
+        start = max(lo, 10 ** (length - 1) if length > 1 else 0)
+        end = 10**length - 1 if hi is None else min(10**length - 1, hi)
+        if length > 1 and start == 10 ** (length - 1) and end == 10**length - 1:
+            full.append(length)
+        else:
+            parts.append(_digits_same_length(str(start), str(end)))
+    if hi is None:
+        # every longer string too (the lengths run on from the first)
+        first = full[0] if full else len(str(lo)) + 1
+        parts.append(f"[1-9][0-9]{{{first - 1},}}")
+    elif full:
+        a, b = full[0] - 1, full[-1] - 1
+        parts.append("[1-9]" + _any_digits(a) if a == b else f"[1-9][0-9]{{{a},{b}}}")
+    return parts
+
+
+def integer_range_pattern(lo, hi):
+    """A pattern matching exactly the decimal strings of the integers from
+    lo to hi (either None: unbounded), with no leading zeros and no `-0`."""
+    alts = []
+    if hi is None or hi >= 0:
+        alts += _natural_range(max(lo, 0) if lo is not None else 0, hi)
+    if lo is None or lo < 0:
+        # -1 .. lo as the naturals from max(1, -hi) to -lo
+        neg = _natural_range(max(1, -hi) if hi is not None else 1, None if lo is None else -lo)
+        alts.append("-(?:" + "|".join(neg) + ")")
+    return "^(?:" + "|".join(alts) + r")\Z"
+
+
+# "An integer from X to Y, as a string of digits." (also "of at least X",
+# "of at most Y", or neither).
+DIGITS_SENTENCE = re.compile(
+    r"An integer(?: from (-?[0-9]+) to (-?[0-9]+)| of at least (-?[0-9]+)| of at most (-?[0-9]+))?"
+    r", as a string of digits\.(?:\s|$)"
+)
+# The patterns the renderer gives such a string (after step c).
+DIGITS_PATTERNS = {r"^(0|-?[1-9][0-9]*)\Z", r"^(0|[1-9][0-9]*)\Z"}
+
+
+def digits_range(text):
+    """The (low, high) range a digits sentence states (None: unbounded), or
+    None if the text has no such sentence."""
+    m = DIGITS_SENTENCE.search(text)
+    if m is None:
+        return None
+    lo, hi, least, most = (None if g is None else int(g) for g in m.groups())
+    return (lo if least is None else least, hi if most is None else most)
+
+
 # Step d (all but the JSON-string cuts, which need the descriptors).
 def prose(node, counts):
     if isinstance(node, list):
@@ -630,7 +850,7 @@ def prose(node, counts):
             number = r"(-?[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
             found = {}
             for word, key in (("least", "minimum"), ("most", "maximum")):
-                m = re.search(rf"An? (?:integer|number) at {word} {number}\.(?:\s|$)", text)
+                m = re.search(rf"An? (?:integer|number) (?:of )?at {word} {number}\.(?:\s|$)", text)
                 if m:
                     found[key] = m.group(1)
             m = re.search(rf"An? (?:integer|number) from {number} to {number}\.(?:\s|$)", text)
@@ -642,6 +862,16 @@ def prose(node, counts):
                     node[key] = int(v) if re.fullmatch(r"-?[0-9]+", v) else float(v)
                     added.add("bounds")
         if "string" in ts:
+            bounds = digits_range(text)
+            if bounds is not None:
+                # Narrower than the rendering's own pattern (which admits
+                # any length), which it replaces; another pattern is kept.
+                exact = integer_range_pattern(*bounds)
+                other = node.get("pattern")
+                if other is not None and other not in DIGITS_PATTERNS:
+                    node.setdefault("allOf", []).append({"pattern": other})
+                node["pattern"] = exact
+                added.add("digits")
             m = re.search(r"Must match the regular expression `([^`]+)`\.", text)
             if m and "pattern" not in node:
                 node["pattern"] = ecma_pattern(m.group(1))
@@ -748,6 +978,15 @@ def draw(schema, n, budget=None):
     return values
 
 
+def first_example(schema):
+    """The generator's first example of `schema`, its simplest: generating
+    one is enough (more only where that one is rejected)."""
+    try:
+        return draw(schema, 1, budget=1)[0]
+    except HarnessError:
+        return draw(schema, 1, budget=3)[0]
+
+
 # ------------------------------------------------ the descriptor walk
 
 
@@ -772,9 +1011,10 @@ class Walker:
     completeness phase.
     """
 
-    def __init__(self, harness, tool, counts, index=None):
+    def __init__(self, harness, tool, counts, index=None, digits=False):
         self.h = harness
         self.tool = tool
+        self.digits = digits  # 64-bit integers in `Any` values as strings
         self.counts = counts
         self.index = index  # canonical: key -> node, filled; else read
         self.canonical = index is None
@@ -818,7 +1058,7 @@ class Walker:
         if self.canonical:
             self.found.setdefault(("message", name), core)
         if name == ANY and "object" in types_of(core):
-            options = self.h.any_options(self.tool)
+            options = self.h.any_options(self.tool, self.digits)
             keep = {k: v for k, v in core.items() if k == "description"}
             core.clear()
             core.update(keep)
@@ -850,7 +1090,7 @@ class Walker:
     def field(self, node, f, steps):
         if self.canonical:
             self.found.setdefault(("field", f.full_name), node)
-            self.usage_of_field(f, steps)
+            self.usage_of_field(node, f, steps)
         if is_map(f):
             vf = f.message_type.fields_by_name["value"]
             for core in cores(node):
@@ -873,6 +1113,8 @@ class Walker:
             self.element(node, f, f, steps)
 
     def element(self, node, ef, owner, steps):
+        if self.canonical:
+            self.sixty_four_bit_usages(node, ef, owner, steps)
         if ef.type == FD.TYPE_MESSAGE:
             md = ef.message_type
             if md.full_name == VALUE:
@@ -904,18 +1146,53 @@ class Walker:
             return
         core["enum"] = self.h.content_texts(self.tool, key, self.index)
 
+    def map_key_node(self, node):
+        """The key schema of a map node in the `[{key, value}]` form (the
+        canonical rendering's, for a 64-bit key), or None."""
+        for core in cores(node):
+            if is_array_node(core):
+                for entry in cores(core.get("items")):
+                    if "key" in entry.get("properties", {}):
+                        return entry["properties"]["key"]
+        return None
+
     # usages (canonical only)
-    def usage_of_field(self, f, steps):
+    def usage_of_field(self, node, f, steps):
         if self.h.descs.real_oneof(f) is not None:
             self.add_usage(("oneof", f.full_name), steps)
         if is_map(f):
             kf = f.message_type.fields_by_name["key"]
             self.add_usage(("map_key", f.full_name, FD_TYPE_NAMES.get(kf.type, str(kf.type))), steps)
+            if kf.type in SIXTY_FOUR_BIT:
+                self.sixty_four_bit_usages(self.map_key_node(node), kf, f, steps + [("key",)])
             vf = f.message_type.fields_by_name["value"]
             if vf.type == FD.TYPE_MESSAGE and is_wkt(vf.message_type):
                 self.add_usage(("wkt", f.full_name, vf.message_type.full_name), steps)
         elif f.type == FD.TYPE_MESSAGE and is_wkt(f.message_type):
             self.add_usage(("wkt", f.full_name, f.message_type.full_name), steps)
+
+    def sixty_four_bit_usages(self, node, ef, owner, steps):
+        """The values of `SIGNED_64_VALUES` or `UNSIGNED_64_VALUES` a 64-bit
+        integer (or its wrapper) at `steps` takes (those within the range
+        the canonical node states)."""
+        if ef.type == FD.TYPE_MESSAGE:
+            unsigned = INT64_WRAPPERS.get(ef.message_type.full_name)
+            if unsigned is None:
+                return
+        elif ef.type in SIXTY_FOUR_BIT:
+            unsigned = ef.type in (FD.TYPE_UINT64, FD.TYPE_FIXED64)
+        else:
+            return
+        lo, hi = (0, 2**64 - 1) if unsigned else (-(2**63), 2**63 - 1)
+        for core in cores(node):
+            if isinstance(core.get("minimum"), int):
+                lo = max(lo, core["minimum"])
+            if isinstance(core.get("maximum"), int):
+                hi = min(hi, core["maximum"])
+        where = steps[-1][0] if steps and steps[-1][0] != "field" else ""
+        for value in UNSIGNED_64_VALUES if unsigned else SIGNED_64_VALUES:
+            if lo <= value <= hi:
+                self.add_usage(("int", owner.full_name, value, where), steps)
 
     def add_usage(self, key, steps):
         old = self.usages.get(key)
@@ -923,6 +1200,7 @@ class Walker:
             self.usages[key] = list(steps)
 
 
+SIXTY_FOUR_BIT = {FD.TYPE_INT64, FD.TYPE_SINT64, FD.TYPE_SFIXED64, FD.TYPE_UINT64, FD.TYPE_FIXED64}
 FD_TYPE_NAMES = {
     getattr(FD, n): n[len("TYPE_"):].lower() for n in dir(FD) if n.startswith("TYPE_")
 }
@@ -1104,9 +1382,11 @@ class Exec:
             encoding="utf-8",
         )
 
-    def call(self, tool, args):
-        text = json.dumps(args, allow_nan=False)
-        self.proc.stdin.write(json.dumps({"tool": tool}).rstrip("}") + ', "args": ' + text + "}\n")
+    def call(self, tool, text, host):
+        """Runs `tool` with the arguments' JSON text `text` (sent as it is),
+        which came through a host of profile `host`."""
+        head = json.dumps({"tool": tool, "host": host}).rstrip("}")
+        self.proc.stdin.write(head + ', "args": ' + text + "}\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         if not line:
@@ -1164,12 +1444,15 @@ class Harness:
         self.drawn = {}
         self.minimals = {}
         self.prepared_cache = {}
+        self.schema_keys = {}
+        self.digits_indexes = {}
+        self.pinned_cache = {}
         self.verbose = False
 
     # ---- preparation
     def prepare(self, tool, target, index=None):
         raw = copy.deepcopy(tool.spec["renderings"][target])
-        schema = gemini_to_json_schema(raw) if target == "gemini" else raw
+        schema = gemini_to_json_schema(raw) if dialect_of(target) == "gemini" else raw
         original = copy.deepcopy(schema)
         push_descriptions(schema)
         unroller = Unroller(schema.get("$defs", {}))
@@ -1178,15 +1461,35 @@ class Harness:
         bound_sizes(schema)
         counts = Counter()
         prose(schema, counts)
-        walker = Walker(self, tool, counts, index)
+        walker = Walker(self, tool, counts, index, passes_doubles(target))
         walker.message(schema, tool.request, [])
         return schema, original, walker, counts
 
     def prepared(self, tool, target):
         key = (tool.name, target)
         if key not in self.prepared_cache:
-            self.prepared_cache[key] = self.prepare(tool, target, self.canonical_of(tool)[1])
+            self.prepared_cache[key] = self.prepare(tool, target, self.index_for(tool, target))
         return self.prepared_cache[key]
+
+    def schema_key(self, tool, target):
+        """The prepared schema of (tool, target) as text (equal schemas are
+        drawn once)."""
+        key = (tool.name, target)
+        if key not in self.schema_keys:
+            self.schema_keys[key] = json.dumps(self.prepared(tool, target)[0], sort_keys=True)
+        return self.schema_keys[key]
+
+    def index_for(self, tool, target):
+        """Where the content of `target`'s JSON-string cuts is drawn from: the
+        canonical rendering's nodes, with every 64-bit integer as a string of
+        digits where numbers pass through doubles (a cut's content is the
+        message as that rendering writes it: "shaped as `…`")."""
+        index = self.canonical_of(tool)[1]
+        if not passes_doubles(target):
+            return index
+        if tool.name not in self.digits_indexes:
+            self.digits_indexes[tool.name] = DigitsIndex(index)
+        return self.digits_indexes[tool.name]
 
     def canonical_of(self, tool):
         if tool.name not in self.canonical:
@@ -1210,7 +1513,7 @@ class Harness:
         """One small value of `schema` (the generator's first), cached."""
         key = json.dumps(schema, sort_keys=True)
         if key not in self.minimals:
-            self.minimals[key] = draw(schema, 1, budget=3)[0]
+            self.minimals[key] = first_example(schema)
         return copy.deepcopy(self.minimals[key])
 
     def content_texts(self, tool, key, index):
@@ -1222,12 +1525,14 @@ class Harness:
             self.content[cache_key] = sorted({json.dumps(v) for v in draw(schema, CONTENT_DRAWS)})
         return list(self.content[cache_key])
 
-    def any_options(self, tool):
+    def any_options(self, tool, digits):
         """Concrete `Any` values (step e): a `Duration`, and the first message
         of the tool's proto made only of scalars and enums (no aliases), with
-        a schema for its protojson form written here from its descriptor."""
-        if tool.name in self.any_cache:
-            return self.any_cache[tool.name]
+        a schema for its protojson form written here from its descriptor
+        (64-bit integers as strings of digits where `digits`: where numbers
+        pass through doubles, as the rendering's own 64-bit integers)."""
+        if (tool.name, digits) in self.any_cache:
+            return self.any_cache[(tool.name, digits)]
         options = [
             {
                 "type": "object",
@@ -1247,13 +1552,13 @@ class Harness:
                 continue
             props = {"@type": {"const": f"type.googleapis.com/{md.full_name}"}}
             for f in md.fields:
-                one = scalar_schema(f)
+                one = scalar_schema(f, digits)
                 props[f.json_name] = {"type": "array", "items": one, "maxItems": 3} if is_repeated(f) else one
             options.append(
                 {"type": "object", "properties": props, "required": ["@type"], "additionalProperties": False}
             )
             break
-        self.any_cache[tool.name] = options
+        self.any_cache[(tool.name, digits)] = options
         return options
 
     # ---- sending
@@ -1272,7 +1577,7 @@ class Harness:
             intent_error = f"the arguments mean no message: {e}"
         while not self.recorder.received.empty():
             self.recorder.received.get_nowait()
-        result = self.exec.call(tool.name, delivered(target, args))
+        result = self.exec.call(tool.name, delivered(target, args, self.javascript), host_of(target))
         received = None
         try:
             path, received, _ = self.recorder.received.get(timeout=0 if result["is_error"] else 10)
@@ -1304,6 +1609,10 @@ class Harness:
 
     # ---- phase 1
     def soundness(self, tool, target):
+        if host_of(target) in REFLESS_HOSTS:
+            where = refs_in(tool.spec["renderings"][target])
+            if where is not None:
+                self.fail("soundness", tool, target, "a rendering for a host that refuses $ref holds $ref/$defs", f"at {where}")
         schema, original, walker, counts = self.prepared(tool, target)
         self.prose[target].update(counts)
         for p in walker.problems:
@@ -1311,7 +1620,7 @@ class Harness:
         loose = validator(original)
         # Identical prepared schemas (a strict twin of a tool, dialects that
         # render alike) give identical draws: draw once, send to each.
-        key = json.dumps(schema, sort_keys=True)
+        key = self.schema_key(tool, target)
         if key not in self.drawn:
             self.drawn[key] = draw(schema, self.draws)
         examples = self.drawn[key]
@@ -1330,13 +1639,19 @@ class Harness:
                 self.fail("soundness", tool, target, *problem)
 
     # ---- phase 2
-    def completeness(self, tool, target, usages):
-        schema, original, walker, _ = self.prepared(tool, target)
-        loose = validator(original)
-        index = self.canonical_of(tool)[1]
-        for key, steps in usages:
-            label = f"{tool.name}: {usage_label(key, steps)}"
-            self.complete[target]["total"] += 1
+    def pinned_draw(self, tool, target, key, steps):
+        """(args, errors under the pinned schema), or (None, why not
+        expressible): the prepared schema pinned to the usage, and one example
+        of it; drawn once per identical prepared schema."""
+        schema = self.prepared(tool, target)[0]
+        index = self.index_for(tool, target)
+        ident = (
+            self.schema_key(tool, target),
+            passes_doubles(target),
+            repr(key),
+            tuple((s[0], s[1].full_name) if len(s) > 1 else s for s in steps),
+        )
+        if ident not in self.pinned_cache:
             pinned = copy.deepcopy(schema)
             pinner = Pinner(self, tool, index, key)
             try:
@@ -1344,12 +1659,24 @@ class Harness:
             except HarnessError as e:
                 ok, pinner.why = False, str(e)
             if not ok:
-                self.incomplete[target].append((label, "not expressible", pinner.why))
+                self.pinned_cache[ident] = (None, pinner.why)
+            else:
+                args = first_example(pinned)
+                self.pinned_cache[ident] = (args, [e.message for e in validator(pinned).iter_errors(args)])
+        args, rest = self.pinned_cache[ident]
+        return copy.deepcopy(args), rest
+
+    def completeness(self, tool, target, usages):
+        schema, original, walker, _ = self.prepared(tool, target)
+        loose = validator(original)
+        for key, steps in usages:
+            label = f"{tool.name}: {usage_label(key, steps)}"
+            self.complete[target]["total"] += 1
+            args, rest = self.pinned_draw(tool, target, key, steps)
+            if args is None:
+                self.incomplete[target].append((label, "not expressible", rest))
                 continue
-            args = draw(pinned, 1, budget=3)[0]
-            errors = [e.message for e in loose.iter_errors(args)] + [
-                e.message for e in validator(pinned).iter_errors(args)
-            ]
+            errors = [e.message for e in loose.iter_errors(args)] + rest
             if errors:
                 self.incomplete[target].append(
                     (label, "harness: the pinned draw is invalid", f"{errors[0][:200]}; args {json.dumps(args)[:300]}")
@@ -1388,6 +1715,12 @@ class Harness:
         server.start()
         self.exec = Exec(self.binary, f"127.0.0.1:{port}")
         try:
+            self.javascript = JavaScriptHost()
+        except HarnessError:
+            self.exec.close()
+            server.stop(None)
+            raise
+        try:
             for m in self.doc.get("static_mismatches", []):
                 self.failures.append(("dump", "-", "static rendering differs from the run-time one", m))
             timings = {}
@@ -1405,6 +1738,7 @@ class Harness:
             sound_time = time.monotonic() - started
             done = set()
             usage_count = 0
+            int_count = 0
             for tool in self.tools:
                 _, _, usages, _ = self.canonical_of(tool)
                 todo = []
@@ -1415,17 +1749,19 @@ class Harness:
                     done.add(ident)
                     todo.append((key, steps))
                 usage_count += len(todo)
+                int_count += sum(1 for key, _ in todo if key[0] == "int")
                 if not todo:
                     continue
                 for target in TARGETS:
                     self.completeness(tool, target, todo)
-            self.report(time.monotonic() - started, sound_time, timings, usage_count)
+            self.report(time.monotonic() - started, sound_time, timings, usage_count, int_count)
         finally:
+            self.javascript.close()
             self.exec.close()
             server.stop(None)
         return not self.failures and not any(self.incomplete.values())
 
-    def report(self, elapsed, sound_time, timings, usage_count):
+    def report(self, elapsed, sound_time, timings, usage_count, int_count):
         out = []
         w = out.append
         w("== schema truth: soundness (every valid argument set is accepted and arrives as meant)")
@@ -1441,21 +1777,25 @@ class Harness:
                 where = "every rendering" if len(per) == len(TARGETS) else ", ".join(sorted(per))
                 parts.append(f"{t} ({where}: {'/'.join(map(str, counts))})")
             w("  fewer distinct argument sets than draws where the schema has no more (sent repeatedly): " + "; ".join(parts))
-        kinds = ["bounds", "pattern", "base64", "duration", "field_mask", "date_time", "format", "json_cut"]
-        w(f"{'rendering':<20}{'accepted/total':>16}{'%':>8}   prose-only nodes ({', '.join(kinds)}); alias enums; Any nodes")
+        kinds = ["bounds", "digits", "pattern", "base64", "duration", "field_mask", "date_time", "format", "json_cut"]
+        w(f"{'rendering':<30}{'accepted/total':>16}{'%':>8}   prose-only nodes ({', '.join(kinds)}); alias enums; Any nodes")
         for target in TARGETS:
             s = self.stats[target]
             p = self.prose[target]
             pct = 100.0 * s["accepted"] / s["total"] if s["total"] else 0.0
-            w(f"{target:<20}{s['accepted']:>7}/{s['total']:<8}{pct:>8.1f}   {p['nodes']:>5} ("
+            w(f"{target:<30}{s['accepted']:>7}/{s['total']:<8}{pct:>8.1f}   {p['nodes']:>5} ("
               + ", ".join(str(p[k]) for k in kinds) + f"); {p['alias']}; {p['any']}")
-        w("  (prose-only: nodes whose constraint the dialect states only in the description, formalised here;"
+        w("  (prose-only: nodes whose constraint the dialect states only in the description, formalised here"
+          " (digits: the range of an integer written as a string of digits);"
           " Any nodes: `@type` restricted to types the pool knows, the one constraint no rendering states)")
         w("")
-        w(f"== completeness: {usage_count} usages (enum values, oneof members, map key types, well-known-type fields)")
+        w(
+            f"== completeness: {usage_count} usages (enum values, oneof members, map key types, well-known-type fields,"
+            f" 64-bit integer values: {int_count})"
+        )
         for target in TARGETS:
             c = self.complete[target]
-            w(f"{target:<20}{c['ok']} of {c['total']} usages expressible and accepted")
+            w(f"{target:<30}{c['ok']} of {c['total']} usages expressible and accepted")
         examples = {}
         for target in TARGETS:
             by_cat = defaultdict(list)
@@ -1626,10 +1966,13 @@ INT_RANGES = {
 }
 
 
-def scalar_schema(f):
-    """The protojson form of a scalar or enum field (for `Any` payloads)."""
+def scalar_schema(f, digits=False):
+    """The protojson form of a scalar or enum field (for `Any` payloads);
+    a 64-bit integer as a string of digits where `digits`."""
     if f.type in INT_RANGES:
         lo, hi = INT_RANGES[f.type]
+        if digits and f.type in SIXTY_FOUR_BIT:
+            return {"type": "string", "pattern": integer_range_pattern(lo, hi)}
         return {"type": "integer", "minimum": lo, "maximum": hi}
     if f.type == FD.TYPE_FLOAT:
         return {"type": "number", "minimum": -3.4e38, "maximum": 3.4e38}
@@ -1651,6 +1994,8 @@ def usage_label(key, steps):
             path.append(s[1].name)
         elif s[0] == "item":
             path.append("[]")
+        elif s[0] == "key":
+            path.append("{key}")
         else:
             path.append("{}")
     where = ".".join(path) or "<root>"
@@ -1660,7 +2005,48 @@ def usage_label(key, steps):
         return f"oneof member {key[1]} at {where}"
     if key[0] == "map_key":
         return f"map key type {key[2]} of {key[1]}"
+    if key[0] == "int":
+        return f"64-bit value {key[2]} at {where}"
     return f"well-known type {key[2]} at {where}"
+
+
+class DigitsIndex:
+    """A canonical index (key -> node) read with every 64-bit integer node as
+    a string of digits of its range (the form of a rendering whose numbers
+    pass through doubles); nodes are converted on first use."""
+
+    def __init__(self, index):
+        self.index = index
+        self.converted = {}
+
+    def get(self, key, default=None):
+        if key not in self.index:
+            return default
+        if key not in self.converted:
+            self.converted[key] = integers_as_digits(copy.deepcopy(self.index[key]))
+        return self.converted[key]
+
+
+def integers_as_digits(node):
+    """`node` with every integer node whose range goes past 2^53 - 1 as a
+    string of digits of that range (in place; returns it)."""
+    if isinstance(node, list):
+        for v in node:
+            integers_as_digits(v)
+    elif isinstance(node, dict):
+        ts = types_of(node)
+        if "integer" in ts:
+            lo, hi = node.get("minimum"), node.get("maximum")
+            if lo is None or hi is None or lo < -(2**53 - 1) or hi > 2**53 - 1:
+                node.pop("minimum", None)
+                node.pop("maximum", None)
+                node["type"] = ["string", "null"] if "null" in ts else "string"
+                node["pattern"] = integer_range_pattern(lo, hi)
+                if "enum" in node:
+                    node["enum"] = [v if v is None else str(v) for v in node["enum"]]
+        for v in node.values():
+            integers_as_digits(v)
+    return node
 
 
 # ------------------------------------------------------------ pinning
@@ -1752,6 +2138,21 @@ class Pinner:
         self.crossed_cut = True
         return True
 
+    def pin_integer(self, node, ef):
+        """The 64-bit value, in the form the rendering gives: a string of
+        digits on a string node, a JSON integer on an integer node."""
+        core = self.core_of(node)
+        if core is None:
+            return self.no(f"`{ef.name}` is not one node here")
+        value = self.key[2]
+        if is_string_node(core):
+            core["enum"] = [str(value)]
+        elif types_of(core) & {"integer", "number"}:
+            core["enum"] = [value]
+        else:
+            return self.no(f"`{ef.name}` is neither a string nor an integer here")
+        return True
+
     def message(self, node, md, steps):
         if not steps:
             return True
@@ -1826,6 +2227,8 @@ class Pinner:
                 entry_core = self.core_of(entry)
                 if steps and steps[0][0] == "value":
                     return self.element(entry_core["properties"]["value"], vf, steps[1:])
+                if steps and steps[0][0] == "key":
+                    return self.element(entry_core["properties"]["key"], f.message_type.fields_by_name["key"], steps[1:])
                 return True
             core["minProperties"] = max(1, core.get("minProperties", 0))
             core.pop("maxProperties", None)
@@ -1833,6 +2236,9 @@ class Pinner:
                 return self.no(f"map `{f.name}` takes no entries here")
             if steps and steps[0][0] == "value":
                 return self.element(core["additionalProperties"], vf, steps[1:])
+            if steps and steps[0][0] == "key" and self.key[0] == "int":
+                core["propertyNames"] = {"enum": [str(self.key[2])]}
+                return True
             return True
         if is_repeated(f):
             if cut_kind(core) is not None:
@@ -1852,6 +2258,8 @@ class Pinner:
             # keeps all its alternatives).
             if not make_non_null(node):
                 return self.no(f"`{ef.name}` is only null here")
+            if self.key[0] == "int":
+                return self.pin_integer(node, ef)
             if self.key[0] != "enum":
                 return True
             core = self.core_of(node)
@@ -1895,6 +2303,8 @@ def carries(msg, steps, key):
                 coll = getattr(m, f.name)
                 if nxt == "value":
                     out.extend(coll[k] for k in coll)
+                elif nxt == "key":
+                    out.extend(coll)
                 elif len(coll):
                     out.append(coll)
             elif is_repeated(f):
@@ -1916,6 +2326,9 @@ def carries(msg, steps, key):
         enum = f.message_type.fields_by_name["value"].enum_type if is_map(f) else f.enum_type
         number = enum.values_by_name[key[2]].number
         return any(c == number for c in containers)
+    if key[0] == "int":
+        # the value itself, or a wrapper holding it
+        return any(getattr(c, "value", c) == key[2] and not isinstance(c, bool) for c in containers)
     return bool(containers)
 
 
@@ -1936,7 +2349,11 @@ def main():
         parser.error("--draws must be at least 50 for a full run")
     harness = Harness(args.binary, args.draws, set(args.only or ()))
     harness.verbose = args.verbose
-    ok = harness.run()
+    try:
+        ok = harness.run()
+    except HarnessError as e:
+        print(f"schema truth: the harness cannot run: {e}", file=sys.stderr, flush=True)
+        sys.exit(2)
     sys.exit(0 if ok else 1)
 
 
