@@ -42,8 +42,9 @@
 //! place to keep a conversation's aliases. The server therefore advertises
 //! the handshake-era versions only: a current client (the Python SDK's
 //! `auto` mode, for one) asks `server/discover`, sees them, and falls back
-//! to `initialize`. A stateless request that still arrives gets a
-//! throwaway namespace, never a shared one.
+//! to `initialize`. A request without a session other than `initialize`
+//! (and `server/discover`) is refused, `400 Bad Request`, before its body is
+//! parsed (see below).
 //!
 //! # The tool list
 //!
@@ -71,12 +72,64 @@
 //! mismatch. A successful output that is a JSON object is sent both as text
 //! (what hosts show the model) and as `structuredContent`.
 //!
+//! # Limits of the HTTP edge
+//!
+//! Anyone who reaches the port can spend the server's memory, sockets and
+//! time, so [`McpServer::serve_http_until`] holds every request to limits
+//! before rmcp parses it, each with a default and a builder method (the
+//! README's "Limits" has them in one table, with the CLI flags):
+//!
+//! - **Body size** ([`with_max_request_body_bytes`](McpServer::with_max_request_body_bytes),
+//!   default [`DEFAULT_MAX_REQUEST_BODY_BYTES`], the argument limit plus
+//!   [`REQUEST_ENVELOPE_BYTES`]): past it, `413 Payload Too Large` naming
+//!   the limit, before the body is read when its `Content-Length` says so,
+//!   else as soon as it streams past.
+//! - **The session before the arguments.** A `POST` or `DELETE` with an
+//!   `Mcp-Session-Id` the server does not hold is answered `404 Not Found`
+//!   without its body being read (the spec's status for an ended session:
+//!   the client starts a new one). A `POST` without one is read to at most
+//!   [`MAX_SESSIONLESS_BODY_BYTES`] and must be an `initialize` (or
+//!   `server/discover`): its `method` is found by a scan that builds
+//!   nothing, and anything else is `400 Bad Request`, the spec's status for
+//!   a missing session id. So no request's arguments are parsed before its
+//!   session is known, and the most a client without a session makes the
+//!   server parse is 16 KiB.
+//! - **JSON first.** Every body is checked to be JSON (syntax, and nesting
+//!   within 128 levels) by the same scan before rmcp parses it into a
+//!   message: not JSON is `400` with a JSON-RPC `-32700` parse error, JSON
+//!   that is not a message `400` with `-32600`. A `tools/call` whose
+//!   `arguments` is not an object is `-32602` (invalid params).
+//! - **Sessions** ([`with_max_sessions`](McpServer::with_max_sessions),
+//!   default [`DEFAULT_MAX_SESSIONS`], per server; there is no principal to
+//!   count per, since the server authenticates no one): at the cap a new
+//!   `initialize` is refused, `503 Service Unavailable` with `Retry-After`,
+//!   and no session is evicted. Evicting the oldest idle one would let
+//!   anyone who can send `initialize` end other clients' conversations,
+//!   and with them their aliases. A session ends at its client's `DELETE`
+//!   or after [`with_session_idle_timeout`](McpServer::with_session_idle_timeout)
+//!   without a message, which gives its slot back.
+//! - **Connections** ([`with_max_connections`](McpServer::with_max_connections),
+//!   default [`DEFAULT_MAX_CONNECTIONS`]): past the cap a connection waits
+//!   unaccepted in the listen backlog until one closes.
+//!   [`with_header_timeout`](McpServer::with_header_timeout) closes a
+//!   connection whose headers are late (slowloris) and answers a late body
+//!   `408`; [`with_idle_timeout`](McpServer::with_idle_timeout) closes one
+//!   with no request in progress. An event stream in progress is not idle.
+//! - **Origin**: browsers' requests are accepted from loopback pages
+//!   ([`LOOPBACK_ORIGINS`]) and those given to
+//!   [`with_allowed_origins`](McpServer::with_allowed_origins); any other
+//!   `Origin` is `403 Forbidden`, as the transport spec requires. A request
+//!   without `Origin` passes, and the `Host` header is checked as before
+//!   ([`with_allowed_hosts`](McpServer::with_allowed_hosts)).
+//!
 //! # Errors and shutdown
 //!
 //! Every failure of a call — bad arguments, an invented alias, a gRPC error,
 //! a native tool's error — is a tool result with `isError: true` whose text
 //! tells the model what to do, never a protocol error; only a tool name the
-//! server does not have is a protocol error (`-32602`), as MCP specifies.
+//! server does not have is a protocol error (`-32602`), as MCP specifies,
+//! and so is a `tools/call` that is not one (`arguments` that are not an
+//! object: the host, not the model, sent it).
 //! Nothing is written to stdout but the protocol. [`McpServer::serve_stdio`]
 //! returns when stdin closes or on ctrl-c / `SIGTERM`;
 //! [`McpServer::serve_http`] on ctrl-c / `SIGTERM`; the `_until` variants
@@ -90,12 +143,11 @@ use std::time::Duration;
 use ai_tools_schema::{Dialect, HostProfile};
 pub use rmcp;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
+    CustomResult, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 use rmcp::service::RequestContext;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
@@ -119,6 +171,131 @@ pub const HTTP_PATH: &str = "/mcp";
 /// The newest protocol version served: the last one with sessions, hence
 /// with a place for a conversation's aliases (see the [module docs](self)).
 pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+mod edge;
+
+/// The room a request body has beyond its arguments: the JSON-RPC envelope
+/// (`jsonrpc`, `id`, `method`, the tool's `name`, `_meta`) and the escaping
+/// of the arguments' text, 64 KiB.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::REQUEST_ENVELOPE_BYTES, 64 * 1024);
+/// ```
+pub const REQUEST_ENVELOPE_BYTES: usize = 64 * 1024;
+
+/// The largest request body over HTTP unless
+/// [`McpServer::with_max_request_body_bytes`] says otherwise: the argument
+/// limit ([`Limits::default`](crate::schema::inbound::Limits)`.max_bytes`,
+/// 256 KiB) plus [`REQUEST_ENVELOPE_BYTES`], 320 KiB. A larger body is
+/// answered `413 Payload Too Large`, naming the limit, before it is parsed
+/// (and, when its `Content-Length` says so, before it is read).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::schema::inbound::Limits;
+/// assert_eq!(
+///     ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES,
+///     Limits::default().max_bytes + ai_tools::mcp::REQUEST_ENVELOPE_BYTES
+/// );
+/// ```
+pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 256 * 1024 + REQUEST_ENVELOPE_BYTES;
+
+/// The largest body of a `POST` without an `Mcp-Session-Id`, 16 KiB. Such a
+/// request can only be an `initialize` (or `server/discover`), a few
+/// hundred bytes from every SDK, and it is parsed before any session exists,
+/// so it is held to this rather than to the argument-sized limit.
+///
+/// # Examples
+///
+/// ```
+/// assert!(ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES < ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
+/// ```
+pub const MAX_SESSIONLESS_BODY_BYTES: usize = 16 * 1024;
+
+/// The most MCP sessions an HTTP server holds at once unless
+/// [`McpServer::with_max_sessions`] says otherwise: 1,000.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::DEFAULT_MAX_SESSIONS, 1_000);
+/// ```
+pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
+
+/// The `Retry-After` (seconds) of the `503` that refuses an `initialize`
+/// while the server holds its maximum of sessions: 5.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::SESSIONS_RETRY_AFTER_SECS, 5);
+/// ```
+pub const SESSIONS_RETRY_AFTER_SECS: u64 = 5;
+
+/// How long an MCP session lives without a message unless
+/// [`McpServer::with_session_idle_timeout`] says otherwise: 5 minutes
+/// (rmcp's default).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs(), 300);
+/// ```
+pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// The most open HTTP connections unless
+/// [`McpServer::with_max_connections`] says otherwise: 1,024.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::DEFAULT_MAX_CONNECTIONS, 1_024);
+/// ```
+pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
+
+/// How long a client has to send a request's headers once it has sent
+/// their first byte, and then its body, unless
+/// [`McpServer::with_header_timeout`] says otherwise: 10 seconds.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::DEFAULT_HEADER_TIMEOUT.as_secs(), 10);
+/// ```
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a connection stays open with no request in progress and no byte
+/// from the client unless [`McpServer::with_idle_timeout`] says otherwise:
+/// 60 seconds.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::DEFAULT_IDLE_TIMEOUT.as_secs(), 60);
+/// ```
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The browser origins an HTTP server always accepts: loopback pages, on
+/// any port. A request whose `Origin` is neither one of these nor one given
+/// to [`McpServer::with_allowed_origins`] is answered `403 Forbidden`; a
+/// request without `Origin` (not from a browser) passes.
+///
+/// # Examples
+///
+/// ```
+/// assert!(ai_tools::mcp::LOOPBACK_ORIGINS.contains(&"http://localhost:*"));
+/// ```
+pub const LOOPBACK_ORIGINS: [&str; 6] = [
+    "http://localhost:*",
+    "http://127.0.0.1:*",
+    "http://[::1]:*",
+    "https://localhost:*",
+    "https://127.0.0.1:*",
+    "https://[::1]:*",
+];
 
 /// How long a graceful HTTP shutdown waits for open connections to finish.
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
@@ -246,6 +423,34 @@ pub struct McpServer {
     allowed_hosts: Option<Vec<String>>,
     forward_headers: Vec<String>,
     call_options: CallOptions,
+    http: HttpLimits,
+}
+
+/// The bounds of the HTTP edge (see the [module docs](self#limits-of-the-http-edge)).
+#[derive(Clone, Debug)]
+struct HttpLimits {
+    max_body: usize,
+    max_sessions: usize,
+    session_idle_timeout: Duration,
+    max_connections: usize,
+    header_timeout: Duration,
+    idle_timeout: Duration,
+    /// Beyond [`LOOPBACK_ORIGINS`].
+    origins: Vec<String>,
+}
+
+impl Default for HttpLimits {
+    fn default() -> Self {
+        Self {
+            max_body: DEFAULT_MAX_REQUEST_BODY_BYTES,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            origins: Vec::new(),
+        }
+    }
 }
 
 impl std::fmt::Debug for McpServer {
@@ -312,6 +517,7 @@ impl McpServer {
             allowed_hosts: None,
             forward_headers: Vec::new(),
             call_options: CallOptions::new(),
+            http: HttpLimits::default(),
         }
     }
 
@@ -492,6 +698,143 @@ impl McpServer {
         hosts: impl IntoIterator<Item = impl Into<String>>,
     ) -> Self {
         self.allowed_hosts = Some(hosts.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Browser origins the HTTP server accepts besides [`LOOPBACK_ORIGINS`]
+    /// (added to those; call again to add more). Each is
+    /// `scheme://host:port`, or `scheme://host:*` for any port, e.g.
+    /// `https://app.example.com:443`; `null` accepts the `Origin: null` of
+    /// sandboxed pages. A request whose `Origin` is not accepted is answered
+    /// `403 Forbidden`, as the MCP transport requires ("Servers MUST
+    /// validate the Origin header"); one without `Origin` (a client that is
+    /// not a browser) passes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_allowed_origins(["https://app.example.com:443"]);
+    /// # let _ = server;
+    /// ```
+    pub fn with_allowed_origins(
+        mut self,
+        origins: impl IntoIterator<Item = impl Into<String>>,
+    ) -> Self {
+        self.http
+            .origins
+            .extend(origins.into_iter().map(Into::into));
+        self
+    }
+
+    /// The largest request body over HTTP, in bytes (default
+    /// [`DEFAULT_MAX_REQUEST_BODY_BYTES`], 320 KiB: the argument limit plus
+    /// [`REQUEST_ENVELOPE_BYTES`]). A larger body is answered
+    /// `413 Payload Too Large`, naming the limit, before it is parsed. A
+    /// request without a session is held to at most
+    /// [`MAX_SESSIONLESS_BODY_BYTES`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_max_request_body_bytes(1 << 20);
+    /// # let _ = server;
+    /// ```
+    pub fn with_max_request_body_bytes(mut self, bytes: usize) -> Self {
+        self.http.max_body = bytes;
+        self
+    }
+
+    /// The most MCP sessions the HTTP server holds at once (default
+    /// [`DEFAULT_MAX_SESSIONS`]; at least 1). At the cap an `initialize` is
+    /// answered `503 Service Unavailable` with `Retry-After:`
+    /// [`SESSIONS_RETRY_AFTER_SECS`]; the sessions held are never evicted
+    /// for it. A slot comes back when a session ends: the client's `DELETE`,
+    /// or [idle expiry](Self::with_session_idle_timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_max_sessions(100);
+    /// # let _ = server;
+    /// ```
+    pub fn with_max_sessions(mut self, sessions: usize) -> Self {
+        self.http.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// How long an MCP session lives without a message from its client
+    /// (default [`DEFAULT_SESSION_IDLE_TIMEOUT`], 5 minutes). An open
+    /// `GET` event stream is not a message. After it, the session's
+    /// requests are answered `404 Not Found` (the client starts a new
+    /// session) and its alias namespace is forgotten.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_session_idle_timeout(Duration::from_secs(30 * 60));
+    /// # let _ = server;
+    /// ```
+    pub fn with_session_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.http.session_idle_timeout = timeout;
+        self
+    }
+
+    /// The most open HTTP connections (default [`DEFAULT_MAX_CONNECTIONS`];
+    /// at least 1). Past it a new connection is not accepted: it waits in
+    /// the listen backlog until one closes (a client sees a slow connect,
+    /// and once the kernel's backlog is full, a connect that times out).
+    /// An open event stream holds its connection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_max_connections(256);
+    /// # let _ = server;
+    /// ```
+    pub fn with_max_connections(mut self, connections: usize) -> Self {
+        self.http.max_connections = connections.max(1);
+        self
+    }
+
+    /// How long a client has to send a request's headers, counted from
+    /// their first byte, and then, for a `POST`, its body (default
+    /// [`DEFAULT_HEADER_TIMEOUT`], 10 seconds). A connection whose headers
+    /// are late is closed; a late body is answered `408 Request Timeout`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_header_timeout(Duration::from_secs(5));
+    /// # let _ = server;
+    /// ```
+    pub fn with_header_timeout(mut self, timeout: Duration) -> Self {
+        self.http.header_timeout = timeout;
+        self
+    }
+
+    /// How long a connection stays open with no request in progress and no
+    /// byte from its client (default [`DEFAULT_IDLE_TIMEOUT`], 60 seconds);
+    /// then it is closed. A request in progress, an event stream included,
+    /// is never idle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_idle_timeout(Duration::from_secs(120));
+    /// # let _ = server;
+    /// ```
+    pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.http.idle_timeout = timeout;
         self
     }
 
@@ -720,42 +1063,47 @@ impl McpServer {
         if matches!(self.source, Source::Fixed(_)) {
             return Err(ServeError::SharedToolkit);
         }
+        let limits = self.http.clone();
         let shared = self.prepare()?;
         let ct = CancellationToken::new();
+        let origins = LOOPBACK_ORIGINS
+            .iter()
+            .map(|o| (*o).to_owned())
+            .chain(limits.origins.iter().cloned());
         let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(ct.child_token())
-            .with_legacy_session_mode(true);
+            .with_legacy_session_mode(true)
+            .with_max_request_body_bytes(limits.max_body)
+            .with_allowed_origins(origins)
+            .enforce_origin_validation();
         if let Some(hosts) = &shared.allowed_hosts {
             config = config.with_allowed_hosts(hosts.clone());
         }
+        let sessions = Arc::new(edge::CappedSessions::new(
+            limits.max_sessions,
+            limits.session_idle_timeout,
+        ));
         let factory_shared = shared.clone();
         let service = StreamableHttpService::new(
             move || Ok(Handler::new(factory_shared.clone(), None)),
-            Arc::new(LocalSessionManager::default()),
+            sessions.clone(),
             config,
         );
+        let gate = edge::Gate {
+            sessions,
+            max_body: limits.max_body,
+            read_timeout: limits.header_timeout,
+        };
         let router = axum::Router::new()
             .nest_service(HTTP_PATH, service)
-            .layer(axum::middleware::from_fn(deleted_is_no_content));
-        let (drained_tx, drained_rx) = tokio::sync::oneshot::channel::<()>();
-        let stop = ct.clone();
-        let server = axum::serve(listener, router).with_graceful_shutdown(async move {
-            shutdown.await;
-            stop.cancel();
-            let _ = drained_tx.send(());
-        });
-        let server = std::pin::pin!(server.into_future());
-        let deadline = async move {
-            if drained_rx.await.is_ok() {
-                tokio::time::sleep(HTTP_DRAIN).await;
-            } else {
-                std::future::pending::<()>().await;
-            }
+            .layer(axum::middleware::from_fn(deleted_is_no_content))
+            .layer(axum::middleware::from_fn_with_state(gate, edge::gate));
+        let connections = edge::ConnectionLimits {
+            max_connections: limits.max_connections,
+            header_timeout: limits.header_timeout,
+            idle_timeout: limits.idle_timeout,
         };
-        tokio::select! {
-            served = server => served?,
-            () = deadline => {}
-        }
+        edge::serve(listener, router, connections, shutdown, ct.clone()).await;
         ct.cancel();
         Ok(())
     }
@@ -1073,6 +1421,21 @@ impl ServerHandler for Handler {
             .cloned()
     }
 
+    /// rmcp reads a request whose params do not fit its method's as a custom
+    /// request: a `tools/call` whose `arguments` is an array is one. That is
+    /// invalid params (`-32602`), not an unknown method (`-32601`, rmcp's
+    /// answer, which is kept for methods this server does not have).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(
+            &request.method,
+            request.params.as_ref(),
+        ))
+    }
+
     async fn call_tool(
         &self,
         mut request: CallToolRequestParams,
@@ -1168,6 +1531,49 @@ impl Handler {
     }
 }
 
+/// The error for a request rmcp could not read as its method's: invalid
+/// params for a method the server has, saying what is wrong, else an
+/// unknown method.
+fn custom_request_error(method: &str, params: Option<&Value>) -> ErrorData {
+    let kind = |value: &Value| match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    };
+    match method {
+        "tools/call" => {
+            let arguments = params.and_then(|p| p.get("arguments"));
+            let why = match arguments {
+                Some(args) if !args.is_object() && !args.is_null() => {
+                    format!("`arguments` must be a JSON object, not {}", kind(args))
+                }
+                _ => match serde_json::from_value::<CallToolRequestParams>(
+                    params.cloned().unwrap_or(Value::Null),
+                ) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "they do not match its schema".to_owned(),
+                },
+            };
+            ErrorData::invalid_params(format!("invalid params of tools/call: {why}"), None)
+        }
+        "tools/list" | "ping" | "initialize" => ErrorData::invalid_params(
+            format!(
+                "invalid params of {method}: {} does not match its schema",
+                params.map_or("null", kind)
+            ),
+            None,
+        ),
+        _ => ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            method.to_owned(),
+            None,
+        ),
+    }
+}
+
 /// The values of a `-bin` header as gRPC defines them: standard base64,
 /// padded or not, several values joined by commas; `None` when one does not
 /// decode.
@@ -1237,7 +1643,31 @@ fn to_call_tool_result(result: crate::executor::ToolResult) -> CallToolResult {
 
 #[cfg(test)]
 mod tests {
-    use super::decode_binary_header;
+    use super::{custom_request_error, decode_binary_header};
+
+    #[test]
+    fn params_that_do_not_fit_a_method_served_are_invalid_params() {
+        let array = serde_json::json!({"name": "count", "arguments": ["a"]});
+        let error = custom_request_error("tools/call", Some(&array));
+        assert_eq!(error.code.0, -32602);
+        assert!(
+            error
+                .message
+                .contains("`arguments` must be a JSON object, not an array"),
+            "{error:?}"
+        );
+        let nameless = serde_json::json!({"arguments": {}});
+        let error = custom_request_error("tools/call", Some(&nameless));
+        assert_eq!(error.code.0, -32602);
+        assert!(error.message.contains("name"), "{error:?}");
+        assert_eq!(
+            custom_request_error("tools/list", Some(&array)).code.0,
+            -32602
+        );
+        let unknown = custom_request_error("tools/frobnicate", None);
+        assert_eq!(unknown.code.0, -32601);
+        assert_eq!(unknown.message, "tools/frobnicate");
+    }
 
     #[test]
     fn a_bin_header_is_base64_padded_or_not_and_may_list_values() {

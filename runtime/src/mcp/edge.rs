@@ -1,0 +1,807 @@
+//! The streamable-HTTP edge of an [`McpServer`](super::McpServer): what a
+//! request meets before rmcp parses it, and the connections it comes on.
+//!
+//! - [`gate`], an axum middleware in front of rmcp's service: a `POST` or
+//!   `DELETE` naming a session the server does not hold is answered 404
+//!   before its body is read; a `POST` without a session may only be an
+//!   `initialize` (or `server/discover`), read to at most
+//!   [`MAX_SESSIONLESS_BODY_BYTES`]; every body is bounded in size and time,
+//!   and checked to be JSON without building anything, before rmcp parses
+//!   it.
+//! - [`CappedSessions`], rmcp's [`LocalSessionManager`] with a cap on the
+//!   sessions it holds.
+//! - [`serve`], the accept loop: a cap on open connections, a header-read
+//!   timeout and an idle timeout per connection, and a graceful drain.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use axum::body::{Body, Bytes};
+use futures_core::Stream;
+use http::{Method, StatusCode};
+use http_body::{Frame, SizeHint};
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::transport::streamable_http_server::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::{
+    LocalSessionManager, LocalSessionManagerError,
+};
+use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage, SessionId};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+/// The header that carries the MCP session id.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+use super::{HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS};
+
+/// rmcp's in-memory session manager, refusing a new session while it holds
+/// `max` of them. A session's slot is given back when the session closes: on
+/// the client's `DELETE`, at its idle expiry, or when the server stops.
+pub(super) struct CappedSessions {
+    inner: LocalSessionManager,
+    slots: Arc<Semaphore>,
+    held: Mutex<HashMap<SessionId, OwnedSemaphorePermit>>,
+    max: usize,
+}
+
+/// Why a [`CappedSessions`] refused.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum SessionsError {
+    /// At the cap.
+    #[error("the server already holds its maximum of {0} MCP sessions")]
+    Full(usize),
+    /// rmcp's own.
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
+}
+
+impl CappedSessions {
+    /// At most `max` sessions (at least one), each closed after
+    /// `idle_timeout` without a message.
+    pub(super) fn new(max: usize, idle_timeout: Duration) -> Self {
+        let max = max.max(1);
+        let mut inner = LocalSessionManager::default();
+        inner.session_config.keep_alive = Some(idle_timeout);
+        Self {
+            inner,
+            slots: Arc::new(Semaphore::new(max)),
+            held: Mutex::new(HashMap::new()),
+            max,
+        }
+    }
+
+    fn held(&self) -> MutexGuard<'_, HashMap<SessionId, OwnedSemaphorePermit>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether a new session would be refused now.
+    fn is_full(&self) -> bool {
+        self.slots.available_permits() == 0
+    }
+
+    /// Whether the server holds session `id`.
+    async fn exists(&self, id: &SessionId) -> bool {
+        SessionManager::has_session(&self.inner, id)
+            .await
+            .unwrap_or(false)
+    }
+}
+
+impl SessionManager for CappedSessions {
+    type Error = SessionsError;
+    type Transport = <LocalSessionManager as SessionManager>::Transport;
+
+    async fn create_session(&self) -> Result<(SessionId, Self::Transport), Self::Error> {
+        let slot = self
+            .slots
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| SessionsError::Full(self.max))?;
+        let (id, transport) = SessionManager::create_session(&self.inner).await?;
+        self.held().insert(id.clone(), slot);
+        Ok((id, transport))
+    }
+
+    async fn initialize_session(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        Ok(SessionManager::initialize_session(&self.inner, id, message).await?)
+    }
+
+    async fn has_session(&self, id: &SessionId) -> Result<bool, Self::Error> {
+        Ok(SessionManager::has_session(&self.inner, id).await?)
+    }
+
+    async fn close_session(&self, id: &SessionId) -> Result<(), Self::Error> {
+        let closed = SessionManager::close_session(&self.inner, id).await;
+        // The slot is free whatever the worker said: the session is gone
+        // from the map either way.
+        self.held().remove(id);
+        Ok(closed?)
+    }
+
+    async fn create_stream(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(SessionManager::create_stream(&self.inner, id, message).await?)
+    }
+
+    async fn accept_message(
+        &self,
+        id: &SessionId,
+        message: ClientJsonRpcMessage,
+    ) -> Result<(), Self::Error> {
+        Ok(SessionManager::accept_message(&self.inner, id, message).await?)
+    }
+
+    async fn create_standalone_stream(
+        &self,
+        id: &SessionId,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(SessionManager::create_standalone_stream(&self.inner, id).await?)
+    }
+
+    async fn resume(
+        &self,
+        id: &SessionId,
+        last_event_id: String,
+    ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, Self::Error> {
+        Ok(SessionManager::resume(&self.inner, id, last_event_id).await?)
+    }
+
+    fn event_store(&self) -> Option<Arc<dyn EventStore>> {
+        SessionManager::event_store(&self.inner)
+    }
+}
+
+/// What [`gate`] needs: the sessions and the bounds of a request body.
+#[derive(Clone)]
+pub(super) struct Gate {
+    pub(super) sessions: Arc<CappedSessions>,
+    /// The largest body of a request in a session.
+    pub(super) max_body: usize,
+    /// How long a body may take to arrive once its headers have.
+    pub(super) read_timeout: Duration,
+}
+
+/// A refusal, answered with a JSON-RPC error body (`id: null`).
+struct Refusal {
+    status: StatusCode,
+    code: i32,
+    message: String,
+    retry_after: Option<u64>,
+}
+
+/// JSON-RPC's "Parse error".
+const PARSE_ERROR: i32 = -32700;
+/// JSON-RPC's "Invalid Request".
+const INVALID_REQUEST: i32 = -32600;
+
+impl Refusal {
+    fn new(status: StatusCode, code: i32, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+            retry_after: None,
+        }
+    }
+
+    fn unknown_session() -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            INVALID_REQUEST,
+            "Not Found: this server holds no session with that Mcp-Session-Id (it ended or expired); start a new one with initialize",
+        )
+    }
+
+    fn session_required() -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "Bad Request: Mcp-Session-Id is required; only initialize (and server/discover) may be sent without one",
+        )
+    }
+
+    fn too_large(limit: usize, sessionless: bool) -> Self {
+        let message = if sessionless {
+            format!(
+                "Payload Too Large: a request without an Mcp-Session-Id (an initialize) may be at most {limit} bytes"
+            )
+        } else {
+            format!(
+                "Payload Too Large: the request body is larger than the limit of {limit} bytes; send smaller arguments"
+            )
+        };
+        Self::new(StatusCode::PAYLOAD_TOO_LARGE, INVALID_REQUEST, message)
+    }
+
+    fn too_slow(timeout: Duration) -> Self {
+        Self::new(
+            StatusCode::REQUEST_TIMEOUT,
+            INVALID_REQUEST,
+            format!(
+                "Request Timeout: the request body did not arrive within {} s",
+                timeout.as_secs_f64()
+            ),
+        )
+    }
+
+    fn sessions_full(max: usize) -> Self {
+        Self {
+            retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                INVALID_REQUEST,
+                format!(
+                    "Service Unavailable: the server already holds its maximum of {max} MCP sessions; retry after {SESSIONS_RETRY_AFTER_SECS} s"
+                ),
+            )
+        }
+    }
+
+    fn into_response(self) -> axum::response::Response {
+        let body = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": null,
+            "error": {"code": self.code, "message": self.message},
+        });
+        let mut response = http::Response::builder()
+            .status(self.status)
+            .header(http::header::CONTENT_TYPE, "application/json");
+        if let Some(secs) = self.retry_after {
+            response = response.header(http::header::RETRY_AFTER, secs);
+        }
+        response
+            .body(Body::from(body.to_string()))
+            .unwrap_or_default()
+    }
+}
+
+/// What reading a gated body found, for [`gate`] to act on once rmcp has
+/// answered.
+#[derive(Default)]
+struct Verdict {
+    /// The body was refused: this is the answer, whatever rmcp made of the
+    /// error it was given instead of the body.
+    refusal: Option<Refusal>,
+    /// The whole body was read and is JSON.
+    json: bool,
+    /// It is an `initialize` without a session.
+    initialize: bool,
+}
+
+/// In front of rmcp's service: refuses what must not be parsed before it is
+/// parsed (see the [module docs](self)), and gives the statuses and JSON-RPC
+/// codes rmcp does not.
+pub(super) async fn gate(
+    axum::extract::State(gate): axum::extract::State<Gate>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let session: Option<SessionId> = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(Into::into);
+    let method = request.method().clone();
+    if method == Method::DELETE {
+        if let Some(id) = &session
+            && !gate.sessions.exists(id).await
+        {
+            return Refusal::unknown_session().into_response();
+        }
+        return next.run(request).await;
+    }
+    if method != Method::POST {
+        return next.run(request).await;
+    }
+    if let Some(id) = &session
+        && !gate.sessions.exists(id).await
+    {
+        return Refusal::unknown_session().into_response();
+    }
+    let sessionless = session.is_none();
+    let limit = if sessionless {
+        gate.max_body.min(MAX_SESSIONLESS_BODY_BYTES)
+    } else {
+        gate.max_body
+    };
+    let verdict = Arc::new(Mutex::new(Verdict::default()));
+    let (parts, body) = request.into_parts();
+    let body = GatedBody {
+        inner: body,
+        limit,
+        sessionless,
+        timeout: gate.read_timeout,
+        deadline: Box::pin(tokio::time::sleep(gate.read_timeout)),
+        buf: Vec::new(),
+        started: false,
+        done: false,
+        sessions: gate.sessions.clone(),
+        verdict: verdict.clone(),
+    };
+    let response = next
+        .run(http::Request::from_parts(parts, Body::new(body)))
+        .await;
+    let verdict = std::mem::take(&mut *verdict.lock().unwrap_or_else(PoisonError::into_inner));
+    if let Some(refusal) = verdict.refusal {
+        return refusal.into_response();
+    }
+    // rmcp answers 415 to a body that is JSON but not a JSON-RPC message
+    // (its content type was checked before the body was read).
+    if verdict.json && response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+        return Refusal::new(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "Invalid Request: the body is JSON but not a JSON-RPC message MCP knows",
+        )
+        .into_response();
+    }
+    // Another initialize took the last slot after this one was let in.
+    if verdict.initialize
+        && response.status() == StatusCode::INTERNAL_SERVER_ERROR
+        && gate.sessions.is_full()
+    {
+        return Refusal::sessions_full(gate.sessions.max).into_response();
+    }
+    response
+}
+
+/// Why a gated body ended early.
+#[derive(Debug, thiserror::Error)]
+enum GateError {
+    /// Refused; the refusal is in the verdict.
+    #[error("the request body was refused")]
+    Refused,
+    /// The client's body failed (it went away).
+    #[error(transparent)]
+    Body(#[from] axum::Error),
+}
+
+/// A request body as rmcp reads it: collected here within `limit` bytes and
+/// the read timeout, checked to be JSON (and, without a session, to be an
+/// `initialize`), then handed on in one frame. A refusal ends it with an
+/// error and leaves the answer in the verdict.
+struct GatedBody {
+    inner: Body,
+    limit: usize,
+    sessionless: bool,
+    timeout: Duration,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+    buf: Vec<u8>,
+    started: bool,
+    done: bool,
+    sessions: Arc<CappedSessions>,
+    verdict: Arc<Mutex<Verdict>>,
+}
+
+impl GatedBody {
+    fn refuse(&mut self, refusal: Refusal) -> Poll<Option<Result<Frame<Bytes>, GateError>>> {
+        self.done = true;
+        self.buf = Vec::new();
+        self.verdict
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .refusal = Some(refusal);
+        Poll::Ready(Some(Err(GateError::Refused)))
+    }
+
+    /// The checks on a whole body; whether it is a sessionless `initialize`.
+    fn check(&self) -> Result<bool, Refusal> {
+        // Checks the syntax and the nesting (serde_json's limit of 128
+        // levels) without building anything.
+        if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&self.buf) {
+            return Err(Refusal::new(
+                StatusCode::BAD_REQUEST,
+                PARSE_ERROR,
+                format!("Parse error: the request body is not JSON: {e}"),
+            ));
+        }
+        if !self.sessionless {
+            return Ok(false);
+        }
+        #[derive(serde::Deserialize)]
+        struct Method<'a> {
+            #[serde(borrow, default)]
+            method: Option<Cow<'a, str>>,
+        }
+        let method = serde_json::from_slice::<Method<'_>>(&self.buf)
+            .ok()
+            .and_then(|m| m.method);
+        match method.as_deref() {
+            Some("initialize") if self.sessions.is_full() => {
+                Err(Refusal::sessions_full(self.sessions.max))
+            }
+            Some("initialize") => Ok(true),
+            Some("server/discover") => Ok(false),
+            _ => Err(Refusal::session_required()),
+        }
+    }
+}
+
+impl http_body::Body for GatedBody {
+    type Data = Bytes;
+    type Error = GateError;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, GateError>>> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Ready(None);
+        }
+        if !this.started {
+            this.started = true;
+            // A declared length past the limit is refused before a byte is read.
+            if this.inner.size_hint().lower() > this.limit as u64 {
+                return this.refuse(Refusal::too_large(this.limit, this.sessionless));
+            }
+        }
+        loop {
+            match Pin::new(&mut this.inner).poll_frame(cx) {
+                Poll::Ready(Some(Ok(frame))) => {
+                    let Ok(data) = frame.into_data() else {
+                        continue;
+                    };
+                    if data.len() > this.limit - this.buf.len() {
+                        return this.refuse(Refusal::too_large(this.limit, this.sessionless));
+                    }
+                    this.buf.extend_from_slice(&data);
+                }
+                Poll::Ready(Some(Err(e))) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(e.into())));
+                }
+                Poll::Ready(None) => break,
+                Poll::Pending => {
+                    if this.deadline.as_mut().poll(cx).is_ready() {
+                        return this.refuse(Refusal::too_slow(this.timeout));
+                    }
+                    return Poll::Pending;
+                }
+            }
+        }
+        match this.check() {
+            Err(refusal) => this.refuse(refusal),
+            Ok(initialize) => {
+                this.done = true;
+                {
+                    let mut verdict = this.verdict.lock().unwrap_or_else(PoisonError::into_inner);
+                    verdict.json = true;
+                    verdict.initialize = initialize;
+                }
+                let body = Bytes::from(std::mem::take(&mut this.buf));
+                Poll::Ready(Some(Ok(Frame::data(body))))
+            }
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.done
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let mut hint = self.inner.size_hint();
+        if hint.upper().is_none_or(|upper| upper > self.limit as u64) {
+            hint.set_upper(self.limit as u64);
+        }
+        if hint.lower() > hint.upper().unwrap_or(u64::MAX) {
+            hint = SizeHint::new();
+        }
+        hint
+    }
+}
+
+/// The bounds on connections.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ConnectionLimits {
+    /// Open connections at most; past it, new ones wait to be accepted.
+    pub(super) max_connections: usize,
+    /// From a request's first byte to the end of its headers.
+    pub(super) header_timeout: Duration,
+    /// Without a request in progress and without a byte from the client.
+    pub(super) idle_timeout: Duration,
+}
+
+/// Serves `router` on `listener` within `limits` until `shutdown`
+/// completes; then `stopping` is cancelled (rmcp ends its sessions and
+/// streams with it), each connection finishes the request it is serving, and
+/// after [`HTTP_DRAIN`] the ones left are closed.
+pub(super) async fn serve(
+    listener: TcpListener,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send,
+    stopping: CancellationToken,
+) {
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let mut connections = tokio::task::JoinSet::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        while connections.try_join_next().is_some() {}
+        // Past the cap a connection waits in the listen backlog, not
+        // accepted, until one closes.
+        let slot = tokio::select! {
+            slot = slots.clone().acquire_owned() => match slot {
+                Ok(slot) => slot,
+                Err(_) => break,
+            },
+            () = &mut shutdown => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) if is_connection_error(&e) => continue,
+                Err(_) => {
+                    // Out of file descriptors, most likely: wait for some to
+                    // close rather than spin (as axum::serve does).
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_secs(1)) => continue,
+                        () = &mut shutdown => break,
+                    }
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        connections.spawn(connection(
+            stream,
+            router.clone(),
+            limits,
+            stopping.clone(),
+            slot,
+        ));
+    }
+    stopping.cancel();
+    drop(listener);
+    let drained = async { while connections.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(HTTP_DRAIN, drained).await;
+    // Dropping the set closes what is left.
+}
+
+fn is_connection_error(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionAborted
+            | std::io::ErrorKind::ConnectionReset
+    )
+}
+
+/// One connection: HTTP/1.1 served until the client closes it, a timeout
+/// closes it, or the server stops.
+async fn connection(
+    stream: TcpStream,
+    router: axum::Router,
+    limits: ConnectionLimits,
+    stopping: CancellationToken,
+    _slot: OwnedSemaphorePermit,
+) {
+    let activity = Arc::new(Activity::new());
+    let io = hyper_util::rt::TokioIo::new(Watched {
+        inner: stream,
+        activity: activity.clone(),
+    });
+    let requests = activity.clone();
+    let service =
+        hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
+            let in_flight = InFlight::begin(&requests);
+            let mut router = router.clone();
+            async move {
+                let response = tower_service::Service::call(&mut router, request)
+                    .await
+                    .unwrap_or_else(|never| match never {});
+                Ok::<_, Infallible>(response.map(|inner| Tracked {
+                    inner,
+                    in_flight: Some(in_flight),
+                }))
+            }
+        });
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // The timeouts are the watchdog's: hyper's own header timer also runs
+    // while a kept-alive connection waits for its next request.
+    builder.header_read_timeout(None);
+    let conn = builder.serve_connection(io, service);
+    let mut conn = std::pin::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        () = activity.expired(limits.header_timeout, limits.idle_timeout) => {}
+        () = stopping.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
+        }
+    }
+}
+
+/// Where a connection is, for its timeouts.
+#[derive(Clone, Copy)]
+enum Phase {
+    /// No request in progress since this instant.
+    Idle(Instant),
+    /// A request's first bytes came at this instant; its headers have not
+    /// all come.
+    Head(Instant),
+    /// This many requests being served (their responses not yet all sent).
+    Busy(usize),
+}
+
+struct Activity {
+    phase: Mutex<Phase>,
+    changed: Notify,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            phase: Mutex::new(Phase::Idle(Instant::now())),
+            changed: Notify::new(),
+        }
+    }
+
+    fn phase(&self) -> MutexGuard<'_, Phase> {
+        self.phase.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Bytes came from the client.
+    fn read(&self) {
+        let mut phase = self.phase();
+        if let Phase::Idle(_) = *phase {
+            *phase = Phase::Head(Instant::now());
+            drop(phase);
+            self.changed.notify_one();
+        }
+    }
+
+    /// Completes when the connection has been idle for `idle`, or has spent
+    /// `header` on a request's headers.
+    async fn expired(&self, header: Duration, idle: Duration) {
+        loop {
+            let changed = self.changed.notified();
+            let mut changed = std::pin::pin!(changed);
+            changed.as_mut().enable();
+            let deadline = match *self.phase() {
+                Phase::Idle(since) => Some(since + idle),
+                Phase::Head(since) => Some(since + header),
+                Phase::Busy(_) => None,
+            };
+            match deadline {
+                Some(deadline) if Instant::now() >= deadline => return,
+                Some(deadline) => {
+                    tokio::select! {
+                        () = tokio::time::sleep_until(deadline) => {}
+                        () = changed => {}
+                    }
+                }
+                None => changed.await,
+            }
+        }
+    }
+}
+
+/// A request being served, from its headers to the end of its response.
+struct InFlight(Arc<Activity>);
+
+impl InFlight {
+    fn begin(activity: &Arc<Activity>) -> Self {
+        {
+            let mut phase = activity.phase();
+            *phase = match *phase {
+                Phase::Busy(n) => Phase::Busy(n + 1),
+                Phase::Idle(_) | Phase::Head(_) => Phase::Busy(1),
+            };
+        }
+        activity.changed.notify_one();
+        Self(activity.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        {
+            let mut phase = self.0.phase();
+            *phase = match *phase {
+                Phase::Busy(n) if n > 1 => Phase::Busy(n - 1),
+                _ => Phase::Idle(Instant::now()),
+            };
+        }
+        self.0.changed.notify_one();
+    }
+}
+
+/// A response body that ends its request's [`InFlight`] when it ends (or
+/// is dropped).
+struct Tracked {
+    inner: Body,
+    in_flight: Option<InFlight>,
+}
+
+impl http_body::Body for Tracked {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(None) = polled {
+            this.in_flight = None;
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
+
+/// The connection's socket, telling its [`Activity`] when bytes come.
+struct Watched {
+    inner: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Watched {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = self.get_mut();
+        let before = buf.filled().len();
+        let polled = Pin::new(&mut this.inner).poll_read(cx, buf);
+        if buf.filled().len() > before {
+            this.activity.read();
+        }
+        polled
+    }
+}
+
+impl AsyncWrite for Watched {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}

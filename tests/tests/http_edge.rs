@@ -1,0 +1,781 @@
+//! The HTTP edge of `McpServer::serve_http_until` under abuse, driven by a
+//! raw HTTP/1.1 client over loopback: bodies bounded before they are parsed,
+//! no parse before the session is known, a cap on sessions and on
+//! connections, header-read and idle timeouts, `Origin` validation, and the
+//! statuses and JSON-RPC codes of malformed requests. Each test fails
+//! against a server without these limits (rmcp's and axum's defaults).
+//!
+//! The tests run one at a time (`SERIAL`): one of them measures the test
+//! process's peak memory, which the others would disturb.
+
+#[cfg(not(feature = "mcp"))]
+#[test]
+fn http_edge_tests_need_the_mcp_feature() {
+    use std::io::Write;
+    let _ = writeln!(
+        std::io::stderr().lock(),
+        "SKIPPED: the HTTP edge tests need the `mcp` feature: cargo test -p ai-tools-tests --features mcp --test http_edge"
+    );
+    assert!(
+        std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
+        "AI_TOOLS_REQUIRE_MCP is set but the tests were built without the `mcp` feature"
+    );
+}
+
+#[cfg(feature = "mcp")]
+mod edge {
+    use std::net::SocketAddr;
+    use std::time::{Duration, Instant};
+
+    use ai_tools::mcp::{McpServer, ServeError};
+    use ai_tools::{NativeTool, Toolkit};
+    use serde_json::{Value, json};
+    use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::net::TcpStream;
+
+    /// One test at a time: the memory test reads the process's peak.
+    static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+    /// How long any one wait of a test may last before it fails.
+    const PATIENCE: Duration = Duration::from_secs(10);
+
+    #[derive(serde::Deserialize, ai_tools::ToolInput)]
+    struct Items {
+        /// Strings to count.
+        items: Vec<String>,
+    }
+
+    fn server() -> McpServer {
+        McpServer::new(|aliases| {
+            let count = NativeTool::new::<Items, _, _>(
+                "count",
+                "Count strings.",
+                |_, i: Items| async move { json!({ "count": i.items.len() }).to_string() },
+            );
+            Toolkit::builder()
+                .alias_manager(aliases)
+                .native(count)
+                .build()
+        })
+        .with_server_info("edge", "1")
+    }
+
+    struct Running {
+        addr: SocketAddr,
+        stop: tokio::sync::oneshot::Sender<()>,
+        serving: tokio::task::JoinHandle<Result<(), ServeError>>,
+    }
+
+    async fn start(server: McpServer) -> Running {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.serve_http_until(listener, async {
+            let _ = stopped.await;
+        }));
+        Running {
+            addr,
+            stop,
+            serving,
+        }
+    }
+
+    impl Running {
+        async fn stop(self) {
+            let _ = self.stop.send(());
+            tokio::time::timeout(PATIENCE, self.serving)
+                .await
+                .expect("the server stops within the drain")
+                .expect("the server task")
+                .expect("the server stopped cleanly");
+        }
+    }
+
+    #[derive(Debug)]
+    struct Response {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: String,
+    }
+
+    impl Response {
+        fn header(&self, name: &str) -> Option<&str> {
+            self.headers
+                .iter()
+                .find(|(n, _)| n.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        }
+
+        /// The JSON-RPC message of the body: the body itself, or the one
+        /// `data:` line of an event stream that holds one.
+        fn message(&self) -> Value {
+            if let Ok(value) = serde_json::from_str::<Value>(&self.body) {
+                return value;
+            }
+            self.body
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+                .find(|v| v.get("jsonrpc").is_some())
+                .unwrap_or_else(|| panic!("no JSON-RPC message in {self:?}"))
+        }
+    }
+
+    /// Reads one HTTP/1.1 response: its head, then a chunked body, one of
+    /// `Content-Length`, or everything to the end.
+    async fn read_response(reader: &mut (impl AsyncBufRead + Unpin)) -> std::io::Result<Response> {
+        let mut line = String::new();
+        if reader.read_line(&mut line).await? == 0 {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let status: u16 = line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("a status line: {line:?}"));
+        let mut headers = Vec::new();
+        loop {
+            line.clear();
+            reader.read_line(&mut line).await?;
+            let trimmed = line.trim_end();
+            if trimmed.is_empty() {
+                break;
+            }
+            let (name, value) = trimmed.split_once(':').expect("a header");
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
+        }
+        let find = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+        let mut body = Vec::new();
+        if status == 204 || status == 304 {
+            // No body.
+        } else if find("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
+            loop {
+                line.clear();
+                reader.read_line(&mut line).await?;
+                let size = usize::from_str_radix(line.trim(), 16).expect("a chunk size");
+                if size == 0 {
+                    line.clear();
+                    reader.read_line(&mut line).await?;
+                    break;
+                }
+                let start = body.len();
+                body.resize(start + size, 0);
+                reader.read_exact(&mut body[start..]).await?;
+                line.clear();
+                reader.read_line(&mut line).await?;
+            }
+        } else if let Some(length) = find("content-length") {
+            body.resize(length.parse().expect("a length"), 0);
+            reader.read_exact(&mut body).await?;
+        } else {
+            reader.read_to_end(&mut body).await?;
+        }
+        Ok(Response {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&body).into_owned(),
+        })
+    }
+
+    /// A request to `/mcp` as the SDKs send it, with `extra` header lines.
+    fn request(method: &str, session: Option<&str>, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
+        let mut head = format!(
+            "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if let Some(id) = session {
+            head.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+        }
+        for (name, value) in extra {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        let mut bytes = head.into_bytes();
+        bytes.extend_from_slice(body.as_bytes());
+        bytes
+    }
+
+    /// Sends one request on a new connection; its response. The request is
+    /// written while the response is read: a server may answer (and close)
+    /// before it has read the whole body.
+    async fn exchange(addr: SocketAddr, request: &[u8]) -> Response {
+        let stream = TcpStream::connect(addr).await.expect("connect");
+        let (read, mut write) = stream.into_split();
+        let request = request.to_vec();
+        let writer = tokio::spawn(async move {
+            let _ = write.write_all(&request).await;
+            // Kept open until the response is read.
+            std::future::pending::<()>().await;
+        });
+        let response = tokio::time::timeout(PATIENCE, read_response(&mut BufReader::new(read)))
+            .await
+            .expect("an answer in time")
+            .expect("a response");
+        writer.abort();
+        response
+    }
+
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"edge-test","version":"1"}}}"#;
+    const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+    /// `initialize`'s response.
+    async fn initialize(addr: SocketAddr, extra: &[(&str, &str)]) -> Response {
+        exchange(addr, &request("POST", None, extra, INITIALIZE)).await
+    }
+
+    /// A session, initialized; its id.
+    async fn session(addr: SocketAddr) -> String {
+        let init = initialize(addr, &[]).await;
+        assert_eq!(init.status, 200, "{init:?}");
+        let id = init
+            .header("mcp-session-id")
+            .expect("a session id")
+            .to_owned();
+        let note = exchange(addr, &request("POST", Some(&id), &[], INITIALIZED)).await;
+        assert_eq!(note.status, 202, "{note:?}");
+        id
+    }
+
+    fn call(id: u64, arguments: &Value) -> String {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":"count","arguments":arguments}})
+            .to_string()
+    }
+
+    /// `VmHWM` (peak resident) and `VmRSS` (resident) of this process, KiB.
+    fn memory_kib() -> (u64, u64) {
+        let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+        let field = |name: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("{name} in /proc/self/status"))
+        };
+        (field("VmHWM:"), field("VmRSS:"))
+    }
+
+    /// A JSON-RPC `tools/call` of `bytes` bytes whose arguments are arrays
+    /// nested ten deep, over and over: `[[[[[[[[[[0]]]]]]]]]],…`. The shape
+    /// that cost the most to parse: before these limits one 4 MiB body
+    /// without a session peaked at 0.5–1.2 GB.
+    fn nested_call(bytes: usize) -> String {
+        let head = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"count","arguments":{"items":["#;
+        let tail = "0]}}}";
+        let unit = "[[[[[[[[[[0]]]]]]]]]],";
+        let mut body = String::with_capacity(bytes);
+        body.push_str(head);
+        while body.len() + unit.len() + tail.len() <= bytes {
+            body.push_str(unit);
+        }
+        body.push_str(tail);
+        body
+    }
+
+    /// The bound on the peak memory one refused 4 MiB body may add to the
+    /// process (client and server both in it; the client's own copies of
+    /// the body are 8 MiB of it).
+    const MEMORY_BOUND_KIB: u64 = 64 * 1024;
+
+    /// The bound on the peak one body at the default limit, nested, adds
+    /// while rmcp parses it in a session (measured: about 83 MiB, some 260
+    /// bytes per byte; its untagged enums buffer the message more than once).
+    const SESSION_BODY_BOUND_KIB: u64 = 192 * 1024;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_body_past_the_limit_is_refused_naming_it_and_arguments_up_to_theirs_fit() {
+        let _serial = SERIAL.lock().await;
+        let running = start(server()).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+
+        // Arguments just under the argument limit (256 KiB) fit the body limit.
+        let items: Vec<String> = (0..1000).map(|i| format!("{i:0>250}")).collect();
+        let arguments = json!({ "items": items });
+        let body = call(2, &arguments);
+        assert!(
+            arguments.to_string().len() > 250_000 && body.len() < 256 * 1024,
+            "{}",
+            body.len()
+        );
+        let fits = exchange(addr, &request("POST", Some(&id), &[], &body)).await;
+        assert_eq!(fits.status, 200, "{fits:?}");
+        assert_eq!(
+            fits.message()["result"]["structuredContent"]["count"],
+            1000,
+            "{fits:?}"
+        );
+
+        // One byte past the limit, declared: refused before it is read.
+        let limit = ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES;
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMcp-Session-Id: {id}\r\nContent-Length: {}\r\n\r\n",
+            limit + 1
+        );
+        stream.write_all(head.as_bytes()).await.expect("sent");
+        let mut reader = BufReader::new(stream);
+        let refused = tokio::time::timeout(PATIENCE, read_response(&mut reader))
+            .await
+            .expect("refused without waiting for the body")
+            .expect("a response");
+        assert_eq!(refused.status, 413, "{refused:?}");
+        let message = refused.message()["error"]["message"].to_string();
+        assert!(
+            message.contains(&limit.to_string()),
+            "names the limit: {message}"
+        );
+
+        // The same, chunked (no length declared): refused while it streams.
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nMcp-Session-Id: {id}\r\nTransfer-Encoding: chunked\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.expect("sent");
+        let (read, mut write) = stream.into_split();
+        let writer = tokio::spawn(async move {
+            let chunk = vec![b' '; 64 * 1024];
+            for _ in 0..16 {
+                let size = format!("{:x}\r\n", chunk.len());
+                if write.write_all(size.as_bytes()).await.is_err()
+                    || write.write_all(&chunk).await.is_err()
+                    || write.write_all(b"\r\n").await.is_err()
+                {
+                    return;
+                }
+            }
+        });
+        let refused = tokio::time::timeout(PATIENCE, read_response(&mut BufReader::new(read)))
+            .await
+            .expect("refused in time")
+            .expect("a response");
+        assert_eq!(refused.status, 413, "{refused:?}");
+        assert!(
+            refused.message()["error"]["message"]
+                .to_string()
+                .contains(&limit.to_string()),
+            "{refused:?}"
+        );
+        writer.abort();
+
+        // A smaller limit, set on the builder.
+        running.stop().await;
+        let running = start(server().with_max_request_body_bytes(1000)).await;
+        let id = session(running.addr).await;
+        let body = call(3, &json!({ "items": ["x".repeat(1000)] }));
+        let refused = exchange(running.addr, &request("POST", Some(&id), &[], &body)).await;
+        assert_eq!(refused.status, 413, "{refused:?}");
+        assert!(refused.body.contains("1000 bytes"), "{refused:?}");
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_nested_4_mib_body_is_refused_without_being_parsed() {
+        let _serial = SERIAL.lock().await;
+        let running = start(server()).await;
+        let addr = running.addr;
+        let body = nested_call(4 << 20);
+        let (peak_before, rss_before) = memory_kib();
+
+        // Without a session, the length declared: refused at once.
+        let mut stream = TcpStream::connect(addr).await.expect("connect");
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        );
+        stream.write_all(head.as_bytes()).await.expect("sent");
+        let refused = tokio::time::timeout(PATIENCE, read_response(&mut BufReader::new(stream)))
+            .await
+            .expect("refused in time")
+            .expect("a response");
+        assert_eq!(refused.status, 413, "{refused:?}");
+        assert!(
+            refused
+                .body
+                .contains(&ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES.to_string()),
+            "{refused:?}"
+        );
+
+        // Without a session, chunked, sent whole: read no further than the
+        // sessionless limit.
+        let stream = TcpStream::connect(addr).await.expect("connect");
+        let (read, mut write) = stream.into_split();
+        let chunked = body.clone();
+        let writer = tokio::spawn(async move {
+            let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+                        Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
+            if write.write_all(head.as_bytes()).await.is_err() {
+                return;
+            }
+            for chunk in chunked.as_bytes().chunks(64 * 1024) {
+                let size = format!("{:x}\r\n", chunk.len());
+                if write.write_all(size.as_bytes()).await.is_err()
+                    || write.write_all(chunk).await.is_err()
+                    || write.write_all(b"\r\n").await.is_err()
+                {
+                    return;
+                }
+            }
+            let _ = write.write_all(b"0\r\n\r\n").await;
+        });
+        let refused = tokio::time::timeout(PATIENCE, read_response(&mut BufReader::new(read)))
+            .await
+            .expect("refused in time")
+            .expect("a response");
+        assert_eq!(refused.status, 413, "{refused:?}");
+        writer.abort();
+
+        // With an unknown session: 404 before the body is read.
+        let unknown = exchange(addr, &request("POST", Some("no-such-session"), &[], &body)).await;
+        assert_eq!(unknown.status, 404, "{unknown:?}");
+
+        let (peak_after, rss_after) = memory_kib();
+        eprintln!(
+            "4 MiB nested body without a session: peak {peak_before} -> {peak_after} KiB, resident {rss_before} -> {rss_after} KiB"
+        );
+        assert!(
+            peak_after - peak_before < MEMORY_BOUND_KIB,
+            "the refused bodies raised the peak by {} KiB, past the bound of {MEMORY_BOUND_KIB} KiB",
+            peak_after - peak_before
+        );
+
+        // The most a session's body can cost: the limit, nested the same way.
+        let id = session(addr).await;
+        let (peak_before, _) = memory_kib();
+        let within = nested_call(ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
+        let parsed = exchange(addr, &request("POST", Some(&id), &[], &within)).await;
+        let (peak_after, rss_after) = memory_kib();
+        eprintln!(
+            "{} bytes nested in a session (parsed by rmcp): status {}, peak {peak_before} -> {peak_after} KiB, resident {rss_after} KiB",
+            within.len(),
+            parsed.status
+        );
+        assert_eq!(parsed.status, 200, "{parsed:?}");
+        assert!(
+            peak_after - peak_before < SESSION_BODY_BOUND_KIB,
+            "a body at the limit raised the peak by {} KiB, past the bound of {SESSION_BODY_BOUND_KIB} KiB",
+            peak_after - peak_before
+        );
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sessions_past_the_cap_are_refused_with_503_until_one_ends() {
+        let _serial = SERIAL.lock().await;
+        const CAP: usize = 50;
+        const EXTRA: usize = 10;
+        let running = start(server().with_max_sessions(CAP)).await;
+        let addr = running.addr;
+        let attempts: Vec<_> = (0..CAP + EXTRA)
+            .map(|_| tokio::spawn(initialize(addr, &[])))
+            .collect();
+        let mut ids = Vec::new();
+        let mut refused = Vec::new();
+        for attempt in attempts {
+            let response = attempt.await.expect("the attempt");
+            match response.status {
+                200 => ids.push(response.header("mcp-session-id").expect("an id").to_owned()),
+                _ => refused.push(response),
+            }
+        }
+        assert_eq!(ids.len(), CAP, "exactly the cap is admitted");
+        assert_eq!(refused.len(), EXTRA);
+        for response in &refused {
+            assert_eq!(response.status, 503, "{response:?}");
+            assert_eq!(response.header("retry-after"), Some("5"), "{response:?}");
+            assert!(response.body.contains("maximum of 50"), "{response:?}");
+        }
+        // The sessions held all still serve.
+        let first = exchange(addr, &request("POST", Some(&ids[0]), &[], INITIALIZED)).await;
+        assert_eq!(first.status, 202, "{first:?}");
+        // One ends: a new one is admitted, and only one.
+        let ended = exchange(addr, &request("DELETE", Some(&ids[0]), &[], "")).await;
+        assert_eq!(ended.status, 204, "{ended:?}");
+        assert_eq!(initialize(addr, &[]).await.status, 200);
+        assert_eq!(initialize(addr, &[]).await.status, 503);
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_idle_session_expires_and_frees_its_slot() {
+        let _serial = SERIAL.lock().await;
+        let idle = Duration::from_millis(800);
+        let running = start(
+            server()
+                .with_max_sessions(2)
+                .with_session_idle_timeout(idle),
+        )
+        .await;
+        let addr = running.addr;
+        let a = session(addr).await;
+        let _b = session(addr).await;
+        assert_eq!(initialize(addr, &[]).await.status, 503);
+        let started = Instant::now();
+        let admitted = loop {
+            assert!(started.elapsed() < PATIENCE, "no slot came back");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            let response = initialize(addr, &[]).await;
+            if response.status == 200 {
+                break started.elapsed();
+            }
+        };
+        assert!(admitted >= idle / 2, "admitted after {admitted:?}");
+        let expired = exchange(addr, &request("POST", Some(&a), &[], INITIALIZED)).await;
+        assert_eq!(
+            expired.status, 404,
+            "an expired session is unknown: {expired:?}"
+        );
+        running.stop().await;
+    }
+
+    /// Waits until the server closes `stream`; how long that took.
+    async fn closed_within(stream: &mut TcpStream, limit: Duration) -> Duration {
+        let started = Instant::now();
+        let mut buf = [0u8; 1024];
+        loop {
+            let read = tokio::time::timeout(limit, stream.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("the server kept the connection open past {limit:?}"));
+            match read {
+                Ok(0) | Err(_) => return started.elapsed(),
+                Ok(_) => {}
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn idle_and_slow_connections_are_closed_by_the_timeouts() {
+        let _serial = SERIAL.lock().await;
+        let header = Duration::from_millis(600);
+        let idle = Duration::from_millis(2000);
+        let running = start(server().with_header_timeout(header).with_idle_timeout(idle)).await;
+        let addr = running.addr;
+        let get = b"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+
+        // A connection that never sends a byte: closed at the idle timeout.
+        let mut silent = TcpStream::connect(addr).await.expect("connect");
+        let took = closed_within(&mut silent, PATIENCE).await;
+        assert!(
+            took >= idle / 2,
+            "closed after {took:?}, before the idle timeout"
+        );
+
+        // Kept alive between requests longer than the header timeout: still
+        // served, then closed once idle.
+        let mut kept = BufReader::new(TcpStream::connect(addr).await.expect("connect"));
+        kept.get_mut().write_all(get).await.expect("sent");
+        assert_eq!(
+            read_response(&mut kept).await.expect("a response").status,
+            404
+        );
+        tokio::time::sleep(header * 2).await;
+        kept.get_mut().write_all(get).await.expect("sent");
+        assert_eq!(
+            read_response(&mut kept).await.expect("a response").status,
+            404
+        );
+        let took = closed_within(kept.get_mut(), PATIENCE).await;
+        assert!(took >= idle / 2, "closed after {took:?}");
+
+        // Headers a byte every 150 ms (slowloris): closed at the header
+        // timeout, long before they would end.
+        let mut slow = TcpStream::connect(addr).await.expect("connect");
+        let head = "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n\r\n";
+        let started = Instant::now();
+        let mut sent = 0;
+        for byte in head.as_bytes() {
+            if slow.write_all(&[*byte]).await.is_err() {
+                break;
+            }
+            sent += 1;
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            let mut probe = [0u8; 64];
+            if let Ok(Ok(0) | Err(_)) =
+                tokio::time::timeout(Duration::from_millis(1), slow.read(&mut probe)).await
+            {
+                break;
+            }
+        }
+        let took = started.elapsed();
+        assert!(
+            sent < head.len(),
+            "all {sent} bytes of the headers were taken over {took:?}"
+        );
+        assert!(
+            took < header + Duration::from_secs(4),
+            "closed after {took:?}"
+        );
+
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_slow_body_is_refused_with_408() {
+        let _serial = SERIAL.lock().await;
+        let running = start(server().with_header_timeout(Duration::from_millis(600))).await;
+        let stream = TcpStream::connect(running.addr).await.expect("connect");
+        let (read, mut write) = stream.into_split();
+        let full = request("POST", None, &[], INITIALIZE);
+        let split = full.len() - INITIALIZE.len() + 1;
+        write.write_all(&full[..split]).await.expect("sent");
+        let rest = full[split..].to_vec();
+        let trickle = tokio::spawn(async move {
+            for byte in rest {
+                if write.write_all(&[byte]).await.is_err() {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(150)).await;
+            }
+        });
+        let started = Instant::now();
+        let refused = tokio::time::timeout(PATIENCE, read_response(&mut BufReader::new(read)))
+            .await
+            .expect("answered in time")
+            .expect("a response");
+        assert_eq!(refused.status, 408, "{refused:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+        trickle.abort();
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn connections_past_the_cap_wait_until_one_closes() {
+        let _serial = SERIAL.lock().await;
+        let running = start(server().with_max_connections(2)).await;
+        let addr = running.addr;
+        let get = b"GET /elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+        let mut held = Vec::new();
+        for _ in 0..2 {
+            let mut stream = BufReader::new(TcpStream::connect(addr).await.expect("connect"));
+            stream.get_mut().write_all(get).await.expect("sent");
+            assert_eq!(
+                read_response(&mut stream).await.expect("served").status,
+                404
+            );
+            held.push(stream);
+        }
+        // The third connects (the kernel's backlog) but is not served.
+        let mut third = BufReader::new(TcpStream::connect(addr).await.expect("connect"));
+        third.get_mut().write_all(get).await.expect("sent");
+        let waited =
+            tokio::time::timeout(Duration::from_millis(800), read_response(&mut third)).await;
+        assert!(waited.is_err(), "a third connection was served: {waited:?}");
+        // One closes: the third is served.
+        drop(held.pop());
+        let served = tokio::time::timeout(PATIENCE, read_response(&mut third))
+            .await
+            .expect("served once a connection closed")
+            .expect("a response");
+        assert_eq!(served.status, 404);
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_foreign_origin_is_refused_a_loopback_one_and_none_pass() {
+        let _serial = SERIAL.lock().await;
+        let running = start(server().with_allowed_origins(["https://app.example.com:443"])).await;
+        let addr = running.addr;
+        let foreign = initialize(addr, &[("Origin", "http://evil.example")]).await;
+        assert_eq!(foreign.status, 403, "{foreign:?}");
+        let foreign_port = initialize(addr, &[("Origin", "https://app.example.com:8443")]).await;
+        assert_eq!(foreign_port.status, 403, "{foreign_port:?}");
+        for origin in [
+            "http://localhost:6274",
+            "http://127.0.0.1:3000",
+            "http://[::1]:8080",
+            "https://app.example.com",
+        ] {
+            let passed = initialize(addr, &[("Origin", origin)]).await;
+            assert_eq!(passed.status, 200, "{origin}: {passed:?}");
+        }
+        assert_eq!(initialize(addr, &[]).await.status, 200, "no Origin passes");
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn malformed_requests_get_the_statuses_and_codes_the_specs_give() {
+        let _serial = SERIAL.lock().await;
+        let running = start(server()).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+
+        // DELETE of a session the server does not hold: 404; of its own: 204.
+        let unknown = exchange(addr, &request("DELETE", Some("no-such-session"), &[], "")).await;
+        assert_eq!(unknown.status, 404, "{unknown:?}");
+
+        // Not JSON: 400 with a JSON-RPC parse error, in a session or not.
+        for session in [Some(id.as_str()), None] {
+            let invalid = exchange(
+                addr,
+                &request("POST", session, &[], r#"{"jsonrpc":"2.0","id":1,"#),
+            )
+            .await;
+            assert_eq!(invalid.status, 400, "{invalid:?}");
+            assert_eq!(invalid.message()["error"]["code"], -32700, "{invalid:?}");
+        }
+        // JSON but not a JSON-RPC message: 400, invalid request.
+        let not_rpc = exchange(
+            addr,
+            &request("POST", Some(&id), &[], r#"{"hello":"world"}"#),
+        )
+        .await;
+        assert_eq!(not_rpc.status, 400, "{not_rpc:?}");
+        assert_eq!(not_rpc.message()["error"]["code"], -32600, "{not_rpc:?}");
+
+        // A request other than initialize without a session: 400.
+        let sessionless = exchange(
+            addr,
+            &request("POST", None, &[], &call(5, &json!({"items": []}))),
+        )
+        .await;
+        assert_eq!(sessionless.status, 400, "{sessionless:?}");
+
+        // `arguments` as an array: invalid params.
+        let array = exchange(
+            addr,
+            &request("POST", Some(&id), &[], &call(6, &json!(["a", "b"]))),
+        )
+        .await;
+        assert_eq!(array.status, 200, "{array:?}");
+        let error = &array.message()["error"];
+        assert_eq!(error["code"], -32602, "{array:?}");
+        assert!(
+            error["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("must be a JSON object")),
+            "{array:?}"
+        );
+        // An unknown method is still an unknown method.
+        let unknown_method = exchange(
+            addr,
+            &request(
+                "POST",
+                Some(&id),
+                &[],
+                r#"{"jsonrpc":"2.0","id":7,"method":"tools/frobnicate","params":{}}"#,
+            ),
+        )
+        .await;
+        assert_eq!(
+            unknown_method.message()["error"]["code"],
+            -32601,
+            "{unknown_method:?}"
+        );
+
+        let ended = exchange(addr, &request("DELETE", Some(&id), &[], "")).await;
+        assert_eq!(ended.status, 204, "{ended:?}");
+        let again = exchange(addr, &request("DELETE", Some(&id), &[], "")).await;
+        assert_eq!(again.status, 404, "{again:?}");
+        running.stop().await;
+    }
+}
