@@ -49,6 +49,25 @@ OPTIONS:
     -h, --help              this help
     -V, --version           the version
 
+HTTP LIMITS (mcp --http; the README's Limits section has them all):
+    --max-body-bytes N      the largest request body (default 327680: the
+                            256 KiB argument limit plus 64 KiB of JSON-RPC
+                            envelope); larger is refused with 413 unread
+    --max-sessions N        MCP sessions held at once (default 1000); past
+                            it initialize gets 503 with Retry-After
+    --session-idle-timeout SECS
+                            a session without a message ends (default 300)
+    --max-connections N     open connections (default 1024); past it new
+                            ones wait, unaccepted, until one closes
+    --header-timeout SECS   a request's headers, then its body, must arrive
+                            within this (default 10)
+    --idle-timeout SECS     a connection with no request in progress and no
+                            byte sent is closed (default 60)
+    --allowed-origin ORIGIN a browser Origin accepted besides loopback ones,
+                            e.g. https://app.example.com:443 or
+                            https://app.example.com:* (repeatable); any other
+                            Origin gets 403, none at all passes
+
 Methods annotated with rpc_tool in the protos are tools; --overlay and
 --service add tools to protos you cannot edit. Ids in fields marked with an
 alias_prefix reach the model as aliases (link-1), one namespace per MCP
@@ -92,6 +111,69 @@ struct Args {
     http: Option<String>,
     dialect: Option<String>,
     host_profile: Option<ai_tools::schema::HostProfile>,
+    http_limits: HttpLimits,
+}
+
+/// The `mcp --http` limits given on the command line; `None` keeps the
+/// server's default.
+#[derive(Default, Debug, PartialEq)]
+struct HttpLimits {
+    max_body_bytes: Option<usize>,
+    max_sessions: Option<usize>,
+    session_idle_timeout: Option<Duration>,
+    max_connections: Option<usize>,
+    header_timeout: Option<Duration>,
+    idle_timeout: Option<Duration>,
+    allowed_origins: Vec<String>,
+}
+
+impl HttpLimits {
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    fn apply(&self, mut server: McpServer) -> McpServer {
+        if let Some(n) = self.max_body_bytes {
+            server = server.with_max_request_body_bytes(n);
+        }
+        if let Some(n) = self.max_sessions {
+            server = server.with_max_sessions(n);
+        }
+        if let Some(t) = self.session_idle_timeout {
+            server = server.with_session_idle_timeout(t);
+        }
+        if let Some(n) = self.max_connections {
+            server = server.with_max_connections(n);
+        }
+        if let Some(t) = self.header_timeout {
+            server = server.with_header_timeout(t);
+        }
+        if let Some(t) = self.idle_timeout {
+            server = server.with_idle_timeout(t);
+        }
+        server.with_allowed_origins(self.allowed_origins.iter().cloned())
+    }
+}
+
+/// A positive number of seconds, fractions allowed.
+fn seconds(flag: &str, text: &str) -> Result<Duration, Failure> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|s| *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| {
+            Failure::Usage(format!(
+                "`{flag} {text}`: give a positive number of seconds"
+            ))
+        })
+}
+
+/// A positive whole number.
+fn count(flag: &str, text: &str) -> Result<usize, Failure> {
+    text.parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Failure::Usage(format!("`{flag} {text}`: give a positive whole number")))
 }
 
 fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure> {
@@ -142,6 +224,31 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
                 });
             }
             "--forward-header" => args.forward_headers.push(value("--forward-header")?),
+            "--max-body-bytes" => {
+                args.http_limits.max_body_bytes = Some(count(&arg, &value(&arg)?)?);
+            }
+            "--max-sessions" => args.http_limits.max_sessions = Some(count(&arg, &value(&arg)?)?),
+            "--session-idle-timeout" => {
+                args.http_limits.session_idle_timeout = Some(seconds(&arg, &value(&arg)?)?);
+            }
+            "--max-connections" => {
+                args.http_limits.max_connections = Some(count(&arg, &value(&arg)?)?);
+            }
+            "--header-timeout" => {
+                args.http_limits.header_timeout = Some(seconds(&arg, &value(&arg)?)?);
+            }
+            "--idle-timeout" => {
+                args.http_limits.idle_timeout = Some(seconds(&arg, &value(&arg)?)?);
+            }
+            "--allowed-origin" => {
+                let origin = value(&arg)?;
+                if origin != "null" && !origin.contains("://") {
+                    return Err(usage(format!(
+                        "`--allowed-origin {origin}`: give scheme://host:port, scheme://host:* for any port, or null"
+                    )));
+                }
+                args.http_limits.allowed_origins.push(origin);
+            }
             "--stdio" => args.stdio = true,
             "--http" => args.http = Some(value("--http")?),
             "--dialect" => args.dialect = Some(value("--dialect")?),
@@ -197,9 +304,19 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
         if args.dialect.is_some() {
             return Err(usage("`--dialect` is for `tools`".into()));
         }
-    } else if args.stdio || args.http.is_some() || !args.forward_headers.is_empty() {
+        if args.stdio && !args.http_limits.is_empty() {
+            return Err(usage(
+                "the HTTP limits (`--max-body-bytes`, `--max-sessions`, …) are for `mcp --http`"
+                    .into(),
+            ));
+        }
+    } else if args.stdio
+        || args.http.is_some()
+        || !args.forward_headers.is_empty()
+        || !args.http_limits.is_empty()
+    {
         return Err(usage(
-            "`--stdio`, `--http` and `--forward-header` are for `mcp`".into(),
+            "`--stdio`, `--http`, `--forward-header` and the HTTP limits are for `mcp`".into(),
         ));
     }
     Ok(Some(args))
@@ -395,6 +512,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     .with_host_profile(args.host_profile.unwrap_or_default())
     .forward_headers(args.forward_headers.iter().map(String::as_str))
     .map_err(|e| Failure::Usage(e.to_string()))?;
+    let server = args.http_limits.apply(server);
     if args.stdio {
         eprintln!("ai-tools: serving {url} over MCP on stdio");
         server
@@ -499,6 +617,54 @@ mod tests {
             .flatten()
             .expect("parses");
         assert_eq!(args.reflection_timeout, Some(Duration::from_millis(2500)));
+    }
+
+    #[test]
+    fn http_limits_are_for_mcp_over_http() {
+        let args = parsed(
+            "mcp --grpc u --proto x --http 127.0.0.1:0 --max-body-bytes 1000 --max-sessions 50 \
+             --session-idle-timeout 600 --max-connections 64 --header-timeout 2.5 --idle-timeout 30 \
+             --allowed-origin https://app.example.com:443 --allowed-origin http://dev.example:*",
+        )
+        .ok()
+        .flatten()
+        .expect("parses");
+        assert_eq!(
+            args.http_limits,
+            HttpLimits {
+                max_body_bytes: Some(1000),
+                max_sessions: Some(50),
+                session_idle_timeout: Some(Duration::from_secs(600)),
+                max_connections: Some(64),
+                header_timeout: Some(Duration::from_millis(2500)),
+                idle_timeout: Some(Duration::from_secs(30)),
+                allowed_origins: vec![
+                    "https://app.example.com:443".to_owned(),
+                    "http://dev.example:*".to_owned()
+                ],
+            }
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --max-sessions 0")
+                .contains("positive whole number")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --max-body-bytes lots")
+                .contains("positive whole number")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --idle-timeout -1")
+                .contains("positive number of seconds")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --allowed-origin app.example.com")
+                .contains("scheme://host:port")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --stdio --max-connections 5")
+                .contains("are for `mcp --http`")
+        );
+        assert!(usage_error("tools --proto x --max-sessions 5").contains("are for `mcp`"));
     }
 
     #[test]
