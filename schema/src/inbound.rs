@@ -281,6 +281,7 @@ pub fn unshape(
         steps: Vec::new(),
         problems: Vec::new(),
         slots: Vec::new(),
+        in_text: 0,
     };
     if !value.is_object() && schema.as_object().is_some() {
         return Err(vec![format!(
@@ -313,6 +314,10 @@ struct Walk<'a> {
     steps: Vec<Step>,
     problems: Vec<String>,
     slots: Vec<AliasSlot>,
+    /// How many JSON texts (a cut's string) the current value sits in. A
+    /// host parses the arguments, not the text inside one of their
+    /// strings, so numbers there arrive as the model wrote them.
+    in_text: usize,
 }
 
 impl Walk<'_> {
@@ -389,22 +394,28 @@ impl Walk<'_> {
             }
             Kind::Enum(values) => self.enumeration(values, value),
             Kind::Array(items) => {
-                self.decode_json_string(value, Value::is_array, depth);
+                let text = self.decode_json_string(value, Value::is_array, depth);
                 let Value::Array(list) = value else {
                     self.not_a(value, "an array");
                     return;
                 };
+                self.in_text += usize::from(text);
                 for (i, item) in list.iter_mut().enumerate() {
                     self.steps.push(Step::Index(i));
                     self.node(items, item, depth + 1);
                     self.steps.pop();
                 }
+                self.in_text -= usize::from(text);
             }
             Kind::Map(map) => self.map(map, value, depth),
             Kind::Object(object) => {
-                self.decode_json_string(value, Value::is_object, depth);
+                let text = self.decode_json_string(value, Value::is_object, depth);
                 match value {
-                    Value::Object(fields) => self.object(object, fields, depth),
+                    Value::Object(fields) => {
+                        self.in_text += usize::from(text);
+                        self.object(object, fields, depth);
+                        self.in_text -= usize::from(text);
+                    }
                     other => {
                         let what = match &object.name {
                             Some(name) => format!("a `{name}` object"),
@@ -415,7 +426,9 @@ impl Walk<'_> {
                 }
             }
             Kind::OneOf(one_of) => self.one_of(one_of, value, depth),
-            Kind::Any => self.decode_json_string(value, |v| v.is_object() || v.is_array(), depth),
+            Kind::Any => {
+                self.decode_json_string(value, |v| v.is_object() || v.is_array(), depth);
+            }
         }
     }
 
@@ -474,6 +487,7 @@ impl Walk<'_> {
             _ => None,
         };
         if self.limits.numbers_as_doubles
+            && self.in_text == 0
             && value.is_number()
             && whole.is_some_and(|n| n.abs() > crate::render::MAX_SAFE_INTEGER)
         {
@@ -554,12 +568,20 @@ impl Walk<'_> {
     }
 
     fn map(&mut self, map: &MapSchema, value: &mut Value, depth: usize) {
-        self.decode_json_string(value, |v| v.is_object() || v.is_array(), depth);
+        let text = self.decode_json_string(value, |v| v.is_object() || v.is_array(), depth);
+        self.in_text += usize::from(text);
+        self.map_entries(map, value, depth);
+        self.in_text -= usize::from(text);
+    }
+
+    /// A map's entries, as an object or as a list of `{key, value}`.
+    fn map_entries(&mut self, map: &MapSchema, value: &mut Value, depth: usize) {
         // Dialects without open objects (and integer keys everywhere) send a
         // map as [{key, value}, ...]; a repeated key keeps its last value,
         // as in a JSON object.
         if let Value::Array(items) = value {
             if self.limits.numbers_as_doubles
+                && self.in_text == 0
                 && matches!(map.key.kind, Kind::Integer(_))
                 && items.iter().any(|entry| {
                     entry["key"]
@@ -678,6 +700,8 @@ impl Walk<'_> {
                     shown: property.name.clone(),
                     key: property.name.clone(),
                 });
+                // Its members are walked with the other fields (and read,
+                // if it was a text, as sent through the host: strictly).
                 self.decode_json_string(&mut wrapper, Value::is_object, depth + 1);
                 match wrapper {
                     Value::Null => {}
@@ -825,11 +849,20 @@ impl Walk<'_> {
         ));
     }
 
-    fn decode_json_string(&mut self, value: &mut Value, accept: fn(&Value) -> bool, depth: usize) {
-        let Value::String(s) = value else { return };
+    /// Replaces a string holding the JSON text of what `accept` takes by
+    /// that value, held to the same bounds; whether it did.
+    fn decode_json_string(
+        &mut self,
+        value: &mut Value,
+        accept: fn(&Value) -> bool,
+        depth: usize,
+    ) -> bool {
+        let Value::String(s) = value else {
+            return false;
+        };
         let t = s.trim_start();
         if !(t.starts_with('{') || t.starts_with('[')) {
-            return;
+            return false;
         }
         let budget = self.limits.max_depth.saturating_sub(depth);
         if json_depth(s) > budget {
@@ -839,18 +872,24 @@ impl Walk<'_> {
                 self.problems
                     .push(nested_too_deep(self.limits.max_depth, &path));
             }
-            return;
+            return false;
         }
         let Ok(parsed) = serde_json::from_str::<Value>(s) else {
-            return;
+            return false;
         };
         if !accept(&parsed) {
-            return;
+            return false;
         }
         let path = self.path();
         match check_shape(&parsed, self.limits, budget, &path) {
-            Ok(()) => *value = parsed,
-            Err(problem) => self.problems.push(problem),
+            Ok(()) => {
+                *value = parsed;
+                true
+            }
+            Err(problem) => {
+                self.problems.push(problem);
+                false
+            }
         }
     }
 }
@@ -1386,6 +1425,14 @@ mod tests {
         );
         // Without a host that parses doubles, the number is exact.
         assert!(unshaped(sent, &Limits::default()).is_ok());
+        // So is one inside a cut's JSON text: a host parses the arguments,
+        // not the text in one of their strings.
+        let nested = Schema::object(Object::new().property("inner", schema.clone(), false));
+        let mut in_text = json!({"inner": "{\"id\": 9007199254740993, \"by_id\": [{\"key\": 9007199254740993, \"value\": true}]}"});
+        assert!(unshape(&nested, &mut in_text, &doubles).is_ok());
+        assert_eq!(in_text["inner"]["id"], json!(9_007_199_254_740_993i64));
+        let mut outside = json!({"inner": {"id": 9_007_199_254_740_993i64}});
+        assert!(unshape(&nested, &mut outside, &doubles).is_err());
     }
 
     #[test]
