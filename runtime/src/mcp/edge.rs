@@ -494,17 +494,6 @@ impl http_body::Body for GatedBody {
     fn is_end_stream(&self) -> bool {
         self.done
     }
-
-    fn size_hint(&self) -> SizeHint {
-        let mut hint = self.inner.size_hint();
-        if hint.upper().is_none_or(|upper| upper > self.limit as u64) {
-            hint.set_upper(self.limit as u64);
-        }
-        if hint.lower() > hint.upper().unwrap_or(u64::MAX) {
-            hint = SizeHint::new();
-        }
-        hint
-    }
 }
 
 /// The bounds on connections.
