@@ -122,6 +122,31 @@
 //!   without `Origin` passes, and the `Host` header is checked as before
 //!   ([`with_allowed_hosts`](McpServer::with_allowed_hosts)).
 //!
+//! # Forwarded headers, deadlines and cancellation
+//!
+//! What a tool call carries and how long it may run, over stdio and HTTP:
+//!
+//! - **Forwarded headers fail closed**
+//!   ([`forward_headers`](McpServer::forward_headers)). A forwarded header
+//!   whose value gRPC metadata cannot carry (not printable ASCII, or a
+//!   `-bin` value that is not base64), or one that appears more than once
+//!   in the request, refuses the call: the model gets an error result that
+//!   names the header (never its value) and says nothing was sent, and the
+//!   service sees nothing. Every forwarded header is single-valued.
+//! - **Every call has a deadline** ([`with_call_timeout`](McpServer::with_call_timeout),
+//!   default [`DEFAULT_CALL_TIMEOUT`], 50 seconds;
+//!   [`with_tool_timeout`](McpServer::with_tool_timeout) per tool). A
+//!   generated tool sends it as `grpc-timeout` and holds the call to it
+//!   locally; a service that stalls past it ends the call with a
+//!   `DEADLINE_EXCEEDED` error result that tells the model what to do.
+//! - **A client that goes away cancels its call.** An MCP
+//!   `notifications/cancelled` for the request, or, over HTTP, the
+//!   client's connection closing before the result was sent
+//!   ([`with_cancel_on_disconnect`](McpServer::with_cancel_on_disconnect)),
+//!   drops the call's future, which resets its gRPC stream: the service's
+//!   handler is cancelled, and nothing of the call is registered in the
+//!   conversation's aliases.
+//!
 //! # Errors and shutdown
 //!
 //! Every failure of a call — bad arguments, an invented alias, a gRPC error,
@@ -136,6 +161,7 @@
 //! take any shutdown future.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -300,6 +326,29 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
 /// How long a graceful HTTP shutdown waits for open connections to finish.
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
 
+/// The deadline of a tool call unless [`McpServer::with_call_timeout`],
+/// [`McpServer::with_tool_timeout`], the server's
+/// [call options](McpServer::with_call_options) or the toolkit's say
+/// otherwise: 50 seconds.
+///
+/// Why 50 and not 60: most MCP hosts call through the official TypeScript
+/// SDK, which gives up on a request after 60 seconds
+/// (`DEFAULT_REQUEST_TIMEOUT_MSEC`), counted from before the request left
+/// the host. A server deadline of 60 seconds would pass after the host had
+/// already stopped listening, so the model would read the host's bare
+/// "Request timed out" instead of a result that says what happened. At 50
+/// seconds the server's own error result, `DEADLINE_EXCEEDED` with what to
+/// do next, reaches the host first, with 10 seconds to spare for the trip
+/// and the response's aliases. The backend is told the deadline too, as
+/// `grpc-timeout`, so it can stop the work itself.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(ai_tools::mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 50);
+/// ```
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(50);
+
 /// Why an MCP server could not start or stopped with an error.
 ///
 /// # Examples
@@ -346,6 +395,17 @@ pub enum ServeError {
         name: String,
         /// Why not.
         why: &'static str,
+    },
+    /// [`McpServer::with_tool_timeout`] named a tool the server does not
+    /// have (a typo would otherwise leave that tool at the default deadline).
+    #[error(
+        "a deadline is set for `{tool}`, which is not a tool of this server; its tools are: {known}"
+    )]
+    UnknownTool {
+        /// The name given.
+        tool: String,
+        /// The server's tools, joined with `, `.
+        known: String,
     },
     /// `serve_http` was given one toolkit: HTTP serves many sessions, and
     /// one toolkit means one alias namespace shared by all of them.
@@ -423,7 +483,53 @@ pub struct McpServer {
     allowed_hosts: Option<Vec<String>>,
     forward_headers: Vec<String>,
     call_options: CallOptions,
+    calls: CallLimits,
     http: HttpLimits,
+}
+
+/// The deadlines of tool calls, and what a client's going away does to
+/// them (see the [module docs](self#forwarded-headers-deadlines-and-cancellation)).
+#[derive(Clone, Debug)]
+struct CallLimits {
+    /// The deadline of a call that sets none; `None`: no deadline.
+    timeout: Option<Duration>,
+    /// Per tool, over every other deadline.
+    per_tool: HashMap<String, Duration>,
+    /// Whether a client whose HTTP connection closes mid-call cancels it.
+    cancel_on_disconnect: bool,
+}
+
+impl Default for CallLimits {
+    fn default() -> Self {
+        Self {
+            timeout: Some(DEFAULT_CALL_TIMEOUT),
+            per_tool: HashMap::new(),
+            cancel_on_disconnect: true,
+        }
+    }
+}
+
+impl CallLimits {
+    /// The deadline to give a call of `tool`, over the server's own call
+    /// options: the tool's, else one the server's options set, else the
+    /// default unless the toolkit sets one (`toolkit`), which then applies.
+    /// `None` leaves the call's deadline to the toolkit and its executors.
+    fn deadline(
+        &self,
+        tool: &str,
+        server: Option<Duration>,
+        toolkit: Option<Duration>,
+    ) -> Option<Duration> {
+        self.per_tool
+            .get(tool)
+            .copied()
+            .or(server)
+            .or(if toolkit.is_some() {
+                None
+            } else {
+                self.timeout
+            })
+    }
 }
 
 /// The bounds of the HTTP edge (see the [module docs](self#limits-of-the-http-edge)).
@@ -517,6 +623,7 @@ impl McpServer {
             allowed_hosts: None,
             forward_headers: Vec::new(),
             call_options: CallOptions::new(),
+            calls: CallLimits::default(),
             http: HttpLimits::default(),
         }
     }
@@ -531,10 +638,23 @@ impl McpServer {
     /// A header whose name ends in `-bin` is binary metadata. Its HTTP value
     /// is the standard base64 of the bytes, padding optional, several values
     /// joined by commas, as in gRPC over HTTP/2. It is forwarded as the bytes
-    /// it encodes, which the gRPC server reads back as they were. A value that
-    /// is not base64 makes that tool call an error result naming the header,
-    /// not its value, and nothing is sent. An ASCII header whose value is not
-    /// visible ASCII is not forwarded.
+    /// it encodes, which the gRPC server reads back as they were.
+    ///
+    /// Forwarding fails closed: a header that cannot be forwarded as it was
+    /// sent refuses the tool call, which is then an error result (`isError`)
+    /// that names the header, never its value, and says that nothing was
+    /// sent and that retrying will not help. Nothing reaches the service.
+    /// A header cannot be forwarded when
+    ///
+    /// - its value is not what gRPC metadata can carry: printable ASCII
+    ///   (`0x20`–`0x7E`; no tab, no UTF-8) for a header not ending in
+    ///   `-bin`, base64 for a `-bin` one. Dropping it instead would run the
+    ///   call without, say, its tenant;
+    /// - it appears more than once in the request. Every forwarded header is
+    ///   single-valued: which of two `authorization` values was meant cannot
+    ///   be known, and passing both on leaves the choice to the service.
+    ///   (A `-bin` header's one value may still list several base64 values
+    ///   joined by commas, as above.)
     ///
     /// # Errors
     ///
@@ -582,6 +702,91 @@ impl McpServer {
     /// ```
     pub fn with_call_options(mut self, options: CallOptions) -> Self {
         self.call_options = options;
+        self
+    }
+
+    /// The deadline of every tool call that sets none (default
+    /// [`DEFAULT_CALL_TIMEOUT`], 50 seconds; see there why). A generated
+    /// tool sends it to the service as `grpc-timeout` and holds the call to
+    /// it locally too; when it passes, the call ends and the model gets an
+    /// error result, `DEADLINE_EXCEEDED`, saying the call may or may not
+    /// have taken effect and what to do next. Native tools read it from
+    /// [`ToolContext::call_options`](crate::ToolContext::call_options).
+    ///
+    /// A deadline set elsewhere comes first, most specific first:
+    /// [`with_tool_timeout`](Self::with_tool_timeout), then the server's
+    /// [call options](Self::with_call_options), then the toolkit's
+    /// ([`ToolkitBuilder::call_options`](crate::ToolkitBuilder::call_options)).
+    /// This one also takes the place of a deadline in an executor's
+    /// [`ExecutorOptions::call`](crate::ExecutorOptions::call): set a longer
+    /// one here or per tool instead.
+    ///
+    /// `None` sets no deadline. Then a service that stalls holds the call,
+    /// its HTTP request and the client's wait until the client gives up or
+    /// goes away (which [cancels the call](Self::with_cancel_on_disconnect)),
+    /// and a stdio client that never cancels waits forever: use it only
+    /// when the toolkit or its services bound every call themselves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_call_timeout(Some(Duration::from_secs(20)));
+    /// # let _ = server;
+    /// ```
+    pub fn with_call_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.calls.timeout = timeout;
+        self
+    }
+
+    /// The deadline of every call of the tool `name`, over every other
+    /// deadline ([`with_call_timeout`](Self::with_call_timeout), the call
+    /// options of the server and of the toolkit): a slow report generator
+    /// gets minutes while the rest keep the default. Call again for more
+    /// tools. A name the server does not list is an error when serving
+    /// starts ([`ServeError::UnknownTool`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_tool_timeout("reports_generate", Duration::from_secs(300))
+    ///     .with_tool_timeout("links_get", Duration::from_secs(5));
+    /// # let _ = server;
+    /// ```
+    pub fn with_tool_timeout(mut self, name: impl Into<String>, timeout: Duration) -> Self {
+        self.calls.per_tool.insert(name.into(), timeout);
+        self
+    }
+
+    /// Whether a client whose HTTP connection closes while its tool call
+    /// runs cancels the call (default `true`). The call's future is
+    /// dropped, which resets its gRPC stream, so a tonic service's handler
+    /// is dropped in turn and other services see `CANCELLED`; nothing is
+    /// written to the conversation's aliases. An MCP `notifications/cancelled`
+    /// for the request cancels it the same way, whatever this says.
+    ///
+    /// The MCP transport spec says a server SHOULD NOT read a disconnection
+    /// as a cancellation, since a client may reconnect and resume the
+    /// stream. The default reads it as one all the same: a client that gave
+    /// up would otherwise leave the call running to its deadline, its side
+    /// effect happening with no one to hear of it. A client that does
+    /// resume gets an error result saying the call was cancelled when its
+    /// connection closed. `false` keeps the call running to its end (or its
+    /// deadline) for a client that resumes; its result then waits in the
+    /// session's stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_cancel_on_disconnect(false);
+    /// # let _ = server;
+    /// ```
+    pub fn with_cancel_on_disconnect(mut self, cancel: bool) -> Self {
+        self.calls.cancel_on_disconnect = cancel;
         self
     }
 
@@ -897,7 +1102,22 @@ impl McpServer {
                 });
             }
         }
-        let tools = listed.into_iter().map(|(tool, _)| tool).collect();
+        let tools: Vec<rmcp::model::Tool> = listed.into_iter().map(|(tool, _)| tool).collect();
+        let mut timed: Vec<&String> = self.calls.per_tool.keys().collect();
+        timed.sort();
+        if let Some(unknown) = timed
+            .into_iter()
+            .find(|name| !tools.iter().any(|t| t.name == name.as_str()))
+        {
+            return Err(ServeError::UnknownTool {
+                tool: unknown.clone(),
+                known: tools
+                    .iter()
+                    .map(|t| t.name.as_ref())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
         let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(self.info)
             .with_protocol_version(MAX_PROTOCOL_VERSION);
@@ -913,6 +1133,7 @@ impl McpServer {
             allowed_hosts: self.allowed_hosts,
             forward_headers: self.forward_headers,
             call_options: self.call_options,
+            calls: self.calls,
         }))
     }
 
@@ -1305,6 +1526,7 @@ struct Shared {
     allowed_hosts: Option<Vec<String>>,
     forward_headers: Vec<String>,
     call_options: CallOptions,
+    calls: CallLimits,
 }
 
 /// One MCP session: rmcp builds one per stdio connection and one per HTTP
@@ -1452,9 +1674,23 @@ impl ServerHandler for Handler {
         // Passed on as parsed: written out as text, they would only be
         // parsed again.
         let args = Value::Object(request.arguments.take().unwrap_or_default());
-        let mut options = match self.call_options(&context) {
+        let mut options = match self.call_options(&request.name, &toolkit, &context) {
             Ok(options) => options,
             Err(refused) => return Ok(to_call_tool_result(refused).into()),
+        };
+        // Set by the HTTP edge: cancelled when the client's connection
+        // closes before the response has been sent.
+        let gone = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<edge::ClientGone>())
+            .filter(|_| self.state.shared.calls.cancel_on_disconnect)
+            .map(|gone| gone.token().clone());
+        let gone = async move {
+            match gone {
+                Some(token) => token.cancelled_owned().await,
+                None => std::future::pending().await,
+            }
         };
         // A client that sent a progress token hears of each message of a
         // server stream as it arrives, before the result.
@@ -1474,11 +1710,19 @@ impl ServerHandler for Handler {
                 }
             })
         });
+        // Either way the call's future is dropped, which cancels it at the
+        // service (a gRPC stream reset).
         let result = tokio::select! {
             result = toolkit.execute_value(&request.name, args, &options) => result,
             () = context.ct.cancelled() => {
                 crate::executor::ToolResult::error("the call was cancelled by the client")
             }
+            () = gone => crate::executor::ToolResult::error(format!(
+                "{} was cancelled because the client's connection closed before the result was sent; \
+                 it may or may not have taken effect: check first (for example by listing) before \
+                 repeating a call that creates or changes something.",
+                request.name
+            )),
         };
         // Dropping the options closes the channel: the forwarder sends what
         // is left, then ends.
@@ -1491,43 +1735,90 @@ impl ServerHandler for Handler {
 }
 
 impl Handler {
-    /// The options of one tool call: the server's, with the allow-listed
-    /// headers of this very HTTP request on top (stdio has none). A `-bin`
-    /// header is base64 on the wire and forwarded as the bytes it encodes; one
-    /// that does not decode refuses the call (a tool error naming the
-    /// header, never its value).
+    /// The options of one tool call of `tool`: the server's, with its
+    /// deadline ([`CallLimits::deadline`]), and the allow-listed headers of
+    /// this very HTTP request on top (stdio has none). A `-bin` header is
+    /// base64 on the wire and forwarded as the bytes it encodes.
+    ///
+    /// Fails closed: a forwarded header that appears more than once, or
+    /// whose value gRPC metadata cannot carry, refuses the call with a tool
+    /// error that names the header, never its value.
     fn call_options(
         &self,
+        tool: &str,
+        toolkit: &Toolkit,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallOptions, crate::executor::ToolResult> {
         let shared = &self.state.shared;
         let defaults = CallOptions {
             host: shared.call_options.host.or(Some(shared.host)),
+            timeout: shared.calls.deadline(
+                tool,
+                shared.call_options.timeout,
+                toolkit.call_options().timeout,
+            ),
             ..shared.call_options.clone()
         };
         let Some(parts) = context.extensions.get::<http::request::Parts>() else {
             return Ok(defaults);
         };
+        let refused = |name: &str, why: String| {
+            crate::executor::ToolResult::error(format!(
+                "{tool} was not called: the request header `{name}` {why}, so nothing was sent to the service. \
+                 Ask the user or the host to fix that header; retrying will not help."
+            ))
+        };
         let mut forwarded = CallOptions::new();
         for name in &shared.forward_headers {
-            for value in parts.headers.get_all(name.as_str()) {
-                if name.ends_with("-bin") {
-                    for bytes in decode_binary_header(value.as_bytes()).ok_or_else(|| {
-                        crate::executor::ToolResult::error(format!(
-                            "the request header `{name}` is not valid base64, so the call was not made: \
-                             a `-bin` header carries its binary value in standard base64 (padding optional). \
-                             Ask the user or the host to fix that header; retrying will not help."
-                        ))
-                    })? {
-                        forwarded = forwarded.binary_metadata(name.as_str(), bytes);
-                    }
-                } else if let Ok(text) = value.to_str() {
-                    forwarded = forwarded.metadata(name.as_str(), text);
+            let mut values = parts.headers.get_all(name.as_str()).iter();
+            let Some(value) = values.next() else {
+                continue;
+            };
+            let count = 1 + values.count();
+            if count > 1 {
+                return Err(refused(
+                    name,
+                    format!(
+                        "appears {count} times in this request, and a forwarded header is single-valued \
+                         (which value was meant cannot be known)"
+                    ),
+                ));
+            }
+            if name.ends_with("-bin") {
+                let Some(values) = decode_binary_header(value.as_bytes()) else {
+                    return Err(refused(
+                        name,
+                        "is not valid base64: a `-bin` header carries its binary value in standard base64 \
+                         (padding optional)"
+                            .to_owned(),
+                    ));
+                };
+                for bytes in values {
+                    forwarded = forwarded.binary_metadata(name.as_str(), bytes);
                 }
-                // Not visible ASCII: not valid gRPC metadata, so not forwarded.
+            } else {
+                let Some(text) = metadata_text(value.as_bytes()) else {
+                    return Err(refused(
+                        name,
+                        "holds a value gRPC metadata cannot carry: only printable ASCII \
+                         (0x20-0x7E, no tab, no accented letters) can be forwarded"
+                            .to_owned(),
+                    ));
+                };
+                forwarded = forwarded.metadata(name.as_str(), text);
             }
         }
         Ok(defaults.overriding(&forwarded))
+    }
+}
+
+/// `value` as the text of an ASCII gRPC metadata value, if it is one:
+/// printable ASCII, `0x20` to `0x7E`.
+fn metadata_text(value: &[u8]) -> Option<&str> {
+    if value.iter().all(|b| (0x20..=0x7e).contains(b)) {
+        std::str::from_utf8(value).ok()
+    } else {
+        None
     }
 }
 
@@ -1643,7 +1934,40 @@ fn to_call_tool_result(result: crate::executor::ToolResult) -> CallToolResult {
 
 #[cfg(test)]
 mod tests {
-    use super::{custom_request_error, decode_binary_header};
+    use std::time::Duration;
+
+    use super::{
+        CallLimits, DEFAULT_CALL_TIMEOUT, custom_request_error, decode_binary_header, metadata_text,
+    };
+
+    #[test]
+    fn only_printable_ascii_is_forwarded_as_metadata_text() {
+        assert_eq!(metadata_text(b"Bearer abc ~!"), Some("Bearer abc ~!"));
+        assert_eq!(metadata_text(b""), Some(""));
+        assert_eq!(metadata_text("t\u{e9}nant".as_bytes()), None);
+        assert_eq!(metadata_text(b"a\tb"), None);
+        assert_eq!(metadata_text(b"a\x7fb"), None);
+        assert_eq!(metadata_text(b"a\x1fb"), None);
+    }
+
+    #[test]
+    fn the_deadline_is_the_most_specific_one_set() {
+        let s = Duration::from_secs;
+        let mut limits = CallLimits::default();
+        assert_eq!(limits.deadline("a", None, None), Some(DEFAULT_CALL_TIMEOUT));
+        // The server's call options, then the toolkit's, come first.
+        assert_eq!(limits.deadline("a", Some(s(3)), None), Some(s(3)));
+        assert_eq!(limits.deadline("a", Some(s(3)), Some(s(9))), Some(s(3)));
+        assert_eq!(limits.deadline("a", None, Some(s(9))), None);
+        // A tool's own comes before them all.
+        limits.per_tool.insert("a".to_owned(), s(120));
+        assert_eq!(limits.deadline("a", Some(s(3)), Some(s(9))), Some(s(120)));
+        assert_eq!(limits.deadline("b", None, None), Some(DEFAULT_CALL_TIMEOUT));
+        // No default: the toolkit's, or none.
+        limits.timeout = None;
+        assert_eq!(limits.deadline("b", None, None), None);
+        assert_eq!(limits.deadline("b", Some(s(3)), None), Some(s(3)));
+    }
 
     #[test]
     fn params_that_do_not_fit_a_method_served_are_invalid_params() {

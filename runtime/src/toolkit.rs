@@ -424,6 +424,23 @@ impl Toolkit {
         &self.aliases
     }
 
+    /// The options every call carries unless its own override them
+    /// ([`ToolkitBuilder::call_options`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let toolkit = ai_tools::Toolkit::builder()
+    ///     .call_options(ai_tools::CallOptions::new().timeout(Duration::from_secs(5)))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(toolkit.call_options().timeout, Some(Duration::from_secs(5)));
+    /// ```
+    pub fn call_options(&self) -> &CallOptions {
+        &self.call_options
+    }
+
     /// Runs the tool `name` with the model's arguments (JSON text). Never
     /// panics: an unknown tool, bad arguments, a failed call, a tool's error
     /// or a panic in a native tool is a [`ToolResult`] with `is_error` set.

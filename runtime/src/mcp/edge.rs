@@ -315,13 +315,18 @@ pub(super) async fn gate(
         return Refusal::unknown_session().into_response();
     }
     let sessionless = session.is_none();
+    // Cancelled when this request's response is dropped before its end:
+    // the connection closed (or the server stopped) first.
+    let gone = ClientGone(CancellationToken::new());
+    let armed = gone.0.clone().drop_guard();
     let limit = if sessionless {
         gate.max_body.min(MAX_SESSIONLESS_BODY_BYTES)
     } else {
         gate.max_body
     };
     let verdict = Arc::new(Mutex::new(Verdict::default()));
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
+    parts.extensions.insert(gone);
     let body = GatedBody {
         inner: body,
         limit,
@@ -358,7 +363,59 @@ pub(super) async fn gate(
     {
         return Refusal::sessions_full(gate.sessions.max).into_response();
     }
-    response
+    response.map(|inner| {
+        Body::new(Armed {
+            inner,
+            armed: Some(armed),
+        })
+    })
+}
+
+/// Cancelled when the response to the request that carries it (in its
+/// extensions) is dropped before it ends: the client's connection closed
+/// first. The handler of a `tools/call` cancels its call on it.
+#[derive(Clone, Debug)]
+pub(super) struct ClientGone(CancellationToken);
+
+impl ClientGone {
+    /// The token, cancelled when the client is gone.
+    pub(super) fn token(&self) -> &CancellationToken {
+        &self.0
+    }
+}
+
+/// A response body that cancels its request's [`ClientGone`] when it is
+/// dropped before its end.
+struct Armed {
+    inner: Body,
+    armed: Option<tokio_util::sync::DropGuard>,
+}
+
+impl http_body::Body for Armed {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        let polled = Pin::new(&mut this.inner).poll_frame(cx);
+        if let Poll::Ready(None) = polled
+            && let Some(armed) = this.armed.take()
+        {
+            armed.disarm();
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
 }
 
 /// Why a gated body ended early.

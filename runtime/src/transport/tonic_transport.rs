@@ -124,13 +124,14 @@ impl TonicTransport {
             return call.await;
         };
         let started = tokio::time::Instant::now();
+        let exceeded = || format!("no answer within the deadline of {} s", t.as_secs_f64());
         match tokio::time::timeout(t, call).await {
+            Err(_) => Err(Status::new(Code::DeadlineExceeded, exceeded())),
             // A tonic server enforces `grpc-timeout` by cancelling the call.
-            Err(_) => Err(Status::new(Code::DeadlineExceeded, "deadline exceeded")),
             Ok(Err(status)) if status.code == Code::Cancelled && started.elapsed() >= t => {
                 Err(Status::new(
                     Code::DeadlineExceeded,
-                    format!("deadline exceeded ({})", status.message),
+                    format!("{} ({})", exceeded(), status.message),
                 ))
             }
             Ok(result) => result,
