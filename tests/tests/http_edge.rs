@@ -778,4 +778,463 @@ mod edge {
         assert_eq!(again.status, 404, "{again:?}");
         running.stop().await;
     }
+
+    // Tool calls over HTTP: forwarded headers that fail closed, deadlines,
+    // and clients that go away, against real tonic services on loopback.
+
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+    use ai_tools::TonicTransport;
+    use ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
+    use ai_tools_tests::tools::links;
+    use ai_tools_tests::{LinksBackend, new_uuid, pb};
+
+    /// An MCP server of the links tools, calling `channel` through tonic.
+    fn links_server(channel: tonic::transport::Channel) -> McpServer {
+        let transport = TonicTransport::new(channel);
+        McpServer::new(move |aliases| {
+            Toolkit::builder()
+                .alias_manager(aliases.clone())
+                .generated(links::Executor::with_alias_manager(
+                    transport.clone(),
+                    aliases,
+                ))
+                .build()
+        })
+        .with_server_info("links", "1")
+    }
+
+    fn channel(addr: SocketAddr) -> tonic::transport::Channel {
+        tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .expect("a URL")
+            .connect_lazy()
+    }
+
+    fn tool_call(id: u64, name: &str, arguments: &Value) -> String {
+        json!({"jsonrpc":"2.0","id":id,"method":"tools/call","params":{"name":name,"arguments":arguments}})
+            .to_string()
+    }
+
+    /// A tool call's result: whether it is an error, and its text.
+    fn tool_result(response: &Response) -> (bool, String) {
+        let message = response.message();
+        let result = &message["result"];
+        let text = result["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("a tool result: {message}"))
+            .to_owned();
+        (result["isError"] == true, text)
+    }
+
+    /// A links service whose `CreateLink` stalls for `stall_ms` before it
+    /// creates anything, recording each call as started, then finished or
+    /// cancelled (its handler dropped mid-stall: the client reset the
+    /// stream, or the `grpc-timeout` it sent passed).
+    #[derive(Clone, Default)]
+    struct Stalling {
+        stall_ms: Arc<AtomicU64>,
+        started: Arc<AtomicUsize>,
+        finished: Arc<AtomicUsize>,
+        cancelled: Arc<AtomicUsize>,
+    }
+
+    /// Counts a cancellation when dropped before it is defused.
+    struct Cancelled(Option<Arc<AtomicUsize>>);
+
+    impl Drop for Cancelled {
+        fn drop(&mut self) {
+            if let Some(count) = self.0.take() {
+                count.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    impl Stalling {
+        fn new(stall: Duration) -> Self {
+            let stalling = Self::default();
+            stalling.set_stall(stall);
+            stalling
+        }
+
+        fn set_stall(&self, stall: Duration) {
+            self.stall_ms
+                .store(stall.as_millis() as u64, Ordering::SeqCst);
+        }
+
+        fn count(&self) -> (usize, usize, usize) {
+            (
+                self.started.load(Ordering::SeqCst),
+                self.finished.load(Ordering::SeqCst),
+                self.cancelled.load(Ordering::SeqCst),
+            )
+        }
+
+        /// Waits until `done` holds of (started, finished, cancelled), at
+        /// most `PATIENCE`; the counts then.
+        async fn until(
+            &self,
+            done: impl Fn((usize, usize, usize)) -> bool,
+        ) -> (usize, usize, usize) {
+            let started = Instant::now();
+            while !done(self.count()) && started.elapsed() < PATIENCE {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            self.count()
+        }
+
+        async fn serve(&self) -> ai_tools_tests::Server {
+            let router = tonic::transport::Server::builder()
+                .add_service(LinksServiceServer::new(self.clone()));
+            ai_tools_tests::serve_router("127.0.0.1:0".parse().expect("addr"), router)
+                .await
+                .expect("bind")
+        }
+    }
+
+    #[tonic::async_trait]
+    impl LinksService for Stalling {
+        async fn create_link(
+            &self,
+            request: tonic::Request<pb::CreateLinkRequest>,
+        ) -> Result<tonic::Response<pb::CreateLinkResponse>, tonic::Status> {
+            self.started.fetch_add(1, Ordering::SeqCst);
+            let mut cancelled = Cancelled(Some(self.cancelled.clone()));
+            let stall = Duration::from_millis(self.stall_ms.load(Ordering::SeqCst));
+            tokio::time::sleep(stall).await;
+            cancelled.0 = None;
+            self.finished.fetch_add(1, Ordering::SeqCst);
+            let link = pb::Link {
+                id: new_uuid(),
+                page_theme_id: new_uuid(),
+                destination: request.into_inner().destination,
+                ..Default::default()
+            };
+            Ok(tonic::Response::new(pb::CreateLinkResponse {
+                link: Some(link),
+            }))
+        }
+
+        async fn update_link(
+            &self,
+            _request: tonic::Request<pb::UpdateLinkRequest>,
+        ) -> Result<tonic::Response<pb::UpdateLinkResponse>, tonic::Status> {
+            Err(tonic::Status::unimplemented("not here"))
+        }
+
+        async fn list_links(
+            &self,
+            _request: tonic::Request<pb::ListLinksRequest>,
+        ) -> Result<tonic::Response<pb::ListLinksResponse>, tonic::Status> {
+            Ok(tonic::Response::new(pb::ListLinksResponse::default()))
+        }
+    }
+
+    const CREATE: &str = "links_create";
+
+    fn create_args() -> Value {
+        json!({"destination": "https://example.com/x"})
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_forwarded_header_that_cannot_be_forwarded_refuses_the_call_and_nothing_is_sent() {
+        let _serial = SERIAL.lock().await;
+        let grpc = ai_tools_tests::serve(LinksBackend::with_links(0))
+            .await
+            .expect("bind");
+        let server = links_server(grpc.channel().expect("a channel"))
+            .forward_headers(["authorization", "x-tenant", "x-trace-bin"])
+            .expect("forwardable");
+        let running = start(server).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+        let body = tool_call(2, CREATE, &create_args());
+
+        // Values gRPC metadata cannot carry: UTF-8, a tab, base64 that is not.
+        let refused: [(&str, &str, &str); 4] = [
+            ("x-tenant", "X-Tenant", "t\u{e9}nant-secret"),
+            ("authorization", "Authorization", "Bearer caf\u{e9}-secret"),
+            ("x-tenant", "X-Tenant", "acme\tsecret"),
+            ("x-trace-bin", "X-Trace-Bin", "not base64 secret!"),
+        ];
+        for (name, header, value) in refused {
+            let response =
+                exchange(addr, &request("POST", Some(&id), &[(header, value)], &body)).await;
+            assert_eq!(response.status, 200, "{response:?}");
+            let (is_error, text) = tool_result(&response);
+            assert!(is_error, "{name}: {text}");
+            assert!(
+                text.contains(&format!("`{name}`")),
+                "names the header: {text}"
+            );
+            assert!(!text.contains("secret"), "never its value: {text}");
+            assert!(
+                text.contains("nothing was sent") && text.contains("retrying will not help"),
+                "{text}"
+            );
+        }
+        // A header sent more than once: 2, and 90 as in the issue's probe.
+        for times in [2, 90] {
+            let lines: Vec<(&str, &str)> = (0..times)
+                .map(|i| {
+                    (
+                        "Authorization",
+                        if i % 2 == 0 {
+                            "Bearer a-secret"
+                        } else {
+                            "Bearer b-secret"
+                        },
+                    )
+                })
+                .collect();
+            let response = exchange(addr, &request("POST", Some(&id), &lines, &body)).await;
+            let (is_error, text) = tool_result(&response);
+            assert!(is_error, "{times}: {text}");
+            assert!(
+                text.contains("`authorization`")
+                    && text.contains(&format!("appears {times} times")),
+                "{text}"
+            );
+            assert!(
+                text.contains("single-valued") && !text.contains("secret"),
+                "{text}"
+            );
+        }
+        assert!(
+            grpc.backend.received().is_empty(),
+            "the service saw a refused call: {:?}",
+            grpc.backend.received()
+        );
+        assert!(grpc.backend.links().is_empty(), "a link was created");
+
+        // One of each, forwardable: the call is made, and carries them.
+        let response = exchange(
+            addr,
+            &request(
+                "POST",
+                Some(&id),
+                &[
+                    ("Authorization", "Bearer t0ken"),
+                    ("X-Tenant", "acme"),
+                    ("X-Trace-Bin", "AQI=, Aw"),
+                ],
+                &body,
+            ),
+        )
+        .await;
+        let (is_error, text) = tool_result(&response);
+        assert!(!is_error, "{text}");
+        let requests = grpc.backend.requests();
+        assert_eq!(requests.len(), 1, "{requests:?}");
+        let metadata = &requests[0].1;
+        assert_eq!(metadata.ascii("authorization"), Some("Bearer t0ken"));
+        assert_eq!(metadata.ascii("x-tenant"), Some("acme"));
+        assert_eq!(
+            metadata.values("x-trace-bin"),
+            [
+                &ai_tools_tests::MetadataValue::Binary(vec![1, 2]),
+                &ai_tools_tests::MetadataValue::Binary(vec![3])
+            ]
+        );
+        running.stop().await;
+        grpc.shutdown().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stalled_service_meets_the_deadline_with_an_error_the_model_can_act_on() {
+        let _serial = SERIAL.lock().await;
+        let backend = Stalling::new(Duration::from_secs(20));
+        let grpc = backend.serve().await;
+
+        // A tool's own deadline must name one of the server's tools.
+        let typo = links_server(channel(grpc.addr))
+            .with_tool_timeout("links_craete", Duration::from_secs(1));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let error = typo
+            .serve_http_until(listener, std::future::ready(()))
+            .await
+            .expect_err("an unknown tool");
+        assert!(
+            matches!(&error, ServeError::UnknownTool { tool, .. } if tool == "links_craete")
+                && error.to_string().contains("links_create"),
+            "{error}"
+        );
+
+        let deadline = Duration::from_millis(300);
+        let server = links_server(channel(grpc.addr)).with_call_timeout(Some(deadline));
+        let running = start(server).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+        let started = Instant::now();
+        let response = exchange(
+            addr,
+            &request(
+                "POST",
+                Some(&id),
+                &[],
+                &tool_call(2, CREATE, &create_args()),
+            ),
+        )
+        .await;
+        let took = started.elapsed();
+        let (is_error, text) = tool_result(&response);
+        assert!(is_error, "{text}");
+        assert!(
+            text.starts_with("links_create failed with gRPC status DEADLINE_EXCEEDED")
+                && text.contains("0.3 s")
+                && text.contains("may or may not have taken effect"),
+            "{text}"
+        );
+        assert!(
+            took < Duration::from_secs(3),
+            "the deadline was not kept: {took:?}"
+        );
+        // The service saw the deadline pass: its handler was cancelled.
+        assert_eq!(backend.until(|(_, _, c)| c == 1).await, (1, 0, 1));
+        running.stop().await;
+
+        // A tool's own deadline comes first: 2 s for links_create, over 300 ms.
+        let server = links_server(channel(grpc.addr))
+            .with_call_timeout(Some(deadline))
+            .with_tool_timeout(CREATE, Duration::from_secs(2));
+        let running = start(server).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+        backend.set_stall(Duration::from_millis(700));
+        let response = exchange(
+            addr,
+            &request(
+                "POST",
+                Some(&id),
+                &[],
+                &tool_call(3, CREATE, &create_args()),
+            ),
+        )
+        .await;
+        let (is_error, text) = tool_result(&response);
+        assert!(!is_error, "{text}");
+        assert_eq!(backend.count(), (2, 1, 1));
+        println!(
+            "figure: a 300 ms deadline held against a 20 s stall, the call answered after {took:?}"
+        );
+        running.stop().await;
+        grpc.stop().await;
+    }
+
+    /// Starts a `tools/call` of `links_create` on a connection of its own
+    /// and reads its response head; the connection, to drop or keep.
+    async fn call_in_flight(addr: SocketAddr, session: &str, id: u64) -> BufReader<TcpStream> {
+        let mut stream = BufReader::new(TcpStream::connect(addr).await.expect("connect"));
+        let body = tool_call(id, CREATE, &create_args());
+        stream
+            .get_mut()
+            .write_all(&request("POST", Some(session), &[], &body))
+            .await
+            .expect("sent");
+        let mut status = String::new();
+        tokio::time::timeout(PATIENCE, stream.read_line(&mut status))
+            .await
+            .expect("a response head in time")
+            .expect("read");
+        assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+        stream
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_request_cancels_its_backend_call() {
+        let _serial = SERIAL.lock().await;
+        let backend = Stalling::new(Duration::from_secs(20));
+        let grpc = backend.serve().await;
+        let running = start(links_server(channel(grpc.addr))).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+
+        let in_flight = call_in_flight(addr, &id, 7).await;
+        assert_eq!(
+            backend.until(|(s, _, _)| s == 1).await.0,
+            1,
+            "the call reached the service"
+        );
+        let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"the user stopped it"}}"#;
+        let sent = Instant::now();
+        let note = exchange(addr, &request("POST", Some(&id), &[], cancel)).await;
+        assert_eq!(note.status, 202, "{note:?}");
+        assert_eq!(
+            backend.until(|(_, _, c)| c == 1).await,
+            (1, 0, 1),
+            "the service's handler was not cancelled"
+        );
+        let took = sent.elapsed();
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        println!("figure: notifications/cancelled reached the service's handler after {took:?}");
+        drop(in_flight);
+        running.stop().await;
+        grpc.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_that_drops_its_connection_cancels_its_backend_call() {
+        let _serial = SERIAL.lock().await;
+        let backend = Stalling::new(Duration::from_secs(20));
+        let grpc = backend.serve().await;
+        let running = start(links_server(channel(grpc.addr))).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+
+        // The client reads the head of the event stream, then goes away.
+        let in_flight = call_in_flight(addr, &id, 8).await;
+        assert_eq!(
+            backend.until(|(s, _, _)| s == 1).await.0,
+            1,
+            "the call reached the service"
+        );
+        let dropped = Instant::now();
+        drop(in_flight);
+        assert_eq!(
+            backend.until(|(_, _, c)| c == 1).await,
+            (1, 0, 1),
+            "the service's handler was not cancelled"
+        );
+        let took = dropped.elapsed();
+        assert!(took < Duration::from_secs(2), "{took:?}");
+        println!(
+            "figure: a dropped connection reached the service's handler as a cancellation after {took:?}"
+        );
+
+        // The session goes on.
+        backend.set_stall(Duration::ZERO);
+        let response = exchange(
+            addr,
+            &request(
+                "POST",
+                Some(&id),
+                &[],
+                &tool_call(9, CREATE, &create_args()),
+            ),
+        )
+        .await;
+        let (is_error, text) = tool_result(&response);
+        assert!(!is_error, "{text}");
+        assert_eq!(backend.count(), (2, 1, 1));
+        running.stop().await;
+
+        // Unless told to keep it: the call runs to its end.
+        backend.set_stall(Duration::from_millis(500));
+        let running =
+            start(links_server(channel(grpc.addr)).with_cancel_on_disconnect(false)).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+        let in_flight = call_in_flight(addr, &id, 10).await;
+        assert_eq!(backend.until(|(s, _, _)| s == 3).await.0, 3);
+        drop(in_flight);
+        assert_eq!(
+            backend.until(|(_, f, _)| f == 2).await,
+            (3, 2, 1),
+            "kept running"
+        );
+        running.stop().await;
+        grpc.stop().await;
+    }
 }
