@@ -49,6 +49,14 @@ OPTIONS:
     -h, --help              this help
     -V, --version           the version
 
+CALLS (mcp; the README's Limits section has them all):
+    --call-timeout SECS     the deadline of every tool call, sent to the service
+                            as grpc-timeout (default 50: under the 60 s after
+                            which most MCP hosts give up; 0 for none)
+    --tool-timeout NAME=SECS
+                            the deadline of one tool's calls, over
+                            --call-timeout (repeatable)
+
 HTTP LIMITS (mcp --http; the README's Limits section has them all):
     --max-body-bytes N      the largest request body (default 327680: the
                             256 KiB argument limit plus 64 KiB of JSON-RPC
@@ -67,6 +75,10 @@ HTTP LIMITS (mcp --http; the README's Limits section has them all):
                             e.g. https://app.example.com:443 or
                             https://app.example.com:* (repeatable); any other
                             Origin gets 403, none at all passes
+    --keep-calls-on-disconnect
+                            let a tool call run to its end when its client's
+                            connection closes (default: cancel it at the
+                            service)
 
 Methods annotated with rpc_tool in the protos are tools; --overlay and
 --service add tools to protos you cannot edit. Ids in fields marked with an
@@ -111,7 +123,32 @@ struct Args {
     http: Option<String>,
     dialect: Option<String>,
     host_profile: Option<ai_tools::schema::HostProfile>,
+    calls: CallLimits,
     http_limits: HttpLimits,
+}
+
+/// The deadlines of `mcp`'s tool calls given on the command line.
+#[derive(Default, Debug, PartialEq)]
+struct CallLimits {
+    /// `Some(None)`: no deadline; `None` keeps the server's default.
+    timeout: Option<Option<Duration>>,
+    per_tool: Vec<(String, Duration)>,
+}
+
+impl CallLimits {
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    fn apply(&self, mut server: McpServer) -> McpServer {
+        if let Some(timeout) = self.timeout {
+            server = server.with_call_timeout(timeout);
+        }
+        for (tool, timeout) in &self.per_tool {
+            server = server.with_tool_timeout(tool.clone(), *timeout);
+        }
+        server
+    }
 }
 
 /// The `mcp --http` limits given on the command line; `None` keeps the
@@ -125,6 +162,7 @@ struct HttpLimits {
     header_timeout: Option<Duration>,
     idle_timeout: Option<Duration>,
     allowed_origins: Vec<String>,
+    keep_calls_on_disconnect: bool,
 }
 
 impl HttpLimits {
@@ -151,7 +189,9 @@ impl HttpLimits {
         if let Some(t) = self.idle_timeout {
             server = server.with_idle_timeout(t);
         }
-        server.with_allowed_origins(self.allowed_origins.iter().cloned())
+        server
+            .with_allowed_origins(self.allowed_origins.iter().cloned())
+            .with_cancel_on_disconnect(!self.keep_calls_on_disconnect)
     }
 }
 
@@ -249,6 +289,36 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
                 }
                 args.http_limits.allowed_origins.push(origin);
             }
+            "--keep-calls-on-disconnect" => args.http_limits.keep_calls_on_disconnect = true,
+            "--call-timeout" => {
+                let secs = value(&arg)?;
+                args.calls.timeout = Some(if secs.parse::<f64>() == Ok(0.0) {
+                    None
+                } else {
+                    Some(seconds(&arg, &secs).map_err(|_| {
+                        usage(format!(
+                            "`--call-timeout {secs}`: give a positive number of seconds, or 0 for no deadline"
+                        ))
+                    })?)
+                });
+            }
+            "--tool-timeout" => {
+                let given = value(&arg)?;
+                let (tool, secs) = given
+                    .split_once('=')
+                    .filter(|(tool, _)| !tool.is_empty())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "`--tool-timeout {given}`: give NAME=SECS, e.g. reports_generate=300"
+                        ))
+                    })?;
+                let timeout = seconds(&arg, secs).map_err(|_| {
+                    usage(format!(
+                        "`--tool-timeout {given}`: give a positive number of seconds after `=`"
+                    ))
+                })?;
+                args.calls.per_tool.push((tool.to_owned(), timeout));
+            }
             "--stdio" => args.stdio = true,
             "--http" => args.http = Some(value("--http")?),
             "--dialect" => args.dialect = Some(value("--dialect")?),
@@ -314,9 +384,11 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
         || args.http.is_some()
         || !args.forward_headers.is_empty()
         || !args.http_limits.is_empty()
+        || !args.calls.is_empty()
     {
         return Err(usage(
-            "`--stdio`, `--http`, `--forward-header` and the HTTP limits are for `mcp`".into(),
+            "`--stdio`, `--http`, `--forward-header`, the deadlines and the HTTP limits are for `mcp`"
+                .into(),
         ));
     }
     Ok(Some(args))
@@ -512,7 +584,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     .with_host_profile(args.host_profile.unwrap_or_default())
     .forward_headers(args.forward_headers.iter().map(String::as_str))
     .map_err(|e| Failure::Usage(e.to_string()))?;
-    let server = args.http_limits.apply(server);
+    let server = args.calls.apply(args.http_limits.apply(server));
     if args.stdio {
         eprintln!("ai-tools: serving {url} over MCP on stdio");
         server
@@ -642,7 +714,17 @@ mod tests {
                     "https://app.example.com:443".to_owned(),
                     "http://dev.example:*".to_owned()
                 ],
+                keep_calls_on_disconnect: false,
             }
+        );
+        let keep = parsed("mcp --grpc u --proto x --http a --keep-calls-on-disconnect")
+            .ok()
+            .flatten()
+            .expect("parses");
+        assert!(keep.http_limits.keep_calls_on_disconnect);
+        assert!(
+            usage_error("mcp --grpc u --proto x --stdio --keep-calls-on-disconnect")
+                .contains("are for `mcp --http`")
         );
         assert!(
             usage_error("mcp --grpc u --proto x --http a --max-sessions 0")
@@ -665,6 +747,46 @@ mod tests {
                 .contains("are for `mcp --http`")
         );
         assert!(usage_error("tools --proto x --max-sessions 5").contains("are for `mcp`"));
+    }
+
+    #[test]
+    fn deadlines_are_for_mcp_over_either_transport() {
+        let calls = |line: &str| parsed(line).ok().flatten().expect("parses").calls;
+        assert_eq!(
+            calls(
+                "mcp --grpc u --proto x --stdio --call-timeout 20 --tool-timeout a_b=300 --tool-timeout c=0.5"
+            ),
+            CallLimits {
+                timeout: Some(Some(Duration::from_secs(20))),
+                per_tool: vec![
+                    ("a_b".to_owned(), Duration::from_secs(300)),
+                    ("c".to_owned(), Duration::from_millis(500)),
+                ],
+            }
+        );
+        assert_eq!(
+            calls("mcp --grpc u --proto x --http a --call-timeout 0").timeout,
+            Some(None),
+            "0: no deadline"
+        );
+        assert_eq!(calls("mcp --grpc u --proto x --http a").timeout, None);
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --call-timeout -1")
+                .contains("or 0 for no deadline")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --tool-timeout a_b")
+                .contains("give NAME=SECS")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --tool-timeout =5")
+                .contains("give NAME=SECS")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --http a --tool-timeout a_b=0")
+                .contains("positive number of seconds after `=`")
+        );
+        assert!(usage_error("tools --proto x --call-timeout 5").contains("are for `mcp`"));
     }
 
     #[test]
