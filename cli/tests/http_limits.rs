@@ -1,7 +1,8 @@
-//! `ai-tools mcp --http` with the HTTP limits set by flags: the binary
-//! serves with them (the limits themselves are tested against the library
-//! in `tests/tests/http_edge.rs`). No gRPC server is needed: the channel
-//! connects lazily and no tool is called.
+//! `ai-tools mcp --http` with the HTTP limits and the call deadlines set by
+//! flags: the binary serves with them (the limits themselves are tested
+//! against the library in `tests/tests/http_edge.rs`). No gRPC server is
+//! needed: the channel connects lazily, and the one the deadlines are tried
+//! against accepts connections and never answers.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -27,8 +28,12 @@ impl Drop for Gateway {
 }
 
 fn start(flags: &[&str]) -> Gateway {
+    start_with("http://127.0.0.1:1", flags)
+}
+
+fn start_with(grpc: &str, flags: &[&str]) -> Gateway {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
-        .args(["mcp", "--grpc", "http://127.0.0.1:1", "--proto"])
+        .args(["mcp", "--grpc", grpc, "--proto"])
         .arg(workspace().join("proto/links/v1/links.proto"))
         .arg("-I")
         .arg(workspace().join("proto"))
@@ -109,4 +114,94 @@ fn the_http_limits_flags_reach_the_server() {
     );
     let foreign = initialize(&gateway.addr, "Origin: https://elsewhere.example\r\n");
     assert_eq!(status(&foreign), "403", "{foreign}");
+}
+
+/// A `POST` to `/mcp` on a new connection, closed after the response; the
+/// whole response, head and body.
+fn post(addr: &str, session: Option<&str>, body: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a timeout");
+    let session = session.map_or(String::new(), |id| format!("Mcp-Session-Id: {id}\r\n"));
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{session}\r\n{body}",
+        body.len()
+    )
+    .expect("sent");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// A gRPC "server" that accepts connections and never says a word.
+fn mute_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming() {
+            held.push(stream);
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn the_deadline_flags_reach_the_calls() {
+    let grpc = mute_server();
+    let typo = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
+        .args(["mcp", "--grpc", &grpc, "--proto"])
+        .arg(workspace().join("proto/links/v1/links.proto"))
+        .arg("-I")
+        .arg(workspace().join("proto"))
+        .args(["--http", "127.0.0.1:0", "--tool-timeout", "links_lsit=5"])
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&typo.stderr);
+    assert_eq!(typo.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("`links_lsit`") && stderr.contains("links_list"),
+        "{stderr}"
+    );
+
+    let gateway = start_with(
+        &grpc,
+        &["--call-timeout", "0.4", "--tool-timeout", "links_list=1.5"],
+    );
+    let init = initialize(&gateway.addr, "");
+    let session = init
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session");
+    let initialized = post(
+        &gateway.addr,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(status(&initialized), "202", "{initialized}");
+    for (tool, arguments, deadline) in [
+        ("links_create", r#"{"destination":"https://x"}"#, "0.4 s"),
+        ("links_list", "{}", "1.5 s"),
+    ] {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+        );
+        let started = std::time::Instant::now();
+        let response = post(&gateway.addr, Some(&session), &body);
+        let took = started.elapsed();
+        assert!(
+            response.contains("DEADLINE_EXCEEDED")
+                && response.contains(&format!("deadline of {deadline}"))
+                && response.contains(r#""isError":true"#),
+            "{tool}: {response}"
+        );
+        assert!(took < Duration::from_secs(5), "{tool}: {took:?}");
+    }
 }
