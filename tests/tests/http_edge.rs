@@ -2,8 +2,11 @@
 //! raw HTTP/1.1 client over loopback: bodies bounded before they are parsed,
 //! no parse before the session is known, a cap on sessions and on
 //! connections, header-read and idle timeouts, `Origin` validation, and the
-//! statuses and JSON-RPC codes of malformed requests. Each test fails
-//! against a server without these limits (rmcp's and axum's defaults).
+//! statuses and JSON-RPC codes of malformed requests; then tool calls to
+//! real tonic services: forwarded headers that fail closed, deadlines, and
+//! clients that cancel or drop their connection. Each test fails against a
+//! server without these limits (rmcp's and axum's defaults), but for the
+//! `notifications/cancelled` one, which checks what already held.
 //!
 //! The tests run one at a time (`SERIAL`): one of them measures the test
 //! process's peak memory, which the others would disturb.
