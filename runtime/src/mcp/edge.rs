@@ -637,6 +637,10 @@ async fn connection(
     stopping: CancellationToken,
     _slot: OwnedSemaphorePermit,
 ) {
+    // An event stream is written in small pieces (a priming event, the
+    // result, the end): with Nagle's algorithm on, each piece after the
+    // first waits for the client's delayed ACK, some 40 ms.
+    let _ = stream.set_nodelay(true);
     let activity = Arc::new(Activity::new());
     let io = hyper_util::rt::TokioIo::new(Watched {
         inner: stream,
