@@ -772,11 +772,12 @@ impl McpServer {
     /// as a cancellation, since a client may reconnect and resume the
     /// stream. The default reads it as one all the same: a client that gave
     /// up would otherwise leave the call running to its deadline, its side
-    /// effect happening with no one to hear of it. A client that does
-    /// resume gets an error result saying the call was cancelled when its
-    /// connection closed. `false` keeps the call running to its end (or its
-    /// deadline) for a client that resumes; its result then waits in the
-    /// session's stream.
+    /// effect happening with no one to hear of it. A client that resumes
+    /// (`GET` with `Last-Event-ID`) finds at best an error result saying
+    /// the call was cancelled when its connection closed, never the call's
+    /// own result. `false` keeps the call running to its end (or its
+    /// deadline), so a client that resumes before then can still read the
+    /// result.
     ///
     /// # Examples
     ///
