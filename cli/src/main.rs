@@ -607,6 +607,12 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
+/// jemalloc with background threads, not the system allocator: it returns
+/// the memory of expired sessions to the OS, which glibc's malloc kept (see
+/// RELIABILITY.md, "Memory after sessions expire").
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = match parse(std::env::args().skip(1)) {
