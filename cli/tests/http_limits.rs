@@ -4,62 +4,17 @@
 //! needed: the channel connects lazily, and the one the deadlines are tried
 //! against accepts connections and never answers.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The gateway, killed when dropped.
-struct Gateway {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use support::{Gateway, start_gateway, workspace};
 
 fn start(flags: &[&str]) -> Gateway {
-    start_with("http://127.0.0.1:1", flags)
-}
-
-fn start_with(grpc: &str, flags: &[&str]) -> Gateway {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
-        .args(["mcp", "--grpc", grpc, "--proto"])
-        .arg(workspace().join("proto/links/v1/links.proto"))
-        .arg("-I")
-        .arg(workspace().join("proto"))
-        .args(["--http", "127.0.0.1:0"])
-        .args(flags)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the gateway starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-    let mut addr = None;
-    for _ in 0..20 {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).expect("stderr") == 0 {
-            break;
-        }
-        if let Some(rest) = line.trim().split("at http://").nth(1) {
-            addr = rest.strip_suffix("/mcp").map(str::to_owned);
-            break;
-        }
-    }
-    let addr = addr.expect("the gateway says where it listens");
-    // Keep draining stderr so the gateway never blocks on it.
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Gateway { child, addr }
+    start_gateway("http://127.0.0.1:1", flags)
 }
 
 /// `initialize` on a new connection, with `extra` header lines; the status
@@ -167,7 +122,7 @@ fn the_deadline_flags_reach_the_calls() {
         "{stderr}"
     );
 
-    let gateway = start_with(
+    let gateway = start_gateway(
         &grpc,
         &["--call-timeout", "0.4", "--tool-timeout", "links_list=1.5"],
     );

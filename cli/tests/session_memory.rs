@@ -8,62 +8,17 @@
 
 #![cfg(target_os = "linux")]
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod support;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+use support::start_gateway;
 
 use ai_tools_tests::{LinksBackend, Reflection, serve_with_reflection};
 
 const SESSIONS: usize = 2_000;
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The gateway, killed when dropped.
-struct Gateway {
-    child: Child,
-    addr: String,
-}
-
-impl Drop for Gateway {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn start(grpc: &str, flags: &[&str]) -> Gateway {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
-        .args(["mcp", "--grpc", grpc, "--proto"])
-        .arg(workspace().join("proto/links/v1/links.proto"))
-        .arg("-I")
-        .arg(workspace().join("proto"))
-        .args(["--http", "127.0.0.1:0"])
-        .args(flags)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the gateway starts");
-    let mut stderr = BufReader::new(child.stderr.take().expect("piped"));
-    let mut addr = None;
-    for _ in 0..20 {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).expect("stderr") == 0 {
-            break;
-        }
-        if let Some(rest) = line.trim().split("at http://").nth(1) {
-            addr = rest.strip_suffix("/mcp").map(str::to_owned);
-            break;
-        }
-    }
-    let addr = addr.expect("the gateway says where it listens");
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    Gateway { child, addr }
-}
 
 /// `VmRSS` and `VmHWM` of a process, in KiB.
 fn memory(pid: u32) -> (u64, u64) {
@@ -129,7 +84,7 @@ fn memory_comes_back_when_sessions_expire() {
         ))
         .expect("the server");
     let cap = SESSIONS.to_string();
-    let gateway = start(
+    let gateway = start_gateway(
         &server.url(),
         &["--max-sessions", &cap, "--session-idle-timeout", "3"],
     );
