@@ -1827,14 +1827,7 @@ fn metadata_text(value: &[u8]) -> Option<&str> {
 /// params for a method the server has, saying what is wrong, else an
 /// unknown method.
 fn custom_request_error(method: &str, params: Option<&Value>) -> ErrorData {
-    let kind = |value: &Value| match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    };
+    let kind = ai_tools_schema::inbound::kind_of;
     match method {
         "tools/call" => {
             let arguments = params.and_then(|p| p.get("arguments"));

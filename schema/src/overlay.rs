@@ -749,13 +749,8 @@ fn optional_plain_fields(
                 None => continue,
             }
         } else {
-            let deprecated = field
-                .field_descriptor_proto()
-                .options
-                .as_ref()
-                .and_then(|o| o.deprecated)
-                .unwrap_or(false);
-            if deprecated {
+            // Left out of the schema (the exposed-field rule of `proto.rs`).
+            if crate::proto::is_deprecated(&field) {
                 continue;
             }
             DynamicMessage::new(tool_field_type.clone())

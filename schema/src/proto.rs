@@ -967,13 +967,18 @@ fn real_oneof(field: &FieldDescriptor) -> Option<OneofDescriptor> {
 /// and not `deprecated` unless a `tool_field` option says the model should
 /// still see it.
 fn exposed(field: &FieldDescriptor, ann: &FieldAnnotations) -> bool {
-    let deprecated = field
+    !ann.skip && !ann.output_only && (!is_deprecated(field) || ann.annotated)
+}
+
+/// Whether `field` is marked `deprecated = true`: left out of the schema
+/// unless a `tool_field` option says the model should still see it.
+pub(crate) fn is_deprecated(field: &FieldDescriptor) -> bool {
+    field
         .field_descriptor_proto()
         .options
         .as_ref()
         .and_then(|o| o.deprecated)
-        .unwrap_or(false);
-    !ann.skip && !ann.output_only && (!deprecated || ann.annotated)
+        .unwrap_or(false)
 }
 
 /// Whether the property of `field` is required: `tool_field.required` when
