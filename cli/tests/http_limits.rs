@@ -126,7 +126,18 @@ fn the_deadline_flags_reach_the_calls() {
         &grpc,
         &["--call-timeout", "0.4", "--tool-timeout", "links_list=1.5"],
     );
-    let init = initialize(&gateway.addr, "");
+    let session = open_session(&gateway.addr);
+    for (tool, arguments, deadline) in [
+        ("links_create", r#"{"destination":"https://x"}"#, "0.4 s"),
+        ("links_list", "{}", "1.5 s"),
+    ] {
+        meets_deadline(&gateway.addr, &session, tool, arguments, deadline);
+    }
+}
+
+/// A new MCP session on the gateway at `addr`, initialized; its id.
+fn open_session(addr: &str) -> String {
+    let init = initialize(addr, "");
     let session = init
         .lines()
         .find_map(|l| {
@@ -136,27 +147,88 @@ fn the_deadline_flags_reach_the_calls() {
         })
         .expect("a session");
     let initialized = post(
-        &gateway.addr,
+        addr,
         Some(&session),
         r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
     );
     assert_eq!(status(&initialized), "202", "{initialized}");
-    for (tool, arguments, deadline) in [
-        ("links_create", r#"{"destination":"https://x"}"#, "0.4 s"),
-        ("links_list", "{}", "1.5 s"),
-    ] {
-        let body = format!(
-            r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
-        );
-        let started = std::time::Instant::now();
-        let response = post(&gateway.addr, Some(&session), &body);
-        let took = started.elapsed();
-        assert!(
-            response.contains("DEADLINE_EXCEEDED")
-                && response.contains(&format!("deadline of {deadline}"))
-                && response.contains(r#""isError":true"#),
-            "{tool}: {response}"
-        );
-        assert!(took < Duration::from_secs(5), "{tool}: {took:?}");
-    }
+    session
+}
+
+/// Calls `tool` against a mute service: the call ends with
+/// `DEADLINE_EXCEEDED` after `deadline` (as the error result words it),
+/// well within the server's default of 50 s; how long it took.
+fn meets_deadline(
+    addr: &str,
+    session: &str,
+    tool: &str,
+    arguments: &str,
+    deadline: &str,
+) -> Duration {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"{tool}","arguments":{arguments}}}}}"#
+    );
+    let started = std::time::Instant::now();
+    let response = post(addr, Some(session), &body);
+    let took = started.elapsed();
+    assert!(
+        response.contains("DEADLINE_EXCEEDED")
+            && response.contains(&format!("deadline of {deadline}"))
+            && response.contains(r#""isError":true"#),
+        "{tool}: {response}"
+    );
+    assert!(took < Duration::from_secs(5), "{tool}: {took:?}");
+    took
+}
+
+#[test]
+fn an_overlay_timeout_is_the_tools_deadline() {
+    // A proto of two unannotated methods, made tools by an overlay that
+    // gives one of them a deadline of its own.
+    let dir = std::env::temp_dir().join(format!("ai-tools-overlay-timeout-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let proto = dir.join("slow.proto");
+    std::fs::write(
+        &proto,
+        "syntax = \"proto3\";\npackage slow.v1;\nmessage Req {}\nservice Slow {\n  rpc Wait(Req) returns (Req);\n  rpc Other(Req) returns (Req);\n}\n",
+    )
+    .expect("written");
+    let overlay = dir.join("tools.toml");
+    std::fs::write(
+        &overlay,
+        "[methods.\"slow.v1.Slow.Wait\"]\nname = \"slow_wait\"\ndescription = \"Wait.\"\ntimeout = \"0.3s\"\n\n\
+         [methods.\"slow.v1.Slow.Other\"]\nname = \"slow_other\"\ndescription = \"Other.\"\n",
+    )
+    .expect("written");
+    let (proto, include, overlay) = (
+        proto.to_str().expect("UTF-8"),
+        dir.to_str().expect("UTF-8"),
+        overlay.to_str().expect("UTF-8"),
+    );
+    let grpc = mute_server();
+    // `--proto` given again replaces the links proto `start_gateway` names.
+    let served = ["--proto", proto, "-I", include, "--overlay", overlay];
+
+    // Over the server's default: 0.3 s, not 50 s (nor `--call-timeout`'s
+    // 0.8 s, which the other tool gets).
+    let gateway = start_gateway(&grpc, &served);
+    let session = open_session(&gateway.addr);
+    let took = meets_deadline(&gateway.addr, &session, "slow_wait", "{}", "0.3 s");
+    println!("figure: the overlay's 0.3 s deadline, the call answered after {took:?}");
+    drop(gateway);
+    let gateway = start_gateway(&grpc, &[&served[..], &["--call-timeout", "0.8"]].concat());
+    let session = open_session(&gateway.addr);
+    meets_deadline(&gateway.addr, &session, "slow_wait", "{}", "0.3 s");
+    meets_deadline(&gateway.addr, &session, "slow_other", "{}", "0.8 s");
+    drop(gateway);
+
+    // `--tool-timeout` comes first.
+    let gateway = start_gateway(
+        &grpc,
+        &[&served[..], &["--tool-timeout", "slow_wait=0.5"]].concat(),
+    );
+    let session = open_session(&gateway.addr);
+    meets_deadline(&gateway.addr, &session, "slow_wait", "{}", "0.5 s");
+    drop(gateway);
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -692,6 +692,7 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
         method,
         request,
         response,
+        timeout: tool_timeout,
         ..
     } = tool;
     let doc = doc_lines(description);
@@ -712,12 +713,8 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
         Some(destructive) => quote! { ::core::option::Option::Some(#destructive) },
         None => quote! { ::core::option::Option::None },
     };
-    // Constructors, not struct literals: the structs are `#[non_exhaustive]`.
-    quote! {
-        #doc
-        #[doc = ""]
-        #[doc = #rpc_doc]
-        pub static #static_name: ::ai_tools::AgentTool = ::ai_tools::__private::with_hints(
+    let tool = quote! {
+        ::ai_tools::__private::with_hints(
             ::ai_tools::__private::agent_tool(
                 #name,
                 #description,
@@ -732,7 +729,22 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
             #read_only,
             #idempotent,
             #destructive,
-        );
+        )
+    };
+    let tool = match tool_timeout {
+        Some(timeout) => {
+            let seconds = timeout.as_secs();
+            let nanos = timeout.subsec_nanos();
+            quote! { ::ai_tools::__private::with_timeout(#tool, #seconds, #nanos) }
+        }
+        None => tool,
+    };
+    // Constructors, not struct literals: the structs are `#[non_exhaustive]`.
+    quote! {
+        #doc
+        #[doc = ""]
+        #[doc = #rpc_doc]
+        pub static #static_name: ::ai_tools::AgentTool = #tool;
     }
 }
 

@@ -224,7 +224,14 @@ pub mod __private {
                 idempotent: false,
                 destructive: None,
             },
+            timeout: None,
         }
+    }
+
+    /// `tool` with its own deadline, `seconds` and `nanos` (`rpc_tool.timeout`).
+    pub const fn with_timeout(mut tool: AgentTool, seconds: u64, nanos: u32) -> AgentTool {
+        tool.timeout = Some(std::time::Duration::new(seconds, nanos));
+        tool
     }
 
     /// `tool` with a title and hints.

@@ -135,7 +135,8 @@
 //!   service sees nothing. Every forwarded header is single-valued.
 //! - **Every call has a deadline** ([`with_call_timeout`](McpServer::with_call_timeout),
 //!   default [`DEFAULT_CALL_TIMEOUT`], 50 seconds;
-//!   [`with_tool_timeout`](McpServer::with_tool_timeout) per tool). A
+//!   [`with_tool_timeout`](McpServer::with_tool_timeout) per tool, then
+//!   the tool's own `rpc_tool.timeout`, [`Tool::timeout`](crate::Tool::timeout)). A
 //!   generated tool sends it as `grpc-timeout` and holds the call to it
 //!   locally; a service that stalls past it ends the call with a
 //!   `DEADLINE_EXCEEDED` error result that tells the model what to do.
@@ -327,7 +328,7 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
 const HTTP_DRAIN: Duration = Duration::from_secs(5);
 
 /// The deadline of a tool call unless [`McpServer::with_call_timeout`],
-/// [`McpServer::with_tool_timeout`], the server's
+/// [`McpServer::with_tool_timeout`], the tool's own `rpc_tool.timeout`, the server's
 /// [call options](McpServer::with_call_options) or the toolkit's say
 /// otherwise: 50 seconds.
 ///
@@ -511,18 +512,21 @@ impl Default for CallLimits {
 
 impl CallLimits {
     /// The deadline to give a call of `tool`, over the server's own call
-    /// options: the tool's, else one the server's options set, else the
+    /// options: the server's for this tool, else the tool's own (`own`,
+    /// `rpc_tool.timeout`), else one the server's options set, else the
     /// default unless the toolkit sets one (`toolkit`), which then applies.
     /// `None` leaves the call's deadline to the toolkit and its executors.
     fn deadline(
         &self,
         tool: &str,
+        own: Option<Duration>,
         server: Option<Duration>,
         toolkit: Option<Duration>,
     ) -> Option<Duration> {
         self.per_tool
             .get(tool)
             .copied()
+            .or(own)
             .or(server)
             .or(if toolkit.is_some() {
                 None
@@ -714,7 +718,9 @@ impl McpServer {
     /// [`ToolContext::call_options`](crate::ToolContext::call_options).
     ///
     /// A deadline set elsewhere comes first, most specific first:
-    /// [`with_tool_timeout`](Self::with_tool_timeout), then the server's
+    /// [`with_tool_timeout`](Self::with_tool_timeout), then the tool's own
+    /// (`rpc_tool.timeout` in the proto or an overlay,
+    /// [`Tool::timeout`](crate::Tool::timeout)), then the server's
     /// [call options](Self::with_call_options), then the toolkit's
     /// ([`ToolkitBuilder::call_options`](crate::ToolkitBuilder::call_options)).
     /// This one also takes the place of a deadline in an executor's
@@ -1755,6 +1761,7 @@ impl Handler {
             host: shared.call_options.host.or(Some(shared.host)),
             timeout: shared.calls.deadline(
                 tool,
+                toolkit.get(tool).and_then(crate::Tool::timeout),
                 shared.call_options.timeout,
                 toolkit.call_options().timeout,
             ),
@@ -1948,19 +1955,43 @@ mod tests {
     fn the_deadline_is_the_most_specific_one_set() {
         let s = Duration::from_secs;
         let mut limits = CallLimits::default();
-        assert_eq!(limits.deadline("a", None, None), Some(DEFAULT_CALL_TIMEOUT));
+        assert_eq!(
+            limits.deadline("a", None, None, None),
+            Some(DEFAULT_CALL_TIMEOUT)
+        );
         // The server's call options, then the toolkit's, come first.
-        assert_eq!(limits.deadline("a", Some(s(3)), None), Some(s(3)));
-        assert_eq!(limits.deadline("a", Some(s(3)), Some(s(9))), Some(s(3)));
-        assert_eq!(limits.deadline("a", None, Some(s(9))), None);
-        // A tool's own comes before them all.
+        assert_eq!(limits.deadline("a", None, Some(s(3)), None), Some(s(3)));
+        assert_eq!(
+            limits.deadline("a", None, Some(s(3)), Some(s(9))),
+            Some(s(3))
+        );
+        assert_eq!(limits.deadline("a", None, None, Some(s(9))), None);
+        // The server's deadline for one tool comes before them all.
         limits.per_tool.insert("a".to_owned(), s(120));
-        assert_eq!(limits.deadline("a", Some(s(3)), Some(s(9))), Some(s(120)));
-        assert_eq!(limits.deadline("b", None, None), Some(DEFAULT_CALL_TIMEOUT));
+        assert_eq!(
+            limits.deadline("a", None, Some(s(3)), Some(s(9))),
+            Some(s(120))
+        );
+        assert_eq!(
+            limits.deadline("b", None, None, None),
+            Some(DEFAULT_CALL_TIMEOUT)
+        );
+        // The tool's own (`rpc_tool.timeout`) comes after the server's per
+        // tool and before every call options' and the default.
+        assert_eq!(
+            limits.deadline("a", Some(s(7)), Some(s(3)), Some(s(9))),
+            Some(s(120))
+        );
+        assert_eq!(
+            limits.deadline("b", Some(s(7)), Some(s(3)), Some(s(9))),
+            Some(s(7))
+        );
+        assert_eq!(limits.deadline("b", Some(s(7)), None, None), Some(s(7)));
         // No default: the toolkit's, or none.
         limits.timeout = None;
-        assert_eq!(limits.deadline("b", None, None), None);
-        assert_eq!(limits.deadline("b", Some(s(3)), None), Some(s(3)));
+        assert_eq!(limits.deadline("b", None, None, None), None);
+        assert_eq!(limits.deadline("b", None, Some(s(3)), None), Some(s(3)));
+        assert_eq!(limits.deadline("b", Some(s(7)), None, None), Some(s(7)));
     }
 
     #[test]

@@ -530,7 +530,8 @@ impl Toolkit {
 
     /// Merges and checks the call's options, finds the tool, and runs it.
     async fn dispatch(&self, name: &str, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
-        let options = self.call_options.overriding(options);
+        let own = options.timeout;
+        let mut options = self.call_options.overriding(options);
         if let Err(problem) = options.check() {
             return ToolResult::error(refused_options_message(name, &problem));
         }
@@ -538,6 +539,8 @@ impl Toolkit {
             let known = self.tools.iter().map(Tool::name);
             return ToolResult::error(unknown_tool_message(name, known));
         };
+        // The call's deadline, else the tool's own, else the toolkit's.
+        options.timeout = own.or(tool.timeout()).or(options.timeout);
         match &tool.kind {
             Kind::Generated { source, .. } => match args {
                 Arguments::Text(text) => source.execute_tool(name, text, &options).await,
@@ -754,6 +757,22 @@ impl Tool {
         match &self.kind {
             Kind::Generated { tool, .. } => tool.hints,
             Kind::Native(tool) => tool.tool_hints(),
+        }
+    }
+
+    /// The tool's own deadline, if it has one (`rpc_tool.timeout`, in the
+    /// proto or an overlay): a call whose options set no deadline gets it,
+    /// and an MCP server puts it over its default (see
+    /// `McpServer::with_call_timeout`).
+    /// A native tool has none.
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn timeout(&self) -> Option<std::time::Duration> {
+        match &self.kind {
+            Kind::Generated { tool, .. } => tool.timeout,
+            Kind::Native(_) => None,
         }
     }
 

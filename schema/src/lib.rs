@@ -166,7 +166,7 @@ pub const OVERLAY_ANNOTATION_PROTOS: &[&str] = &[
 ];
 
 /// `ai/context/v1/annotations.proto` and `ai/tools/v1/annotations.proto`
-/// (with `google/protobuf/descriptor.proto`, which they import) compiled: an
+/// (with `google/protobuf/descriptor.proto` and `duration.proto`, which they import) compiled: an
 /// encoded `FileDescriptorSet` for a pool built at run time that lacks them
 /// (an overlay or whole-service mode writes these options into it).
 /// `schema/tests/annotation_descriptors.rs` keeps it equal to the sources.
@@ -270,6 +270,9 @@ pub struct ToolSpec {
     /// field of the message of the response's first message-typed field
     /// (singular or repeated) whose message has an aliased `id`.
     pub output_prefix: Option<String>,
+    /// The tool's own deadline (`rpc_tool.timeout`), over the server's
+    /// default; `None` when the annotation sets none.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl ToolSpec {
@@ -308,6 +311,7 @@ impl ToolSpec {
     ///     title: None,
     ///     hints: ToolHints::default(),
     ///     output_prefix: None,
+    ///     timeout: None,
     /// };
     /// let (rendered, violations) = spec.render_checked();
     /// assert!(violations.is_empty(), "{violations:?}");
@@ -344,6 +348,7 @@ impl ToolSpec {
     ///     title: None,
     ///     hints: ToolHints::default(),
     ///     output_prefix: None,
+    ///     timeout: None,
     /// };
     /// assert_eq!(spec.violations(), spec.render_checked().1);
     /// ```
@@ -392,6 +397,7 @@ impl ToolSpec {
     ///     title: None,
     ///     hints: ToolHints::default(),
     ///     output_prefix: None,
+    ///     timeout: None,
     /// };
     /// assert_eq!(spec.rendered(), spec.render_checked().0);
     /// ```

@@ -10,6 +10,7 @@
 //! name = "operations_get"
 //! description = "Get the latest state of a long-running operation."
 //! title = "Get an operation"   # optional; also `strict`, `destructive`
+//! timeout = "30s"               # optional: the tool's deadline, over the server's default
 //!
 //! [fields."google.longrunning.GetOperationRequest.name"]
 //! alias_prefix = "operation"   # also `skip`, `usage_notes`, `description`
@@ -55,7 +56,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
-use crate::proto::{TOOL_FIELD_REQUIRED, leading_comment};
+use crate::proto::{RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, leading_comment};
 use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
 /// A parsed overlay file.
@@ -77,6 +78,8 @@ struct MethodOverlay {
     strict: bool,
     title: Option<String>,
     destructive: Option<bool>,
+    /// The tool's deadline, protojson Duration text (`"30s"`, `"0.5s"`).
+    timeout: Option<Spanned<String>>,
 }
 
 /// What `tool_field` gives inline.
@@ -159,6 +162,37 @@ impl Overlay {
             message,
         }
     }
+}
+
+/// The seconds and nanos of protojson Duration text: an optional `-`,
+/// seconds, up to nine fractional digits, then `s` (`"30s"`, `"-1.5s"`).
+fn parse_duration(text: &str) -> Option<(i64, i32)> {
+    let number = text.strip_suffix('s')?;
+    let (negative, number) = match number.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, number),
+    };
+    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty()
+        || !digits(whole)
+        || !digits(fraction)
+        || fraction.len() > 9
+        || (number.contains('.') && fraction.is_empty())
+    {
+        return None;
+    }
+    let seconds: i64 = whole.parse().ok()?;
+    let nanos: i32 = if fraction.is_empty() {
+        0
+    } else {
+        format!("{fraction:0<9}").parse().ok()?
+    };
+    Some(if negative {
+        (-seconds, -nanos)
+    } else {
+        (seconds, nanos)
+    })
 }
 
 /// 1-based line and column of byte `offset` in `text`.
@@ -474,6 +508,36 @@ pub fn annotate(
             }
             if let Some(destructive) = entry.destructive {
                 def.set_field_by_number(5, Value::Bool(destructive));
+            }
+            if let Some(timeout) = &entry.timeout {
+                let Some(duration_type) = rpc_tool_type
+                    .get_field(RPC_TOOL_TIMEOUT)
+                    .and_then(|f| f.kind().as_message().cloned())
+                    .filter(|m| m.full_name() == "google.protobuf.Duration")
+                else {
+                    diags.push(overlay.diagnostic(
+                        timeout,
+                        format!(
+                            "`{}` has no `timeout` field (number {RPC_TOOL_TIMEOUT}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
+                            rpc_tool_type.full_name()
+                        ),
+                    ));
+                    continue;
+                };
+                let Some((seconds, nanos)) = parse_duration(timeout.get_ref()) else {
+                    diags.push(overlay.diagnostic(
+                        timeout,
+                        format!(
+                            "`timeout = \"{}\"` is not a duration: write seconds with an `s`, as protojson does, e.g. \"30s\" or \"0.5s\"",
+                            timeout.get_ref()
+                        ),
+                    ));
+                    continue;
+                };
+                let mut duration = DynamicMessage::new(duration_type);
+                duration.set_field_by_number(1, Value::I64(seconds));
+                duration.set_field_by_number(2, Value::I32(nanos));
+                def.set_field_by_number(RPC_TOOL_TIMEOUT, Value::Message(duration));
             }
             relocate_to(
                 &mut relocations,
@@ -905,6 +969,7 @@ fn relocate_to(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn snake_case_names() {
@@ -1239,6 +1304,90 @@ service Books {
         );
         // Nothing to write, nothing missing.
         assert!(run(PlainFields::Required).is_ok());
+    }
+
+    /// The tools of `BOOKS` with `overlay_text` annotating
+    /// `t.Books.UpdateBook`, or the diagnostics, located.
+    fn tools_with_overlay(overlay_text: &str) -> Result<Vec<crate::ToolSpec>, Vec<String>> {
+        let overlay = Overlay::parse("tools.toml", overlay_text)
+            .map_err(|d| d.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        let pool = crate::test_support::compile(&format!("{}{BOOKS}", crate::test_support::HEADER));
+        let annotated = annotate(
+            &pool,
+            &pool.encode_to_vec(),
+            Some("test.proto"),
+            Some(&overlay),
+            &[],
+            PlainFields::Optional,
+        )
+        .map_err(|d| d.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        crate::tools_in_file(&annotated.pool, "test.proto").map_err(|d| {
+            d.into_iter()
+                .map(|d| annotated.relocate(d).to_string())
+                .collect::<Vec<_>>()
+        })
+    }
+
+    #[test]
+    fn the_overlay_gives_a_tool_its_deadline() {
+        let method = "[methods.\"t.Books.UpdateBook\"]\nname = \"books_update\"\ndescription = \"Update.\"\n";
+        let timeout_of = |text: &str| {
+            tools_with_overlay(&format!("{method}timeout = \"{text}\"\n")).map(|tools| {
+                let tool = tools
+                    .iter()
+                    .find(|t| t.name == "books_update")
+                    .expect("the tool");
+                tool.timeout
+            })
+        };
+        assert_eq!(timeout_of("0.3s"), Ok(Some(Duration::from_millis(300))));
+        assert_eq!(timeout_of("300s"), Ok(Some(Duration::from_secs(300))));
+        assert_eq!(timeout_of("86400s"), Ok(Some(Duration::from_secs(86_400))));
+        assert_eq!(timeout_of("1.000000001s"), Ok(Some(Duration::new(1, 1))));
+        // No key, no deadline of its own; the inline tool has none either.
+        let tools = tools_with_overlay(method).expect("tools");
+        assert!(tools.iter().all(|t| t.timeout.is_none()), "{tools:?}");
+
+        // Text that is not a protojson duration: located at the value.
+        for bad in ["soon", "30", "1.s", "1.0000000001s", "s", "1m", " 1s"] {
+            let problems = timeout_of(bad).expect_err(bad);
+            assert_eq!(problems.len(), 1, "{problems:#?}");
+            assert!(
+                problems[0].starts_with("tools.toml:4:11: ")
+                    && problems[0].contains("is not a duration"),
+                "{bad}: {problems:#?}"
+            );
+        }
+        // A duration that is no deadline: located at the method's selector.
+        for (bad, why) in [
+            ("0s", "is not a deadline"),
+            ("-5s", "is not a deadline"),
+            ("-0.5s", "is not a deadline"),
+            ("86400.5s", "longer than a tool's deadline may be, 86400s"),
+        ] {
+            let problems = timeout_of(bad).expect_err(bad);
+            assert_eq!(problems.len(), 1, "{problems:#?}");
+            assert!(
+                problems[0].starts_with("tools.toml:1:10: ")
+                    && problems[0].contains("rpc `UpdateBook`: `timeout`")
+                    && problems[0].contains(why),
+                "{bad}: {problems:#?}"
+            );
+        }
+        // Not a string: the TOML parser says where.
+        let wrong = tools_with_overlay(&format!("{method}timeout = 30\n")).expect_err("a number");
+        assert!(wrong[0].starts_with("tools.toml:4:"), "{wrong:#?}");
+    }
+
+    #[test]
+    fn durations_parse_as_protojson_writes_them() {
+        assert_eq!(parse_duration("30s"), Some((30, 0)));
+        assert_eq!(parse_duration("0.5s"), Some((0, 500_000_000)));
+        assert_eq!(parse_duration("-1.25s"), Some((-1, -250_000_000)));
+        assert_eq!(parse_duration("1.000000001s"), Some((1, 1)));
+        for bad in ["", "s", "1", "-s", "1.s", ".5s", "1e3s", "+1s", "1.5ms"] {
+            assert_eq!(parse_duration(bad), None, "{bad}");
+        }
     }
 
     #[test]

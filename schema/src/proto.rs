@@ -240,6 +240,15 @@ pub fn tools_in_file_each(
                     ),
                 ));
             }
+            if let Some((seconds, nanos)) = def.timeout
+                && let Err(why) = tool_timeout(seconds, nanos)
+            {
+                diags.push(diag(
+                    &fd,
+                    option_field(&method, RPC_TOOL_TIMEOUT as i32),
+                    format!("rpc `{rpc}`: {why}"),
+                ));
+            }
             // The schema is a tree: a message is spelled out at each use,
             // so messages that each use the next twice double it per level.
             // Count before building; a request past the bound is refused.
@@ -488,6 +497,57 @@ struct ToolDefinition {
     strict: bool,
     title: Option<String>,
     destructive: Option<bool>,
+    /// `timeout` as written: seconds and nanos.
+    timeout: Option<(i64, i32)>,
+}
+
+/// The number of `timeout` in `rpc_tool`'s `ToolDefinition`.
+pub(crate) const RPC_TOOL_TIMEOUT: u32 = 6;
+
+/// The longest deadline `rpc_tool.timeout` may give a tool: one day.
+pub const MAX_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// A tool's deadline from the seconds and nanos of its `rpc_tool.timeout`:
+/// more than zero and at most [`MAX_TOOL_TIMEOUT`], or why not.
+pub(crate) fn tool_timeout(seconds: i64, nanos: i32) -> Result<std::time::Duration, String> {
+    let text = duration_text(seconds, nanos);
+    let too_long = || {
+        format!(
+            "`timeout` {text} is longer than a tool's deadline may be, {}s (one day)",
+            MAX_TOOL_TIMEOUT.as_secs()
+        )
+    };
+    if nanos.unsigned_abs() >= 1_000_000_000 {
+        return Err(format!(
+            "`timeout` has nanos {nanos}, out of range for a Duration"
+        ));
+    }
+    if seconds < 0 || nanos < 0 || (seconds == 0 && nanos == 0) {
+        return Err(format!(
+            "`timeout` {text} is not a deadline: give a duration more than zero, e.g. 30s"
+        ));
+    }
+    let seconds = u64::try_from(seconds).map_err(|_| too_long())?;
+    let nanos = u32::try_from(nanos).map_err(|_| too_long())?;
+    let timeout = std::time::Duration::new(seconds, nanos);
+    if timeout > MAX_TOOL_TIMEOUT {
+        return Err(too_long());
+    }
+    Ok(timeout)
+}
+
+/// A Duration's seconds and nanos as protojson writes it (`1.5s`, `-2s`).
+fn duration_text(seconds: i64, nanos: i32) -> String {
+    if nanos == 0 {
+        return format!("{seconds}s");
+    }
+    let sign = if seconds < 0 || nanos < 0 { "-" } else { "" };
+    let fraction = format!("{:09}", nanos.unsigned_abs());
+    format!(
+        "{sign}{}.{}s",
+        seconds.unsigned_abs(),
+        fraction.trim_end_matches('0')
+    )
 }
 
 /// The `tool_field` option and `field_behavior` of a field, read by number.
@@ -565,6 +625,7 @@ impl Annotations {
             strict: bool_field(msg, 3),
             title: string_field(msg, 4).filter(|t| !t.trim().is_empty()),
             destructive: msg.has_field_by_number(5).then(|| bool_field(msg, 5)),
+            timeout: duration_field(msg, RPC_TOOL_TIMEOUT),
         })
     }
 
@@ -626,6 +687,9 @@ impl Annotations {
                 ),
                 destructive: def.destructive,
             },
+            timeout: def
+                .timeout
+                .and_then(|(seconds, nanos)| tool_timeout(seconds, nanos).ok()),
             service: method.parent_service().full_name().to_owned(),
             method: method.name().to_owned(),
             request: request.full_name().to_owned(),
@@ -1389,6 +1453,27 @@ fn idempotency(method: &MethodDescriptor) -> i32 {
 fn string_field(msg: &DynamicMessage, number: u32) -> Option<String> {
     msg.get_field_by_number(number)
         .and_then(|v| v.as_str().map(str::to_owned))
+}
+
+/// The seconds and nanos of the `google.protobuf.Duration` field `number`,
+/// when set.
+fn duration_field(msg: &DynamicMessage, number: u32) -> Option<(i64, i32)> {
+    if !msg.has_field_by_number(number) {
+        return None;
+    }
+    let value = msg.get_field_by_number(number)?;
+    let Value::Message(duration) = value.as_ref() else {
+        return None;
+    };
+    let seconds = duration
+        .get_field_by_number(1)
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    let nanos = duration
+        .get_field_by_number(2)
+        .and_then(|v| v.as_i32())
+        .unwrap_or(0);
+    Some((seconds, nanos))
 }
 
 fn bool_field(msg: &DynamicMessage, number: u32) -> bool {
@@ -2217,6 +2302,73 @@ service S {
             "{diags:?}"
         );
         assert!(diags[0].starts_with("test.proto:"), "{diags:?}");
+    }
+
+    #[test]
+    fn rpc_tool_timeout_is_the_tools_deadline() {
+        let tools = tools(
+            r#"
+message Req {}
+service S {
+  rpc Slow(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: "slow" description: "Slow." timeout: { seconds: 300 } };
+  }
+  rpc Quick(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: "quick" description: "Quick." timeout: { nanos: 300000000 } };
+  }
+  rpc Plain(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: "plain" description: "Plain." };
+  }
+}
+"#,
+        );
+        let timeouts: Vec<_> = tools.iter().map(|t| (t.name.as_str(), t.timeout)).collect();
+        assert_eq!(
+            timeouts,
+            [
+                ("slow", Some(std::time::Duration::from_secs(300))),
+                ("quick", Some(std::time::Duration::from_millis(300))),
+                ("plain", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn diagnostic_timeout_that_is_no_deadline() {
+        for (timeout, why) in [
+            ("{}", "`timeout` 0s is not a deadline"),
+            ("{ seconds: -5 }", "`timeout` -5s is not a deadline"),
+            ("{ nanos: -1 }", "`timeout` -0.000000001s is not a deadline"),
+            (
+                "{ seconds: 86401 }",
+                "`timeout` 86401s is longer than a tool's deadline may be, 86400s (one day)",
+            ),
+            (
+                "{ seconds: 1 nanos: 1000000000 }",
+                "nanos 1000000000, out of range",
+            ),
+        ] {
+            let diags = diagnostics(&format!(
+                r#"
+message Req {{}}
+service S {{
+  rpc Get(Req) returns (Req) {{
+    option (ai.context.v1.rpc_tool) = {{ name: "get" description: "Get it." timeout: {timeout} }};
+  }}
+}}
+"#
+            ));
+            assert_eq!(diags.len(), 1, "{timeout}: {diags:?}");
+            assert!(diags[0].contains(why), "{timeout}: {diags:?}");
+            assert!(diags[0].starts_with("test.proto:"), "{diags:?}");
+            // Located on the option's line.
+            let line: u32 = diags[0]
+                .split(':')
+                .nth(1)
+                .and_then(|l| l.parse().ok())
+                .expect("located");
+            assert!(line >= 5, "{diags:?}");
+        }
     }
 
     #[test]

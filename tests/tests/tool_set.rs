@@ -49,6 +49,16 @@ fn an_overlay_and_whole_services_give_the_macros_tools_at_run_time() {
     let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().overlay(overlay()))
         .expect("tools");
     assert_same(set.tools(), longrunning_overlay::all_tools());
+    // The overlay's `timeout`, in both: the macro's static and the run time's.
+    let timeouts: Vec<_> = set.tools().iter().map(|t| (t.name, t.timeout)).collect();
+    assert_eq!(
+        timeouts,
+        [
+            ("lro_list", None),
+            ("lro_get", None),
+            ("lro_cancel", Some(std::time::Duration::from_millis(7500))),
+        ]
+    );
 
     let set = ToolSet::from_descriptor_set(
         &bytes,
@@ -433,4 +443,61 @@ fn a_request_nested_past_the_bound_is_a_clear_error_not_a_crash() {
             && text.contains("`deep.Req` → `deep.L0` → `deep.L1` →"),
         "{text}"
     );
+}
+
+/// An overlay's `timeout` is the tool's deadline for a plain `execute`
+/// (no deadline in the call's or the executor's options): against a
+/// service that never answers, the call ends at it instead of hanging.
+#[tokio::test]
+async fn an_overlay_timeout_bounds_a_plain_execute() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a listener");
+    let url = format!("http://{}", listener.local_addr().expect("an address"));
+    let mute = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    let overlay = Overlay::parse(
+        "tools.toml",
+        "[methods.\"google.longrunning.Operations.GetOperation\"]\nname = \"lro_get\"\ndescription = \"Get.\"\ntimeout = \"0.3s\"\n",
+    )
+    .expect("a valid overlay");
+    let set = ToolSet::from_descriptor_set(
+        &operations_descriptor_set(),
+        &ToolSetOptions::new().overlay(overlay),
+    )
+    .expect("tools");
+    let channel = tonic::transport::Endpoint::from_shared(url)
+        .expect("a URL")
+        .connect_lazy();
+    let exec = set.executor(TonicTransport::new(channel));
+    let started = std::time::Instant::now();
+    let result = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        exec.execute("lro_get", r#"{"name": "operations/1"}"#),
+    )
+    .await
+    .expect("the tool's deadline ends the call");
+    let took = started.elapsed();
+    let text = error_text(&result);
+    assert!(
+        text.contains("DEADLINE_EXCEEDED") && text.contains("0.3 s"),
+        "{text}"
+    );
+    assert!(took < std::time::Duration::from_secs(3), "{took:?}");
+
+    // The call's own deadline comes first.
+    let options = ai_tools::CallOptions::new().timeout(std::time::Duration::from_millis(500));
+    let result = exec
+        .execute_with("lro_get", r#"{"name": "operations/1"}"#, &options)
+        .await;
+    let text = error_text(&result);
+    assert!(
+        text.contains("DEADLINE_EXCEEDED") && text.contains("0.5 s"),
+        "{text}"
+    );
+    mute.abort();
 }

@@ -463,11 +463,13 @@ impl<T: Transport> ProtoExecutor<T> {
             let known = self.tools.iter().map(|t| t.name);
             return error_result(unknown_tool_message(tool, known));
         };
-        let options = self.options.call.overriding(options);
-        if let Err(problem) = options.check() {
+        let mut merged = self.options.call.overriding(options);
+        // The call's deadline, else the tool's own, else the executor's.
+        merged.timeout = options.timeout.or(def.timeout).or(merged.timeout);
+        if let Err(problem) = merged.check() {
             return error_result(refused_options_message(tool, &problem));
         }
-        self.run(def, args, &options).await
+        self.run(def, args, &merged).await
     }
 
     fn limits(&self) -> Limits {

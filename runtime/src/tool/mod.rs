@@ -54,6 +54,10 @@ pub struct AgentTool {
     /// `rpc_tool.destructive`), for hosts that decide whether to ask first;
     /// MCP serves them as the tool's annotations.
     pub hints: ToolHints,
+    /// The tool's own deadline (`rpc_tool.timeout`, in the proto or an
+    /// overlay), over the server's default: a call whose options set no
+    /// deadline gets this one. `None` when the annotation sets none.
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl AgentTool {

@@ -10,7 +10,9 @@ use ai_tools_schema::overlay::{Overlay, PlainFields, annotate};
 use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
 use prost_reflect::DescriptorPool;
 
-use crate::__private::{agent_tool, field_prefix, method_ref, ready, renderings, with_hints};
+use crate::__private::{
+    agent_tool, field_prefix, method_ref, ready, renderings, with_hints, with_timeout,
+};
 use crate::executor::ProtoExecutor;
 use crate::tool::{AgentTool, FieldPrefix};
 use crate::transport::Transport;
@@ -359,7 +361,7 @@ fn prefixes(aliases: &[FieldAlias]) -> &'static [FieldPrefix] {
 
 /// The same `AgentTool` the macro's expansion holds for `spec`.
 fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> AgentTool {
-    with_hints(
+    let tool = with_hints(
         agent_tool(
             leak(&spec.name),
             leak(&spec.description),
@@ -387,5 +389,9 @@ fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> A
         spec.hints.read_only,
         spec.hints.idempotent,
         spec.hints.destructive,
-    )
+    );
+    match spec.timeout {
+        Some(timeout) => with_timeout(tool, timeout.as_secs(), timeout.subsec_nanos()),
+        None => tool,
+    }
 }
