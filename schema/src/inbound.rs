@@ -1134,17 +1134,38 @@ fn standard_base64(s: &str) -> Option<String> {
 /// The rule of [`ir::DURATION_PATTERN`]: `-?` up to 11 digits, an optional
 /// fraction of up to 9, then `s`.
 fn is_duration(s: &str) -> bool {
-    let Some(body) = s.strip_suffix('s') else {
-        return false;
+    duration_parts(s).is_some()
+}
+
+/// The seconds and nanos of protojson `Duration` text of the form
+/// [`ir::DURATION_PATTERN`] states (`"30s"`, `"-1.25s"`), both with the
+/// text's sign; `None` for any other text. The one reading of that text:
+/// inbound checks arguments with it, the overlay reads a tool's deadline.
+pub(crate) fn duration_parts(s: &str) -> Option<(i64, i32)> {
+    let body = s.strip_suffix('s')?;
+    let (negative, body) = match body.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, body),
     };
-    let body = body.strip_prefix('-').unwrap_or(body);
     let (seconds, fraction) = match body.split_once('.') {
         Some((seconds, fraction)) => (seconds, Some(fraction)),
         None => (body, None),
     };
     let digits =
         |t: &str, max: usize| (1..=max).contains(&t.len()) && t.bytes().all(|b| b.is_ascii_digit());
-    digits(seconds, 11) && fraction.is_none_or(|f| digits(f, 9))
+    if !digits(seconds, 11) || !fraction.is_none_or(|f| digits(f, 9)) {
+        return None;
+    }
+    let seconds: i64 = seconds.parse().ok()?;
+    let nanos: i32 = match fraction {
+        Some(f) => format!("{f:0<9}").parse().ok()?,
+        None => 0,
+    };
+    Some(if negative {
+        (-seconds, -nanos)
+    } else {
+        (seconds, nanos)
+    })
 }
 
 /// The rule of [`ir::FIELD_MASK_PATTERN`].

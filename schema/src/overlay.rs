@@ -164,37 +164,6 @@ impl Overlay {
     }
 }
 
-/// The seconds and nanos of protojson Duration text: an optional `-`,
-/// seconds, up to nine fractional digits, then `s` (`"30s"`, `"-1.5s"`).
-fn parse_duration(text: &str) -> Option<(i64, i32)> {
-    let number = text.strip_suffix('s')?;
-    let (negative, number) = match number.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, number),
-    };
-    let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty()
-        || !digits(whole)
-        || !digits(fraction)
-        || fraction.len() > 9
-        || (number.contains('.') && fraction.is_empty())
-    {
-        return None;
-    }
-    let seconds: i64 = whole.parse().ok()?;
-    let nanos: i32 = if fraction.is_empty() {
-        0
-    } else {
-        format!("{fraction:0<9}").parse().ok()?
-    };
-    Some(if negative {
-        (-seconds, -nanos)
-    } else {
-        (seconds, nanos)
-    })
-}
-
 /// 1-based line and column of byte `offset` in `text`.
 fn line_column(text: &str, offset: usize) -> (u32, u32) {
     let before = &text[..offset.min(text.len())];
@@ -524,7 +493,8 @@ pub fn annotate(
                     ));
                     continue;
                 };
-                let Some((seconds, nanos)) = parse_duration(timeout.get_ref()) else {
+                let Some((seconds, nanos)) = crate::inbound::duration_parts(timeout.get_ref())
+                else {
                     diags.push(overlay.diagnostic(
                         timeout,
                         format!(
@@ -1381,6 +1351,7 @@ service Books {
 
     #[test]
     fn durations_parse_as_protojson_writes_them() {
+        let parse_duration = crate::inbound::duration_parts;
         assert_eq!(parse_duration("30s"), Some((30, 0)));
         assert_eq!(parse_duration("0.5s"), Some((0, 500_000_000)));
         assert_eq!(parse_duration("-1.25s"), Some((-1, -250_000_000)));
