@@ -2,15 +2,16 @@
 //! ones, one alias namespace, one `execute`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
-use ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names};
+use ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names, render};
 use prost_reflect::DescriptorPool;
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
 use crate::executor::{ProtoExecutor, ToolResult, refused_options_message, unknown_tool_message};
-use crate::inbound::Arguments;
+use crate::inbound::{Arguments, request_schema};
+use crate::memo::Memo;
 use crate::tool::AgentTool;
 use crate::tool::native::NativeTool;
 use crate::transport::{BoxFuture, CallOptions, Transport};
@@ -659,6 +660,31 @@ impl Toolkit {
     }
 }
 
+/// A generated tool's parameters rendered for `dialect` through a host of
+/// profile `host`, from the request's IR in `pool` (its executor's
+/// descriptors): once per tool, dialect and host, then shared.
+fn generated_for_host(
+    tool: &'static AgentTool,
+    pool: &'static DescriptorPool,
+    dialect: Dialect,
+    host: HostProfile,
+) -> Value {
+    type Key = (usize, Dialect, HostProfile);
+    static RENDERED: LazyLock<Memo<Key, Value>> = LazyLock::new(Memo::new);
+    let key = (std::ptr::from_ref(tool) as usize, dialect, host);
+    let rendered = RENDERED.get_or(key, || {
+        match pool.get_message_by_name(tool.method.request) {
+            Some(request) => {
+                let schema = request_schema(pool, &request);
+                render::parameters_for(&schema, dialect, tool.strict, host)
+            }
+            // Not this executor's tool: the exact rendering is all there is.
+            None => tool.parameters_value(dialect),
+        }
+    });
+    Value::clone(&rendered)
+}
+
 /// One tool of a [`Toolkit`]: generated or native.
 ///
 /// # Examples
@@ -854,7 +880,7 @@ impl Tool {
         }
         match &self.kind {
             Kind::Generated { tool, source } => {
-                tool.parameters_for_host(source.descriptor_pool(), dialect, host)
+                generated_for_host(tool, source.descriptor_pool(), dialect, host)
             }
             Kind::Native(tool) => tool.parameters_for_host(dialect, host),
         }

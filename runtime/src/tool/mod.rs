@@ -13,10 +13,7 @@ pub(crate) mod set;
 
 use std::sync::{LazyLock, OnceLock};
 
-use ai_tools_schema::{Dialect, HostProfile, RenderedTool, ToolHints, render};
-
-use crate::inbound::request_schema;
-use crate::memo::Memo;
+use ai_tools_schema::{Dialect, RenderedTool, ToolHints};
 use prost_reflect::DescriptorPool;
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -115,31 +112,6 @@ impl AgentTool {
     /// parameters `null`. Renderings are bounded by
     /// `schema::proto::MAX_NESTING_DEPTH` messages, a few JSON levels each,
     /// so parsing them without the limit stays well within a stack.
-    /// The parameters rendered for `dialect` through a host of profile
-    /// `host`, from the request's IR in `pool` (the executor's descriptors):
-    /// once per tool, dialect and host, then shared.
-    pub(crate) fn parameters_for_host(
-        &'static self,
-        pool: &'static DescriptorPool,
-        dialect: Dialect,
-        host: HostProfile,
-    ) -> Value {
-        type Key = (usize, Dialect, HostProfile);
-        static RENDERED: LazyLock<Memo<Key, Value>> = LazyLock::new(Memo::new);
-        let key = (std::ptr::from_ref(self) as usize, dialect, host);
-        let rendered = RENDERED.get_or(key, || {
-            match pool.get_message_by_name(self.method.request) {
-                Some(request) => {
-                    let schema = request_schema(pool, &request);
-                    render::parameters_for(&schema, dialect, self.strict, host)
-                }
-                // Not this executor's tool: the exact rendering is all there is.
-                None => self.parameters_value(dialect),
-            }
-        });
-        Value::clone(&rendered)
-    }
-
     pub(crate) fn parameters_value(&self, dialect: Dialect) -> Value {
         let mut reader = serde_json::Deserializer::from_str(self.parameters_for(dialect));
         reader.disable_recursion_limit();
