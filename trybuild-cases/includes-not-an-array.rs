@@ -5,7 +5,7 @@ mod gentools {
 }
 
 fn main() {
-    let exec = gentools::Executor::new(ai_tools::InProcessTransport::new());
+    let exec = gentools::Executor::new(ai_tools::transport::InProcessTransport::new());
     println!(
         "{} of {} tools",
         exec.tools().len(),

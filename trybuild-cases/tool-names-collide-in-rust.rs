@@ -7,7 +7,7 @@ mod gentools {
 
 use std::time::Duration;
 
-use ai_tools::{InProcessTransport, Sessions, Toolkit};
+use ai_tools::{Sessions, Toolkit, transport::InProcessTransport};
 
 fn main() {
     for tool in gentools::all_tools() {

@@ -13,8 +13,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ai_tools::{
-    AliasManager, CallOptions, ExecutorOptions, InProcessTransport, SessionExecutor,
-    TonicTransport, Transport,
+    AliasManager, CallOptions, Transport,
+    executor::ExecutorOptions,
+    transport::{InProcessTransport, TonicTransport},
 };
 use ai_tools_benches::{links, ready};
 use ai_tools_tests::feed_pb::FollowRequest;
@@ -456,7 +457,7 @@ fn in_process_executor(
             let response = update_response.clone();
             async move { Ok(response) }
         });
-    links::Executor::for_session(transport, aliases.clone())
+    links::Executor::with_alias_manager(transport, aliases.clone())
 }
 
 /// The stages of one `execute`, each alone, plus the whole executor over an

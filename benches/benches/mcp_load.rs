@@ -23,10 +23,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use ai_tools::mcp::McpServer;
-use ai_tools::{TonicTransport, Toolkit};
-use ai_tools_benches::{links, quick_mode};
-use ai_tools_tests::LinksBackend;
+use ai_tools_benches::quick_mode;
 use ai_tools_tests::pb::links_service_server::LinksServiceServer;
+use ai_tools_tests::{LinksBackend, links_mcp_server};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 
@@ -70,18 +69,9 @@ fn mcp_server(grpc: SocketAddr) -> McpServer {
             .expect("endpoint")
             .connect_lazy()
     };
-    let transport = TonicTransport::new(channel);
-    McpServer::new(move |aliases| {
-        Toolkit::builder()
-            .alias_manager(aliases.clone())
-            .generated(links::Executor::with_alias_manager(
-                transport.clone(),
-                aliases,
-            ))
-            .build()
-    })
-    .forward_headers(["authorization"])
-    .expect("forwardable")
+    links_mcp_server(channel)
+        .forward_headers(["authorization"])
+        .expect("forwardable")
 }
 
 /// Every limit of issue 27 as far as it goes.

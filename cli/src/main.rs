@@ -8,9 +8,10 @@ use std::time::Duration;
 
 use ai_tools::mcp::McpServer;
 use ai_tools::schema::overlay::{Overlay, PlainFields};
-use ai_tools::{TonicTransport, ToolSet, ToolSetOptions, Toolkit};
-use protox::file::{
-    ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
+use ai_tools::{
+    Toolkit,
+    tool_set::{ToolSet, ToolSetOptions},
+    transport::{TonicTransport, TonicTransportBuilder, TransportError},
 };
 
 const HELP: &str = "\
@@ -28,7 +29,14 @@ SOURCE (where the service's descriptors come from; exactly one):
     --proto FILE [-I DIR]…  a .proto compiled here, imports under the -I directories
 
 OPTIONS:
-    --grpc URL              the gRPC server, e.g. http://127.0.0.1:50051
+    --grpc URL              the gRPC server, e.g. http://127.0.0.1:50051, or
+                            https://host:port over TLS, verified against the
+                            system's roots
+    --ca-cert FILE          trust this CA (PEM) for the https:// server's
+                            certificate, instead of the system's roots
+    --client-cert FILE      with --client-key: present this certificate (PEM)
+                            to the https:// server (mTLS)
+    --client-key FILE       the private key (PEM) of --client-cert
     --reflection-timeout SECS
                             how long --reflection may take in all, connecting
                             included (default 30; fractions allowed)
@@ -40,6 +48,16 @@ OPTIONS:
                             are not optional, in a oneof or marked
                             field_behavior = REQUIRED (default optional: the
                             model sends only what it means to set)
+    --include GLOB          keep only the tools that match this or another
+                            --include (repeatable): a glob on the tool name
+                            (links_*) or, with a /, on the method written
+                            package.Service/Method (links.v1.LinksService/*)
+    --exclude GLOB          drop the tools that match (repeatable; wins over
+                            --include)
+    --read-only             keep only the read-only tools (methods with
+                            idempotency_level = NO_SIDE_EFFECTS), after
+                            --include and --exclude; a glob that matches no
+                            tool, or a choice that leaves none, is an error
     --forward-header NAME   (mcp --http) copy this request header into each call's
                             gRPC metadata (repeatable)
     --host-profile NAME     what the MCP host does to schemas and arguments:
@@ -48,6 +66,36 @@ OPTIONS:
                             exact (a client that changes nothing)
     -h, --help              this help
     -V, --version           the version
+
+SECURITY (mcp --http; the README's \"Securing the gateway\" has the details):
+    --oauth-issuer URL      check every request's bearer token: an OAuth 2.1
+                            resource server trusting this authorization server
+    --oauth-audience URI    this server's resource URI as clients reach it
+                            (https://tools.example.com/mcp): the audience every
+                            token must name
+    --oauth-jwks URL        the issuer's key set (default: from its metadata)
+    --oauth-introspection URL
+                            check opaque tokens at this RFC 7662 endpoint, as
+                            --oauth-client-id with the secret read from
+                            --oauth-client-secret-file FILE
+    --required-scope S      a scope every token needs, else 403 (repeatable)
+    --tool-scopes READ,WRITE
+                            read-only tools need READ (or WRITE), others WRITE;
+                            tools/list shows each caller what its token opens
+    --claim-header CLAIM=HEADER
+                            send the token's validated claim to the service as
+                            this gRPC metadata (repeatable); the token itself
+                            is never sent, and --forward-header authorization
+                            is refused with --oauth-issuer
+    --max-sessions-per-caller N
+                            MCP sessions one caller (token issuer and
+                            subject) holds at once (default 16); past it
+                            initialize gets 429 with Retry-After
+    --backend-token-file FILE, --backend-token-env VAR
+                            (mcp) the gateway's own credential to the service,
+                            sent as authorization: Bearer <token> (a file or an
+                            environment variable: a flag's value would show
+                            in ps)
 
 CALLS (mcp; the README's Limits section has them all):
     --call-timeout SECS     the deadline of every tool call, sent to the service
@@ -81,7 +129,8 @@ HTTP LIMITS (mcp --http; the README's Limits section has them all):
                             service)
 
 Methods annotated with rpc_tool in the protos are tools; --overlay and
---service add tools to protos you cannot edit. Ids in fields marked with an
+--service add tools to protos you cannot edit; --include, --exclude and
+--read-only choose among them. Ids in fields marked with an
 alias_prefix reach the model as aliases (link-1), one namespace per MCP
 session.
 
@@ -93,6 +142,20 @@ EXAMPLES:
     ai-tools mcp --grpc http://127.0.0.1:50051 --descriptor-set api.binpb \\
         --overlay tools.toml --http 127.0.0.1:8080 --forward-header authorization
 
+    # Only callers with a token from auth.example.com, who the service sees by id:
+    ai-tools mcp --grpc https://api.internal:443 --reflection --http 0.0.0.0:8080 \\
+        --oauth-issuer https://auth.example.com \\
+        --oauth-audience https://tools.example.com/mcp --required-scope mcp:use \\
+        --claim-header sub=x-user-id --backend-token-file /run/secrets/backend-token
+
+    # A server over mTLS, its certificate signed by a private CA:
+    ai-tools mcp --grpc https://links.internal:443 --reflection --stdio \\
+        --ca-cert ca.pem --client-cert gateway.pem --client-key gateway.key
+
+    # Only the tools of one service that change nothing, every other one left out:
+    ai-tools mcp --grpc http://127.0.0.1:50051 --reflection --service pkg.v1.Things \\
+        --include 'pkg.v1.Things/*' --read-only --stdio
+
     # Tool definitions for OpenAI, from a proto on disk:
     ai-tools tools --proto api/v1/service.proto -I proto --dialect openai
 
@@ -101,6 +164,7 @@ EXIT STATUS:
 ";
 
 /// A usage error (exit 2) or a failure (exit 1).
+#[derive(Debug)]
 enum Failure {
     Usage(String),
     Run(String),
@@ -110,6 +174,7 @@ enum Failure {
 struct Args {
     command: String,
     grpc: Option<String>,
+    tls: TlsFiles,
     reflection: bool,
     reflection_timeout: Option<Duration>,
     descriptor_set: Option<PathBuf>,
@@ -118,6 +183,10 @@ struct Args {
     overlay: Option<PathBuf>,
     services: Vec<String>,
     plain_fields: Option<PlainFields>,
+    /// `--include`, `--exclude` and `--read-only`: which tools are kept.
+    include_tools: Vec<String>,
+    exclude_tools: Vec<String>,
+    read_only: bool,
     forward_headers: Vec<String>,
     stdio: bool,
     http: Option<String>,
@@ -125,6 +194,228 @@ struct Args {
     host_profile: Option<ai_tools::schema::HostProfile>,
     calls: CallLimits,
     http_limits: HttpLimits,
+    auth: AuthFlags,
+}
+
+/// The security flags of `mcp`: OAuth for the callers, a credential for the
+/// service.
+#[derive(Default, Debug, PartialEq)]
+struct AuthFlags {
+    issuer: Option<String>,
+    audience: Option<String>,
+    jwks: Option<String>,
+    introspection: Option<String>,
+    client_id: Option<String>,
+    client_secret_file: Option<PathBuf>,
+    required_scopes: Vec<String>,
+    tool_scopes: Option<(String, String)>,
+    claim_headers: Vec<(String, String)>,
+    max_sessions_per_caller: Option<usize>,
+    backend_token_file: Option<PathBuf>,
+    backend_token_env: Option<String>,
+}
+
+impl AuthFlags {
+    /// Whether any flag of OAuth (not the backend credential) was given.
+    fn oauth_given(&self) -> bool {
+        self.issuer.is_some()
+            || self.audience.is_some()
+            || self.jwks.is_some()
+            || self.introspection.is_some()
+            || self.client_id.is_some()
+            || self.client_secret_file.is_some()
+            || !self.required_scopes.is_empty()
+            || self.tool_scopes.is_some()
+            || !self.claim_headers.is_empty()
+            || self.max_sessions_per_caller.is_some()
+    }
+
+    fn backend_token_given(&self) -> bool {
+        self.backend_token_file.is_some() || self.backend_token_env.is_some()
+    }
+
+    /// A usage error for flags given without what they need.
+    fn check(&self, args: &Args) -> Result<(), Failure> {
+        let usage = |m: &str| Err(Failure::Usage(m.to_owned()));
+        if self.backend_token_file.is_some() && self.backend_token_env.is_some() {
+            return usage(
+                "give the backend token once: `--backend-token-file` or `--backend-token-env`",
+            );
+        }
+        if self.backend_token_given() && args.command != "mcp" {
+            return usage("`--backend-token-file` and `--backend-token-env` are for `mcp`");
+        }
+        let forwards_authorization = args
+            .forward_headers
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case("authorization"));
+        if self.backend_token_given() && forwards_authorization {
+            return usage(
+                "`--forward-header authorization` and a backend token both set the service's `authorization`: a caller's header would replace the gateway's credential, and a caller without one would get it; keep one",
+            );
+        }
+        if !self.oauth_given() {
+            return Ok(());
+        }
+        if args.command != "mcp" || args.http.is_none() {
+            return usage(
+                "the OAuth flags protect `mcp --http`: over stdio the client runs the server itself and sends no tokens",
+            );
+        }
+        if self.issuer.is_none() || self.audience.is_none() {
+            return usage(
+                "OAuth needs both `--oauth-issuer URL` (who issues the tokens) and `--oauth-audience URI` (this server's resource URI, which every token must name)",
+            );
+        }
+        let introspection = [
+            self.introspection.is_some(),
+            self.client_id.is_some(),
+            self.client_secret_file.is_some(),
+        ];
+        if introspection.contains(&true) && introspection.contains(&false) {
+            return usage(
+                "`--oauth-introspection URL`, `--oauth-client-id ID` and `--oauth-client-secret-file FILE` go together: give all three",
+            );
+        }
+        if forwards_authorization {
+            return usage(
+                "`--forward-header authorization` with `--oauth-issuer` would pass the caller's token, issued for this server, on to the service, which the MCP authorization spec forbids: send who the caller is with `--claim-header`, and the gateway's own credential with `--backend-token-file`",
+            );
+        }
+        Ok(())
+    }
+
+    /// The OAuth configuration, secrets read.
+    fn oauth(&self) -> Result<Option<ai_tools::mcp::OAuth>, Failure> {
+        let (Some(issuer), Some(audience)) = (&self.issuer, &self.audience) else {
+            return Ok(None);
+        };
+        let mut oauth = ai_tools::mcp::OAuth::new(audience, issuer);
+        if let Some(jwks) = &self.jwks {
+            oauth = oauth.jwks_uri(jwks);
+        }
+        if let (Some(endpoint), Some(client_id), Some(secret_file)) = (
+            &self.introspection,
+            &self.client_id,
+            &self.client_secret_file,
+        ) {
+            let secret = read_secret("--oauth-client-secret-file", secret_file)?;
+            if secret.is_empty() {
+                return Err(Failure::Run(format!(
+                    "`--oauth-client-secret-file {}` is empty",
+                    secret_file.display()
+                )));
+            }
+            oauth = oauth.introspection(endpoint, client_id, secret);
+        }
+        for scope in &self.required_scopes {
+            oauth = oauth.required_scope(scope);
+        }
+        if let Some((read, write)) = &self.tool_scopes {
+            oauth = oauth.tool_scopes(read, write);
+        }
+        for (claim, header) in &self.claim_headers {
+            oauth = oauth.claim_header(claim, header);
+        }
+        if let Some(max) = self.max_sessions_per_caller {
+            oauth = oauth.max_sessions_per_caller(max);
+        }
+        Ok(Some(oauth))
+    }
+
+    /// `authorization: Bearer <token>` for every call, from the file or the
+    /// environment variable.
+    fn backend_credential(&self) -> Result<Option<ai_tools::CallOptions>, Failure> {
+        let token = match (&self.backend_token_file, &self.backend_token_env) {
+            (Some(path), _) => read_secret("--backend-token-file", path)?,
+            (None, Some(var)) => std::env::var(var).map_err(|_| {
+                Failure::Run(format!(
+                    "`--backend-token-env {var}`: the environment variable `{var}` is not set or not UTF-8"
+                ))
+            })?,
+            (None, None) => return Ok(None),
+        };
+        let token = token.trim();
+        if token.is_empty() || !token.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+            return Err(Failure::Run(
+                "the backend token is empty or holds characters gRPC metadata cannot carry (give printable ASCII without spaces)"
+                    .into(),
+            ));
+        }
+        Ok(Some(
+            ai_tools::CallOptions::new().metadata("authorization", format!("Bearer {token}")),
+        ))
+    }
+}
+
+/// A secret read from a file (trailing newline and spaces trimmed).
+fn read_secret(flag: &str, path: &Path) -> Result<String, Failure> {
+    std::fs::read_to_string(path)
+        .map(|text| text.trim().to_owned())
+        .map_err(|e| Failure::Run(format!("`{flag} {}`: {e}", path.display())))
+}
+
+/// `--ca-cert`, `--client-cert` and `--client-key`: TLS to the `--grpc`
+/// server.
+#[derive(Default, Debug, PartialEq)]
+struct TlsFiles {
+    ca_cert: Option<PathBuf>,
+    client_cert: Option<PathBuf>,
+    client_key: Option<PathBuf>,
+}
+
+impl TlsFiles {
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// A usage error for files given without their pair, or without an
+    /// `https://` server.
+    fn check(&self, grpc: Option<&str>) -> Result<(), Failure> {
+        if self.client_cert.is_some() != self.client_key.is_some() {
+            return Err(Failure::Usage(
+                "`--client-cert FILE` and `--client-key FILE` go together: give both".into(),
+            ));
+        }
+        match grpc {
+            _ if self.is_empty() => Ok(()),
+            None => Err(Failure::Usage(
+                "`--ca-cert`, `--client-cert` and `--client-key` are for the server of `--grpc URL`: give it"
+                    .into(),
+            )),
+            Some(url) if !url.starts_with("https://") => Err(Failure::Usage(format!(
+                "`--ca-cert`, `--client-cert` and `--client-key` are for TLS: use an https:// URL, not `--grpc {url}`"
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// A transport builder for `url`, the files read.
+    fn builder(&self, url: &str) -> Result<TonicTransportBuilder, Failure> {
+        let read = |what: &str, path: &Path| {
+            std::fs::read(path)
+                .map_err(|e| Failure::Run(format!("the {what} {}: {e}", path.display())))
+        };
+        let mut builder = TonicTransport::builder(url);
+        if let Some(path) = &self.ca_cert {
+            builder = builder.ca_certificate(read("CA certificate", path)?);
+        }
+        if let (Some(cert), Some(key)) = (&self.client_cert, &self.client_key) {
+            builder = builder
+                .client_identity(read("client certificate", cert)?, read("client key", key)?);
+        }
+        Ok(builder)
+    }
+}
+
+/// A transport error: of the URL, a usage error; else a failure.
+fn transport_failure(e: TransportError) -> Failure {
+    match e {
+        TransportError::InvalidUrl { .. } | TransportError::TlsNeedsHttps { .. } => {
+            Failure::Usage(format!("`--grpc`: {e}"))
+        }
+        _ => Failure::Run(e.to_string()),
+    }
 }
 
 /// The deadlines of `mcp`'s tool calls given on the command line.
@@ -231,6 +522,9 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
                 std::process::exit(0);
             }
             "--grpc" => args.grpc = Some(value("--grpc")?),
+            "--ca-cert" => args.tls.ca_cert = Some(value(&arg)?.into()),
+            "--client-cert" => args.tls.client_cert = Some(value(&arg)?.into()),
+            "--client-key" => args.tls.client_key = Some(value(&arg)?.into()),
             "--reflection" => args.reflection = true,
             "--reflection-timeout" => {
                 let secs = value("--reflection-timeout")?;
@@ -248,7 +542,10 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             }
             "--descriptor-set" => args.descriptor_set = Some(value("--descriptor-set")?.into()),
             "--proto" => args.proto = Some(value("--proto")?.into()),
-            "-I" | "--include" => args.includes.push(value("-I")?.into()),
+            "-I" => args.includes.push(value("-I")?.into()),
+            "--include" => args.include_tools.push(value(&arg)?),
+            "--exclude" => args.exclude_tools.push(value(&arg)?),
+            "--read-only" => args.read_only = true,
             "--overlay" => args.overlay = Some(value("--overlay")?.into()),
             "--service" => args.services.push(value("--service")?),
             "--plain-fields" => {
@@ -264,6 +561,48 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
                 });
             }
             "--forward-header" => args.forward_headers.push(value("--forward-header")?),
+            "--oauth-issuer" => args.auth.issuer = Some(value(&arg)?),
+            "--oauth-audience" => args.auth.audience = Some(value(&arg)?),
+            "--oauth-jwks" => args.auth.jwks = Some(value(&arg)?),
+            "--oauth-introspection" => args.auth.introspection = Some(value(&arg)?),
+            "--oauth-client-id" => args.auth.client_id = Some(value(&arg)?),
+            "--oauth-client-secret-file" => {
+                args.auth.client_secret_file = Some(value(&arg)?.into());
+            }
+            "--required-scope" => args.auth.required_scopes.push(value(&arg)?),
+            "--tool-scopes" => {
+                let given = value(&arg)?;
+                let pair = given
+                    .split_once(',')
+                    .filter(|(read, write)| {
+                        !read.is_empty() && !write.is_empty() && !write.contains(',')
+                    })
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "`--tool-scopes {given}`: give READ,WRITE, e.g. tools:read,tools:write"
+                        ))
+                    })?;
+                args.auth.tool_scopes = Some((pair.0.to_owned(), pair.1.to_owned()));
+            }
+            "--claim-header" => {
+                let given = value(&arg)?;
+                let pair = given
+                    .split_once('=')
+                    .filter(|(claim, header)| !claim.is_empty() && !header.is_empty())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "`--claim-header {given}`: give CLAIM=HEADER, e.g. sub=x-user-id"
+                        ))
+                    })?;
+                args.auth
+                    .claim_headers
+                    .push((pair.0.to_owned(), pair.1.to_ascii_lowercase()));
+            }
+            "--max-sessions-per-caller" => {
+                args.auth.max_sessions_per_caller = Some(count(&arg, &value(&arg)?)?);
+            }
+            "--backend-token-file" => args.auth.backend_token_file = Some(value(&arg)?.into()),
+            "--backend-token-env" => args.auth.backend_token_env = Some(value(&arg)?),
             "--max-body-bytes" => {
                 args.http_limits.max_body_bytes = Some(count(&arg, &value(&arg)?)?);
             }
@@ -357,6 +696,8 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             "`--plain-fields` is for the services exposed whole: give `--service NAME`".into(),
         ));
     }
+    args.tls.check(args.grpc.as_deref())?;
+    args.auth.check(&args)?;
     if args.reflection && args.grpc.is_none() {
         return Err(usage(
             "`--reflection` asks the server: give `--grpc URL`".into(),
@@ -394,34 +735,17 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
     Ok(Some(args))
 }
 
-/// Serves the annotation protos that ship with ai-tools to `--proto`.
-struct Annotations;
-
-impl FileResolver for Annotations {
-    fn open_file(&self, name: &str) -> Result<File, protox::Error> {
-        match ai_tools::schema::ANNOTATION_PROTOS
-            .iter()
-            .find(|(n, _)| *n == name)
-        {
-            Some((n, source)) => File::from_source(n, source),
-            None => Err(protox::Error::file_not_found(name)),
-        }
-    }
-}
-
+/// `--proto`: `proto` compiled as `ai_tools!` compiles it
+/// ([`ai_tools_schema::proto_resolver`]), under `includes` or else the
+/// proto's own directory.
 fn compile_proto(proto: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Failure> {
     let includes: Vec<PathBuf> = if includes.is_empty() {
         vec![proto.parent().map(PathBuf::from).unwrap_or_default()]
     } else {
         includes.to_vec()
     };
-    let mut resolver = ChainFileResolver::new();
-    for include in &includes {
-        resolver.add(IncludeFileResolver::new(include.clone()));
-    }
-    resolver.add(GoogleFileResolver::new());
-    resolver.add(Annotations);
-    let mut compiler = protox::Compiler::with_file_resolver(resolver);
+    let mut compiler =
+        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&includes));
     compiler.include_imports(true).include_source_info(true);
     // protox names a file by its path under an include directory.
     let name = includes
@@ -432,12 +756,6 @@ fn compile_proto(proto: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Failure>
         .open_file(name)
         .map_err(|e| Failure::Run(format!("{}: {e}", proto.display())))?;
     Ok(compiler.encode_file_descriptor_set())
-}
-
-fn channel(url: &str) -> Result<tonic::transport::Channel, Failure> {
-    let endpoint = tonic::transport::Endpoint::from_shared(url.to_owned())
-        .map_err(|e| Failure::Usage(format!("`--grpc {url}` is not a URL: {e}")))?;
-    Ok(endpoint.connect_lazy())
 }
 
 async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
@@ -461,6 +779,13 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
     if let Some(plain_fields) = args.plain_fields {
         options = options.plain_fields(plain_fields);
     }
+    for pattern in &args.include_tools {
+        options = options.include(pattern.clone());
+    }
+    for pattern in &args.exclude_tools {
+        options = options.exclude(pattern.clone());
+    }
+    options = options.read_only(args.read_only);
     if let Some(timeout) = args.reflection_timeout {
         options = options.reflection_timeout(timeout);
     }
@@ -475,9 +800,26 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
                 eprintln!("ai-tools: {n} files fetched");
             }
         };
+        let builder = args.tls.builder(url)?;
+        // Over TLS, connect first: a certificate that does not verify is
+        // said as such, naming the host, and the reflection has what is
+        // left of its timeout.
+        let transport = if url.starts_with("https://") {
+            let started = std::time::Instant::now();
+            let transport = builder
+                .connect_timeout(options.reflection_timeout)
+                .connect()
+                .await
+                .map_err(transport_failure)?;
+            let left = options.reflection_timeout.saturating_sub(started.elapsed());
+            options = options.reflection_timeout(left.max(Duration::from_millis(1)));
+            transport
+        } else {
+            builder.connect_lazy().map_err(transport_failure)?
+        };
         // The library cannot name the server (a channel does not say where
         // it goes): the error does here.
-        ToolSet::from_reflection(channel(url)?, &options, &report)
+        ToolSet::from_reflection(transport.channel().clone(), &options, &report)
             .await
             .map_err(|e| Failure::Run(format!("{url}: {e}")))?
     } else {
@@ -501,7 +843,10 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
 async fn run(args: Args) -> Result<(), Failure> {
     let set = tool_set(&args).await?;
     if args.command == "tools" {
-        let transport = TonicTransport::new(channel("http://127.0.0.1:1")?);
+        // Only listed, never called.
+        let transport = TonicTransport::builder("http://127.0.0.1:1")
+            .connect_lazy()
+            .map_err(transport_failure)?;
         let toolkit = Toolkit::builder()
             .generated(set.executor(transport))
             .build()
@@ -573,7 +918,11 @@ async fn run(args: Args) -> Result<(), Failure> {
         };
     }
     let url = args.grpc.clone().unwrap_or_default();
-    let transport = TonicTransport::new(channel(&url)?);
+    let transport = args
+        .tls
+        .builder(&url)?
+        .connect_lazy()
+        .map_err(transport_failure)?;
     let server = McpServer::new(move |aliases| {
         Toolkit::builder()
             .alias_manager(aliases.clone())
@@ -584,7 +933,13 @@ async fn run(args: Args) -> Result<(), Failure> {
     .with_host_profile(args.host_profile.unwrap_or_default())
     .forward_headers(args.forward_headers.iter().map(String::as_str))
     .map_err(|e| Failure::Usage(e.to_string()))?;
-    let server = args.calls.apply(args.http_limits.apply(server));
+    let mut server = args.calls.apply(args.http_limits.apply(server));
+    if let Some(credential) = args.auth.backend_credential()? {
+        server = server.with_call_options(credential);
+    }
+    if let Some(oauth) = args.auth.oauth()? {
+        server = server.with_oauth(oauth);
+    }
     if args.stdio {
         eprintln!("ai-tools: serving {url} over MCP on stdio");
         server
@@ -796,6 +1151,70 @@ mod tests {
     }
 
     #[test]
+    fn tls_files_are_for_an_https_server() {
+        let tls = |line: &str| parsed(line).ok().flatten().expect("parses").tls;
+        assert_eq!(
+            tls(
+                "mcp --grpc https://h:443 --proto x --stdio --ca-cert ca.pem --client-cert c.pem --client-key c.key"
+            ),
+            TlsFiles {
+                ca_cert: Some("ca.pem".into()),
+                client_cert: Some("c.pem".into()),
+                client_key: Some("c.key".into()),
+            }
+        );
+        assert!(tls("tools --grpc https://h:443 --reflection").is_empty());
+        assert_eq!(
+            tls("tools --grpc https://h:443 --reflection --ca-cert ca.pem").ca_cert,
+            Some("ca.pem".into())
+        );
+        for half in ["--client-cert c.pem", "--client-key c.key"] {
+            let e = usage_error(&format!(
+                "mcp --grpc https://h:443 --proto x --stdio {half}"
+            ));
+            assert_eq!(
+                e,
+                "`--client-cert FILE` and `--client-key FILE` go together: give both"
+            );
+        }
+        let e = usage_error("mcp --grpc http://h:80 --proto x --stdio --ca-cert ca.pem");
+        assert!(
+            e.contains("are for TLS: use an https:// URL, not `--grpc http://h:80`"),
+            "{e}"
+        );
+        assert!(
+            usage_error("tools --proto x --ca-cert ca.pem").contains("give it"),
+            "TLS files without a server"
+        );
+        assert!(
+            usage_error("tools --grpc https://h --reflection --ca-cert").contains("needs a value")
+        );
+    }
+
+    #[test]
+    fn includes_excludes_and_read_only_choose_tools() {
+        let args = parsed(
+            "mcp --grpc u --proto x -I proto --stdio --include links_* --include a.v1.S/* \
+             --exclude *_delete --read-only",
+        )
+        .ok()
+        .flatten()
+        .expect("parses");
+        assert_eq!(args.include_tools, ["links_*", "a.v1.S/*"]);
+        assert_eq!(args.exclude_tools, ["*_delete"]);
+        assert!(args.read_only);
+        assert_eq!(
+            args.includes,
+            [PathBuf::from("proto")],
+            "-I is the proto path"
+        );
+        let none = parsed("tools --proto x").ok().flatten().expect("parses");
+        assert!(none.include_tools.is_empty() && none.exclude_tools.is_empty() && !none.read_only);
+        assert!(usage_error("tools --proto x --include").contains("`--include` needs a value"));
+        assert!(usage_error("tools --proto x --exclude").contains("`--exclude` needs a value"));
+    }
+
+    #[test]
     fn plain_fields_of_whole_services() {
         let plain = |line: &str| parsed(line).ok().flatten().expect("parses").plain_fields;
         assert_eq!(plain("tools --proto x --service a.B"), None);
@@ -820,5 +1239,99 @@ mod tests {
         assert!(
             usage_error("tools --proto x --service a.B --plain-fields").contains("needs a value")
         );
+    }
+
+    #[test]
+    fn oauth_flags_need_each_other_and_http() {
+        let base = "mcp --grpc http://h:1 --proto x --http 127.0.0.1:0";
+        let args = parsed(&format!(
+            "{base} --oauth-issuer https://auth.example --oauth-audience https://t.example/mcp \
+             --required-scope mcp:use --tool-scopes tools:read,tools:write \
+             --claim-header sub=X-User-Id --backend-token-env TOKEN --max-sessions-per-caller 3"
+        ))
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            args.auth.claim_headers,
+            [("sub".to_owned(), "x-user-id".to_owned())]
+        );
+        assert_eq!(
+            args.auth.tool_scopes,
+            Some(("tools:read".to_owned(), "tools:write".to_owned()))
+        );
+        assert!(args.auth.oauth().unwrap().is_some());
+        assert!(
+            usage_error(&format!("{base} --oauth-issuer https://auth.example"))
+                .contains("--oauth-audience URI")
+        );
+        assert!(
+            usage_error(
+                "mcp --grpc http://h:1 --proto x --stdio --oauth-issuer i --oauth-audience a"
+            )
+            .contains("mcp --http")
+        );
+        assert!(
+            usage_error(&format!(
+                "{base} --oauth-issuer i --oauth-audience a --forward-header authorization"
+            ))
+            .contains("forbids")
+        );
+        assert!(
+            usage_error(&format!(
+                "{base} --oauth-issuer i --oauth-audience a --oauth-introspection https://auth.example/introspect"
+            ))
+            .contains("give all three")
+        );
+        assert!(usage_error(&format!("{base} --tool-scopes read")).contains("READ,WRITE"));
+        assert!(usage_error(&format!("{base} --tool-scopes a,b,c")).contains("READ,WRITE"));
+        assert!(
+            usage_error(&format!(
+                "{base} --oauth-issuer i --oauth-audience a --forward-header Authorization"
+            ))
+            .contains("forbids")
+        );
+        assert!(
+            usage_error(&format!(
+                "{base} --forward-header authorization --backend-token-env V"
+            ))
+            .contains("keep one")
+        );
+        assert!(usage_error(&format!("{base} --claim-header sub")).contains("CLAIM=HEADER"));
+        assert!(
+            usage_error(&format!(
+                "{base} --backend-token-file f --backend-token-env V"
+            ))
+            .contains("once")
+        );
+        assert!(usage_error("tools --proto x --backend-token-env V").contains("for `mcp`"));
+    }
+
+    #[test]
+    fn the_backend_token_is_read_trimmed_and_refused_when_unsendable() {
+        let dir = std::env::temp_dir().join(format!("ai-tools-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "s3cret\n").unwrap();
+        let flags = AuthFlags {
+            backend_token_file: Some(file.clone()),
+            ..AuthFlags::default()
+        };
+        let options = flags.backend_credential().unwrap().unwrap();
+        assert_eq!(
+            options.metadata,
+            [("authorization".to_owned(), "Bearer s3cret".to_owned())]
+        );
+        std::fs::write(&file, "two words").unwrap();
+        assert!(
+            matches!(flags.backend_credential(), Err(Failure::Run(m)) if m.contains("printable ASCII"))
+        );
+        let missing = AuthFlags {
+            backend_token_env: Some("AI_TOOLS_SURELY_UNSET_VARIABLE".to_owned()),
+            ..AuthFlags::default()
+        };
+        assert!(
+            matches!(missing.backend_credential(), Err(Failure::Run(m)) if m.contains("not set"))
+        );
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -4,15 +4,19 @@
 //! documents (0 success, 1 the tools could not be built or served, 2 a usage
 //! error).
 
-use std::path::{Path, PathBuf};
+// An integration test: its helpers are not `#[test]` functions, so
+// `clippy.toml`'s `allow-*-in-tests` does not reach them, and they fail
+// the test by panicking as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use ai_tools_tests::tools::links;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use support::workspace;
 
 fn ai_tools(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_ai-tools"))
@@ -104,6 +108,72 @@ fn every_dialect_prints_valid_json() {
     assert_eq!(default.stdout, mcp.stdout);
 }
 
+/// `--include`, `--exclude` and `--read-only` choose among links.proto's
+/// tools; a glob that matches none fails, naming it.
+#[test]
+fn include_exclude_and_read_only_choose_the_tools() {
+    let listed = |flags: &[&str]| {
+        let output = ai_tools(&[&["tools"][..], &LINKS, flags].concat());
+        let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+        assert_eq!(output.status.code(), Some(0), "{flags:?}: {stderr}");
+        let json: serde_json::Value = serde_json::from_str(&stdout)
+            .unwrap_or_else(|e| panic!("{flags:?}: stdout is not JSON ({e}):\n{stdout}"));
+        names("mcp", &json)
+    };
+    assert_eq!(
+        listed(&["--include", "links_*", "--exclude", "links_update"]),
+        ["links_create", "links_list"]
+    );
+    assert_eq!(
+        listed(&["--include", "links.v1.WorkflowStepsService/*"]),
+        ["workflow_steps_create", "workflow_steps_delete"]
+    );
+    // links_list alone says `idempotency_level = NO_SIDE_EFFECTS`.
+    assert_eq!(listed(&["--read-only"]), ["links_list"]);
+    assert_eq!(
+        listed(&[
+            "--include",
+            "links_*",
+            "--exclude",
+            "links_list",
+            "--include",
+            "workflow_*"
+        ]),
+        [
+            "links_create",
+            "links_update",
+            "workflow_steps_create",
+            "workflow_steps_delete"
+        ]
+    );
+
+    // A typo is a failure that names the glob, not an empty list.
+    let output = ai_tools(&[&["tools"][..], &LINKS, &["--exclude", "links_delete"]].concat());
+    assert_eq!(output.status.code(), Some(1));
+    assert!(output.stdout.is_empty());
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains(
+            "exclude pattern `links_delete` matches no tool name; the tool names are links_create,"
+        ),
+        "{stderr}"
+    );
+    let output = ai_tools(
+        &[
+            &["tools"][..],
+            &LINKS,
+            &["--include", "workflow_*", "--read-only"],
+        ]
+        .concat(),
+    );
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr).contains("the selection leaves no tool"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
 #[test]
 fn version_and_help() {
     let output = ai_tools(&["--version"]);
@@ -120,6 +190,9 @@ fn version_and_help() {
         "EXAMPLES:",
         "EXIT STATUS:",
         "--reflection-timeout",
+        "--include GLOB",
+        "--exclude GLOB",
+        "--read-only",
     ] {
         assert!(help.contains(documented), "{documented}:\n{help}");
     }
@@ -144,6 +217,34 @@ fn a_bad_flag_is_a_usage_error() {
         "{}",
         text(&output.stderr)
     );
+}
+
+#[test]
+fn a_proto_imports_the_annotations_and_well_known_types_without_copies() {
+    // A directory with nothing but the proto: the imports are served.
+    let dir = std::env::temp_dir().join(format!("ai-tools-cli-served-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let proto = dir.join("ping.proto");
+    std::fs::write(
+        &proto,
+        r#"syntax = "proto3";
+        package ping.v1;
+        import "ai/context/v1/annotations.proto";
+        import "google/protobuf/empty.proto";
+        service Ping {
+          rpc Ping(google.protobuf.Empty) returns (google.protobuf.Empty) {
+            option (ai.context.v1.rpc_tool) = { name: "ping" description: "Ping." };
+          }
+        }"#,
+    )
+    .expect("written");
+    let proto = proto.to_str().expect("UTF-8");
+    let output = ai_tools(&["tools", "--proto", proto, "--dialect", "mcp"]);
+    std::fs::remove_dir_all(&dir).expect("removed");
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    assert_eq!(names("mcp", &json), ["ping"]);
 }
 
 #[test]

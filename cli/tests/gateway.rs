@@ -11,15 +11,18 @@
 //! Without one the tests say why and pass, unless `AI_TOOLS_REQUIRE_MCP` is
 //! set, as in CI, which makes them fail.
 
+// An integration test: its helpers are not `#[test]` functions, so
+// `clippy.toml`'s `allow-*-in-tests` does not reach them, and they fail
+// the test by panicking as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ai_tools_tests::{LinksBackend, Reflection, serve_with_reflection};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
+use support::{links_server, workspace};
 
 fn python() -> Option<PathBuf> {
     let candidates: Vec<PathBuf> = std::env::var_os("AI_TOOLS_PYTHON")
@@ -66,13 +69,7 @@ fn drive(python: &Path, driver_args: &[&str], gateway_args: &[&str]) {
 #[test]
 fn over_a_tonic_servers_reflection() {
     let Some(python) = python() else { return };
-    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
-    let server = runtime
-        .block_on(serve_with_reflection(
-            LinksBackend::default(),
-            Reflection::V1,
-        ))
-        .expect("the server");
+    let (runtime, server) = links_server();
     let url = server.url();
     drive(
         &python,

@@ -38,6 +38,13 @@
 //! and sets `AI_TOOLS_REQUIRE_NODE=1`, which turns a missing `node` or SDK
 //! into a failure; without it the test says why and passes.
 
+// An integration test: its helpers are not `#[test]` functions, so
+// `clippy.toml`'s `allow-*-in-tests` does not reach them, and they fail
+// the test by panicking as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
 use std::convert::Infallible;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -48,11 +55,14 @@ use std::time::{Duration, Instant};
 
 use ai_tools::prost_reflect::bytes::{Buf, BufMut, Bytes};
 use ai_tools::prost_reflect::{DescriptorPool, DynamicMessage, MapKey, Value};
+use ai_tools_tests::support::{node_at_least, node_required};
 use tonic::body::Body;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::codegen::{BoxFuture, Service, StdError, http};
 use tonic::server::{Grpc, NamedService, UnaryService};
 use tonic::{Request, Response, Status};
+
+use support::workspace;
 
 /// The script's time limit: it starts the gateway three times and makes
 /// four calls.
@@ -66,41 +76,14 @@ const SERVICE: &str = "integers.v1.IntegersService";
 const ECHO_PATH: &str = "/integers.v1.IntegersService/Echo";
 const PROTO: &str = "tests/proto/integers/v1/integers.proto";
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
 fn node_dir() -> PathBuf {
     workspace().join("tests/node")
-}
-
-fn required() -> bool {
-    std::env::var_os("AI_TOOLS_REQUIRE_NODE").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// A `node` of version 20 or later with the pinned SDK installed in
 /// `tests/node`, or why not.
 fn node() -> Result<PathBuf, String> {
-    let node =
-        std::env::var_os("AI_TOOLS_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
-    let version = Command::new(&node).arg("--version").output().map_err(|e| {
-        format!(
-            "`{}` does not run ({e}); install Node.js 20 or later or set AI_TOOLS_NODE",
-            node.display()
-        )
-    })?;
-    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
-    let major: u32 = version
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .ok_or_else(|| format!("`{} --version` printed {version:?}", node.display()))?;
-    if major < NODE_MIN {
-        return Err(format!(
-            "Node.js {version} is older than {NODE_MIN}, the minimum of the SDK's locked dependencies (tests/node/package.json)"
-        ));
-    }
+    let node = node_at_least(NODE_MIN)?;
     let read_json = |path: PathBuf| -> Result<serde_json::Value, String> {
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -292,7 +275,7 @@ fn message_field(message: &DynamicMessage, name: &str) -> DynamicMessage {
 fn the_typescript_sdk_as_a_javascript_host_gets_64_bit_integers_through_exactly() {
     let node = match node() {
         Ok(node) => node,
-        Err(reason) if !required() => {
+        Err(reason) if !node_required() => {
             // Past the harness's capture of `eprintln!`, so a skip is seen.
             use std::io::Write;
             let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {reason}");

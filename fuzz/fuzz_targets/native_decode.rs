@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ai_tools::{AliasManager, NativeTool, ToolInput};
+use ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput};
 use ai_tools_fuzz::{KNOWN, run};
 use libfuzzer_sys::fuzz_target;
 
@@ -47,6 +47,6 @@ fuzz_target!(|data: &[u8]| {
     });
     let aliases = Arc::new(AliasManager::new());
     let _ = run(aliases.register("link", KNOWN[0]));
-    let result = run(tool.call(aliases, &args)).expect("a native call finishes");
+    let result = run(tool.call(aliases, &*args, &CallOptions::new())).expect("a native call finishes");
     let _ = result.is_error;
 });

@@ -8,7 +8,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use ai_tools::{AliasManager, InProcessTransport, ProtoExecutor};
+use ai_tools::{AliasManager, executor::ProtoExecutor, transport::InProcessTransport};
 use prost_reflect::{DynamicMessage, Value};
 
 /// The expansion of `ai_tools!` for the example proto.

@@ -10,9 +10,7 @@ use miette::Diagnostic;
 use prost_reflect::DescriptorPool;
 use prost_reflect::prost_types::source_code_info::Location;
 use prost_reflect::prost_types::{FileDescriptorProto, SourceCodeInfo};
-use protox::file::{
-    ChainFileResolver, File, FileResolver, GoogleFileResolver, IncludeFileResolver,
-};
+use protox::file::{ChainFileResolver, File, FileResolver};
 
 use crate::locate::Located;
 
@@ -76,22 +74,11 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
     }
 }
 
-/// The file resolver of both compiles: the user's include directories, then
-/// the well-known `google/protobuf` files, then the annotation protos.
-fn resolver(located: &Located) -> ChainFileResolver {
-    let mut resolver = ChainFileResolver::new();
-    for include in &located.includes {
-        resolver.add(IncludeFileResolver::new(include.clone()));
-    }
-    resolver.add(GoogleFileResolver::new());
-    resolver.add(ai_tools_schema::AnnotationFileResolver);
-    resolver
-}
-
 /// The compile as protox alone does it (what a `build.rs` runs): the
 /// reference [`compile_with`] falls back to, and the benchmark's baseline.
 pub fn compile_plain(located: &Located, with_annotations: bool) -> Result<Compiled, String> {
-    let mut compiler = protox::Compiler::with_file_resolver(resolver(located));
+    let mut compiler =
+        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&located.includes));
     compiler.include_imports(true).include_source_info(true);
     compiler
         .open_file(&located.file)
@@ -147,7 +134,7 @@ pub fn compile_plain(located: &Located, with_annotations: bool) -> Result<Compil
 fn compile_thin(located: &Located, with_annotations: bool, thin_above: usize) -> Option<Compiled> {
     let stash = Rc::new(RefCell::new(Stash::default()));
     let mut compiler = protox::Compiler::with_file_resolver(ThinResolver {
-        inner: resolver(located),
+        inner: ai_tools_schema::proto_resolver(&located.includes),
         stash: Rc::clone(&stash),
         thin_above,
     });

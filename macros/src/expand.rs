@@ -12,17 +12,29 @@ use crate::errors::Errors;
 use crate::input::MacroInput;
 use crate::locate;
 
-/// Methods of the generated `Executor` that a tool's own method must not shadow.
+/// The inherent methods of the generated `Executor`, every one that [`items`]
+/// writes in `impl<T: Transport> Executor<T>`, in its order. A tool whose
+/// snake name is one of them gets the method `<name>_tool`, so that it
+/// shadows none.
 const EXECUTOR_METHODS: &[&str] = &[
     "new",
     "with_alias_manager",
     "with_options",
     "execute",
+    "execute_with",
     "can_execute",
     "alias_manager",
     "tools",
-    "descriptor_pool",
 ];
+
+/// The upper-case names [`items`] gives the module's own items in the value
+/// namespace, where each tool's static goes. A tool whose static would take
+/// one of them gets the static `<NAME>_TOOL`. The module's free functions
+/// (`all_tools`, `descriptor_pool`) are lower case, so no static can take
+/// their names; a tool name starts with a letter, so none becomes the hidden
+/// `__AI_TOOLS_*`, which are listed all the same to keep this the module's
+/// list.
+const MODULE_STATICS: &[&str] = &["__AI_TOOLS_POOL", "__AI_TOOLS_SCHEMAS", "ALL_TOOLS"];
 
 /// Runs the whole pipeline on the macro's arguments. Every error found is
 /// reported, all of them combined into `compile_error!`s, beside an expansion
@@ -140,8 +152,23 @@ fn generate(
             Some(expansion)
         }
         Err(collisions) => {
+            // At the second tool's rpc, or the overlay's line that annotated it.
+            let at = |tool: &ToolSpec, message| {
+                let diagnostic = ai_tools_schema::proto::method_diagnostic(
+                    &compiled.pool,
+                    &tool.service,
+                    &tool.method,
+                    message,
+                );
+                match &annotated {
+                    Some(annotated) => annotated.relocate(diagnostic),
+                    None => diagnostic,
+                }
+            };
             for collision in collisions {
-                errors.at(span, collision);
+                let first_at = place(&at(collision.first, String::new()));
+                let diagnostic = at(collision.second, collision.message(&first_at));
+                errors.at(span_of(input, &diagnostic), diagnostic);
             }
             None
         }
@@ -226,6 +253,15 @@ fn span_of(input: &MacroInput, diagnostic: &ai_tools_schema::Diagnostic) -> Span
     match &input.overlay {
         Some(overlay) if overlay.value() == diagnostic.file => overlay.span(),
         _ => input.path.span(),
+    }
+}
+
+/// `file:line:column` of `diagnostic`, as far as it is located.
+fn place(diagnostic: &ai_tools_schema::Diagnostic) -> String {
+    match (diagnostic.line, diagnostic.column) {
+        (Some(line), Some(column)) => format!("{}:{line}:{column}", diagnostic.file),
+        (Some(line), None) => format!("{}:{line}", diagnostic.file),
+        _ => diagnostic.file.clone(),
     }
 }
 
@@ -365,31 +401,78 @@ struct RustNames {
     method_name: syn::Ident,
 }
 
-/// Every tool's Rust names, or one message per pair of tools whose names
-/// would collide.
-fn rust_names(tools: &[ToolSpec]) -> Result<Vec<RustNames>, Vec<String>> {
-    let mut seen: Vec<(String, &str)> = Vec::new();
+/// Two tools whose Rust names would collide: the later one cannot have its
+/// items.
+struct Collision<'a> {
+    first: &'a ToolSpec,
+    second: &'a ToolSpec,
+    /// What both would become, e.g. "the Rust name `send_ping`".
+    what: String,
+}
+
+impl Collision<'_> {
+    /// The error, with `first_at` where the first tool is (`file:line:column`).
+    fn message(&self, first_at: &str) -> String {
+        format!(
+            "tools `{}` ({first_at}) and `{}` both become {}; rename one of them",
+            self.first.name, self.second.name, self.what
+        )
+    }
+}
+
+/// Every tool's Rust names, or each pair of tools whose names would collide
+/// (a tool collides with the first earlier one it would collide with).
+///
+/// A tool's method is its snake name, with a `_tool` suffix when that is one
+/// of [`EXECUTOR_METHODS`]; its static is its snake name in upper case, with
+/// a `_TOOL` suffix when that is one of [`MODULE_STATICS`].
+fn rust_names(tools: &[ToolSpec]) -> Result<Vec<RustNames>, Vec<Collision<'_>>> {
+    // Each earlier tool, its snake name, method and static.
+    let mut seen: Vec<(&ToolSpec, String, String, String)> = Vec::new();
     let mut names = Vec::with_capacity(tools.len());
     let mut errors = Vec::new();
     for tool in tools {
         let snake = tool.name.replace('-', "_").to_lowercase();
-        if let Some((_, first)) = seen.iter().find(|(name, _)| *name == snake) {
-            errors.push(format!(
-                "tools `{first}` and `{}` both become the Rust name `{snake}`; rename one of them",
-                tool.name
-            ));
-            continue;
-        }
-        seen.push((snake.clone(), &tool.name));
         let method = if EXECUTOR_METHODS.contains(&snake.as_str()) {
             format!("{snake}_tool")
         } else {
             snake.clone()
         };
+        let upper = snake.to_uppercase();
+        let static_name = if MODULE_STATICS.contains(&upper.as_str()) {
+            format!("{upper}_TOOL")
+        } else {
+            upper
+        };
+        let collision = seen.iter().find_map(|(first, its_snake, its_method, its_static)| {
+            if *its_snake == snake {
+                Some(format!("the Rust name `{snake}`"))
+            } else if *its_method == method {
+                Some(format!(
+                    "the executor method `{method}` (a tool named like a method of `Executor` takes a `_tool` suffix)"
+                ))
+            } else if *its_static == static_name {
+                Some(format!(
+                    "the static `{static_name}` (a tool whose static would be named like an item of the module takes a `_TOOL` suffix)"
+                ))
+            } else {
+                None
+            }
+            .map(|what| Collision {
+                first,
+                second: tool,
+                what,
+            })
+        });
+        if let Some(collision) = collision {
+            errors.push(collision);
+            continue;
+        }
         names.push(RustNames {
-            static_name: format_ident!("{}", snake.to_uppercase()),
+            static_name: format_ident!("{static_name}"),
             method_name: ident_allowing_keywords(&method),
         });
+        seen.push((tool, snake, method, static_name));
     }
     if errors.is_empty() {
         Ok(names)
@@ -468,7 +551,7 @@ fn expand(
                 #[doc = ""]
                 #[doc = #doc]
                 pub async fn #method(&self, args: ::ai_tools::__private::serde_json::Value) -> ::ai_tools::ToolResult {
-                    self.inner.execute_value(#name, args).await
+                    self.inner.execute(#name, args).await
                 }
             }
         })
@@ -561,7 +644,7 @@ fn items(parts: Parts) -> TokenStream {
         #[doc = ""]
         #[doc = "One executor per conversation: its [`AliasManager`](::ai_tools::AliasManager) is that conversation's alias namespace."]
         pub struct Executor<T> {
-            inner: ::ai_tools::ProtoExecutor<T>,
+            inner: ::ai_tools::executor::ProtoExecutor<T>,
         }
 
         #[automatically_derived]
@@ -575,7 +658,7 @@ fn items(parts: Parts) -> TokenStream {
             /// An executor with a fresh alias namespace.
             pub fn new(transport: T) -> Self {
                 Executor {
-                    inner: ::ai_tools::ProtoExecutor::new(all_tools(), &__AI_TOOLS_POOL, transport),
+                    inner: ::ai_tools::executor::ProtoExecutor::new(all_tools(), &__AI_TOOLS_POOL, transport),
                 }
             }
 
@@ -585,7 +668,7 @@ fn items(parts: Parts) -> TokenStream {
                 aliases: ::std::sync::Arc<::ai_tools::AliasManager>,
             ) -> Self {
                 Executor {
-                    inner: ::ai_tools::ProtoExecutor::with_alias_manager(
+                    inner: ::ai_tools::executor::ProtoExecutor::with_alias_manager(
                         all_tools(),
                         &__AI_TOOLS_POOL,
                         transport,
@@ -596,26 +679,31 @@ fn items(parts: Parts) -> TokenStream {
 
             /// Replaces the limits and policies (argument bounds, default call
             /// options, how much of a server stream one call collects).
-            pub fn with_options(self, options: ::ai_tools::ExecutorOptions) -> Self {
+            pub fn with_options(self, options: ::ai_tools::executor::ExecutorOptions) -> Self {
                 Executor {
                     inner: self.inner.with_options(options),
                 }
             }
 
-            /// Runs the tool `tool` with the model's JSON arguments; every failure is an error result.
-            pub async fn execute(&self, tool: &str, args_json: &str) -> ::ai_tools::ToolResult {
-                self.inner.execute(tool, args_json).await
+            /// Runs the tool `tool` with the model's arguments (JSON text, or a
+            /// value parsed already); every failure is an error result.
+            pub async fn execute<'a>(
+                &self,
+                tool: &str,
+                args: impl ::core::convert::Into<::ai_tools::executor::Arguments<'a>>,
+            ) -> ::ai_tools::ToolResult {
+                self.inner.execute(tool, args).await
             }
 
             /// [`execute`](Self::execute) with this call's options (the end user's
             /// credentials, a deadline) over the executor's defaults.
-            pub async fn execute_with(
+            pub async fn execute_with<'a>(
                 &self,
                 tool: &str,
-                args_json: &str,
+                args: impl ::core::convert::Into<::ai_tools::executor::Arguments<'a>>,
                 options: &::ai_tools::CallOptions,
             ) -> ::ai_tools::ToolResult {
-                self.inner.execute_with(tool, args_json, options).await
+                self.inner.execute_with(tool, args, options).await
             }
 
             /// Whether `tool` is one of this executor's tools.
@@ -637,45 +725,21 @@ fn items(parts: Parts) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl<T: ::ai_tools::Transport> ::ai_tools::GeneratedTools for Executor<T> {
-            fn agent_tools(&self) -> &'static [&'static ::ai_tools::AgentTool] {
-                ::ai_tools::GeneratedTools::agent_tools(&self.inner)
-            }
-
-            fn alias_manager(&self) -> &::std::sync::Arc<::ai_tools::AliasManager> {
-                ::ai_tools::GeneratedTools::alias_manager(&self.inner)
-            }
-
-            fn descriptor_pool(&self) -> &'static ::ai_tools::prost_reflect::DescriptorPool {
-                ::ai_tools::GeneratedTools::descriptor_pool(&self.inner)
-            }
-
-            fn execute_tool<'a>(
-                &'a self,
-                tool: &'a str,
-                args_json: &'a str,
-                options: &'a ::ai_tools::CallOptions,
-            ) -> ::ai_tools::BoxFuture<'a, ::ai_tools::ToolResult> {
-                ::ai_tools::GeneratedTools::execute_tool(&self.inner, tool, args_json, options)
-            }
-
-            fn execute_tool_value<'a>(
-                &'a self,
-                tool: &'a str,
-                args: ::ai_tools::__private::serde_json::Value,
-                options: &'a ::ai_tools::CallOptions,
-            ) -> ::ai_tools::BoxFuture<'a, ::ai_tools::ToolResult> {
-                ::ai_tools::GeneratedTools::execute_tool_value(&self.inner, tool, args, options)
+        impl<T: ::ai_tools::Transport> ::core::convert::From<Executor<T>> for ::ai_tools::executor::ProtoExecutor<T> {
+            fn from(executor: Executor<T>) -> Self {
+                executor.inner
             }
         }
 
         #[automatically_derived]
-        impl<T: ::ai_tools::Transport + ::core::clone::Clone> ::ai_tools::SessionExecutor<T> for Executor<T> {
-            fn for_session(
+        impl<T: ::ai_tools::Transport> ::ai_tools::executor::GeneratedExecutor for Executor<T> {
+            type Transport = T;
+
+            fn with_alias_manager(
                 transport: T,
                 aliases: ::std::sync::Arc<::ai_tools::AliasManager>,
             ) -> Self {
-                Self::with_alias_manager(transport, aliases)
+                Executor::with_alias_manager(transport, aliases)
             }
         }
     }
@@ -829,6 +893,43 @@ mod tests {
         assert!(checked.is_empty());
     }
 
+    /// A tool named `name`, with no parameters.
+    fn spec(name: &str) -> ToolSpec {
+        use ai_tools_schema::ir::{Object, Schema};
+        ToolSpec {
+            name: name.to_owned(),
+            description: "A tool.".to_owned(),
+            strict: false,
+            service: "t.S".to_owned(),
+            method: "M".to_owned(),
+            request: "t.Req".to_owned(),
+            response: "t.Resp".to_owned(),
+            parameters: Schema::object(Object::new()),
+            request_aliases: vec![],
+            response_aliases: vec![],
+            title: None,
+            hints: ai_tools_schema::ToolHints::default(),
+            output_prefix: None,
+            timeout: None,
+        }
+    }
+
+    /// Each tool's static and method, as text; or each collision's message,
+    /// the first tool placed at `t.proto:1:1`.
+    fn names_of(tools: &[&str]) -> Result<Vec<(String, String)>, Vec<String>> {
+        let tools: Vec<ToolSpec> = tools.iter().map(|name| spec(name)).collect();
+        match rust_names(&tools) {
+            Ok(names) => Ok(names
+                .into_iter()
+                .map(|names| (names.static_name.to_string(), names.method_name.to_string()))
+                .collect()),
+            Err(collisions) => Err(collisions
+                .iter()
+                .map(|collision| collision.message("t.proto:1:1"))
+                .collect()),
+        }
+    }
+
     #[test]
     fn keywords_and_executor_methods_get_usable_names() {
         assert_eq!(ident_allowing_keywords("type").to_string(), "r#type");
@@ -837,5 +938,88 @@ mod tests {
             ident_allowing_keywords("links_create").to_string(),
             "links_create"
         );
+        let names = names_of(&[
+            "links-create",
+            "type",
+            "self",
+            "execute",
+            "execute_with",
+            "tools",
+            "all_tools",
+            "descriptor_pool",
+        ])
+        .unwrap();
+        let expected = [
+            ("LINKS_CREATE", "links_create"),
+            ("TYPE", "r#type"),
+            ("SELF", "self_"),
+            ("EXECUTE", "execute_tool"),
+            ("EXECUTE_WITH", "execute_with_tool"),
+            ("TOOLS", "tools_tool"),
+            // Its static would be the module's `ALL_TOOLS`; a free function
+            // of the module is no method of `Executor`.
+            ("ALL_TOOLS_TOOL", "all_tools"),
+            ("DESCRIPTOR_POOL", "descriptor_pool"),
+        ];
+        let expected: Vec<(String, String)> = expected
+            .iter()
+            .map(|(s, m)| ((*s).to_owned(), (*m).to_owned()))
+            .collect();
+        assert_eq!(names, expected);
+    }
+
+    #[test]
+    fn names_a_suffix_would_collide_with_are_errors() {
+        assert_eq!(
+            names_of(&["send_ping", "send-ping"]).unwrap_err(),
+            [
+                "tools `send_ping` (t.proto:1:1) and `send-ping` both become the Rust name `send_ping`; rename one of them"
+            ]
+        );
+        let errors =
+            names_of(&["execute", "execute_tool", "all_tools", "all_tools_tool"]).unwrap_err();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].starts_with(
+                "tools `execute` (t.proto:1:1) and `execute_tool` both become the executor method `execute_tool`"
+            ),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].starts_with(
+                "tools `all_tools` (t.proto:1:1) and `all_tools_tool` both become the static `ALL_TOOLS_TOOL`"
+            ),
+            "{errors:?}"
+        );
+    }
+
+    /// [`EXECUTOR_METHODS`] and [`MODULE_STATICS`] are read off what
+    /// [`items`] writes, so that neither drifts from it.
+    #[test]
+    fn reserved_names_are_those_of_the_expansion() {
+        let file: syn::File = syn::parse2(fallback()).unwrap();
+        let mut methods = Vec::new();
+        let mut upper = Vec::new();
+        for item in &file.items {
+            let name = match item {
+                syn::Item::Impl(block) if block.trait_.is_none() => {
+                    for item in &block.items {
+                        if let syn::ImplItem::Fn(method) = item {
+                            methods.push(method.sig.ident.to_string());
+                        }
+                    }
+                    continue;
+                }
+                syn::Item::Static(item) => item.ident.to_string(),
+                syn::Item::Const(item) => item.ident.to_string(),
+                syn::Item::Fn(item) => item.sig.ident.to_string(),
+                _ => continue,
+            };
+            if name == name.to_uppercase() && name != "_" {
+                upper.push(name);
+            }
+        }
+        assert_eq!(methods, EXECUTOR_METHODS);
+        assert_eq!(upper, MODULE_STATICS);
     }
 }

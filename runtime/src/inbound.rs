@@ -16,12 +16,54 @@ use crate::alias::{AliasError, AliasManager, Resolution};
 use crate::memo::Memo;
 use crate::store::StoreError;
 
-/// The arguments as the model sent them.
-pub(crate) enum Arguments<'a> {
+/// A tool call's arguments as the model sent them: JSON text, or a value a
+/// host parsed already (an MCP server, a typed per-tool method). Every
+/// `execute` takes either, through `From`; both are held to the same bounds.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::executor::Arguments;
+/// let text: Arguments = r#"{"query":"x"}"#.into();
+/// let value: Arguments = serde_json::json!({"query": "x"}).into();
+/// assert!(matches!((text, value), (Arguments::Text(_), Arguments::Value(_))));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub enum Arguments<'a> {
     /// JSON text (empty means `{}`).
     Text(&'a str),
     /// An already-parsed value.
     Value(Value),
+}
+
+impl<'a> From<&'a str> for Arguments<'a> {
+    fn from(text: &'a str) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl<'a> From<&&'a str> for Arguments<'a> {
+    fn from(text: &&'a str) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl<'a> From<&'a String> for Arguments<'a> {
+    fn from(text: &'a String) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl<'a> From<&'a std::borrow::Cow<'_, str>> for Arguments<'a> {
+    fn from(text: &'a std::borrow::Cow<'_, str>) -> Self {
+        Arguments::Text(text)
+    }
+}
+
+impl From<Value> for Arguments<'_> {
+    fn from(value: Value) -> Self {
+        Arguments::Value(value)
+    }
 }
 
 /// Why the arguments cannot be used.

@@ -1,6 +1,5 @@
 //! One alias namespace per conversation, shared transport, bounded lifetime.
 
-use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -9,33 +8,9 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use crate::alias::{AliasError, AliasManager, AliasSnapshot};
+use crate::executor::GeneratedExecutor;
+use crate::expiring::ExpiringMap;
 use crate::store::{AliasStore, StoreError};
-
-/// An executor that can be built for one conversation: a transport and the
-/// conversation's alias manager. `ai_tools!` implements it for its generated
-/// `Executor<T>`; implement it for hand-written executors or toolkits so
-/// that they share a conversation's aliases.
-///
-/// # Examples
-///
-/// ```
-/// use std::sync::Arc;
-/// use ai_tools::{AliasManager, SessionExecutor};
-///
-/// struct Echo { aliases: Arc<AliasManager> }
-/// impl<T> SessionExecutor<T> for Echo {
-///     fn for_session(_transport: T, aliases: Arc<AliasManager>) -> Self { Echo { aliases } }
-/// }
-///
-/// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
-/// let a: Echo = sessions.for_conversation("c1");
-/// let b: Echo = sessions.for_conversation("c1");
-/// assert!(Arc::ptr_eq(&a.aliases, &b.aliases));
-/// ```
-pub trait SessionExecutor<T>: Sized {
-    /// An executor over `transport` that uses `aliases`.
-    fn for_session(transport: T, aliases: Arc<AliasManager>) -> Self;
-}
 
 /// Per-conversation alias namespaces over one shared transport.
 ///
@@ -73,7 +48,7 @@ pub trait SessionExecutor<T>: Sized {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ai_tools::{InProcessTransport, Sessions};
+/// use ai_tools::{Sessions, transport::InProcessTransport};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -88,43 +63,17 @@ pub trait SessionExecutor<T>: Sized {
 #[derive(Debug)]
 pub struct Sessions<T> {
     transport: T,
-    ttl: Duration,
-    capacity: usize,
     alias_limit: usize,
     store: Option<Arc<dyn AliasStore>>,
-    inner: Mutex<Inner>,
+    /// The conversations kept, pinned while in use.
+    inner: Mutex<ExpiringMap<Arc<str>, Arc<AliasManager>>>,
 }
 
-/// The conversations kept, and their order of last use, so that finding the
-/// least recently used or the expired ones costs O(log n), never a scan.
-#[derive(Debug, Default)]
-struct Inner {
-    entries: HashMap<Arc<str>, Entry>,
-    /// Every kept conversation by its `Entry::tick`: least recently used first.
-    by_use: BTreeMap<u64, Arc<str>>,
-    /// The tick the next use gets (ticks grow with `Instant`s, so `by_use`
-    /// is also ordered by `last_used`).
-    next_tick: u64,
-}
-
-#[derive(Debug)]
-struct Entry {
-    aliases: Arc<AliasManager>,
-    last_used: Instant,
-    tick: u64,
-}
-
-impl Entry {
-    /// Held outside `Sessions` (by an executor, a running call, a caller).
-    /// Checked under the `Sessions` lock: an `Arc` only the map holds cannot
-    /// be cloned by anyone else meanwhile.
-    fn in_use(&self) -> bool {
-        Arc::strong_count(&self.aliases) > 1
-    }
-
-    fn is_live(&self, now: Instant, ttl: Duration) -> bool {
-        self.in_use() || now.saturating_duration_since(self.last_used) <= ttl
-    }
+/// Held outside `Sessions` (by an executor, a running call, a caller).
+/// Checked under the `Sessions` lock: an `Arc` only the map holds cannot be
+/// cloned by anyone else meanwhile.
+fn in_use(aliases: &Arc<AliasManager>) -> bool {
+    Arc::strong_count(aliases) > 1
 }
 
 impl<T> Sessions<T> {
@@ -137,13 +86,13 @@ impl<T> Sessions<T> {
     ///
     /// See [`Sessions`].
     pub fn new(transport: T, ttl: Duration) -> Self {
+        let mut conversations = ExpiringMap::new(ttl).pinned_while(in_use);
+        conversations.set_capacity(Self::DEFAULT_CAPACITY);
         Self {
             transport,
-            ttl,
-            capacity: Self::DEFAULT_CAPACITY,
             alias_limit: AliasManager::DEFAULT_LIMIT,
             store: None,
-            inner: Mutex::default(),
+            inner: Mutex::new(conversations),
         }
     }
 
@@ -221,7 +170,10 @@ impl<T> Sessions<T> {
     /// assert!(std::sync::Arc::ptr_eq(&b, &sessions.alias_manager("b")));
     /// ```
     pub fn with_capacity(mut self, capacity: usize) -> Self {
-        self.capacity = capacity.max(1);
+        self.inner
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .set_capacity(capacity.max(1));
         self
     }
 
@@ -255,26 +207,40 @@ impl<T> Sessions<T> {
         }
         let now = Instant::now();
         let mut inner = self.lock();
-        inner.sweep(now, self.ttl);
-        if let Some(aliases) = inner.touch(conversation_id, now, self.ttl) {
-            return aliases;
+        inner.sweep(now);
+        if let Some(aliases) = inner.get(conversation_id, now) {
+            return aliases.clone();
         }
         let aliases = Arc::new(self.new_manager(conversation_id));
-        inner.insert(conversation_id, aliases.clone(), now, self.capacity);
+        inner.insert(conversation_id, aliases.clone(), now);
         aliases
     }
 
-    /// An executor of type `E` for `conversation_id`: the shared transport
-    /// (cloned) and the conversation's alias manager.
+    /// A generated executor of type `E` for `conversation_id`: the shared
+    /// transport (cloned) and the conversation's alias manager. A
+    /// hand-written tool shares the conversation's aliases through
+    /// [`alias_manager`](Self::alias_manager).
     ///
     /// # Examples
     ///
-    /// See [`SessionExecutor`].
-    pub fn for_conversation<E: SessionExecutor<T>>(&self, conversation_id: &str) -> E
+    /// ```
+    /// mod links {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use std::sync::Arc;
+    /// use ai_tools::{Sessions, transport::InProcessTransport};
+    ///
+    /// let sessions = Sessions::new(InProcessTransport::new(), std::time::Duration::from_secs(60));
+    /// let a: links::Executor<_> = sessions.for_conversation("c1");
+    /// let b: links::Executor<_> = sessions.for_conversation("c1");
+    /// assert!(Arc::ptr_eq(a.alias_manager(), b.alias_manager()));
+    /// ```
+    pub fn for_conversation<E>(&self, conversation_id: &str) -> E
     where
+        E: GeneratedExecutor<Transport = T>,
         T: Clone,
     {
-        E::for_session(self.transport.clone(), self.alias_manager(conversation_id))
+        E::with_alias_manager(self.transport.clone(), self.alias_manager(conversation_id))
     }
 
     /// Forgets `conversation_id` now, returning its aliases if it was kept.
@@ -311,11 +277,7 @@ impl<T> Sessions<T> {
     /// # }
     /// ```
     pub fn snapshot(&self, conversation_id: &str) -> Option<AliasSnapshot> {
-        let aliases = self
-            .lock()
-            .entries
-            .get(conversation_id)
-            .map(|e| e.aliases.clone())?;
+        let aliases = self.lock().peek(conversation_id).cloned()?;
         Some(aliases.snapshot())
     }
 
@@ -345,8 +307,7 @@ impl<T> Sessions<T> {
         if !conversation_id.is_empty() {
             let now = Instant::now();
             let mut inner = self.lock();
-            inner.remove(conversation_id);
-            inner.insert(conversation_id, aliases.clone(), now, self.capacity);
+            inner.insert(conversation_id, aliases.clone(), now);
         }
         Ok(aliases)
     }
@@ -363,7 +324,7 @@ impl<T> Sessions<T> {
     /// assert!(sessions.is_empty());
     /// ```
     pub fn evict_expired(&self) {
-        self.lock().sweep(Instant::now(), self.ttl);
+        self.lock().sweep(Instant::now());
     }
 
     /// The number of conversations kept that are in use (see [`Sessions`]).
@@ -379,7 +340,7 @@ impl<T> Sessions<T> {
     /// assert_eq!(sessions.in_use(), 0);
     /// ```
     pub fn in_use(&self) -> usize {
-        self.lock().entries.values().filter(|e| e.in_use()).count()
+        self.lock().pinned_len()
     }
 
     /// The number of conversations kept (expired ones may still count until
@@ -391,7 +352,7 @@ impl<T> Sessions<T> {
     /// assert_eq!(ai_tools::Sessions::new((), std::time::Duration::from_secs(1)).len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.lock().entries.len()
+        self.lock().len()
     }
 
     /// Whether no conversation is kept.
@@ -405,105 +366,10 @@ impl<T> Sessions<T> {
         self.len() == 0
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, ExpiringMap<Arc<str>, Arc<AliasManager>>> {
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-impl Inner {
-    /// The aliases of a kept, live conversation, marked as used now; an
-    /// expired one is forgotten.
-    fn touch(&mut self, id: &str, now: Instant, ttl: Duration) -> Option<Arc<AliasManager>> {
-        let entry = self.entries.get(id)?;
-        if !entry.is_live(now, ttl) {
-            self.remove(id);
-            return None;
-        }
-        let key = self.by_use.remove(&entry.tick)?;
-        let tick = self.tick();
-        self.by_use.insert(tick, key);
-        let entry = self.entries.get_mut(id)?;
-        entry.tick = tick;
-        entry.last_used = now;
-        Some(entry.aliases.clone())
-    }
-
-    fn tick(&mut self) -> u64 {
-        let tick = self.next_tick;
-        self.next_tick += 1;
-        tick
-    }
-
-    fn remove(&mut self, id: &str) -> Option<Arc<AliasManager>> {
-        let entry = self.entries.remove(id)?;
-        self.by_use.remove(&entry.tick);
-        Some(entry.aliases)
-    }
-
-    /// Forgets the expired conversations, least recently used first, and
-    /// stops at the first live one: O(log n) per conversation forgotten. One
-    /// found in use counts as used now (it is) and moves to the back.
-    fn sweep(&mut self, now: Instant, ttl: Duration) {
-        let mut budget = self.by_use.len();
-        while budget > 0
-            && let Some((_, id)) = self.by_use.first_key_value()
-        {
-            budget -= 1;
-            let id = id.clone();
-            let Some(entry) = self.entries.get(&id) else {
-                self.by_use.pop_first();
-                continue;
-            };
-            if now.saturating_duration_since(entry.last_used) <= ttl {
-                break;
-            }
-            if entry.in_use() {
-                self.touch(&id, now, ttl);
-            } else {
-                self.remove(&id);
-            }
-        }
-    }
-
-    /// Keeps `id`, first forgetting the least recently used idle
-    /// conversations past `capacity`; with none idle, admits past it.
-    fn insert(&mut self, id: &str, aliases: Arc<AliasManager>, now: Instant, capacity: usize) {
-        let mut budget = self.by_use.len();
-        while self.entries.len() >= capacity && budget > 0 {
-            budget -= 1;
-            let Some((_, oldest)) = self.by_use.first_key_value() else {
-                break;
-            };
-            let oldest = oldest.clone();
-            match self.entries.get(&oldest) {
-                // In use: not evictable; it counts as used now.
-                Some(entry) if entry.in_use() => {
-                    let key = self.by_use.pop_first().map(|(_, k)| k);
-                    let tick = self.tick();
-                    if let (Some(key), Some(entry)) = (key, self.entries.get_mut(&oldest)) {
-                        entry.tick = tick;
-                        entry.last_used = now;
-                        self.by_use.insert(tick, key);
-                    }
-                }
-                _ => {
-                    self.remove(&oldest);
-                }
-            }
-        }
-        let key: Arc<str> = Arc::from(id);
-        let tick = self.tick();
-        self.by_use.insert(tick, key.clone());
-        self.entries.insert(
-            key,
-            Entry {
-                aliases,
-                last_used: now,
-                tick,
-            },
-        );
     }
 }
 

@@ -9,89 +9,56 @@ use prost_reflect::DescriptorPool;
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
-use crate::executor::{ProtoExecutor, ToolResult, refused_options_message, unknown_tool_message};
+use crate::executor::ProtoExecutor;
 use crate::inbound::{Arguments, request_schema};
 use crate::memo::Memo;
-use crate::tool::AgentTool;
-use crate::tool::native::NativeTool;
+use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
+use crate::tool::{AgentTool, NativeTool};
 use crate::transport::{BoxFuture, CallOptions, Transport};
 
-/// An executor of generated tools that a [`Toolkit`] can hold: the tools it
-/// runs, the alias namespace it uses, and a way to run one.
-///
-/// Implemented for [`ProtoExecutor`]; the `Executor` that `ai_tools!`
-/// generates wraps one.
-///
-/// # Examples
-///
-/// ```
-/// use ai_tools::{GeneratedTools, InProcessTransport, ProtoExecutor};
-/// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
-///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
-///
-/// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
-/// assert!(GeneratedTools::agent_tools(&exec).is_empty());
-/// ```
-pub trait GeneratedTools: Send + Sync + 'static {
-    /// The tools this executor runs.
-    fn agent_tools(&self) -> &'static [&'static AgentTool];
-    /// The alias namespace the executor resolves and registers ids in.
+/// The generated executors a [`Toolkit`] holds, whatever their transport:
+/// the [`ProtoExecutor`] every generated executor wraps, seen through what
+/// the toolkit needs of it.
+trait GeneratedSource: Send + Sync + 'static {
+    fn tools(&self) -> &'static [&'static AgentTool];
     fn alias_manager(&self) -> &Arc<AliasManager>;
-    /// Runs `tool` with the model's JSON arguments and this call's options
-    /// (over the executor's defaults).
-    fn execute_tool<'a>(
+    fn descriptor_pool(&self) -> &'static DescriptorPool;
+    /// The executor's own defaults ([`ExecutorOptions::call`](crate::executor::ExecutorOptions::call)),
+    /// under the toolkit's.
+    fn call_defaults(&self) -> &CallOptions;
+    /// Runs `tool`, one of [`tools`](Self::tools), with options worked out already.
+    fn run<'a>(
         &'a self,
-        tool: &'a str,
-        args_json: &'a str,
+        tool: &'static AgentTool,
+        args: Arguments<'a>,
         options: &'a CallOptions,
     ) -> BoxFuture<'a, ToolResult>;
-
-    /// [`execute_tool`](Self::execute_tool) with already-parsed arguments.
-    /// The default writes them out as text; an executor that takes a value
-    /// directly (as ai-tools' own do) overrides it.
-    fn execute_tool_value<'a>(
-        &'a self,
-        tool: &'a str,
-        args: Value,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, ToolResult> {
-        Box::pin(async move { self.execute_tool(tool, &args.to_string(), options).await })
-    }
-
-    /// The descriptors the tools' requests are read from: a tool is
-    /// rendered from them for a host ([`Tool::parameters_for_host`]).
-    fn descriptor_pool(&self) -> &'static DescriptorPool;
 }
 
-impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
-    fn agent_tools(&self) -> &'static [&'static AgentTool] {
-        self.tools()
+impl<T: Transport> GeneratedSource for ProtoExecutor<T> {
+    fn tools(&self) -> &'static [&'static AgentTool] {
+        ProtoExecutor::tools(self)
     }
 
     fn alias_manager(&self) -> &Arc<AliasManager> {
         ProtoExecutor::alias_manager(self)
     }
 
-    fn execute_tool<'a>(
-        &'a self,
-        tool: &'a str,
-        args_json: &'a str,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, ToolResult> {
-        Box::pin(self.execute_with(tool, args_json, options))
-    }
-
-    fn execute_tool_value<'a>(
-        &'a self,
-        tool: &'a str,
-        args: Value,
-        options: &'a CallOptions,
-    ) -> BoxFuture<'a, ToolResult> {
-        Box::pin(self.execute_value_with(tool, args, options))
-    }
-
     fn descriptor_pool(&self) -> &'static DescriptorPool {
         self.pool()
+    }
+
+    fn call_defaults(&self) -> &CallOptions {
+        &self.options().call
+    }
+
+    fn run<'a>(
+        &'a self,
+        tool: &'static AgentTool,
+        args: Arguments<'a>,
+        options: &'a CallOptions,
+    ) -> BoxFuture<'a, ToolResult> {
+        Box::pin(ProtoExecutor::run(self, tool, args, options))
     }
 }
 
@@ -100,7 +67,7 @@ impl<T: Transport> GeneratedTools for ProtoExecutor<T> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolkitError};
+/// use ai_tools::{NativeTool, Toolkit, toolkit::ToolkitError};
 /// #[derive(serde::Deserialize, ai_tools::ToolInput)]
 /// struct Args { text: String }
 /// let echo = || NativeTool::new::<Args, _, _>("echo", "Echo.", |_, a: Args| async move { a.text });
@@ -158,7 +125,7 @@ pub struct ToolkitBuilder {
 }
 
 enum Entry {
-    Generated(Arc<dyn GeneratedTools>),
+    Generated(Arc<dyn GeneratedSource>),
     Native(NativeTool),
 }
 
@@ -192,13 +159,15 @@ impl ToolkitBuilder {
         self
     }
 
-    /// Adds every tool of a generated executor. It must use the toolkit's
+    /// Adds every tool of a generated executor (an `Executor<T>` of
+    /// `ai_tools!`, or the [`ProtoExecutor`] of a
+    /// [`ToolSet`](crate::tool_set::ToolSet)). It must use the toolkit's
     /// alias manager (build it with `with_alias_manager`).
     ///
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{InProcessTransport, ProtoExecutor, Toolkit};
+    /// use ai_tools::{Toolkit, executor::ProtoExecutor, transport::InProcessTransport};
     /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     ///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     ///
@@ -207,8 +176,9 @@ impl ToolkitBuilder {
     /// let toolkit = Toolkit::builder().generated(exec).build().unwrap();
     /// assert!(std::sync::Arc::ptr_eq(toolkit.alias_manager(), &aliases));
     /// ```
-    pub fn generated(mut self, executor: impl GeneratedTools) -> Self {
-        self.entries.push(Entry::Generated(Arc::new(executor)));
+    pub fn generated<T: Transport>(mut self, executor: impl Into<ProtoExecutor<T>>) -> Self {
+        self.entries
+            .push(Entry::Generated(Arc::new(executor.into())));
         self
     }
 
@@ -251,7 +221,7 @@ impl ToolkitBuilder {
         for entry in self.entries {
             match entry {
                 Entry::Generated(source) => {
-                    for agent in source.agent_tools() {
+                    for agent in source.tools() {
                         if !Arc::ptr_eq(source.alias_manager(), &aliases) {
                             return Err(ToolkitError::SeparateAliasManagers(agent.name.to_owned()));
                         }
@@ -312,12 +282,7 @@ fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
     if tool.input().schema.as_object().is_none() {
         return Err(ToolkitError::NotAnObject(tool.name().to_owned()));
     }
-    for dialect in [
-        Dialect::JsonSchema,
-        Dialect::OpenAi,
-        Dialect::Anthropic,
-        Dialect::Gemini,
-    ] {
+    for dialect in Dialect::ALL {
         let violations = check::check(dialect, tool.is_strict(), &tool.parameters(dialect));
         if !violations.is_empty() {
             return Err(ToolkitError::Schema {
@@ -442,7 +407,8 @@ impl Toolkit {
         &self.call_options
     }
 
-    /// Runs the tool `name` with the model's arguments (JSON text). Never
+    /// Runs the tool `name` with the model's arguments: JSON text as the
+    /// model sent it, or a value a host parsed already. Never
     /// panics: an unknown tool, bad arguments, a failed call, a tool's error
     /// or a panic in a native tool is a [`ToolResult`] with `is_error` set.
     ///
@@ -457,9 +423,8 @@ impl Toolkit {
     /// assert!(result.output.contains("unknown tool `nope`"));
     /// # }
     /// ```
-    pub async fn execute(&self, name: &str, args_json: &str) -> ToolResult {
-        self.execute_with(name, args_json, &CallOptions::new())
-            .await
+    pub async fn execute<'a>(&self, name: &str, args: impl Into<Arguments<'a>>) -> ToolResult {
+        self.execute_with(name, args, &CallOptions::new()).await
     }
 
     /// [`execute`](Self::execute) on behalf of one end user: `options`
@@ -494,64 +459,40 @@ impl Toolkit {
     /// assert!(result.is_error && !result.output.contains("secret"));
     /// # }
     /// ```
-    pub async fn execute_with(
+    pub async fn execute_with<'a>(
         &self,
         name: &str,
-        args_json: &str,
+        args: impl Into<Arguments<'a>>,
         options: &CallOptions,
     ) -> ToolResult {
-        self.dispatch(name, Arguments::Text(args_json), options)
-            .await
-    }
-
-    /// [`execute_with`](Self::execute_with) with already-parsed arguments:
-    /// what a host that parsed the model's call itself passes (the MCP
-    /// server does), so they are not written out and parsed again. The same
-    /// bounds apply.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
-    /// let call = ai_tools::CallOptions::new();
-    /// let result = toolkit.execute_value("nope", serde_json::json!({}), &call).await;
-    /// assert!(result.output.starts_with("unknown tool `nope`"));
-    /// # }
-    /// ```
-    pub async fn execute_value(
-        &self,
-        name: &str,
-        args: Value,
-        options: &CallOptions,
-    ) -> ToolResult {
-        self.dispatch(name, Arguments::Value(args), options).await
-    }
-
-    /// Merges and checks the call's options, finds the tool, and runs it.
-    async fn dispatch(&self, name: &str, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
-        let own = options.timeout;
-        let mut options = self.call_options.overriding(options);
-        if let Err(problem) = options.check() {
-            return ToolResult::error(refused_options_message(name, &problem));
-        }
         let Some(tool) = self.get(name) else {
             let known = self.tools.iter().map(Tool::name);
             return ToolResult::error(unknown_tool_message(name, known));
         };
-        // The call's deadline, else the tool's own, else the toolkit's.
-        options.timeout = own.or(tool.timeout()).or(options.timeout);
+        self.run(tool, args.into(), options).await
+    }
+
+    /// Runs `tool`, one of this toolkit's (looked up by the caller, once),
+    /// with the call's `options`: merged over the executor's and the
+    /// toolkit's defaults and checked here, once.
+    pub(crate) async fn run(
+        &self,
+        tool: &Tool,
+        args: Arguments<'_>,
+        options: &CallOptions,
+    ) -> ToolResult {
         match &tool.kind {
-            Kind::Generated { source, .. } => match args {
-                Arguments::Text(text) => source.execute_tool(name, text, &options).await,
-                Arguments::Value(value) => source.execute_tool_value(name, value, &options).await,
-            },
-            Kind::Native(native) => {
-                native
-                    .call_arguments(self.aliases.clone(), args, &options)
-                    .await
+            Kind::Generated { tool, source } => {
+                let defaults = source.call_defaults().overriding(&self.call_options);
+                match options.for_tool(&defaults, tool.timeout) {
+                    Ok(options) => source.run(tool, args, &options).await,
+                    Err(problem) => ToolResult::error(refused_options_message(tool.name, &problem)),
+                }
             }
+            Kind::Native(native) => match options.for_tool(&self.call_options, None) {
+                Ok(options) => native.run(self.aliases.clone(), args, &options).await,
+                Err(problem) => ToolResult::error(refused_options_message(native.name(), &problem)),
+            },
         }
     }
 
@@ -708,7 +649,7 @@ enum Kind {
     /// A tool of a generated executor, which runs it.
     Generated {
         tool: &'static AgentTool,
-        source: Arc<dyn GeneratedTools>,
+        source: Arc<dyn GeneratedSource>,
     },
     Native(NativeTool),
 }

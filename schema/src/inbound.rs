@@ -1086,15 +1086,10 @@ fn whole_f64(f: f64) -> Option<i128> {
     (f.is_finite() && f.fract() == 0.0 && f.abs() <= LIMIT).then_some(f as i128)
 }
 
-/// A whole number as JSON: a number within 64 bits, else its digits.
+/// A whole number as JSON: a number within 64 bits, else its digits, which
+/// keep the value a double would round.
 fn integer_json(n: i128) -> Value {
-    if let Ok(n) = i64::try_from(n) {
-        Value::from(n)
-    } else if let Ok(n) = u64::try_from(n) {
-        Value::from(n)
-    } else {
-        Value::String(n.to_string())
-    }
+    crate::render::exact_integer(n).unwrap_or_else(|| Value::String(n.to_string()))
 }
 
 /// Base64 in either alphabet, padded or not, as standard padded base64;
@@ -1225,6 +1220,30 @@ mod tests {
     fn run(schema: &Schema, mut value: Value) -> Result<(Value, Vec<AliasSlot>), Vec<String>> {
         let slots = unshape(schema, &mut value, &Limits::default())?;
         Ok((value, slots))
+    }
+
+    /// An integer argument within 64 bits is handed on as a JSON number;
+    /// past them (where no bound stops it) as its digits, which a double
+    /// would round. A bound past 64 bits renders as the nearest double
+    /// instead (`render`'s `an_integer_bound_past_64_bits_is_the_nearest_double`).
+    #[test]
+    fn an_integer_past_64_bits_is_kept_as_its_digits() {
+        let schema = Schema::object(Object::new().property("n", Schema::integer(), true));
+        let kept = |n: Value| run(&schema, json!({ "n": n })).map(|(value, _)| value["n"].clone());
+        assert_eq!(
+            kept(json!("18446744073709551616")),
+            Ok(json!("18446744073709551616"))
+        );
+        assert_eq!(
+            kept(json!("-18446744073709551616")),
+            Ok(json!("-18446744073709551616"))
+        );
+        assert_eq!(
+            kept(json!(18_446_744_073_709_551_616.0_f64)),
+            Ok(json!("18446744073709551616"))
+        );
+        assert_eq!(kept(json!("18446744073709551615")), Ok(json!(u64::MAX)));
+        assert_eq!(kept(json!("-9223372036854775808")), Ok(json!(i64::MIN)));
     }
 
     fn oneof_schema() -> Schema {

@@ -83,12 +83,16 @@ mod nested;
 pub mod overlay;
 pub mod proto;
 pub mod render;
+#[cfg(feature = "protox")]
+mod resolver;
 
 #[cfg(test)]
 mod test_support;
 
 pub use host::HostProfile;
 pub use proto::tools_in_file;
+#[cfg(feature = "protox")]
+pub use resolver::proto_resolver;
 
 /// Every annotation proto this crate ships, as `(import path, source text)`.
 ///
@@ -128,7 +132,7 @@ pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
 /// paths, so a proto importing the annotations compiles without copies of
 /// them on disk. Add it to a `ChainFileResolver` after the user's own
 /// include directories (a user's copy then wins) and before or after
-/// `GoogleFileResolver`. Feature `protox`.
+/// `GoogleFileResolver`, as [`proto_resolver`] does. Feature `protox`.
 ///
 /// # Examples
 ///
@@ -354,7 +358,7 @@ impl ToolSpec {
     /// ```
     pub fn violations(&self) -> Vec<String> {
         let mut violations = Vec::new();
-        for dialect in RENDERED_DIALECTS {
+        for dialect in Dialect::ALL {
             self.check_rendering(dialect, &self.render(dialect), &mut violations);
         }
         violations
@@ -421,15 +425,6 @@ impl ToolSpec {
         }
     }
 }
-
-/// The dialects a [`RenderedTool`] holds, in its order.
-const RENDERED_DIALECTS: [Dialect; 5] = [
-    Dialect::JsonSchema,
-    Dialect::OpenAi,
-    Dialect::Anthropic,
-    Dialect::Gemini,
-    Dialect::GeminiJsonSchema,
-];
 
 /// A tool's parameters in every dialect, as minified JSON text
 /// ([`ToolSpec::render_checked`]).

@@ -50,7 +50,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use prost_reflect::prost::Message as _;
 use prost_reflect::{
-    DescriptorPool, DynamicMessage, ExtensionDescriptor, FileDescriptor, MessageDescriptor, Value,
+    DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, FileDescriptor,
+    MessageDescriptor, MethodDescriptor, Value,
 };
 use serde::Deserialize;
 use toml::Spanned;
@@ -433,8 +434,7 @@ pub fn annotate(
 
     let mut diags = Vec::new();
     let mut relocations = HashMap::new();
-    // (file name, element path, extension, value)
-    let mut edits: Vec<(String, Vec<i32>, ExtensionDescriptor, Value)> = Vec::new();
+    let mut edits: Vec<Edit> = Vec::new();
     // Full name → tool name, for the methods the overlay names.
     let mut overlaid_methods: HashMap<String, String> = HashMap::new();
     // Full name → index in `edits`, for the fields the overlay names.
@@ -445,29 +445,11 @@ pub fn annotate(
 
     if let Some(overlay) = overlay {
         for (selector, entry) in &overlay.methods {
-            let Some(method) = find_method(pool, selector.get_ref()) else {
-                let names = all_method_names(pool);
-                diags.push(overlay.diagnostic(
-                    selector,
-                    format!(
-                        "no method `{}` in the protos{}",
-                        selector.get_ref(),
-                        closest_hint(selector.get_ref(), &names)
-                    ),
-                ));
+            let Some(method) =
+                overlaid::<MethodDescriptor>(pool, overlay, selector, &rpc_tool, &mut diags)
+            else {
                 continue;
             };
-            if method.options().has_extension(&rpc_tool) {
-                diags.push(overlay.diagnostic(
-                    selector,
-                    format!(
-                        "`{}` already has an inline `rpc_tool` option ({}); annotate it in one place",
-                        method.full_name(),
-                        place(&method.parent_file(), method.path())
-                    ),
-                ));
-                continue;
-            }
             let mut def = DynamicMessage::new(rpc_tool_type.clone());
             def.set_field_by_number(1, Value::String(entry.name.clone()));
             def.set_field_by_number(2, Value::String(entry.description.clone()));
@@ -509,45 +491,16 @@ pub fn annotate(
                 duration.set_field_by_number(2, Value::I32(nanos));
                 def.set_field_by_number(RPC_TOOL_TIMEOUT, Value::Message(duration));
             }
-            relocate_to(
-                &mut relocations,
-                overlay,
-                selector,
-                &method.parent_file(),
-                method.path(),
-            );
+            relocate_to(&mut relocations, overlay, selector, &method);
             overlaid_methods.insert(method.full_name().to_owned(), entry.name.clone());
-            edits.push((
-                method.parent_file().name().to_owned(),
-                method.path().to_vec(),
-                rpc_tool.clone(),
-                Value::Message(def),
-            ));
+            edits.push(edit(&method, &rpc_tool, def));
         }
         for (selector, entry) in &overlay.fields {
-            let Some(field) = find_field(pool, selector.get_ref()) else {
-                let names = all_field_names(pool);
-                diags.push(overlay.diagnostic(
-                    selector,
-                    format!(
-                        "no field `{}` in the protos{}",
-                        selector.get_ref(),
-                        closest_hint(selector.get_ref(), &names)
-                    ),
-                ));
+            let Some(field) =
+                overlaid::<FieldDescriptor>(pool, overlay, selector, &tool_field, &mut diags)
+            else {
                 continue;
             };
-            if field.options().has_extension(&tool_field) {
-                diags.push(overlay.diagnostic(
-                    selector,
-                    format!(
-                        "`{}` already has an inline `tool_field` option ({}); annotate it in one place",
-                        field.full_name(),
-                        place(&field.parent_file(), field.path())
-                    ),
-                ));
-                continue;
-            }
             let mut def = DynamicMessage::new(tool_field_type.clone());
             def.set_field_by_number(1, Value::Bool(entry.skip));
             let strings = [
@@ -567,20 +520,9 @@ pub fn annotate(
                 }
                 def.set_field_by_number(TOOL_FIELD_REQUIRED, Value::Bool(required));
             }
-            relocate_to(
-                &mut relocations,
-                overlay,
-                selector,
-                &field.parent_file(),
-                field.path(),
-            );
+            relocate_to(&mut relocations, overlay, selector, &field);
             overlaid_fields.insert(field.full_name().to_owned(), edits.len());
-            edits.push((
-                field.parent_file().name().to_owned(),
-                field.path().to_vec(),
-                tool_field.clone(),
-                Value::Message(def),
-            ));
+            edits.push(edit(&field, &tool_field, def));
         }
     }
 
@@ -675,12 +617,7 @@ pub fn annotate(
             );
             def.set_field_by_number(1, Value::String(name));
             def.set_field_by_number(2, Value::String(description));
-            edits.push((
-                fd.name().to_owned(),
-                method.path().to_vec(),
-                rpc_tool.clone(),
-                Value::Message(def),
-            ));
+            edits.push(edit(&method, &rpc_tool, def));
         }
     }
     if plain_fields == PlainFields::Optional {
@@ -756,11 +693,11 @@ pub fn annotate(
 /// being `deprecated` without any `tool_field`, stay as they are (a
 /// `tool_field` option would bring a deprecated field back).
 fn optional_plain_fields(
-    plain: Vec<prost_reflect::FieldDescriptor>,
+    plain: Vec<FieldDescriptor>,
     tool_field: &ExtensionDescriptor,
     tool_field_type: &MessageDescriptor,
     overlaid_fields: &HashMap<String, usize>,
-    edits: &mut Vec<(String, Vec<i32>, ExtensionDescriptor, Value)>,
+    edits: &mut Vec<Edit>,
 ) {
     let not_required = |def: &mut DynamicMessage| {
         def.set_field_by_number(TOOL_FIELD_REQUIRED, Value::Bool(false));
@@ -790,20 +727,12 @@ fn optional_plain_fields(
             DynamicMessage::new(tool_field_type.clone())
         };
         not_required(&mut def);
-        edits.push((
-            field.parent_file().name().to_owned(),
-            field.path().to_vec(),
-            tool_field.clone(),
-            Value::Message(def),
-        ));
+        edits.push(edit(&field, tool_field, def));
     }
 }
 
 /// The tool name `method`'s inline `rpc_tool` option gives, if any.
-fn inline_tool_name(
-    method: &prost_reflect::MethodDescriptor,
-    rpc_tool: &ExtensionDescriptor,
-) -> Option<String> {
+fn inline_tool_name(method: &MethodDescriptor, rpc_tool: &ExtensionDescriptor) -> Option<String> {
     let options = method.options();
     if !options.has_extension(rpc_tool) {
         return None;
@@ -844,36 +773,137 @@ fn at_path<'a>(root: &'a mut DynamicMessage, path: &[i32]) -> Option<&'a mut Dyn
     Some(here)
 }
 
-fn find_method(pool: &DescriptorPool, selector: &str) -> Option<prost_reflect::MethodDescriptor> {
-    let (service, method) = selector.rsplit_once('.')?;
-    pool.get_service_by_name(service)?
-        .methods()
-        .find(|m| m.name() == method)
+/// What the overlay annotates: a method (with `rpc_tool`) or a field
+/// (with `tool_field`).
+trait Element: Sized {
+    /// The word diagnostics name it by: `method` or `field`.
+    const KIND: &'static str;
+    /// The option that annotates it inline.
+    const OPTION: &'static str;
+    /// The element a selector (`package.Service.Method`,
+    /// `package.Message.field`) names.
+    fn find(pool: &DescriptorPool, selector: &str) -> Option<Self>;
+    /// The full name of every element of the kind in `pool`.
+    fn all_names(pool: &DescriptorPool) -> Vec<String>;
+    fn full_name(&self) -> &str;
+    fn parent_file(&self) -> FileDescriptor;
+    fn path(&self) -> &[i32];
+    fn options(&self) -> DynamicMessage;
 }
 
-fn find_field(pool: &DescriptorPool, selector: &str) -> Option<prost_reflect::FieldDescriptor> {
-    let (message, field) = selector.rsplit_once('.')?;
-    pool.get_message_by_name(message)?.get_field_by_name(field)
+/// The accessors of [`Element`], each the descriptor's own method of the
+/// same name (an inherent method comes first in `Self::name`).
+macro_rules! forward_accessors {
+    () => {
+        fn full_name(&self) -> &str {
+            Self::full_name(self)
+        }
+
+        fn parent_file(&self) -> FileDescriptor {
+            Self::parent_file(self)
+        }
+
+        fn path(&self) -> &[i32] {
+            Self::path(self)
+        }
+
+        fn options(&self) -> DynamicMessage {
+            Self::options(self)
+        }
+    };
 }
 
-fn all_method_names(pool: &DescriptorPool) -> Vec<String> {
-    pool.services()
-        .flat_map(|s| {
-            s.methods()
-                .map(|m| m.full_name().to_owned())
-                .collect::<Vec<_>>()
-        })
-        .collect()
+impl Element for MethodDescriptor {
+    const KIND: &'static str = "method";
+    const OPTION: &'static str = "rpc_tool";
+
+    fn find(pool: &DescriptorPool, selector: &str) -> Option<Self> {
+        let (service, method) = selector.rsplit_once('.')?;
+        pool.get_service_by_name(service)?
+            .methods()
+            .find(|m| m.name() == method)
+    }
+
+    fn all_names(pool: &DescriptorPool) -> Vec<String> {
+        let mut names = Vec::new();
+        for service in pool.services() {
+            names.extend(service.methods().map(|m| m.full_name().to_owned()));
+        }
+        names
+    }
+
+    forward_accessors!();
 }
 
-fn all_field_names(pool: &DescriptorPool) -> Vec<String> {
-    pool.all_messages()
-        .flat_map(|m| {
-            m.fields()
-                .map(|f| f.full_name().to_owned())
-                .collect::<Vec<_>>()
-        })
-        .collect()
+impl Element for FieldDescriptor {
+    const KIND: &'static str = "field";
+    const OPTION: &'static str = "tool_field";
+
+    fn find(pool: &DescriptorPool, selector: &str) -> Option<Self> {
+        let (message, field) = selector.rsplit_once('.')?;
+        pool.get_message_by_name(message)?.get_field_by_name(field)
+    }
+
+    fn all_names(pool: &DescriptorPool) -> Vec<String> {
+        let mut names = Vec::new();
+        for message in pool.all_messages() {
+            names.extend(message.fields().map(|f| f.full_name().to_owned()));
+        }
+        names
+    }
+
+    forward_accessors!();
+}
+
+/// The element the overlay's `selector` names, when it can take the
+/// overlay's annotation `ext`; else `None`, with the diagnostic in `diags`,
+/// located at the selector: no such element (naming the closest), or one
+/// annotated inline already.
+fn overlaid<E: Element>(
+    pool: &DescriptorPool,
+    overlay: &Overlay,
+    selector: &Spanned<String>,
+    ext: &ExtensionDescriptor,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<E> {
+    let Some(element) = E::find(pool, selector.get_ref()) else {
+        diags.push(overlay.diagnostic(
+            selector,
+            format!(
+                "no {} `{}` in the protos{}",
+                E::KIND,
+                selector.get_ref(),
+                closest_hint(selector.get_ref(), &E::all_names(pool))
+            ),
+        ));
+        return None;
+    };
+    if element.options().has_extension(ext) {
+        diags.push(overlay.diagnostic(
+            selector,
+            format!(
+                "`{}` already has an inline `{}` option ({}); annotate it in one place",
+                element.full_name(),
+                E::OPTION,
+                place(&element.parent_file(), element.path())
+            ),
+        ));
+        return None;
+    }
+    Some(element)
+}
+
+/// An annotation to write: file name, element path, extension, value.
+type Edit = (String, Vec<i32>, ExtensionDescriptor, Value);
+
+/// The edit that writes `def` as `element`'s option `ext`.
+fn edit<E: Element>(element: &E, ext: &ExtensionDescriptor, def: DynamicMessage) -> Edit {
+    (
+        element.parent_file().name().to_owned(),
+        element.path().to_vec(),
+        ext.clone(),
+        Value::Message(def),
+    )
 }
 
 /// `; did you mean `x`?` for the closest of `names` by edit distance.
@@ -920,14 +950,16 @@ fn element_location(file: &FileDescriptor, path: &[i32]) -> Option<(u32, u32)> {
     Some((one_based(line)?, one_based(column)?))
 }
 
-fn relocate_to(
+/// Records that diagnostics located at `element` belong at the overlay's
+/// `selector`.
+fn relocate_to<E: Element>(
     relocations: &mut HashMap<(String, u32, u32), (String, u32, u32)>,
     overlay: &Overlay,
     selector: &Spanned<String>,
-    file: &FileDescriptor,
-    path: &[i32],
+    element: &E,
 ) {
-    if let Some((line, column)) = element_location(file, path) {
+    let file = element.parent_file();
+    if let Some((line, column)) = element_location(&file, element.path()) {
         let (to_line, to_column) = line_column(&overlay.text, selector.span().start);
         relocations.insert(
             (file.name().to_owned(), line, column),
@@ -940,6 +972,33 @@ fn relocate_to(
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// `annotate` on `test.proto` of `pool`, exposing `services` whole.
+    fn annotate_test(
+        pool: &DescriptorPool,
+        overlay: Option<&Overlay>,
+        services: &[&str],
+        plain_fields: PlainFields,
+    ) -> Result<Annotated, Vec<Diagnostic>> {
+        let services: Vec<String> = services.iter().map(|&s| s.to_owned()).collect();
+        let encoded = pool.encode_to_vec();
+        let file = Some("test.proto");
+        annotate(pool, &encoded, file, overlay, &services, plain_fields)
+    }
+
+    /// The tools of `test.proto` in `annotated`, or the diagnostics, each
+    /// located where the annotation it is about was written.
+    fn located_tools(annotated: &Annotated) -> Result<Vec<crate::ToolSpec>, Vec<String>> {
+        crate::tools_in_file(&annotated.pool, "test.proto").map_err(|d| {
+            d.into_iter()
+                .map(|d| annotated.relocate(d).to_string())
+                .collect()
+        })
+    }
+
+    fn texts(diagnostics: Vec<Diagnostic>) -> Vec<String> {
+        diagnostics.iter().map(ToString::to_string).collect()
+    }
 
     #[test]
     fn snake_case_names() {
@@ -955,15 +1014,8 @@ mod tests {
             "{}message Req {{}}\nservice Things {{\n  // Get a thing.\n  rpc Get(Req) returns (Req);\n  rpc Watch(Req) returns (stream Req);\n  rpc Upload(stream Req) returns (Req);\n  rpc Chat(stream Req) returns (stream Req);\n}}\n",
             crate::test_support::HEADER
         ));
-        let annotated = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("test.proto"),
-            None,
-            &["t.Things".to_owned()],
-            PlainFields::default(),
-        )
-        .expect("annotated");
+        let annotated =
+            annotate_test(&pool, None, &["t.Things"], PlainFields::default()).expect("annotated");
         assert_eq!(annotated.left_out, ["t.Things.Upload", "t.Things.Chat"]);
         let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -982,15 +1034,8 @@ mod tests {
             "{}message Req {{}}\nservice Things {{\n  rpc GetURL(Req) returns (Req);\n  rpc GetUrl(Req) returns (Req);\n  rpc Ping(Req) returns (Req) {{\n    option (ai.context.v1.rpc_tool) = {{ name: \"things_list\" description: \"Ping.\" }};\n  }}\n  rpc List(Req) returns (Req);\n}}\n",
             crate::test_support::HEADER
         ));
-        let problems = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("test.proto"),
-            None,
-            &["t.Things".to_owned()],
-            PlainFields::default(),
-        )
-        .expect_err("two methods derive `things_get_url`, and `things_list` is taken inline");
+        let problems = annotate_test(&pool, None, &["t.Things"], PlainFields::default())
+            .expect_err("two methods derive `things_get_url`, and `things_list` is taken inline");
         assert_eq!(problems.len(), 2, "{problems:?}");
         let clash = &problems[0];
         assert!(clash.line.is_some(), "located at the method: {clash}");
@@ -1013,15 +1058,8 @@ mod tests {
             "[methods.\"t.Things.GetUrl\"]\nname = \"things_get_url_too\"\ndescription = \"Get.\"\n\n[methods.\"t.Things.List\"]\nname = \"things_list_all\"\ndescription = \"List.\"\n",
         )
         .expect("a valid overlay");
-        let annotated = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("test.proto"),
-            Some(&overlay),
-            &["t.Things".to_owned()],
-            PlainFields::default(),
-        )
-        .expect("no clash left");
+        let annotated = annotate_test(&pool, Some(&overlay), &["t.Things"], PlainFields::default())
+            .expect("no clash left");
         let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(
@@ -1038,16 +1076,9 @@ mod tests {
     #[test]
     fn another_extension_under_the_annotation_numbers_is_an_error_not_a_panic() {
         let source = "syntax = \"proto3\";\npackage x;\nimport \"google/protobuf/descriptor.proto\";\nextend google.protobuf.MethodOptions { string mine = 52104; }\nextend google.protobuf.FieldOptions { string theirs = 52105; }\nmessage Req {}\nservice S { rpc Get(Req) returns (Req); }\n";
-        let pool = crate::test_support::compile_files(&[("x.proto", source)], "x.proto");
-        let problems = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("x.proto"),
-            None,
-            &["x.S".to_owned()],
-            PlainFields::default(),
-        )
-        .expect_err("not ai-tools' annotation");
+        let pool = crate::test_support::compile_files(&[("test.proto", source)], "test.proto");
+        let problems = annotate_test(&pool, None, &["x.S"], PlainFields::default())
+            .expect_err("not ai-tools' annotation");
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert!(
             problems[0].message.contains("`x.mine` (extension 52104")
@@ -1066,20 +1097,8 @@ mod tests {
     ) -> Result<Vec<(String, serde_json::Value)>, Vec<String>> {
         let pool =
             crate::test_support::compile(&format!("{}{source}", crate::test_support::HEADER));
-        let annotated = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("test.proto"),
-            overlay,
-            &["t.Books".to_owned()],
-            plain_fields,
-        )
-        .map_err(|d| d.iter().map(ToString::to_string).collect::<Vec<_>>())?;
-        let tools = crate::tools_in_file(&annotated.pool, "test.proto").map_err(|d| {
-            d.into_iter()
-                .map(|d| annotated.relocate(d).to_string())
-                .collect::<Vec<_>>()
-        })?;
+        let annotated = annotate_test(&pool, overlay, &["t.Books"], plain_fields).map_err(texts)?;
+        let tools = located_tools(&annotated)?;
         Ok(tools
             .iter()
             .map(|t| {
@@ -1126,15 +1145,8 @@ service Books {
             ]
         );
         let pool = crate::test_support::compile(&format!("{}{BOOKS}", crate::test_support::HEADER));
-        let annotated = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("test.proto"),
-            None,
-            &["t.Books".to_owned()],
-            PlainFields::Optional,
-        )
-        .expect("annotated");
+        let annotated =
+            annotate_test(&pool, None, &["t.Books"], PlainFields::Optional).expect("annotated");
         let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
         let update = tools[0].render(crate::Dialect::JsonSchema);
         // Nested messages too; an inline option keeps what it said; the
@@ -1183,15 +1195,8 @@ service Books {
         );
         // Without whole services the overlay's `required` still decides.
         let pool = crate::test_support::compile(&format!("{}{BOOKS}", crate::test_support::HEADER));
-        let annotated = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("test.proto"),
-            Some(&overlay),
-            &[],
-            PlainFields::Optional,
-        )
-        .expect("annotated");
+        let annotated =
+            annotate_test(&pool, Some(&overlay), &[], PlainFields::Optional).expect("annotated");
         let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
         assert_eq!(tools.len(), 1);
         assert_eq!(
@@ -1255,16 +1260,7 @@ service Books {
             ],
             "test.proto",
         );
-        let run = |plain_fields| {
-            annotate(
-                &pool,
-                &pool.encode_to_vec(),
-                Some("test.proto"),
-                None,
-                &["t.Books".to_owned()],
-                plain_fields,
-            )
-        };
+        let run = |plain_fields| annotate_test(&pool, None, &["t.Books"], plain_fields);
         let problems = run(PlainFields::Optional).expect_err("cannot write `required`");
         assert!(
             problems[0]
@@ -1279,23 +1275,11 @@ service Books {
     /// The tools of `BOOKS` with `overlay_text` annotating
     /// `t.Books.UpdateBook`, or the diagnostics, located.
     fn tools_with_overlay(overlay_text: &str) -> Result<Vec<crate::ToolSpec>, Vec<String>> {
-        let overlay = Overlay::parse("tools.toml", overlay_text)
-            .map_err(|d| d.iter().map(ToString::to_string).collect::<Vec<_>>())?;
+        let overlay = Overlay::parse("tools.toml", overlay_text).map_err(texts)?;
         let pool = crate::test_support::compile(&format!("{}{BOOKS}", crate::test_support::HEADER));
-        let annotated = annotate(
-            &pool,
-            &pool.encode_to_vec(),
-            Some("test.proto"),
-            Some(&overlay),
-            &[],
-            PlainFields::Optional,
-        )
-        .map_err(|d| d.iter().map(ToString::to_string).collect::<Vec<_>>())?;
-        crate::tools_in_file(&annotated.pool, "test.proto").map_err(|d| {
-            d.into_iter()
-                .map(|d| annotated.relocate(d).to_string())
-                .collect::<Vec<_>>()
-        })
+        let annotated =
+            annotate_test(&pool, Some(&overlay), &[], PlainFields::Optional).map_err(texts)?;
+        located_tools(&annotated)
     }
 
     #[test]
@@ -1347,6 +1331,26 @@ service Books {
         // Not a string: the TOML parser says where.
         let wrong = tools_with_overlay(&format!("{method}timeout = 30\n")).expect_err("a number");
         assert!(wrong[0].starts_with("tools.toml:4:"), "{wrong:#?}");
+    }
+
+    #[test]
+    fn selectors_that_match_nothing_or_an_inline_option_are_located_in_the_overlay() {
+        let problems = tools_with_overlay(
+            "[methods.\"t.Books.UpdateBok\"]\nname = \"x\"\ndescription = \"X.\"\n\n\
+             [methods.\"t.Books.Annotated\"]\nname = \"y\"\ndescription = \"Y.\"\n\n\
+             [fields.\"t.UpdateBookRequest.titel\"]\nskip = true\n\n\
+             [fields.\"t.UpdateBookRequest.author\"]\nskip = true\n",
+        )
+        .expect_err("four bad selectors");
+        assert_eq!(
+            problems,
+            [
+                "tools.toml:5:10: `t.Books.Annotated` already has an inline `rpc_tool` option (test.proto:22:3); annotate it in one place",
+                "tools.toml:1:10: no method `t.Books.UpdateBok` in the protos; did you mean `t.Books.UpdateBook`?",
+                "tools.toml:12:9: `t.UpdateBookRequest.author` already has an inline `tool_field` option (test.proto:10:3); annotate it in one place",
+                "tools.toml:9:9: no field `t.UpdateBookRequest.titel` in the protos; did you mean `t.UpdateBookRequest.title`?",
+            ]
+        );
     }
 
     #[test]

@@ -322,24 +322,16 @@ impl Profile {
     };
 
     const OPENAI_STRICT: Profile = Profile {
-        nulls: Nulls::TypeArray,
         all_required: true,
         optional_nullable: true,
         open_objects: false,
-        refs: true,
-        recursion: true,
         max_depth: Some(OPENAI_MAX_DEPTH),
         formats: Some(OPENAI_FORMATS),
-        pattern: true,
-        bounds: true,
-        wide_integers_as_strings: false,
-        closed_keyword: true,
         empty_required: true,
-        type_arrays: true,
         keywords: Some(OPENAI_KEYWORDS),
         openai_limits: true,
-        string_enums: false,
         ref_siblings: false,
+        ..Profile::CANONICAL
     };
 
     /// What `dialect` accepts, as received by a client that changes
@@ -1065,17 +1057,24 @@ fn is_union(body: &Map<String, Value>) -> bool {
     body.len() == 1 && body.contains_key("anyOf")
 }
 
-/// An integer bound as JSON: exact for every 64-bit bound.
-fn integer_value(bound: i128) -> Value {
-    if let Ok(n) = i64::try_from(bound) {
-        Value::from(n)
-    } else if let Ok(n) = u64::try_from(bound) {
-        Value::from(n)
+/// A whole number as an exact JSON number: `None` beyond 64 bits, where a
+/// JSON number (serde_json's) can no longer hold it exactly. What stands
+/// there instead is the caller's to say: a schema's bound must be a number
+/// (the nearest double, [`integer_value`]), an argument handed on to a
+/// decoder must keep its value (its digits, `inbound`).
+pub(crate) fn exact_integer(n: i128) -> Option<Value> {
+    if let Ok(n) = i64::try_from(n) {
+        Some(Value::from(n))
     } else {
-        // Beyond 64 bits (`i128`): the nearest double.
-        #[allow(clippy::cast_precision_loss)]
-        Value::from(bound as f64)
+        u64::try_from(n).ok().map(Value::from)
     }
+}
+
+/// An integer bound as JSON: exact for every 64-bit bound; beyond 64 bits
+/// (`i128`), the nearest double, as JSON Schema takes only a number there.
+fn integer_value(bound: i128) -> Value {
+    #[allow(clippy::cast_precision_loss)]
+    exact_integer(bound).unwrap_or_else(|| Value::from(bound as f64))
 }
 
 fn number_value(bound: f64) -> Value {
@@ -1215,6 +1214,33 @@ mod tests {
             gemini["properties"]["raw"]["description"],
             "Anything.\n\nAny JSON value: a string, number, boolean or null as itself; an object or array as its JSON text."
         );
+    }
+
+    /// A bound is exact within 64 bits; past them (a hand-built `i128`
+    /// bound) it is the nearest double, as JSON Schema takes only a number
+    /// there. An argument past 64 bits is kept as its digits instead
+    /// (`inbound`'s `an_integer_past_64_bits_is_kept_as_its_digits`).
+    #[test]
+    fn an_integer_bound_past_64_bits_is_the_nearest_double() {
+        let past = i128::from(u64::MAX) + 1;
+        let schema = Schema::object(
+            Object::new()
+                .property("wide", Schema::integer_within(-past, past), true)
+                .property("long", Schema::integer_within(i64::MIN, u64::MAX), true),
+        );
+        let rendered = parameters(&schema, Dialect::JsonSchema, false);
+        let wide = &rendered["properties"]["wide"];
+        assert_eq!(
+            wide["minimum"],
+            serde_json::json!(-18_446_744_073_709_551_616.0_f64)
+        );
+        assert_eq!(
+            wide["maximum"],
+            serde_json::json!(18_446_744_073_709_551_616.0_f64)
+        );
+        let long = &rendered["properties"]["long"];
+        assert_eq!(long["minimum"], serde_json::json!(i64::MIN));
+        assert_eq!(long["maximum"], serde_json::json!(u64::MAX));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use ai_tools::{Sessions, TonicTransport};
+use ai_tools::{Sessions, transport::TonicTransport};
 use ai_tools_tests::{LinksBackend, serve};
 
 mod gentools {

@@ -18,7 +18,7 @@
 
 use std::time::Duration;
 
-use ai_tools::{NativeTool, Sessions, TonicTransport, ToolError, ToolInput, Toolkit};
+use ai_tools::{NativeTool, Sessions, ToolError, ToolInput, Toolkit, transport::TonicTransport};
 use ai_tools_tests::{LinksBackend, serve};
 use serde_json::{Value, json};
 
@@ -186,7 +186,7 @@ fn toolkit(
     sessions: &Sessions<TonicTransport>,
     conversation: &str,
     backend: LinksBackend,
-) -> Result<Toolkit, ai_tools::ToolkitError> {
+) -> Result<Toolkit, ai_tools::toolkit::ToolkitError> {
     let aliases = sessions.alias_manager(conversation);
     let share = NativeTool::new::<ShareInput, _, _>(
         "links_share_text",

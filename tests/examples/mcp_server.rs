@@ -18,7 +18,7 @@
 use std::sync::Arc;
 
 use ai_tools::mcp::McpServer;
-use ai_tools::{AliasManager, NativeTool, ToolError, ToolInput, Toolkit, ToolkitError};
+use ai_tools::{AliasManager, NativeTool, ToolError, ToolInput, Toolkit, toolkit::ToolkitError};
 use ai_tools_tests::{LinksBackend, serve};
 
 mod links {
@@ -47,7 +47,7 @@ struct ShareInput {
 struct WhoAmI {}
 
 fn toolkit(
-    transport: &ai_tools::TonicTransport,
+    transport: &ai_tools::transport::TonicTransport,
     backend: &LinksBackend,
     aliases: Arc<AliasManager>,
 ) -> Result<Toolkit, ToolkitError> {
@@ -109,7 +109,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let grpc = serve(LinksBackend::with_links(0)).await?;
     let channel = grpc.channel()?;
-    let transport = ai_tools::TonicTransport::new(channel);
+    let transport = ai_tools::transport::TonicTransport::new(channel);
     let backend = grpc.backend.clone();
     let server = McpServer::new(move |aliases| toolkit(&transport, &backend, aliases))
         .with_server_info("links", env!("CARGO_PKG_VERSION"))

@@ -8,7 +8,7 @@
 
 use ai_tools::schema::Dialect;
 use ai_tools::schema::check::{check, check_request};
-use ai_tools::{AgentTool, InProcessTransport, ProtoExecutor, Toolkit};
+use ai_tools::{AgentTool, Toolkit, executor::ProtoExecutor, transport::InProcessTransport};
 use serde_json::{Value, json};
 
 mod links {

@@ -113,6 +113,22 @@ pub mod tools {
     pub static SHAPES: &[&AgentTool] = &shapes::ALL_TOOLS;
 }
 
+/// The links tools as an MCP server, calling the links services through
+/// `channel` (with no server info of its own: callers name it if they wish).
+#[cfg(feature = "mcp")]
+pub fn links_mcp_server(channel: tonic::transport::Channel) -> ai_tools::mcp::McpServer {
+    let transport = ai_tools::transport::TonicTransport::new(channel);
+    ai_tools::mcp::McpServer::new(move |aliases| {
+        ai_tools::Toolkit::builder()
+            .alias_manager(aliases.clone())
+            .generated(tools::links::Executor::with_alias_manager(
+                transport.clone(),
+                aliases,
+            ))
+            .build()
+    })
+}
+
 /// A request the service received, as the server decoded it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Received {
@@ -542,14 +558,17 @@ impl WorkflowStepsService for LinksBackend {
 pub struct Server {
     /// Where it listens.
     pub addr: SocketAddr,
+    /// Whether it speaks TLS ([`tls::serve_tls`]).
+    pub https: bool,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Server {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://` over TLS.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Stops the server and waits for it.
@@ -593,7 +612,12 @@ pub async fn serve_router(
             })
             .await;
     });
-    Ok(Server { addr, stop, task })
+    Ok(Server {
+        addr,
+        https: false,
+        stop,
+        task,
+    })
 }
 
 /// The links and feed services running; dropping it does not stop them,
@@ -610,7 +634,7 @@ pub struct RunningServer {
 }
 
 impl RunningServer {
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://` over TLS.
     pub fn url(&self) -> String {
         self.server.url()
     }
@@ -649,7 +673,7 @@ pub async fn serve_with_reflection(
     backend: LinksBackend,
     version: Reflection,
 ) -> std::io::Result<RunningServer> {
-    serve_routes(LOOPBACK_ANY, backend, Some(version)).await
+    serve_routes(LOOPBACK_ANY, backend, Some(version), None).await
 }
 
 /// Serves `backend` (and a fresh feed service) on `127.0.0.1:0` until shut
@@ -659,7 +683,7 @@ pub async fn serve_with_reflection(
 ///
 /// When the port cannot be bound.
 pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
-    serve_routes(LOOPBACK_ANY, backend, None).await
+    serve_routes(LOOPBACK_ANY, backend, None, None).await
 }
 
 /// [`serve`] on `addr`: a server can stop and come back on the port it had.
@@ -668,7 +692,7 @@ pub async fn serve(backend: LinksBackend) -> std::io::Result<RunningServer> {
 ///
 /// When the address cannot be bound (see [`serve_router`]).
 pub async fn serve_at(addr: SocketAddr, backend: LinksBackend) -> std::io::Result<RunningServer> {
-    serve_routes(addr, backend, None).await
+    serve_routes(addr, backend, None, None).await
 }
 
 /// `127.0.0.1:0`: any free port on loopback.
@@ -679,6 +703,7 @@ async fn serve_routes(
     addr: SocketAddr,
     backend: LinksBackend,
     reflection: Option<Reflection>,
+    tls: Option<tonic::transport::ServerTlsConfig>,
 ) -> std::io::Result<RunningServer> {
     let feed = FeedBackend::default();
     let described = || {
@@ -701,13 +726,21 @@ async fn serve_routes(
         Some(Reflection::V1Alpha) => Some(described().build_v1alpha().map_err(invalid)?),
         _ => None,
     };
-    let router = tonic::transport::Server::builder()
+    let mut builder = tonic::transport::Server::builder();
+    let https = tls.is_some();
+    if let Some(tls) = tls {
+        builder = builder
+            .tls_config(tls)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+    }
+    let router = builder
         .add_service(LinksServiceServer::new(backend.clone()))
         .add_service(WorkflowStepsServiceServer::new(backend.clone()))
         .add_service(FeedServiceServer::new(feed.clone()))
         .add_optional_service(v1)
         .add_optional_service(v1alpha);
-    let server = serve_router(addr, router).await?;
+    let mut server = serve_router(addr, router).await?;
+    server.https = https;
     Ok(RunningServer {
         addr: server.addr,
         backend,
@@ -717,5 +750,8 @@ async fn serve_routes(
 }
 
 pub mod arguments;
+pub mod http;
+pub mod oauth;
 pub mod redis_suite;
 pub mod support;
+pub mod tls;

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use ai_tools::{Sessions, TonicTransport, ToolResult, store::AliasStore};
+use ai_tools::{Sessions, ToolResult, store::AliasStore, transport::TonicTransport};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 

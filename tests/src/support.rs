@@ -8,8 +8,10 @@ use std::time::Duration;
 use ai_tools::schema::Dialect;
 use ai_tools::schema::check::{Violation, check, check_request};
 use ai_tools::{
-    AgentTool, AliasManager, InProcessTransport, ProtoExecutor, Sessions, TonicTransport,
-    ToolResult, store::AliasStore,
+    AgentTool, AliasManager, Sessions, ToolResult,
+    executor::ProtoExecutor,
+    store::AliasStore,
+    transport::{InProcessTransport, TonicTransport},
 };
 use prost_reflect::{DescriptorPool, DynamicMessage};
 use serde_json::Value;
@@ -422,6 +424,43 @@ pub fn python_importing(modules: &str) -> Result<std::path::PathBuf, String> {
         "no Python that can `import {modules}`: tried {}; `.ci/run` makes one in target/py-venv",
         tried.join(", ")
     ))
+}
+
+/// A `node` of major version `min` or later: `AI_TOOLS_NODE`, else `node`
+/// on the PATH; or why there is none (the tests that need one fail with it
+/// where `AI_TOOLS_REQUIRE_NODE` is set, and skip saying it elsewhere).
+pub fn node_at_least(min: u32) -> Result<std::path::PathBuf, String> {
+    use std::path::PathBuf;
+    let node =
+        std::env::var_os("AI_TOOLS_NODE").map_or_else(|| PathBuf::from("node"), PathBuf::from);
+    let version = std::process::Command::new(&node)
+        .arg("--version")
+        .output()
+        .map_err(|e| {
+            format!(
+                "`{}` does not run ({e}); install Node.js {min} or later or set AI_TOOLS_NODE",
+                node.display()
+            )
+        })?;
+    let version = String::from_utf8_lossy(&version.stdout).trim().to_owned();
+    let major: u32 = version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .ok_or_else(|| format!("`{} --version` printed {version:?}", node.display()))?;
+    if major < min {
+        return Err(format!(
+            "Node.js {version} is older than {min}, the oldest the packages locked in tests/node support"
+        ));
+    }
+    Ok(node)
+}
+
+/// Whether `AI_TOOLS_REQUIRE_NODE` is set (non-empty, not `0`): a test
+/// that needs Node.js fails without it instead of skipping.
+pub fn node_required() -> bool {
+    std::env::var_os("AI_TOOLS_REQUIRE_NODE").is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// Whether `AI_TOOLS_REQUIRE_PYTHON` is set (non-empty, not `0`): a test

@@ -7,7 +7,11 @@
 
 use std::time::Duration;
 
-use ai_tools::{ExecutorOptions, ProtoExecutor, Sessions, TonicTransport};
+use ai_tools::{
+    Sessions,
+    executor::{ExecutorOptions, ProtoExecutor},
+    transport::TonicTransport,
+};
 use ai_tools_tests::support::{assert_consistent, error_text, links_recording_transport, ok_json};
 use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
 use serde_json::{Value, json};
@@ -66,7 +70,7 @@ async fn each_bound_gives_a_clear_error_before_any_call() {
     // the same bounds hold for already-parsed arguments
     let text = error_text(
         &exec
-            .execute_value("links_create", json!({"tags": vec!["t"; 1001]}))
+            .execute("links_create", json!({"tags": vec!["t"; 1001]}))
             .await,
     )
     .to_owned();

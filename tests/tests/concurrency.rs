@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ai_tools::{CallOptions, ProtoExecutor, Sessions, TonicTransport, Transport};
+use ai_tools::{
+    CallOptions, Sessions, Transport, executor::ProtoExecutor, transport::TonicTransport,
+};
 use ai_tools_tests::support::{assert_consistent, error_text, links_recording_transport, ok_json};
 use ai_tools_tests::{LINKS_POOL, LinksBackend, pb, serve, tools};
 use serde_json::{Value, json};

@@ -243,7 +243,7 @@ fn request_limits_of_the_whole_file() {
 /// per-request budgets, so the whole corpus is one request Anthropic accepts.
 #[test]
 fn the_toolkits_anthropic_list_stays_within_the_strict_budgets() {
-    let executor = conformance::Executor::new(ai_tools::InProcessTransport::new());
+    let executor = conformance::Executor::new(ai_tools::transport::InProcessTransport::new());
     let toolkit = ai_tools::Toolkit::builder()
         .generated(executor)
         .build()

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ai_tools::{
-    AliasManager, CallOptions, ExecutorOptions, ProtoExecutor, SessionExecutor, Sessions,
-    TonicTransport,
+    AliasManager, CallOptions, Sessions,
+    executor::{ExecutorOptions, GeneratedExecutor, ProtoExecutor},
+    transport::TonicTransport,
 };
 use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, serve, tools};
@@ -17,8 +18,16 @@ type Exec = ProtoExecutor<TonicTransport>;
 /// What the macro's `Executor<T>` is, minus the typed methods.
 struct LinksExecutor(ProtoExecutor<TonicTransport>);
 
-impl SessionExecutor<TonicTransport> for LinksExecutor {
-    fn for_session(transport: TonicTransport, aliases: Arc<AliasManager>) -> Self {
+impl From<LinksExecutor> for ProtoExecutor<TonicTransport> {
+    fn from(executor: LinksExecutor) -> Self {
+        executor.0
+    }
+}
+
+impl GeneratedExecutor for LinksExecutor {
+    type Transport = TonicTransport;
+
+    fn with_alias_manager(transport: TonicTransport, aliases: Arc<AliasManager>) -> Self {
         Self(ProtoExecutor::with_alias_manager(
             tools::ALL,
             &LINKS_POOL,

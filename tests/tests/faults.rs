@@ -12,7 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use ai_tools::{CallOptions, ExecutorOptions, InProcessTransport, ProtoExecutor};
+use ai_tools::{
+    CallOptions,
+    executor::{ExecutorOptions, ProtoExecutor},
+    transport::InProcessTransport,
+};
 use ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
 use ai_tools_tests::support::{assert_consistent, dynamic, error_text, ok_json, tonic_exec};
 use ai_tools_tests::{
@@ -82,7 +86,7 @@ async fn every_grpc_status_code_says_what_happened_and_whether_a_retry_may_help(
 
     let mut texts = Vec::new();
     for n in 1..=16 {
-        let code = ai_tools::Code::from_i32(n);
+        let code = ai_tools::transport::Code::from_i32(n);
         let args = json!({ "page_size": n }).to_string();
         let result = exec.execute("links_list", &args).await;
         let text = error_text(&result).to_owned();

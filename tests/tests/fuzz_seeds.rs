@@ -3,7 +3,7 @@
 //! invariants as the fuzz targets (`scripts/fuzz-smoke.sh` runs those).
 //! RELIABILITY.md describes the targets.
 
-use ai_tools::{AliasManager, ProtoExecutor};
+use ai_tools::{AliasManager, executor::ProtoExecutor};
 use ai_tools_tests::support::links_recording_transport;
 use ai_tools_tests::{LINKS_POOL, new_uuid, tools};
 use serde_json::Value;

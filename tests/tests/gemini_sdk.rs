@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ai_tools::{InProcessTransport, NativeTool, ToolInput, Toolkit};
+use ai_tools::{NativeTool, ToolInput, Toolkit, transport::InProcessTransport};
 use ai_tools_tests::support::{python_importing, python_required};
 use ai_tools_tests::tools::{
     conformance, etcd, feed, google_types, links, longrunning_overlay, longrunning_whole, shapes,

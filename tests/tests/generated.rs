@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ai_tools::{Sessions, TonicTransport};
+use ai_tools::{Sessions, transport::TonicTransport};
 use ai_tools_tests::{LinksBackend, Received, serve};
 use serde_json::json;
 
@@ -98,7 +98,7 @@ const EXPECTED: &[Expected] = &[
 fn generated_alias_maps_match_the_proto() {
     let generated = gentools::all_tools();
     assert_eq!(generated.len(), EXPECTED.len());
-    let sorted = |list: &[ai_tools::FieldPrefix]| {
+    let sorted = |list: &[ai_tools::alias::FieldPrefix]| {
         let mut v: Vec<_> = list
             .iter()
             .map(|f| (f.message, f.field, f.prefix))

@@ -32,8 +32,9 @@ mod edge {
 
     use ai_tools::mcp::{McpServer, ServeError};
     use ai_tools::{NativeTool, Toolkit};
+    use ai_tools_tests::http::{self, Response, read_response};
     use serde_json::{Value, json};
-    use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
     use tokio::net::TcpStream;
 
     /// One test at a time: the memory test reads the process's peak.
@@ -96,92 +97,6 @@ mod edge {
         }
     }
 
-    #[derive(Debug)]
-    struct Response {
-        status: u16,
-        headers: Vec<(String, String)>,
-        body: String,
-    }
-
-    impl Response {
-        fn header(&self, name: &str) -> Option<&str> {
-            self.headers
-                .iter()
-                .find(|(n, _)| n.eq_ignore_ascii_case(name))
-                .map(|(_, v)| v.as_str())
-        }
-
-        /// The JSON-RPC message of the body: the body itself, or the one
-        /// `data:` line of an event stream that holds one.
-        fn message(&self) -> Value {
-            if let Ok(value) = serde_json::from_str::<Value>(&self.body) {
-                return value;
-            }
-            self.body
-                .lines()
-                .filter_map(|l| l.strip_prefix("data:"))
-                .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-                .find(|v| v.get("jsonrpc").is_some())
-                .unwrap_or_else(|| panic!("no JSON-RPC message in {self:?}"))
-        }
-    }
-
-    /// Reads one HTTP/1.1 response: its head, then a chunked body, one of
-    /// `Content-Length`, or everything to the end.
-    async fn read_response(reader: &mut (impl AsyncBufRead + Unpin)) -> std::io::Result<Response> {
-        let mut line = String::new();
-        if reader.read_line(&mut line).await? == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        let status: u16 = line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| panic!("a status line: {line:?}"));
-        let mut headers = Vec::new();
-        loop {
-            line.clear();
-            reader.read_line(&mut line).await?;
-            let trimmed = line.trim_end();
-            if trimmed.is_empty() {
-                break;
-            }
-            let (name, value) = trimmed.split_once(':').expect("a header");
-            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_owned()));
-        }
-        let find = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v);
-        let mut body = Vec::new();
-        if status == 204 || status == 304 {
-            // No body.
-        } else if find("transfer-encoding").is_some_and(|v| v.contains("chunked")) {
-            loop {
-                line.clear();
-                reader.read_line(&mut line).await?;
-                let size = usize::from_str_radix(line.trim(), 16).expect("a chunk size");
-                if size == 0 {
-                    line.clear();
-                    reader.read_line(&mut line).await?;
-                    break;
-                }
-                let start = body.len();
-                body.resize(start + size, 0);
-                reader.read_exact(&mut body[start..]).await?;
-                line.clear();
-                reader.read_line(&mut line).await?;
-            }
-        } else if let Some(length) = find("content-length") {
-            body.resize(length.parse().expect("a length"), 0);
-            reader.read_exact(&mut body).await?;
-        } else {
-            reader.read_to_end(&mut body).await?;
-        }
-        Ok(Response {
-            status,
-            headers,
-            body: String::from_utf8_lossy(&body).into_owned(),
-        })
-    }
-
     /// A request to `/mcp` as the SDKs send it, with `extra` header lines.
     fn request(method: &str, session: Option<&str>, extra: &[(&str, &str)], body: &str) -> Vec<u8> {
         let mut head = format!(
@@ -201,24 +116,11 @@ mod edge {
         bytes
     }
 
-    /// Sends one request on a new connection; its response. The request is
-    /// written while the response is read: a server may answer (and close)
-    /// before it has read the whole body.
+    /// Sends one request on a new connection; its response, within
+    /// [`PATIENCE`]. The request is written while the response is read: a
+    /// server may answer (and close) before it has read the whole body.
     async fn exchange(addr: SocketAddr, request: &[u8]) -> Response {
-        let stream = TcpStream::connect(addr).await.expect("connect");
-        let (read, mut write) = stream.into_split();
-        let request = request.to_vec();
-        let writer = tokio::spawn(async move {
-            let _ = write.write_all(&request).await;
-            // Kept open until the response is read.
-            std::future::pending::<()>().await;
-        });
-        let response = tokio::time::timeout(PATIENCE, read_response(&mut BufReader::new(read)))
-            .await
-            .expect("an answer in time")
-            .expect("a response");
-        writer.abort();
-        response
+        http::exchange(addr, request, PATIENCE).await
     }
 
     const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"edge-test","version":"1"}}}"#;
@@ -788,24 +690,12 @@ mod edge {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-    use ai_tools::TonicTransport;
     use ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
-    use ai_tools_tests::tools::links;
-    use ai_tools_tests::{LinksBackend, new_uuid, pb};
+    use ai_tools_tests::{LinksBackend, links_mcp_server, new_uuid, pb};
 
     /// An MCP server of the links tools, calling `channel` through tonic.
     fn links_server(channel: tonic::transport::Channel) -> McpServer {
-        let transport = TonicTransport::new(channel);
-        McpServer::new(move |aliases| {
-            Toolkit::builder()
-                .alias_manager(aliases.clone())
-                .generated(links::Executor::with_alias_manager(
-                    transport.clone(),
-                    aliases,
-                ))
-                .build()
-        })
-        .with_server_info("links", "1")
+        links_mcp_server(channel).with_server_info("links", "1")
     }
 
     fn channel(addr: SocketAddr) -> tonic::transport::Channel {

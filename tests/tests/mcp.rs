@@ -156,9 +156,7 @@ mod python_sdk {
     /// headers (the `-bin` one as the bytes it encodes) and nothing else.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn forwarded_headers_reach_the_grpc_server_allow_listed_only_and_per_session() {
-        use ai_tools::mcp::McpServer;
-        use ai_tools::{TonicTransport, Toolkit};
-        use ai_tools_tests::{LinksBackend, MetadataValue, Received, serve, tools::links};
+        use ai_tools_tests::{LinksBackend, MetadataValue, Received, links_mcp_server, serve};
 
         let Some(python) = python_or_skip() else {
             return;
@@ -168,19 +166,10 @@ mod python_sdk {
             .expect("a gRPC server");
         // Every call waits a little at the server, so that calls overlap.
         grpc.backend.set_delay(Duration::from_millis(20));
-        let transport = TonicTransport::new(grpc.channel().expect("a channel"));
-        let server = McpServer::new(move |aliases| {
-            Toolkit::builder()
-                .alias_manager(aliases.clone())
-                .generated(links::Executor::with_alias_manager(
-                    transport.clone(),
-                    aliases,
-                ))
-                .build()
-        })
-        .with_server_info("links", "1")
-        .forward_headers(["authorization", "x-tenant", "x-trace-bin"])
-        .expect("forwardable headers");
+        let server = links_mcp_server(grpc.channel().expect("a channel"))
+            .with_server_info("links", "1")
+            .forward_headers(["authorization", "x-tenant", "x-trace-bin"])
+            .expect("forwardable headers");
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
@@ -292,7 +281,7 @@ mod in_process {
     use std::time::Duration;
 
     use ai_tools::mcp::{McpServer, ServeError};
-    use ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, ToolkitError};
+    use ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, toolkit::ToolkitError};
     use serde_json::Value;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -521,9 +510,10 @@ mod in_process {
         use ai_tools_tests::{LinksBackend, serve};
 
         let grpc = serve(LinksBackend::default()).await.expect("a gRPC server");
-        let transport = ai_tools::TonicTransport::new(grpc.channel().expect("a channel"));
+        let transport =
+            ai_tools::transport::TonicTransport::new(grpc.channel().expect("a channel"));
         // Bounds no stream of this test reaches: only the client ends it.
-        let mut unbounded = ai_tools::ExecutorOptions::default();
+        let mut unbounded = ai_tools::executor::ExecutorOptions::default();
         unbounded.stream.max_messages = usize::MAX;
         unbounded.stream.max_bytes = usize::MAX;
         unbounded.stream.max_time = Duration::from_secs(600);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ai_tools::schema::ir::Kind;
 use ai_tools::schema::{Dialect, check, render};
-use ai_tools::{AliasManager, NativeTool, ToolInput, ToolResult};
+use ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput, ToolResult};
 use serde_json::{Map, Value, json};
 
 /// Search the docs.
@@ -271,7 +271,11 @@ fn echo<T: ToolInput + std::fmt::Debug + Send + 'static>(strict: bool) -> Native
 
 async fn call<T: ToolInput + std::fmt::Debug + Send + 'static>(args: &Value) -> ToolResult {
     echo::<T>(false)
-        .call(Arc::new(AliasManager::new()), &args.to_string())
+        .call(
+            Arc::new(AliasManager::new()),
+            &args.to_string(),
+            &CallOptions::new(),
+        )
         .await
 }
 
@@ -443,7 +447,9 @@ async fn round_trip<T: ToolInput + std::fmt::Debug + Send + 'static>(what: &str)
             );
             for full in [false, true] {
                 let args = example(&rendered, &rendered, full, 0);
-                let result = tool.call(conversation().await, &args.to_string()).await;
+                let result = tool
+                    .call(conversation().await, &args.to_string(), &CallOptions::new())
+                    .await;
                 assert!(
                     !result.is_error,
                     "{what} {dialect} strict={strict} full={full}: {args} → {}",
@@ -462,12 +468,16 @@ async fn round_trip<T: ToolInput + std::fmt::Debug + Send + 'static>(what: &str)
                         args[name] = Value::Null;
                     }
                 }
-                let result = tool.call(conversation().await, &args.to_string()).await;
+                let result = tool
+                    .call(conversation().await, &args.to_string(), &CallOptions::new())
+                    .await;
                 assert!(!result.is_error, "{what} nulls: {args} → {}", result.output);
             }
             let full = example(&rendered, &rendered, true, 0);
             for (name, args) in without_each_required(&full, &rendered) {
-                let result = tool.call(conversation().await, &args.to_string()).await;
+                let result = tool
+                    .call(conversation().await, &args.to_string(), &CallOptions::new())
+                    .await;
                 assert!(
                     result.is_error,
                     "{what} {dialect}: without `{name}` it must fail: {args}"
@@ -566,7 +576,9 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
         )
     });
     let args = json!({"step_id": "step-1", "children": [{"step_id": "step-2"}]});
-    let result = tool.call(aliases.clone(), &args.to_string()).await;
+    let result = tool
+        .call(aliases.clone(), &args.to_string(), &CallOptions::new())
+        .await;
     assert!(!result.is_error, "{}", result.output);
     // The tool saw UUIDs; the model sees aliases again.
     assert_eq!(
@@ -578,7 +590,11 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
         tree.children[0].step_id.clone()
     });
     let result = seen
-        .call(Arc::new(AliasManager::new()), &args.to_string())
+        .call(
+            Arc::new(AliasManager::new()),
+            &args.to_string(),
+            &CallOptions::new(),
+        )
         .await;
     assert!(result.is_error);
     assert!(
@@ -590,6 +606,7 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
         .call(
             aliases.clone(),
             &json!({"step_id": "step-1", "children": [{"step_id": "step-9"}]}).to_string(),
+            &CallOptions::new(),
         )
         .await;
     assert_eq!(
@@ -601,6 +618,7 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
         .call(
             aliases,
             &json!({"step_id": a, "children": [{"step_id": b}]}).to_string(),
+            &CallOptions::new(),
         )
         .await;
     assert_eq!(result.output, "step-2");
@@ -618,7 +636,11 @@ async fn a_refused_alias_is_echoed_shortened_as_in_generated_tools() {
     });
     let invented = format!("step-{}", "9".repeat(10_000));
     let result = tool
-        .call(aliases, &json!({"step_id": invented}).to_string())
+        .call(
+            aliases,
+            &json!({"step_id": invented}).to_string(),
+            &CallOptions::new(),
+        )
         .await;
     assert!(result.is_error);
     assert!(
@@ -642,7 +664,11 @@ async fn a_panicking_tool_is_an_error_result() {
         "fine"
     });
     let result = tool
-        .call(Arc::new(AliasManager::new()), r#"{"page":0}"#)
+        .call(
+            Arc::new(AliasManager::new()),
+            r#"{"page":0}"#,
+            &CallOptions::new(),
+        )
         .await;
     assert!(
         result.is_error && result.output.contains("page zero"),
@@ -650,7 +676,37 @@ async fn a_panicking_tool_is_an_error_result() {
         result.output
     );
     let result = tool
-        .call(Arc::new(AliasManager::new()), r#"{"page":1}"#)
+        .call(
+            Arc::new(AliasManager::new()),
+            r#"{"page":1}"#,
+            &CallOptions::new(),
+        )
         .await;
     assert_eq!(result, ToolResult::ok("fine"));
+}
+
+/// A native tool's error is bounded like a generated tool's: the model is
+/// never handed more than `ToolResult::MAX_ERROR_BYTES` of it, however long
+/// the tool's own message (a whole upstream error page, say).
+#[tokio::test]
+async fn a_native_tools_long_error_is_cut_to_the_bound() {
+    /// No arguments.
+    #[derive(serde::Deserialize, ToolInput)]
+    struct Nothing {}
+    let page = "upstream said: é ".repeat(2_000);
+    let failing = NativeTool::new::<Nothing, _, _>("fetch_page", "Fetch.", move |_, _| {
+        let page = page.clone();
+        async move { Err::<String, _>(ai_tools::ToolError::new(page)) }
+    });
+    let result = failing
+        .call(Arc::new(AliasManager::new()), "{}", &CallOptions::new())
+        .await;
+    assert!(result.is_error);
+    assert!(result.output.starts_with("fetch_page"), "{}", result.output);
+    assert!(
+        result.output.len() <= ToolResult::MAX_ERROR_BYTES + " …".len(),
+        "{} bytes",
+        result.output.len()
+    );
+    assert!(result.output.ends_with(" …"));
 }

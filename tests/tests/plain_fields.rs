@@ -15,7 +15,11 @@ use std::sync::{Arc, Mutex};
 
 use ai_tools::schema::Dialect;
 use ai_tools::schema::overlay::{Overlay, PlainFields};
-use ai_tools::{AgentTool, TonicTransport, ToolSet, ToolSetOptions};
+use ai_tools::{
+    AgentTool,
+    tool_set::{ToolSet, ToolSetOptions},
+    transport::TonicTransport,
+};
 use ai_tools_tests::serve_router;
 use ai_tools_tests::support::{ok_json, python_importing, python_required, renderings};
 use serde_json::{Value, json};

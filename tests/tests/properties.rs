@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-use ai_tools::{AliasManager, AliasSnapshot, InProcessTransport, ProtoExecutor};
+use ai_tools::{
+    AliasManager, alias::AliasSnapshot, executor::ProtoExecutor, transport::InProcessTransport,
+};
 use ai_tools_tests::arguments::Generator;
 use ai_tools_tests::support::{Recording, ready, recording_transport};
 use proptest::prelude::*;
@@ -219,7 +221,7 @@ proptest! {
         let result = if as_text {
             rt.block_on(exec.execute(name, &args.to_string()))
         } else {
-            rt.block_on(exec.execute_value(name, args))
+            rt.block_on(exec.execute(name, args))
         };
         let called = calls.len();
         prop_assert!(called <= 1);

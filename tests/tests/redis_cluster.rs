@@ -26,8 +26,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ai_tools::{
-    Sessions, TonicTransport,
+    Sessions,
     store::{AliasStore, RedisStore, RedisStoreOptions},
+    transport::TonicTransport,
 };
 use ai_tools_tests::redis_suite::{
     self, Backend, CommandStats, Exec, Outage, RedisServer, assert_one_alias_per_uuid,

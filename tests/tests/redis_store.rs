@@ -18,8 +18,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ai_tools::{
-    Sessions, TonicTransport,
+    Sessions,
     store::{RedisStore, RedisStoreOptions},
+    transport::TonicTransport,
 };
 use ai_tools_tests::redis_suite::{
     self, Backend, CommandStats, Exec, Outage, RedisServer, assert_replicas_agree,

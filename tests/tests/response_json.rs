@@ -11,7 +11,7 @@
 //! reference one.
 
 use ai_tools::__private::transcode;
-use ai_tools::{AgentTool, AliasManager, FieldPrefix};
+use ai_tools::{AgentTool, AliasManager, alias::FieldPrefix};
 use prost::Message as _;
 use prost_reflect::{
     DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, SerializeOptions, Value,
@@ -258,7 +258,7 @@ async fn check(desc: &MessageDescriptor, prefixes: &'static [FieldPrefix], bytes
         assert!(
             matches!(
                 refused,
-                Some(Err(ai_tools::AliasError::LimitReached { .. }))
+                Some(Err(ai_tools::alias::AliasError::LimitReached { .. }))
             ),
             "{}: past the limit, {refused:?}",
             desc.full_name()

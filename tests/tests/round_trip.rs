@@ -4,12 +4,12 @@
 //! The values come from `ai_tools_tests::arguments::Generator`, which turns a
 //! rendered schema into a proptest strategy of values it accepts (see that
 //! module for what it generates). Each value goes through the real inbound
-//! path, `ProtoExecutor::execute_value` over an in-process transport that
+//! path, `ProtoExecutor::execute` over an in-process transport that
 //! records the request it received; every call must arrive.
 
 use std::collections::BTreeMap;
 
-use ai_tools::{AgentTool, InProcessTransport, ProtoExecutor};
+use ai_tools::{AgentTool, executor::ProtoExecutor, transport::InProcessTransport};
 use ai_tools_tests::arguments::{Generator, any_duration};
 use ai_tools_tests::support::{Recording, recording_transport};
 use proptest::prelude::*;
@@ -108,7 +108,7 @@ fn every_rendering_round_trips(
             let mut runner = TestRunner::new(config());
             let outcome = runner.run(&strategy, |args| {
                 let before = log.len();
-                let result = rt.block_on(exec.execute_value(tool.name, args));
+                let result = rt.block_on(exec.execute(tool.name, args));
                 calls.set(calls.get() + 1);
                 if result.is_error {
                     return Err(TestCaseError::fail(format!(
@@ -160,7 +160,7 @@ fn a_json_string_any_decodes() {
         "string"
     );
     let args = json!({ "wkt": { "any": any_duration().to_string() } });
-    let result = rt.block_on(exec.execute_value("conformance_well_known_strict", args));
+    let result = rt.block_on(exec.execute("conformance_well_known_strict", args));
     assert!(!result.is_error, "{}", result.output);
     assert_eq!(log.len(), 1);
 }
@@ -207,7 +207,7 @@ fn strict_openai_nulls_decode_like_absent_fields() {
             let outcome = runner.run(&strategy, |args| {
                 let mut decoded = Vec::new();
                 for args in [args.clone(), without_nulls(&args)] {
-                    let result = rt.block_on(exec.execute_value(tool.name, args));
+                    let result = rt.block_on(exec.execute(tool.name, args));
                     prop_assert!(!result.is_error, "{}", result.output);
                     // As protojson: `Debug` of a recursive message's
                     // descriptor does not end.

@@ -2,7 +2,10 @@
 //! echo service returns the request it decoded, so the output shows exactly
 //! what would have reached a real service.
 
-use ai_tools::{Code, InProcessTransport, ProtoExecutor, Status};
+use ai_tools::{
+    executor::ProtoExecutor,
+    transport::{Code, InProcessTransport, Status},
+};
 use ai_tools_tests::support::ok_json;
 use ai_tools_tests::{new_uuid, tools};
 use serde_json::json;
@@ -34,7 +37,7 @@ async fn provider_shaping_is_undone() {
         // 64-bit integers as strings or numbers
         "big": "9007199254740993",
     });
-    let out = ok_json(&exec.execute_value("shapes_echo", args).await);
+    let out = ok_json(&exec.execute("shapes_echo", args).await);
     assert_eq!(
         out,
         json!({
@@ -71,7 +74,7 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
         "nodes": {"n": {"owner_id": "user-1", "children": [{"owner_id": "user-2", "name": "user-1"}]}},
     });
     // the echo returns the UUIDs, which are aliased again on the way out
-    let out = ok_json(&exec.execute_value("shapes_echo", args).await);
+    let out = ok_json(&exec.execute("shapes_echo", args).await);
     assert_eq!(
         out,
         json!({
@@ -81,7 +84,7 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
     );
 
     let r = exec
-        .execute_value(
+        .execute(
             "shapes_echo",
             json!({"root": {"children": [{"owner_id": "user-3"}]}}),
         )
@@ -99,9 +102,7 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
 #[tokio::test]
 async fn unknown_hidden_and_nested_fields_are_named() {
     let exec = echo();
-    let r = exec
-        .execute_value("shapes_echo", json!({"secret": "x"}))
-        .await;
+    let r = exec.execute("shapes_echo", json!({"secret": "x"})).await;
     assert!(
         r.is_error && r.output.contains("unknown argument `secret`"),
         "{}",
@@ -114,7 +115,7 @@ async fn unknown_hidden_and_nested_fields_are_named() {
     );
 
     let r = exec
-        .execute_value(
+        .execute(
             "shapes_echo",
             json!({"root": {"children": [{"colour": "red"}]}}),
         )
@@ -127,17 +128,17 @@ async fn unknown_hidden_and_nested_fields_are_named() {
         r.output
     );
 
-    let r = exec.execute_value("shapes_echo", json!({"big": 1.5})).await;
+    let r = exec.execute("shapes_echo", json!({"big": 1.5})).await;
     assert_eq!(r.output, "shapes_echo: `big` is 1.5; send a whole number");
     // a oneof sent in its rendered shape is lifted to protojson's flat form
     let out = ok_json(
         &exec
-            .execute_value("shapes_echo", json!({"destination": {"email": "a@b.c"}}))
+            .execute("shapes_echo", json!({"destination": {"email": "a@b.c"}}))
             .await,
     );
     assert_eq!(out, json!({"email": "a@b.c"}));
     let r = exec
-        .execute_value(
+        .execute(
             "shapes_echo",
             json!({"destination": {"email": "a@b.c"}, "url": "https://x.y"}),
         )
@@ -185,12 +186,12 @@ async fn one_member_of_a_oneof_is_accepted_and_two_are_refused_by_name() {
     let exec = echo();
     let out = ok_json(
         &exec
-            .execute_value("shapes_echo", json!({"url": "https://x.y", "email": null}))
+            .execute("shapes_echo", json!({"url": "https://x.y", "email": null}))
             .await,
     );
     assert_eq!(out, json!({"url": "https://x.y"}));
     let result = exec
-        .execute_value(
+        .execute(
             "shapes_echo",
             json!({"url": "https://x.y", "email": "a@b.c"}),
         )

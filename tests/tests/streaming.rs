@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ai_tools::{
-    BoxFuture, CallOptions, ExecutorOptions, MessageStream, Status, TonicTransport, Toolkit,
-    Transport,
+    CallOptions, Toolkit, Transport,
+    executor::ExecutorOptions,
+    transport::{BoxFuture, MessageStream, Status, TonicTransport},
 };
 use ai_tools_tests::feed_pb::{Event, FollowRequest};
 use ai_tools_tests::support::{error_text, ok_json};

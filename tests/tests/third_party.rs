@@ -654,7 +654,7 @@ fn every_rendering_passes(tools: &[&AgentTool]) {
 /// the executor aliases and resolves by them at run time.
 #[test]
 fn overlay_aliases_work_at_run_time() {
-    use ai_tools::InProcessTransport;
+    use ai_tools::transport::InProcessTransport;
     use prost_reflect::ReflectMessage as _;
     let uuid = "7d444840-9dc0-11d1-b245-5ffdce74fad2";
     let pool = longrunning_overlay::descriptor_pool();

@@ -3,7 +3,10 @@
 //! against a real tonic server with aliases, and clear errors for bad input.
 
 use ai_tools::schema::overlay::Overlay;
-use ai_tools::{TonicTransport, ToolSet, ToolSetOptions};
+use ai_tools::{
+    tool_set::{ToolSet, ToolSetOptions},
+    transport::TonicTransport,
+};
 use ai_tools_tests::support::{error_text, ok_json};
 use ai_tools_tests::tools::{links, longrunning_overlay, longrunning_whole};
 use ai_tools_tests::{LinksBackend, serve};
@@ -291,7 +294,7 @@ async fn a_server_that_never_answers_is_an_error_within_the_timeout() {
     );
     assert_eq!(
         ToolSetOptions::new().reflection_timeout,
-        ai_tools::DEFAULT_REFLECTION_TIMEOUT
+        ai_tools::tool_set::DEFAULT_REFLECTION_TIMEOUT
     );
     silent.abort();
 }
@@ -408,7 +411,7 @@ fn a_request_nested_to_the_bound_has_its_parameters_in_every_dialect() {
     let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().service("deep.S"))
         .expect("tools");
     let toolkit = ai_tools::Toolkit::builder()
-        .generated(set.executor(ai_tools::InProcessTransport::new()))
+        .generated(set.executor(ai_tools::transport::InProcessTransport::new()))
         .build()
         .expect("a toolkit");
     let tool = toolkit.get("s_go").expect("the tool");

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use ai_tools::schema::{Dialect, HostProfile, check};
 use ai_tools::{
-    AliasManager, NativeTool, ProtoExecutor, Sessions, TonicTransport, ToolContext, ToolError,
-    ToolInput, Toolkit, ToolkitError,
+    AliasManager, NativeTool, Sessions, ToolContext, ToolError, ToolInput, Toolkit,
+    executor::ProtoExecutor, toolkit::ToolkitError, transport::TonicTransport,
 };
 use ai_tools_tests::{LinksBackend, Received, serve};
 use serde_json::{Value, json};
@@ -201,13 +201,13 @@ async fn parsed_arguments_run_as_their_text_does() {
     );
     let call = ai_tools::CallOptions::new();
     let created = toolkit
-        .execute_value("links_create", json!({"destination": "https://a.b"}), &call)
+        .execute_with("links_create", json!({"destination": "https://a.b"}), &call)
         .await;
     assert!(!created.is_error, "{}", created.output);
     let created: Value = serde_json::from_str(&created.output).unwrap();
     assert_eq!(created["link"]["id"], "link-1");
     let noted = toolkit
-        .execute_value(
+        .execute_with(
             "links_note",
             json!({"link_id": "link-1", "text": "promo"}),
             &call,
@@ -221,7 +221,7 @@ async fn parsed_arguments_run_as_their_text_does() {
     // The same refusals as for text: an unknown argument, and a value nested
     // past the bound (which text would have hit while parsing).
     let unknown = toolkit
-        .execute_value(
+        .execute_with(
             "links_create",
             json!({"destination": "https://a.b", "colour": 1}),
             &call,
@@ -237,7 +237,7 @@ async fn parsed_arguments_run_as_their_text_does() {
         deep = json!([deep]);
     }
     let too_deep = toolkit
-        .execute_value(
+        .execute_with(
             "links_note",
             json!({"link_id": "link-1", "text": deep}),
             &call,

@@ -1,13 +1,34 @@
-//! What the tests that run `ai-tools mcp --http` share: the binary started
-//! on a free loopback port, and killed when dropped.
+//! What the tests of the `ai-tools` binary share: the workspace root, the
+//! links test server, the binary started as an HTTP gateway on a free
+//! loopback port (killed when dropped), and requests to its `/mcp`.
 
-use std::io::{BufRead, BufReader};
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
-/// The workspace root (the links proto lives under it).
+use ai_tools_tests::{LinksBackend, Reflection, RunningServer, serve_with_reflection};
+
+/// The workspace root (the protos live under it).
 pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The links service, with `grpc.reflection.v1`, on loopback, and the
+/// runtime it runs on (`runtime.block_on(server.shutdown())` stops it).
+pub fn links_server() -> (tokio::runtime::Runtime, RunningServer) {
+    let runtime = tokio::runtime::Runtime::new().expect("a runtime");
+    let server = runtime
+        .block_on(serve_with_reflection(
+            LinksBackend::default(),
+            Reflection::V1,
+        ))
+        .expect("the server");
+    (runtime, server)
 }
 
 /// The gateway, killed when dropped.
@@ -24,16 +45,36 @@ impl Drop for Gateway {
     }
 }
 
-/// `ai-tools mcp --http 127.0.0.1:0` over `links.proto`, calling `grpc`,
-/// with `flags`; returns once it says where it listens.
-pub fn start_gateway(grpc: &str, flags: &[&str]) -> Gateway {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
+/// `ai-tools mcp` over `links.proto`, calling `grpc`; the transport
+/// (`--stdio` or `--http ADDR`) and more flags follow.
+pub fn links_mcp_command(grpc: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ai-tools"));
+    command
         .args(["mcp", "--grpc", grpc, "--proto"])
         .arg(workspace().join("proto/links/v1/links.proto"))
         .arg("-I")
-        .arg(workspace().join("proto"))
-        .args(["--http", "127.0.0.1:0"])
-        .args(flags)
+        .arg(workspace().join("proto"));
+    command
+}
+
+/// `ai-tools mcp --http 127.0.0.1:0` over `links.proto`, calling `grpc`;
+/// more flags may follow.
+pub fn gateway_command(grpc: &str) -> Command {
+    let mut command = links_mcp_command(grpc);
+    command.args(["--http", "127.0.0.1:0"]);
+    command
+}
+
+/// [`gateway_command`] with `flags`, started; returns once it says where
+/// it listens.
+pub fn start_gateway(grpc: &str, flags: &[&str]) -> Gateway {
+    spawn_gateway(gateway_command(grpc).args(flags))
+}
+
+/// `command`, an `ai-tools mcp --http`, started; returns once it says where
+/// it listens.
+pub fn spawn_gateway(command: &mut Command) -> Gateway {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -55,4 +96,44 @@ pub fn start_gateway(grpc: &str, flags: &[&str]) -> Gateway {
     // Keep draining stderr so the gateway never blocks on it.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     Gateway { child, addr }
+}
+
+/// A loopback address with a port free when asked: for a gateway whose
+/// flags name its address before it starts (`--oauth-audience`). Another
+/// process could take the port meanwhile; the gateway then fails to listen.
+pub fn free_loopback_addr() -> SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("an address")
+}
+
+/// A `POST` of `body` to `/mcp` on a new connection, with `headers` (lines,
+/// each ending in `\r\n`) besides the usual ones, closed after the
+/// response; the whole response, head and body.
+pub fn post(addr: &str, headers: &str, body: &str) -> String {
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a timeout");
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n{headers}\r\n{body}",
+        body.len()
+    )
+    .expect("sent");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// `initialize` on a new connection, with `headers` as for [`post`]; the
+/// whole response.
+pub fn initialize(addr: &str, headers: &str) -> String {
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cli-test","version":"1"}}}"#;
+    post(addr, headers, body)
+}
+
+/// The status code of an HTTP `response`.
+pub fn status(response: &str) -> &str {
+    response.split_whitespace().nth(1).unwrap_or_default()
 }

@@ -114,7 +114,7 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
             #optional
 
             fn schema_in(
-                __generator: &mut ::ai_tools::SchemaGenerator,
+                __generator: &mut ::ai_tools::input::SchemaGenerator,
             ) -> ::ai_tools::schema::ir::Schema {
                 #body
             }
@@ -199,7 +199,7 @@ pub fn fallback(ident: &syn::Ident) -> TokenStream {
         #[automatically_derived]
         impl ::ai_tools::ToolInput for #ident {
             fn schema_in(
-                _: &mut ::ai_tools::SchemaGenerator,
+                _: &mut ::ai_tools::input::SchemaGenerator,
             ) -> ::ai_tools::schema::ir::Schema {
                 ::ai_tools::schema::ir::Schema::any()
             }

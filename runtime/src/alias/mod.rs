@@ -7,15 +7,14 @@ use prost_reflect::{DynamicMessage, ReflectMessage};
 use serde::{Deserialize, Serialize};
 
 use crate::store::{AliasStore, AssignError, StoreError, prefix_of};
-use crate::tool::FieldPrefix;
 
-mod table;
-mod uuid;
 mod walk;
 
-pub(crate) use table::AliasTable;
-use uuid::uuid_bytes;
-pub(crate) use uuid::{canonical_uuid, uuid_tokens};
+pub use crate::store::AliasEntry;
+use crate::store::AliasTable;
+use crate::store::uuid::uuid_bytes;
+pub(crate) use crate::store::uuid::{canonical_uuid, uuid_tokens};
+pub use walk::FieldPrefix;
 pub(crate) use walk::{MAX_WALK_DEPTH, WalkPlan};
 
 /// Why an alias could not be registered or a snapshot restored.
@@ -134,17 +133,6 @@ impl Default for AliasManager {
     }
 }
 
-/// One registration in an [`AliasSnapshot`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct AliasEntry {
-    /// The alias prefix, e.g. `link`.
-    pub prefix: String,
-    /// The alias, e.g. `link-1`.
-    pub alias: String,
-    /// The UUID in lowercase.
-    pub uuid: String,
-}
-
 /// A serialisable copy of an [`AliasManager`], so that a conversation's
 /// aliases survive a process restart. Counters are kept, so the alias after
 /// `link-3` is `link-4` after a restore.
@@ -217,7 +205,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasManager, AliasSnapshot};
+    /// use ai_tools::{AliasManager, alias::AliasSnapshot};
     /// let restored = AliasManager::from_snapshot(AliasSnapshot::default()).unwrap();
     /// assert!(restored.is_empty());
     /// ```
@@ -326,7 +314,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasError, AliasManager};
+    /// use ai_tools::{AliasManager, alias::AliasError};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let aliases = AliasManager::new().with_limit(1);
@@ -495,7 +483,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasManager, Resolution};
+    /// use ai_tools::{AliasManager, alias::Resolution};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let aliases = AliasManager::new();
@@ -699,7 +687,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasManager, FieldPrefix};
+    /// use ai_tools::{AliasManager, alias::FieldPrefix};
     /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
     ///
     /// # #[tokio::main(flavor = "current_thread")]

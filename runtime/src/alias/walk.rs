@@ -7,7 +7,40 @@ use prost_reflect::{
     DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, ReflectMessage, Value as ProtoValue,
 };
 
-use crate::tool::FieldPrefix;
+/// One field that carries an alias prefix, scoped to its message so that two
+/// messages' `id` fields can carry different prefixes.
+///
+/// Build one with [`FieldPrefix::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FieldPrefix {
+    /// Fully qualified message name, e.g. `links.v1.Link`.
+    pub message: &'static str,
+    /// The field's proto name, e.g. `page_theme_id`.
+    pub field: &'static str,
+    /// The alias prefix, e.g. `theme`.
+    pub prefix: &'static str,
+}
+
+impl FieldPrefix {
+    /// The field `field` (its proto name) of the message `message` (fully
+    /// qualified) carries aliases with prefix `prefix`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::alias::FieldPrefix;
+    /// const LINK_ID: FieldPrefix = FieldPrefix::new("links.v1.Link", "id", "link");
+    /// assert_eq!((LINK_ID.message, LINK_ID.field, LINK_ID.prefix), ("links.v1.Link", "id", "link"));
+    /// ```
+    pub const fn new(message: &'static str, field: &'static str, prefix: &'static str) -> Self {
+        FieldPrefix {
+            message,
+            field,
+            prefix,
+        }
+    }
+}
 
 /// The recursion limit of the message walks; protobuf's own decoder stops at 100.
 pub(crate) const MAX_WALK_DEPTH: usize = 100;

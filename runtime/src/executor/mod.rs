@@ -1,14 +1,14 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
 
+mod sentences;
+mod stream;
 mod transcode;
-pub(crate) mod wire;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
-use std::time::Duration;
 
 use ai_tools_schema::HostProfile;
-use ai_tools_schema::inbound::{Limits, shorten};
+use ai_tools_schema::inbound::Limits;
 use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, MethodDescriptor,
     SerializeOptions,
@@ -16,64 +16,47 @@ use prost_reflect::{
 use serde_json::{Map, Value};
 
 use crate::alias::{AliasError, AliasManager, WalkPlan};
-use crate::inbound::{Arguments, Refusal, Resolve, prepare, request_schema};
+pub use crate::inbound::Arguments;
+use crate::inbound::{Refusal, Resolve, prepare, request_schema};
 use crate::memo::Memo;
-use crate::store::StoreError;
+use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
 use crate::tool::AgentTool;
-use crate::transport::{CallOptions, Code, Status, Transport};
+use crate::transport::wire::{self, undecodable_response};
+use crate::transport::{CallOptions, Transport};
+use sentences::{CallError, failure_sentence};
+pub use stream::StreamLimits;
 use transcode::Transcoder;
 
-/// The outcome of one tool call, ready to hand back to the model.
-///
-/// On success `output` is the response as JSON text; on failure it is a
-/// sentence the model can act on (which argument was wrong and what is
-/// valid, or the gRPC status). Either way it goes to the model as the tool
-/// result; `is_error` tells providers that mark failed tool calls (Anthropic's
-/// `is_error`) which one it is.
+/// What `ai_tools!` generates: an `Executor<T>`, a typed face over a
+/// [`ProtoExecutor`] with a method per tool. This trait is how the rest of
+/// the crate builds and uses one without knowing its type:
+/// [`Sessions::for_conversation`](crate::Sessions::for_conversation) builds
+/// one over a conversation's aliases, and
+/// [`ToolkitBuilder::generated`](crate::toolkit::ToolkitBuilder::generated)
+/// takes its tools (through the `Into` it requires).
 ///
 /// # Examples
 ///
 /// ```
-/// let r = ai_tools::ToolResult::error("unknown tool `x`");
-/// assert!(r.is_error);
-/// assert_eq!(r.output, "unknown tool `x`");
+/// mod links {
+///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+/// }
+/// use std::sync::Arc;
+/// use ai_tools::{AliasManager, executor::GeneratedExecutor, transport::InProcessTransport};
+///
+/// fn build<E: GeneratedExecutor>(transport: E::Transport) -> E {
+///     E::with_alias_manager(transport, Arc::new(AliasManager::new()))
+/// }
+/// let exec: links::Executor<InProcessTransport> = build(InProcessTransport::new());
+/// assert!(exec.can_execute("links_create"));
 /// ```
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct ToolResult {
-    /// JSON text (success) or an actionable error sentence (failure).
-    pub output: String,
-    /// Whether the call failed.
-    pub is_error: bool,
-}
+pub trait GeneratedExecutor: Into<ProtoExecutor<Self::Transport>> + Sized {
+    /// What the executor's calls travel over.
+    type Transport: Transport;
 
-impl ToolResult {
-    /// A successful result.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// assert!(!ai_tools::ToolResult::ok("{}").is_error);
-    /// ```
-    pub fn ok(output: impl Into<String>) -> Self {
-        Self {
-            output: output.into(),
-            is_error: false,
-        }
-    }
-
-    /// A failed result.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// assert!(ai_tools::ToolResult::error("no").is_error);
-    /// ```
-    pub fn error(output: impl Into<String>) -> Self {
-        Self {
-            output: output.into(),
-            is_error: true,
-        }
-    }
+    /// An executor over `transport` that resolves and registers ids in
+    /// `aliases` (one conversation's namespace).
+    fn with_alias_manager(transport: Self::Transport, aliases: Arc<AliasManager>) -> Self;
 }
 
 /// Limits and policies of a [`ProtoExecutor`].
@@ -85,7 +68,7 @@ impl ToolResult {
 /// # Examples
 ///
 /// ```
-/// let mut options = ai_tools::ExecutorOptions::default();
+/// let mut options = ai_tools::executor::ExecutorOptions::default();
 /// options.max_argument_bytes = 64 * 1024;
 /// options.call = ai_tools::CallOptions::new().timeout(std::time::Duration::from_secs(10));
 /// ```
@@ -111,41 +94,6 @@ pub struct ExecutorOptions {
     pub call: CallOptions,
     /// How much of a server-streaming method's stream one call collects.
     pub stream: StreamLimits,
-}
-
-/// Bounds on collecting a server stream into one tool result. The call
-/// stops at the first bound reached (the service sees it cancelled), and
-/// the result says which one it was.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// let mut options = ai_tools::ExecutorOptions::default();
-/// options.stream.max_messages = 20;
-/// options.stream.max_time = Duration::from_secs(5);
-/// assert_eq!(options.stream.max_bytes, 1024 * 1024);
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StreamLimits {
-    /// The most messages collected (default 100).
-    pub max_messages: usize,
-    /// The most bytes of messages collected, as encoded on the wire
-    /// (default 1 MiB); the message that would pass it is left out.
-    pub max_bytes: usize,
-    /// The longest time spent collecting (default 30 s).
-    pub max_time: Duration,
-}
-
-impl Default for StreamLimits {
-    fn default() -> Self {
-        Self {
-            max_messages: 100,
-            max_bytes: 1024 * 1024,
-            max_time: Duration::from_secs(30),
-        }
-    }
 }
 
 impl ExecutorOptions {
@@ -199,7 +147,7 @@ impl Default for ExecutorOptions {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{AgentTool, InProcessTransport, ProtoExecutor};
+/// use ai_tools::{AgentTool, executor::ProtoExecutor, transport::InProcessTransport};
 ///
 /// static TOOLS: &[&AgentTool] = &[];
 /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
@@ -255,7 +203,7 @@ impl<T: Transport> ProtoExecutor<T> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use ai_tools::{AliasManager, InProcessTransport, ProtoExecutor};
+    /// use ai_tools::{AliasManager, executor::ProtoExecutor, transport::InProcessTransport};
     /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     ///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     ///
@@ -283,7 +231,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{ExecutorOptions, InProcessTransport, ProtoExecutor};
+    /// # use ai_tools::{executor::{ExecutorOptions, ProtoExecutor}, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// let mut options = ExecutorOptions::default();
@@ -310,7 +258,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// assert!(ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).tools().is_empty());
@@ -324,7 +272,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// let executor = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
@@ -339,7 +287,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// assert!(!ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).can_execute("links_create"));
@@ -362,7 +310,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
+    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
@@ -372,14 +320,15 @@ impl<T: Transport> ProtoExecutor<T> {
         &self.transport
     }
 
-    /// Runs `tool` with the model's arguments (JSON text; empty means `{}`).
-    /// Never panics: every failure is a [`ToolResult`] with `is_error` set.
+    /// Runs `tool` with the model's arguments: JSON text as the model sent
+    /// it (empty means `{}`) or a value already parsed. Never panics: every
+    /// failure is a [`ToolResult`] with `is_error` set.
     ///
     /// # Examples
     ///
     /// See [`ProtoExecutor`].
-    pub async fn execute(&self, tool: &str, args_json: &str) -> ToolResult {
-        self.execute_with(tool, args_json, &self.options.call).await
+    pub async fn execute<'a>(&self, tool: &str, args: impl Into<Arguments<'a>>) -> ToolResult {
+        self.execute_with(tool, args, &CallOptions::new()).await
     }
 
     /// [`execute`](Self::execute) with this call's options (deadline, metadata) over the
@@ -389,94 +338,42 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{CallOptions, InProcessTransport, ProtoExecutor};
+    /// # use ai_tools::{CallOptions, executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
     /// let options = CallOptions::new().metadata("x-user", "42");
-    /// assert!(exec.execute_with("nope", "{}", &options).await.is_error);
-    /// # }
-    /// ```
-    pub async fn execute_with(
-        &self,
-        tool: &str,
-        args_json: &str,
-        options: &CallOptions,
-    ) -> ToolResult {
-        self.start(tool, Arguments::Text(args_json), options).await
-    }
-
-    /// [`execute`](Self::execute) with already-parsed arguments (as the
-    /// typed per-tool methods of a generated `Executor` pass them).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use ai_tools::{InProcessTransport, ProtoExecutor};
-    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
-    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
-    /// let r = exec.execute_value("links_list", serde_json::json!({})).await;
-    /// assert!(r.is_error);
-    /// # }
-    /// ```
-    pub async fn execute_value(&self, tool: &str, args: Value) -> ToolResult {
-        self.start(tool, Arguments::Value(args), &CallOptions::new())
-            .await
-    }
-
-    /// [`execute_with`](Self::execute_with) with already-parsed arguments:
-    /// what a host that parsed the call itself (an MCP server) passes, so
-    /// they are not written out and parsed again.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use ai_tools::{CallOptions, InProcessTransport, ProtoExecutor};
-    /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
-    /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() {
-    /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
-    /// let options = CallOptions::new().metadata("x-user", "42");
-    /// let result = exec.execute_value_with("nope", serde_json::json!({}), &options).await;
+    /// let result = exec.execute_with("nope", serde_json::json!({}), &options).await;
     /// assert!(result.is_error && result.output.starts_with("unknown tool `nope`"));
     /// # }
     /// ```
-    pub async fn execute_value_with(
+    pub async fn execute_with<'a>(
         &self,
         tool: &str,
-        args: Value,
+        args: impl Into<Arguments<'a>>,
         options: &CallOptions,
     ) -> ToolResult {
-        self.start(tool, Arguments::Value(args), options).await
-    }
-
-    /// Finds the tool, merges and checks the call's options, and runs it.
-    async fn start(&self, tool: &str, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
         let index = tool_index(self.tools, self.pool);
         let Some((def, _)) = index.get(tool) else {
             let known = self.tools.iter().map(|t| t.name);
-            return error_result(unknown_tool_message(tool, known));
+            return ToolResult::error(unknown_tool_message(tool, known));
         };
-        let mut merged = self.options.call.overriding(options);
-        // The call's deadline, else the tool's own, else the executor's.
-        merged.timeout = options.timeout.or(def.timeout).or(merged.timeout);
-        if let Err(problem) = merged.check() {
-            return error_result(refused_options_message(tool, &problem));
+        match options.for_tool(&self.options.call, def.timeout) {
+            Ok(options) => self.run(def, args.into(), &options).await,
+            Err(problem) => ToolResult::error(refused_options_message(tool, &problem)),
         }
-        self.run(def, args, &merged).await
     }
 
     fn limits(&self) -> Limits {
         self.options.limits()
     }
 
-    async fn run(
+    /// Runs `tool`, one of this executor's, with `options` worked out and
+    /// checked already ([`CallOptions::for_tool`]): the rest of a call, for
+    /// a caller that looked the tool up itself (a toolkit).
+    pub(crate) async fn run(
         &self,
         tool: &'static AgentTool,
         args: Arguments<'_>,
@@ -484,32 +381,9 @@ impl<T: Transport> ProtoExecutor<T> {
     ) -> ToolResult {
         match self.call(tool, args, options).await {
             Ok(output) => ToolResult::ok(output),
-            Err(CallError::Arguments(message)) => error_result(format!("{}: {message}", tool.name)),
-            Err(CallError::Status(status)) => {
-                // Best effort: a store that is down leaves unknown ids as they are.
-                let _ = self.aliases.fetch_text(&status.message).await;
-                error_result(self.status_sentence(tool, &status))
+            Err(error) => {
+                ToolResult::error(failure_sentence(tool.name, &self.aliases, error).await)
             }
-            Err(CallError::Unreadable(problem)) => error_result(format!(
-                "{} ran and the service answered, but the answer cannot be read: {problem}. A retry would fail the same way, and the call took effect: do not repeat it (when it creates or changes something, check first, for example by listing); tell the user.",
-                tool.name
-            )),
-            Err(CallError::StoreBeforeCall(e)) => error_result(format!(
-                "{} could not run: {e}, so the ids in the arguments could not be resolved; nothing was sent to the service. A retry may help: try again in a moment, or tell the user.",
-                tool.name
-            )),
-            Err(CallError::StoreAfterCall(e)) => error_result(format!(
-                "{} ran and the service answered, but the answer is withheld: {e}, so the ids in it could not be given aliases, and none was registered. The call took effect: do not repeat it blindly (when it creates or changes something, check first, for example by listing, once the store is back); tell the user.",
-                tool.name
-            )),
-            Err(CallError::AliasLimit(e)) => error_result(format!(
-                "{} ran and the service answered, but the answer is withheld: {e}. Do not retry; tell the user.",
-                tool.name
-            )),
-            Err(CallError::Internal(message)) => error_result(format!(
-                "{} could not run because of an internal error ({message}); do not retry, tell the user",
-                tool.name
-            )),
         }
     }
 
@@ -574,10 +448,8 @@ impl<T: Transport> ProtoExecutor<T> {
         String::from_utf8(out).map_err(|e| CallError::Internal(e.to_string()))
     }
 
-    /// A server stream collected into `{"messages": [...]}`, within
-    /// [`StreamLimits`]; `"stopped_early"` says why when a bound, or the
-    /// service failing after some messages, ended it first. Dropping the
-    /// stream on the way out cancels the call at the service.
+    /// A server stream collected into one result, within
+    /// [`ExecutorOptions::stream`]: see [`stream::collect_stream`].
     async fn collect_stream(
         &self,
         tool: &'static AgentTool,
@@ -585,91 +457,17 @@ impl<T: Transport> ProtoExecutor<T> {
         request: DynamicMessage,
         options: &CallOptions,
     ) -> Result<String, CallError> {
-        let limits = &self.options.stream;
-        let started = tokio::time::Instant::now();
-        // The call's own deadline, when it comes first, ends the collection
-        // as a deadline does: with `DEADLINE_EXCEEDED` if nothing arrived.
-        let call_deadline = options.timeout.filter(|t| *t < limits.max_time);
-        let deadline = started + call_deadline.unwrap_or(limits.max_time);
         let output = method.output();
-        // The same bound covers opening the stream: a server slow to answer
-        // at all holds the call no longer than one slow to send.
-        let deadline_exceeded = || Status::new(Code::DeadlineExceeded, "deadline exceeded");
-        let opened = tokio::time::timeout_at(
-            deadline,
-            self.transport.server_streaming(method, request, options),
+        let output = &output;
+        stream::collect_stream(
+            tool.name,
+            &self.aliases,
+            &self.options.stream,
+            options,
+            || self.transport.server_streaming(method, request, options),
+            |message| async move { self.aliased_json_of_encoded(tool, output, &message).await },
         )
-        .await;
-        let mut stream = opened
-            .map_err(|_| CallError::Status(deadline_exceeded()))?
-            .map_err(CallError::Status)?;
-        let mut messages: Vec<String> = Vec::new();
-        let mut bytes = 0usize;
-        let stopped_early = loop {
-            if messages.len() >= limits.max_messages {
-                break Some(format!(
-                    "after {}, the most one call collects; more may follow",
-                    messages_counted(limits.max_messages)
-                ));
-            }
-            let message = match tokio::time::timeout_at(deadline, stream.next_encoded()).await {
-                Err(_) if call_deadline.is_some() => {
-                    let status = deadline_exceeded();
-                    if messages.is_empty() {
-                        return Err(CallError::Status(status));
-                    }
-                    break Some(self.status_sentence(tool, &status));
-                }
-                Err(_) => {
-                    break Some(format!(
-                        "after {} s, the longest one call collects; more may follow",
-                        limits.max_time.as_secs_f64()
-                    ));
-                }
-                Ok(None) => break None,
-                Ok(Some(Err(status))) if messages.is_empty() => {
-                    return Err(CallError::Status(status));
-                }
-                Ok(Some(Err(status))) => break Some(self.status_sentence(tool, &status)),
-                Ok(Some(Ok(message))) => message,
-            };
-            let size = message.len();
-            if bytes + size > limits.max_bytes {
-                break Some(format!(
-                    "after {}: the next one would pass {} bytes, the most one call collects; more may follow",
-                    messages_counted(messages.len()),
-                    limits.max_bytes
-                ));
-            }
-            bytes += size;
-            let json = match self.aliased_json_of_encoded(tool, &output, &message).await {
-                Ok(json) => json,
-                // A message that does not decode ends the collection; what
-                // came before it stands.
-                Err(CallError::Unreadable(problem)) if !messages.is_empty() => {
-                    break Some(format!(
-                        "after {}: the next one cannot be read ({problem}); the rest of the stream was not collected",
-                        messages_counted(messages.len())
-                    ));
-                }
-                Err(e) => return Err(e),
-            };
-            messages.push(json);
-            if let Some(progress) = &options.progress {
-                progress.report(messages.len() as u64);
-            }
-        };
-        drop(stream);
-        let mut out = String::with_capacity(bytes + 32);
-        out.push_str("{\"messages\":[");
-        out.push_str(&messages.join(","));
-        out.push(']');
-        if let Some(reason) = stopped_early {
-            out.push_str(",\"stopped_early\":");
-            out.push_str(&Value::String(reason).to_string());
-        }
-        out.push('}');
-        Ok(out)
+        .await
     }
 
     fn method(&self, tool: &AgentTool) -> Result<MethodDescriptor, CallError> {
@@ -709,180 +507,6 @@ impl<T: Transport> ProtoExecutor<T> {
                 })?;
         deserialize(desc, args)
     }
-
-    fn status_sentence(&self, tool: &AgentTool, status: &Status) -> String {
-        let message = self.aliases.aliasify_text(&clean_message(&status.message));
-        let message = message.trim().trim_end_matches('.');
-        let hint = status_hint(status.code);
-        if message.is_empty() {
-            format!(
-                "{} failed with gRPC status {}. {hint}",
-                tool.name, status.code
-            )
-        } else {
-            format!(
-                "{} failed with gRPC status {}: {message}. {hint}",
-                tool.name, status.code
-            )
-        }
-    }
-}
-
-/// What a status code means for the model: what happened, and whether a retry may help.
-fn status_hint(code: Code) -> &'static str {
-    match code {
-        Code::Ok => {
-            "The service reported success but sent no usable answer; do not retry, tell the user."
-        }
-        Code::Cancelled => {
-            "The call was cancelled before it finished and may or may not have taken effect; a retry may help, but check first (for example by listing) when the call creates or changes something."
-        }
-        Code::Unknown => {
-            "The service failed for an unknown reason; a retry is unlikely to help, tell the user if it happens again."
-        }
-        Code::InvalidArgument => {
-            "The service rejected the arguments; do not retry as is: fix the arguments and call the tool again."
-        }
-        Code::DeadlineExceeded => {
-            "The call took too long and may or may not have taken effect; try again later (check first when it creates or changes something) or tell the user."
-        }
-        Code::NotFound => {
-            "Something the call refers to does not exist; do not retry with the same ids: check the ids you passed and use only ids returned by tools."
-        }
-        Code::AlreadyExists => {
-            "What the call would create exists already; do not retry: use the existing one."
-        }
-        Code::PermissionDenied => {
-            "The user is not allowed to do this; do not retry, tell the user."
-        }
-        Code::ResourceExhausted => {
-            "A quota or rate limit was reached; a retry after a pause may help, or tell the user."
-        }
-        Code::FailedPrecondition => {
-            "The system is not in a state that allows this; do not retry as is: fix the arguments or change what the call depends on first."
-        }
-        Code::Aborted => "The call conflicted with a concurrent change; a retry may help.",
-        Code::OutOfRange => {
-            "A value is outside the valid range; do not retry as is: fix the arguments and call the tool again."
-        }
-        Code::Unimplemented => {
-            "The service does not support this operation; do not retry, tell the user."
-        }
-        Code::Internal => {
-            "The service failed internally; a retry is unlikely to help, tell the user."
-        }
-        Code::Unavailable => {
-            "The service is unreachable right now; a retry may help: try again later or tell the user."
-        }
-        Code::DataLoss => "Data was lost or corrupted; do not retry, tell the user.",
-        Code::Unauthenticated => "The call was not authenticated; do not retry, tell the user.",
-    }
-}
-
-/// The longest error text handed to the model, in bytes.
-const MAX_ERROR_BYTES: usize = 4_000;
-/// The longest server message passed on, in characters.
-const MAX_STATUS_CHARS: usize = 300;
-
-/// An error result, its text bounded.
-fn error_result(mut text: String) -> ToolResult {
-    if text.len() > MAX_ERROR_BYTES {
-        let mut cut = MAX_ERROR_BYTES;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str(" …");
-    }
-    ToolResult::error(text)
-}
-
-/// A server's (or transport's) status message made fit for the model: its
-/// first line only (no stack trace), file-system paths replaced by `<path>`,
-/// at most [`MAX_STATUS_CHARS`] characters.
-fn clean_message(message: &str) -> String {
-    let first = message
-        .split(['\n', '\r'])
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .unwrap_or("");
-    let mut out = String::with_capacity(first.len());
-    for (i, token) in first.split(' ').enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        let core = token.trim_matches(|c: char| PATH_PUNCTUATION.contains(c));
-        if looks_like_path(core) {
-            // Keep the punctuation around the path: `(see <path>)`.
-            let start = token.len()
-                - token
-                    .trim_start_matches(|c: char| PATH_PUNCTUATION.contains(c))
-                    .len();
-            out.push_str(&token[..start]);
-            out.push_str("<path>");
-            out.push_str(&token[start + core.len()..]);
-        } else {
-            out.push_str(token);
-        }
-    }
-    match out.char_indices().nth(MAX_STATUS_CHARS) {
-        None => out,
-        Some((cut, _)) => format!("{}…", &out[..cut]),
-    }
-}
-
-const PATH_PUNCTUATION: &str = "()[]{}<>'\"`,;";
-
-/// A file-system path or source location: `/home/u/x.rs:12`, `C:\\src\\a.go`,
-/// `src/main.rs:40:7`. A gRPC method path (`/pkg.Service/Method`) is not one.
-fn looks_like_path(t: &str) -> bool {
-    let windows = t.len() > 2 && t.as_bytes()[1] == b':' && t[2..].starts_with('\\');
-    let absolute = [
-        "/home/",
-        "/root/",
-        "/usr/",
-        "/var/",
-        "/tmp/",
-        "/opt/",
-        "/etc/",
-        "/srv/",
-        "/Users/",
-        "/app/",
-        "/build/",
-        "/src/",
-        "/workspace/",
-        "/rustc/",
-        "/proc/",
-    ]
-    .iter()
-    .any(|p| t.starts_with(p));
-    let no_line = t.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':');
-    let source = (t.contains('/') || t.contains('\\'))
-        && [
-            ".rs", ".go", ".py", ".java", ".kt", ".js", ".ts", ".rb", ".cs", ".cc", ".cpp", ".c",
-            ".h", ".php", ".scala", ".swift",
-        ]
-        .iter()
-        .any(|ext| no_line.ends_with(ext));
-    windows || absolute || source
-}
-
-enum CallError {
-    /// The model's arguments are wrong; the message says how.
-    Arguments(String),
-    /// The service answered with an error status.
-    Status(Status),
-    /// The service answered, but its answer does not decode as the tool's
-    /// response type: the call took effect, and what it returned is lost.
-    Unreadable(String),
-    /// The service answered, but the conversation cannot take its ids.
-    AliasLimit(AliasError),
-    /// The alias store was down before the call: nothing was sent.
-    StoreBeforeCall(StoreError),
-    /// The alias store was down after the call: the answer is withheld.
-    StoreAfterCall(StoreError),
-    /// Our bug or a broken pool; nothing the model can fix.
-    Internal(String),
 }
 
 /// The response in `bytes` written straight out as JSON, its ids given
@@ -891,7 +515,7 @@ enum CallError {
 /// shows it to the tests.
 pub(crate) async fn transcoded(
     aliases: &AliasManager,
-    prefixes: &'static [crate::tool::FieldPrefix],
+    prefixes: &'static [crate::alias::FieldPrefix],
     response: &MessageDescriptor,
     bytes: &[u8],
 ) -> Result<Option<String>, AliasError> {
@@ -965,29 +589,11 @@ fn aliases_after_call(e: AliasError) -> CallError {
     }
 }
 
-/// "1 message", "2 messages": how many a stream had brought when it stopped.
-fn messages_counted(n: usize) -> String {
-    if n == 1 {
-        "1 message".to_owned()
-    } else {
-        format!("{n} messages")
-    }
-}
-
-/// The words for a response that is not a message of the method's output
-/// type, wherever it is decoded.
-pub(crate) fn undecodable_response(desc: &MessageDescriptor, e: &impl std::fmt::Display) -> String {
-    format!(
-        "the service's response does not decode as a {} ({e}): the service and this tool disagree on the message type",
-        desc.full_name()
-    )
-}
-
 /// How to write a tool's response type straight from its bytes, made once
 /// per tool and response type as the walk plan is; `None` for a type the
 /// transcoder leaves to `DynamicMessage`.
 fn response_transcoder(
-    prefixes: &'static [crate::tool::FieldPrefix],
+    prefixes: &'static [crate::alias::FieldPrefix],
     response: &MessageDescriptor,
 ) -> Arc<Option<Transcoder>> {
     static TRANSCODERS: LazyLock<Memo<(usize, usize, String), Option<Transcoder>>> =
@@ -1021,34 +627,6 @@ fn response_plan(tool: &'static AgentTool, response: &MessageDescriptor) -> Arc<
 
 /// Decodes the unshaped arguments, which the inbound rules have checked
 /// against the schema; a failure here is one those rules do not state.
-/// The one answer to a call of a tool that is not there, wherever it is
-/// made (an executor, a toolkit, an MCP server): the name as sent, shortened
-/// (a model may send anything), and the tools there are.
-pub(crate) fn unknown_tool_message<'a>(
-    tool: &str,
-    known: impl IntoIterator<Item = &'a str>,
-) -> String {
-    let known: Vec<&str> = known.into_iter().collect();
-    let tool = shorten(tool);
-    if known.is_empty() {
-        format!("unknown tool `{tool}`; no tools are available here")
-    } else {
-        format!(
-            "unknown tool `{tool}`; the available tools are: {}",
-            known.join(", ")
-        )
-    }
-}
-
-/// The one answer to a call whose options (metadata keys, a deadline) are
-/// refused, wherever it is made (an executor, a toolkit): nothing was sent.
-pub(crate) fn refused_options_message(tool: &str, problem: &str) -> String {
-    format!(
-        "{} could not run: {problem}; nothing was sent. Tell the user.",
-        shorten(tool)
-    )
-}
-
 fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, CallError> {
     let options = DeserializeOptions::new();
     match DynamicMessage::deserialize_with_options(desc.clone(), &args, &options) {
@@ -1078,43 +656,4 @@ fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, 
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_messages_lose_stack_traces_and_paths() {
-        let m = "boom at /home/dev/svc/src/handler.rs:42:7 (see src/db/pool.go:10)\n   0: std::backtrace\n   1: main";
-        assert_eq!(clean_message(m), "boom at <path> (see <path>)");
-        assert_eq!(
-            clean_message("no handler for /links.v1.LinksService/ListLinks"),
-            "no handler for /links.v1.LinksService/ListLinks"
-        );
-        assert_eq!(
-            clean_message(r"open C:\\srv\\data.db failed"),
-            "open <path> failed"
-        );
-        assert_eq!(
-            clean_message("\n\n  second line first  \n"),
-            "second line first"
-        );
-        let long = "x".repeat(1000);
-        assert_eq!(clean_message(&long).chars().count(), MAX_STATUS_CHARS + 1);
-    }
-
-    #[test]
-    fn every_code_says_whether_a_retry_may_help() {
-        for n in 0..17 {
-            let hint = status_hint(Code::from_i32(n));
-            assert!(
-                hint.contains("retry") || hint.contains("try again"),
-                "{n}: {hint}"
-            );
-        }
-    }
-
-    #[test]
-    fn echoes_and_errors_are_bounded() {
-        let r = error_result("ü".repeat(5000));
-        assert!(r.output.len() <= MAX_ERROR_BYTES + 4);
-    }
-}
+mod tests;

@@ -24,8 +24,8 @@ use prost_reflect::{
     DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, SerializeOptions, Value as ProtoValue,
 };
 
+use crate::alias::FieldPrefix;
 use crate::alias::MAX_WALK_DEPTH;
-use crate::tool::FieldPrefix;
 
 /// The bytes, or the type, need the `DynamicMessage` path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

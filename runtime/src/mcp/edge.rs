@@ -39,9 +39,9 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The header that carries the MCP session id.
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
-use super::{HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS};
+use super::limits::{HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS};
 
 /// rmcp's in-memory session manager, refusing a new session while it holds
 /// `max` of them. A session's slot is given back when the session closes: on
@@ -50,6 +50,9 @@ pub(super) struct CappedSessions {
     inner: LocalSessionManager,
     slots: Arc<Semaphore>,
     held: Mutex<HashMap<SessionId, OwnedSemaphorePermit>>,
+    /// Who each session belongs to, when the server checks tokens: only its
+    /// owner's requests may name it, whatever their method.
+    owners: Mutex<HashMap<SessionId, String>>,
     max: usize,
 }
 
@@ -75,12 +78,38 @@ impl CappedSessions {
             inner,
             slots: Arc::new(Semaphore::new(max)),
             held: Mutex::new(HashMap::new()),
+            owners: Mutex::new(HashMap::new()),
             max,
         }
     }
 
     fn held(&self) -> MutexGuard<'_, HashMap<SessionId, OwnedSemaphorePermit>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn owners(&self) -> MutexGuard<'_, HashMap<SessionId, String>> {
+        self.owners.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records that session `id`, just created, belongs to `owner`.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(super) fn set_owner(&self, id: &str, owner: String) {
+        if let Some((id, _)) = self.held().get_key_value(id) {
+            let id = id.clone();
+            self.owners().insert(id, owner);
+        }
+    }
+
+    /// How many sessions held now belong to `owner`.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(super) fn owned_by(&self, owner: &str) -> usize {
+        self.owners().values().filter(|o| *o == owner).count()
+    }
+
+    /// Who session `id` belongs to, if the server knows.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(super) fn owner(&self, id: &str) -> Option<String> {
+        self.owners().get(id).cloned()
     }
 
     /// Whether a new session would be refused now.
@@ -128,6 +157,7 @@ impl SessionManager for CappedSessions {
         // The slot is free whatever the worker said: the session is gone
         // from the map either way.
         self.held().remove(id);
+        self.owners().remove(id);
         Ok(closed?)
     }
 
@@ -165,6 +195,33 @@ impl SessionManager for CappedSessions {
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         SessionManager::event_store(&self.inner)
     }
+}
+
+/// The answer to an `initialize` of a caller that already holds `max`
+/// sessions (the OAuth per-caller bound), in the shape of the server-wide
+/// one ([`Refusal::sessions_full`]) but `429`: it is this caller's, not the
+/// server's.
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+pub(super) fn caller_sessions_full(max: usize) -> axum::response::Response {
+    Refusal {
+        retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
+        ..Refusal::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            INVALID_REQUEST,
+            format!(
+                "this user already holds the maximum of {max} MCP sessions on this server; end one (DELETE) or wait for one to expire"
+            ),
+        )
+    }
+    .into_response()
+}
+
+/// The answer to a request naming a session this server does not hold, or
+/// (when it checks tokens) one that is not the caller's: the two look alike,
+/// so that a refusal says nothing of whose a session is.
+#[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+pub(super) fn unknown_session() -> axum::response::Response {
+    Refusal::unknown_session().into_response()
 }
 
 /// What [`gate`] needs: the sessions and the bounds of a request body.
@@ -363,12 +420,7 @@ pub(super) async fn gate(
     {
         return Refusal::sessions_full(gate.sessions.max).into_response();
     }
-    response.map(|inner| {
-        Body::new(Armed {
-            inner,
-            armed: Some(armed),
-        })
-    })
+    response.map(|inner| Body::new(UntilEnd::new(inner, armed)))
 }
 
 /// Cancelled when the response to the request that carries it (in its
@@ -384,14 +436,43 @@ impl ClientGone {
     }
 }
 
-/// A response body that cancels its request's [`ClientGone`] when it is
-/// dropped before its end.
-struct Armed {
-    inner: Body,
-    armed: Option<tokio_util::sync::DropGuard>,
+/// What a response body does when it has been sent whole: its
+/// [`UntilEnd`] body runs it at the end, and only drops it if the body is
+/// dropped first.
+trait AtEnd {
+    fn at_end(self);
 }
 
-impl http_body::Body for Armed {
+/// A client that stays to the end has not gone: the guard that would
+/// cancel its request's [`ClientGone`] on drop is disarmed.
+impl AtEnd for tokio_util::sync::DropGuard {
+    fn at_end(self) {
+        self.disarm();
+    }
+}
+
+/// The request is no longer in flight, whether its body ended or was dropped.
+impl AtEnd for InFlight {
+    fn at_end(self) {}
+}
+
+/// A response body that holds `guard` until it ends (then
+/// [`AtEnd::at_end`]) or is dropped (then the guard's own drop).
+struct UntilEnd<G> {
+    inner: Body,
+    guard: Option<G>,
+}
+
+impl<G> UntilEnd<G> {
+    fn new(inner: Body, guard: G) -> Self {
+        UntilEnd {
+            inner,
+            guard: Some(guard),
+        }
+    }
+}
+
+impl<G: AtEnd + Send + Unpin + 'static> http_body::Body for UntilEnd<G> {
     type Data = Bytes;
     type Error = axum::Error;
 
@@ -402,9 +483,9 @@ impl http_body::Body for Armed {
         let this = self.get_mut();
         let polled = Pin::new(&mut this.inner).poll_frame(cx);
         if let Poll::Ready(None) = polled
-            && let Some(armed) = this.armed.take()
+            && let Some(guard) = this.guard.take()
         {
-            armed.disarm();
+            guard.at_end();
         }
         polled
     }
@@ -655,10 +736,7 @@ async fn connection(
                 let response = tower_service::Service::call(&mut router, request)
                     .await
                     .unwrap_or_else(|never| match never {});
-                Ok::<_, Infallible>(response.map(|inner| Tracked {
-                    inner,
-                    in_flight: Some(in_flight),
-                }))
+                Ok::<_, Infallible>(response.map(|inner| UntilEnd::new(inner, in_flight)))
             }
         });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -769,38 +847,6 @@ impl Drop for InFlight {
             };
         }
         self.0.changed.notify_one();
-    }
-}
-
-/// A response body that ends its request's [`InFlight`] when it ends (or
-/// is dropped).
-struct Tracked {
-    inner: Body,
-    in_flight: Option<InFlight>,
-}
-
-impl http_body::Body for Tracked {
-    type Data = Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
-        let this = self.get_mut();
-        let polled = Pin::new(&mut this.inner).poll_frame(cx);
-        if let Poll::Ready(None) = polled {
-            this.in_flight = None;
-        }
-        polled
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
     }
 }
 

@@ -1,6 +1,5 @@
 //! An [`AliasStore`] in this process's memory.
 
-use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -8,8 +7,9 @@ use std::time::Duration;
 // through a TTL (outside a runtime it is the system's monotonic clock).
 use tokio::time::Instant;
 
+use super::AliasTable;
 use super::{AliasStore, AssignError, Assignment, Lookup, StoreError, new_epoch};
-use crate::alias::AliasTable;
+use crate::expiring::ExpiringMap;
 use crate::transport::BoxFuture;
 
 /// An [`AliasStore`] in this process's memory, shared by every
@@ -39,21 +39,13 @@ use crate::transport::BoxFuture;
 /// ```
 #[derive(Debug)]
 pub struct MemoryStore {
-    ttl: Duration,
-    inner: Mutex<Inner>,
-}
-
-#[derive(Debug, Default)]
-struct Inner {
-    conversations: HashMap<String, Conversation>,
-    last_sweep: Option<Instant>,
+    inner: Mutex<ExpiringMap<String, Conversation>>,
 }
 
 #[derive(Debug)]
 struct Conversation {
     epoch: String,
     state: AliasTable,
-    last_used: Instant,
 }
 
 impl MemoryStore {
@@ -64,8 +56,7 @@ impl MemoryStore {
     /// See [`MemoryStore`].
     pub fn new(ttl: Duration) -> Self {
         Self {
-            ttl,
-            inner: Mutex::default(),
+            inner: Mutex::new(ExpiringMap::new(ttl)),
         }
     }
 
@@ -78,7 +69,7 @@ impl MemoryStore {
     /// assert_eq!(ai_tools::store::MemoryStore::new(std::time::Duration::from_secs(1)).len(), 0);
     /// ```
     pub fn len(&self) -> usize {
-        self.lock().conversations.len()
+        self.lock().len()
     }
 
     /// Whether no conversation is held.
@@ -92,7 +83,7 @@ impl MemoryStore {
         self.len() == 0
     }
 
-    fn lock(&self) -> MutexGuard<'_, Inner> {
+    fn lock(&self) -> MutexGuard<'_, ExpiringMap<String, Conversation>> {
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -100,32 +91,12 @@ impl MemoryStore {
 
     /// The live conversation `id`, its TTL refreshed; expired ones swept.
     fn live<'a>(
-        &self,
-        inner: &'a mut Inner,
+        conversations: &'a mut ExpiringMap<String, Conversation>,
         id: &str,
         now: Instant,
     ) -> Option<&'a mut Conversation> {
-        let ttl = self.ttl;
-        let every = (ttl / 2).min(Duration::from_secs(60));
-        if inner
-            .last_sweep
-            .is_none_or(|t| now.saturating_duration_since(t) >= every)
-        {
-            inner
-                .conversations
-                .retain(|_, c| now.saturating_duration_since(c.last_used) <= ttl);
-            inner.last_sweep = Some(now);
-        }
-        let expired = inner
-            .conversations
-            .get(id)
-            .is_some_and(|c| now.saturating_duration_since(c.last_used) > ttl);
-        if expired {
-            inner.conversations.remove(id);
-        }
-        let conversation = inner.conversations.get_mut(id)?;
-        conversation.last_used = now;
-        Some(conversation)
+        conversations.sweep(now);
+        conversations.get(id, now)
     }
 
     fn assign_now(
@@ -136,7 +107,7 @@ impl MemoryStore {
     ) -> Result<Assignment, AssignError> {
         let now = Instant::now();
         let mut inner = self.lock();
-        let (new, len) = match self.live(&mut inner, id, now) {
+        let (new, len) = match Self::live(&mut inner, id, now) {
             Some(c) => (
                 ids.iter()
                     .filter(|(p, u)| c.state.alias_of(p, u).is_none())
@@ -148,15 +119,10 @@ impl MemoryStore {
         if new > 0 && len.saturating_add(new) > limit {
             return Err(AssignError::LimitReached { limit });
         }
-        let conversation =
-            inner
-                .conversations
-                .entry(id.to_owned())
-                .or_insert_with(|| Conversation {
-                    epoch: new_epoch(),
-                    state: AliasTable::default(),
-                    last_used: now,
-                });
+        let conversation = inner.get_or_insert_with(id, now, || Conversation {
+            epoch: new_epoch(),
+            state: AliasTable::default(),
+        });
         let aliases = ids
             .iter()
             .map(|(p, u)| conversation.state.register(p, u.clone()))
@@ -169,7 +135,7 @@ impl MemoryStore {
 
     fn lookup_now(&self, id: &str, aliases: &[String], uuids: &[String]) -> Lookup {
         let mut inner = self.lock();
-        match self.live(&mut inner, id, Instant::now()) {
+        match Self::live(&mut inner, id, Instant::now()) {
             None => Lookup {
                 epoch: None,
                 aliases: vec![None; aliases.len()],
@@ -211,20 +177,19 @@ impl AliasStore for MemoryStore {
         prefix: &'a str,
     ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
         let mut inner = self.lock();
-        let result = self
-            .live(&mut inner, conversation, Instant::now())
+        let result = Self::live(&mut inner, conversation, Instant::now())
             .map(|c| c.state.aliases_of_prefix(prefix))
             .unwrap_or_default();
         Box::pin(async move { Ok(result) })
     }
 
     fn remove<'a>(&'a self, conversation: &'a str) -> BoxFuture<'a, Result<(), StoreError>> {
-        self.lock().conversations.remove(conversation);
+        self.lock().remove(conversation);
         Box::pin(async move { Ok(()) })
     }
 
     fn ttl(&self) -> Duration {
-        self.ttl
+        self.lock().ttl()
     }
 }
 

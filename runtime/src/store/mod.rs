@@ -21,10 +21,14 @@ use crate::transport::BoxFuture;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis_store;
+mod table;
+pub(crate) mod uuid;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use redis_store::{RedisStore, RedisStoreOptions};
+pub use table::AliasEntry;
+pub(crate) use table::AliasTable;
 
 /// The alias store could not be reached or answered with something unusable.
 /// Nothing of the request that failed was written.
@@ -137,7 +141,7 @@ pub enum AssignError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ai_tools::{store::{AliasStore, MemoryStore}};
+/// use ai_tools::store::{AliasStore, MemoryStore};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

@@ -1,19 +1,18 @@
-//! Tools: what a model reads of one ([`AgentTool`]: name, description,
-//! schemas, the RPC behind it), and where tools come from. `ai_tools!`
-//! expands to statics of this file's types; `input` and `native` are
-//! hand-written tools (`#[derive(ToolInput)]`, [`NativeTool`](native::NativeTool));
-//! `set` and `reflection` build the macro's tools at run time, from a
-//! descriptor set or a live server.
+//! The two kinds of tool: [`AgentTool`], what `ai_tools!` (or a
+//! [`ToolSet`](crate::tool_set::ToolSet) at run time) makes of an annotated
+//! RPC (name, description, schemas, the RPC behind it), and [`NativeTool`],
+//! a Rust function whose input is a [`ToolInput`](crate::ToolInput) type.
 
-pub(crate) mod input;
-pub(crate) mod native;
-#[cfg(feature = "reflection")]
-mod reflection;
-pub(crate) mod set;
+pub(crate) mod construct;
+mod native;
+
+pub use native::{IntoToolOutput, NativeTool, ToolContext, ToolError, ToolOutput};
 
 use std::sync::{LazyLock, OnceLock};
 
 use ai_tools_schema::{Dialect, RenderedTool, ToolHints};
+
+use crate::alias::FieldPrefix;
 use prost_reflect::DescriptorPool;
 use serde::Deserialize as _;
 use serde_json::Value;
@@ -256,39 +255,4 @@ pub struct MethodRef {
     pub request: &'static str,
     /// Fully qualified response message name.
     pub response: &'static str,
-}
-
-/// One field that carries an alias prefix, scoped to its message so that two
-/// messages' `id` fields can carry different prefixes.
-///
-/// Build one with [`FieldPrefix::new`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct FieldPrefix {
-    /// Fully qualified message name, e.g. `links.v1.Link`.
-    pub message: &'static str,
-    /// The field's proto name, e.g. `page_theme_id`.
-    pub field: &'static str,
-    /// The alias prefix, e.g. `theme`.
-    pub prefix: &'static str,
-}
-
-impl FieldPrefix {
-    /// The field `field` (its proto name) of the message `message` (fully
-    /// qualified) carries aliases with prefix `prefix`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ai_tools::FieldPrefix;
-    /// const LINK_ID: FieldPrefix = FieldPrefix::new("links.v1.Link", "id", "link");
-    /// assert_eq!((LINK_ID.message, LINK_ID.field, LINK_ID.prefix), ("links.v1.Link", "id", "link"));
-    /// ```
-    pub const fn new(message: &'static str, field: &'static str, prefix: &'static str) -> Self {
-        FieldPrefix {
-            message,
-            field,
-            prefix,
-        }
-    }
 }

@@ -13,9 +13,9 @@ use ai_tools_schema::{Dialect, HostProfile, ToolHints, render};
 use serde_json::Value;
 
 use crate::alias::AliasManager;
-use crate::executor::ToolResult;
 use crate::inbound::{Arguments, Refusal, Resolve, prepare};
-use crate::tool::input::{InputSchema, ToolInput};
+use crate::input::{InputSchema, ToolInput};
+use crate::result::{ToolResult, refused_options_message};
 use crate::transport::{BoxFuture, CallOptions};
 
 /// What a native tool's function gets besides its input: the conversation's
@@ -107,7 +107,7 @@ impl ToolContext {
 ///
 /// # }
 /// ```
-/// use ai_tools::ToolOutput;
+/// use ai_tools::tool::ToolOutput;
 /// assert_eq!(ToolOutput::from("done"), ToolOutput::Text("done".into()));
 /// assert_eq!(ToolOutput::from(serde_json::json!({"n": 1})), ToolOutput::Json(serde_json::json!({"n": 1})));
 /// ```
@@ -195,41 +195,42 @@ impl<E: std::error::Error> From<E> for ToolError {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{ToolError, ToolOutput, ToolReturn};
-/// assert_eq!(Ok::<_, ToolError>("hi").into_outcome(), Ok(ToolOutput::Text("hi".into())));
-/// assert_eq!(String::from("hi").into_outcome(), Ok(ToolOutput::Text("hi".into())));
+/// use ai_tools::ToolError;
+/// use ai_tools::tool::{IntoToolOutput, ToolOutput};
+/// assert_eq!(Ok::<_, ToolError>("hi").into_tool_output(), Ok(ToolOutput::Text("hi".into())));
+/// assert_eq!(String::from("hi").into_tool_output(), Ok(ToolOutput::Text("hi".into())));
 /// ```
-pub trait ToolReturn {
+pub trait IntoToolOutput {
     /// The output, or the error's message.
-    fn into_outcome(self) -> Result<ToolOutput, ToolError>;
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError>;
 }
 
-impl<O: Into<ToolOutput>> ToolReturn for Result<O, ToolError> {
-    fn into_outcome(self) -> Result<ToolOutput, ToolError> {
+impl<O: Into<ToolOutput>> IntoToolOutput for Result<O, ToolError> {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
         self.map(Into::into)
     }
 }
 
-impl ToolReturn for String {
-    fn into_outcome(self) -> Result<ToolOutput, ToolError> {
+impl IntoToolOutput for String {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
         Ok(self.into())
     }
 }
 
-impl ToolReturn for &'static str {
-    fn into_outcome(self) -> Result<ToolOutput, ToolError> {
+impl IntoToolOutput for &'static str {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
         Ok(self.into())
     }
 }
 
-impl ToolReturn for Value {
-    fn into_outcome(self) -> Result<ToolOutput, ToolError> {
+impl IntoToolOutput for Value {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
         Ok(self.into())
     }
 }
 
-impl ToolReturn for ToolOutput {
-    fn into_outcome(self) -> Result<ToolOutput, ToolError> {
+impl IntoToolOutput for ToolOutput {
+    fn into_tool_output(self) -> Result<ToolOutput, ToolError> {
         Ok(self)
     }
 }
@@ -257,7 +258,7 @@ enum Failure {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use ai_tools::{AliasManager, NativeTool, ToolInput};
+/// use ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput};
 ///
 /// /// Search the docs.
 /// #[derive(serde::Deserialize, ToolInput)]
@@ -274,9 +275,9 @@ enum Failure {
 ///     Ok(format!("query={} limit={:?}", input.query, input.limit))
 /// });
 ///
-/// let result = search.call(Arc::new(AliasManager::new()), r#"{"query":"adapters"}"#).await;
+/// let result = search.call(Arc::new(AliasManager::new()), r#"{"query":"adapters"}"#, &CallOptions::new()).await;
 /// assert_eq!(result.output, "query=adapters limit=None");
-/// let result = search.call(Arc::new(AliasManager::new()), r#"{"limit":3}"#).await;
+/// let result = search.call(Arc::new(AliasManager::new()), r#"{"limit":3}"#, &CallOptions::new()).await;
 /// assert!(result.is_error);
 /// assert!(result.output.contains("missing field `query`"), "{}", result.output);
 /// # }
@@ -310,7 +311,7 @@ impl fmt::Debug for NativeTool {
 impl NativeTool {
     /// A tool named `name` that runs `function` with the arguments decoded
     /// into `Input`. The function gets a [`ToolContext`] and the input, and
-    /// returns a [`ToolReturn`]: usually `Ok(String or serde_json::Value)`.
+    /// returns a [`IntoToolOutput`]: usually `Ok(String or serde_json::Value)`.
     ///
     /// # Examples
     ///
@@ -324,7 +325,7 @@ impl NativeTool {
         Input: ToolInput + Send + 'static,
         F: Fn(ToolContext, Input) -> Fut + Send + Sync + 'static,
         Fut: Future + Send + 'static,
-        Fut::Output: ToolReturn,
+        Fut::Output: IntoToolOutput,
     {
         let handler = move |ctx: ToolContext,
                             args: Value|
@@ -332,7 +333,7 @@ impl NativeTool {
             match serde_json::from_value::<Input>(args) {
                 Ok(input) => {
                     let future = function(ctx, input);
-                    Box::pin(async move { future.await.into_outcome().map_err(Failure::Tool) })
+                    Box::pin(async move { future.await.into_tool_output().map_err(Failure::Tool) })
                 }
                 Err(e) => Box::pin(std::future::ready(Err(Failure::Decode(e.to_string())))),
             }
@@ -481,13 +482,16 @@ impl NativeTool {
 
     /// The parameters' schema for `dialect` as a model reads it through a
     /// host of profile `host`; see
-    /// [`Tool::parameters_for_host`](crate::Tool::parameters_for_host).
+    /// [`Tool::parameters_for_host`](crate::toolkit::Tool::parameters_for_host).
     pub fn parameters_for_host(&self, dialect: Dialect, host: HostProfile) -> Value {
         render::parameters_for(&self.input.schema, dialect, self.strict, host)
     }
 
-    /// Runs the tool with the model's arguments (JSON text; empty means
-    /// `{}`) in the conversation of `aliases`: undo provider shaping, refuse
+    /// Runs the tool with the model's arguments (JSON text, empty meaning
+    /// `{}`, or a value parsed already) in the conversation of `aliases`,
+    /// with the call's `options` (which the function reads from its
+    /// [`ToolContext::call_options`]; a bad metadata key is an error result
+    /// and nothing runs): undo provider shaping, refuse
     /// unknown arguments, resolve aliases in `alias_prefix` fields (an alias
     /// the conversation never issued is refused, naming the valid ones),
     /// decode into the input type, run, and show known UUIDs in the output as
@@ -496,30 +500,21 @@ impl NativeTool {
     /// # Examples
     ///
     /// See [`NativeTool`].
-    pub async fn call(&self, aliases: Arc<AliasManager>, args_json: &str) -> ToolResult {
-        self.call_with(aliases, args_json, &CallOptions::new())
-            .await
-    }
-
-    /// [`call`](Self::call) with the options of the call, which the function
-    /// reads from its [`ToolContext::call_options`].
-    ///
-    /// # Examples
-    ///
-    /// See [`Toolkit::execute_with`](crate::Toolkit::execute_with).
-    pub async fn call_with(
+    pub async fn call<'a>(
         &self,
         aliases: Arc<AliasManager>,
-        args_json: &str,
+        args: impl Into<Arguments<'a>>,
         options: &CallOptions,
     ) -> ToolResult {
-        self.call_arguments(aliases, Arguments::Text(args_json), options)
-            .await
+        match options.for_tool(&CallOptions::new(), None) {
+            Ok(options) => self.run(aliases, args.into(), &options).await,
+            Err(problem) => ToolResult::error(refused_options_message(&self.name, &problem)),
+        }
     }
 
-    /// [`call_with`](Self::call_with) with the arguments as sent, text or
-    /// already parsed.
-    pub(crate) async fn call_arguments(
+    /// [`call`](Self::call) with `options` worked out and checked already
+    /// (by a toolkit).
+    pub(crate) async fn run(
         &self,
         aliases: Arc<AliasManager>,
         args: Arguments<'_>,
@@ -644,7 +639,13 @@ mod tests {
             }
             Ok::<_, ToolError>(s)
         });
-        let result = tool.call(Arc::new(AliasManager::new()), r#""now""#).await;
+        let result = tool
+            .call(
+                Arc::new(AliasManager::new()),
+                r#""now""#,
+                &CallOptions::new(),
+            )
+            .await;
         assert!(result.is_error);
         assert!(result.output.contains("kaboom"), "{}", result.output);
     }
@@ -657,13 +658,14 @@ mod tests {
             .call(
                 aliases.clone(),
                 &json!({"id": uuid(1), "n": "x"}).to_string(),
+                &CallOptions::new(),
             )
             .await;
         assert_eq!(
             result,
             ToolResult::ok(json!({"id": "link-1", "n": "x"}).to_string())
         );
-        let result = echo().call(aliases, "{not json").await;
+        let result = echo().call(aliases, "{not json", &CallOptions::new()).await;
         assert!(
             result.is_error
                 && result
@@ -693,7 +695,11 @@ mod tests {
         let replica_a = Arc::new(AliasManager::with_store(store.clone(), "c"));
         let replica_b = AliasManager::with_store(store.clone(), "c");
         let result = created
-            .call(replica_a, &json!(uuid(7).to_uppercase()).to_string())
+            .call(
+                replica_a,
+                &json!(uuid(7).to_uppercase()).to_string(),
+                &CallOptions::new(),
+            )
             .await;
         assert_eq!(result, ToolResult::ok("link-1"));
         replica_b.fetch(&["link-1"]).await.unwrap();
@@ -703,7 +709,11 @@ mod tests {
         // output, JSON or text, as its alias: it asks the store first.
         let replica_c = Arc::new(AliasManager::with_store(store.clone(), "c"));
         let echoed = echo()
-            .call(replica_c.clone(), &json!({"id": uuid(7)}).to_string())
+            .call(
+                replica_c.clone(),
+                &json!({"id": uuid(7)}).to_string(),
+                &CallOptions::new(),
+            )
             .await;
         assert_eq!(echoed, ToolResult::ok(json!({"id": "link-1"}).to_string()));
         let said = NativeTool::new::<String, _, _>(
@@ -713,7 +723,11 @@ mod tests {
         );
         let replica_d = Arc::new(AliasManager::with_store(store, "c"));
         let result = said
-            .call(replica_d, &json!(format!("made {}", uuid(7))).to_string())
+            .call(
+                replica_d,
+                &json!(format!("made {}", uuid(7))).to_string(),
+                &CallOptions::new(),
+            )
             .await;
         assert_eq!(result, ToolResult::ok("made link-1"));
     }

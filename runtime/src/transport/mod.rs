@@ -2,7 +2,15 @@
 //! type, per-call options and an in-process implementation.
 
 #[cfg(feature = "tonic")]
-pub(crate) mod tonic_transport;
+mod tonic_builder;
+#[cfg(feature = "tonic")]
+mod tonic_transport;
+pub(crate) mod wire;
+
+#[cfg(feature = "tonic")]
+pub use tonic_builder::{TonicTransportBuilder, TransportError};
+#[cfg(feature = "tonic")]
+pub use tonic_transport::TonicTransport;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -21,14 +29,14 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 /// call, or (where the transport can) a server-streaming one.
 ///
 /// Object safe: `Arc<dyn Transport>` is itself a `Transport`. Implementations
-/// ship with the crate for tonic ([`TonicTransport`](crate::TonicTransport),
+/// ship with the crate for tonic ([`TonicTransport`],
 /// feature `tonic`) and for in-process handlers ([`InProcessTransport`]).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::sync::Arc;
-/// use ai_tools::{InProcessTransport, Transport};
+/// use ai_tools::{Transport, transport::InProcessTransport};
 ///
 /// let shared: Arc<dyn Transport> = Arc::new(InProcessTransport::new());
 /// fn takes_transport<T: Transport>(_: T) {}
@@ -50,7 +58,7 @@ pub trait Transport: Send + Sync + 'static {
     /// faster than decoding them into a `DynamicMessage` first.
     ///
     /// The default encodes what [`unary`](Self::unary) returns; a transport
-    /// that receives bytes (as [`TonicTransport`](crate::TonicTransport)
+    /// that receives bytes (as [`TonicTransport`]
     /// does) returns them instead.
     fn unary_encoded<'a>(
         &'a self,
@@ -101,7 +109,7 @@ pub trait MessageStream: Send {
     /// ([`Transport::unary_encoded`]).
     ///
     /// The default encodes what [`next`](Self::next) returns; a stream that
-    /// receives bytes (as [`TonicTransport`](crate::TonicTransport)'s does)
+    /// receives bytes (as [`TonicTransport`]'s does)
     /// returns them instead.
     ///
     /// # Examples
@@ -109,7 +117,7 @@ pub trait MessageStream: Send {
     /// A stream that only decodes still gives bytes:
     ///
     /// ```
-    /// use ai_tools::{BoxFuture, MessageStream, Status};
+    /// use ai_tools::transport::{BoxFuture, MessageStream, Status};
     /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
     ///
     /// struct Decoded(Vec<DynamicMessage>);
@@ -182,7 +190,7 @@ forward_transport!(Arc, Box);
 /// Options of one call: a deadline and request metadata (headers), for
 /// example the end user's credentials and tenant.
 ///
-/// A [`Toolkit`](crate::Toolkit), a [`ProtoExecutor`](crate::ProtoExecutor)
+/// A [`Toolkit`](crate::Toolkit), a [`ProtoExecutor`](crate::executor::ProtoExecutor)
 /// or an MCP server can hold defaults; the options of one call override them
 /// key by key ([`overriding`](Self::overriding)). Generated tools send them as
 /// gRPC metadata; native tools read them from their
@@ -394,6 +402,21 @@ impl CallOptions {
         }
     }
 
+    /// The options one call of a tool runs with, worked out in one place
+    /// for every caller (an executor, a toolkit): `self` (the call's own)
+    /// over `defaults` key by key, with the deadline the call's own, else the
+    /// tool's (`tool_timeout`), else the defaults'; then checked.
+    pub(crate) fn for_tool(
+        &self,
+        defaults: &CallOptions,
+        tool_timeout: Option<Duration>,
+    ) -> Result<CallOptions, String> {
+        let mut merged = defaults.overriding(self);
+        merged.timeout = self.timeout.or(tool_timeout).or(defaults.timeout);
+        merged.check()?;
+        Ok(merged)
+    }
+
     /// Checks every key (lowercase `0-9a-z_.-`, not `grpc-` reserved; binary
     /// keys end in `-bin`, ASCII keys do not) and every ASCII value (visible
     /// ASCII and spaces). The error names the key, never the value.
@@ -446,8 +469,8 @@ impl CallOptions {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::Code::NotFound.name(), "NOT_FOUND");
-/// assert_eq!(ai_tools::Code::from_i32(14), ai_tools::Code::Unavailable);
+/// assert_eq!(ai_tools::transport::Code::NotFound.name(), "NOT_FOUND");
+/// assert_eq!(ai_tools::transport::Code::from_i32(14), ai_tools::transport::Code::Unavailable);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)] // the names are the gRPC codes
@@ -497,7 +520,7 @@ impl Code {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::Code::from_i32(99), ai_tools::Code::Unknown);
+    /// assert_eq!(ai_tools::transport::Code::from_i32(99), ai_tools::transport::Code::Unknown);
     /// ```
     pub fn from_i32(n: i32) -> Code {
         usize::try_from(n)
@@ -511,7 +534,7 @@ impl Code {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::Code::DeadlineExceeded.name(), "DEADLINE_EXCEEDED");
+    /// assert_eq!(ai_tools::transport::Code::DeadlineExceeded.name(), "DEADLINE_EXCEEDED");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -548,7 +571,7 @@ impl fmt::Display for Code {
 /// # Examples
 ///
 /// ```
-/// let s = ai_tools::Status::new(ai_tools::Code::NotFound, "no such link");
+/// let s = ai_tools::transport::Status::new(ai_tools::transport::Code::NotFound, "no such link");
 /// assert_eq!(s.to_string(), "NOT_FOUND: no such link");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -566,8 +589,8 @@ impl Status {
     /// # Examples
     ///
     /// ```
-    /// let s = ai_tools::Status::new(ai_tools::Code::Internal, "boom");
-    /// assert_eq!(s.code, ai_tools::Code::Internal);
+    /// let s = ai_tools::transport::Status::new(ai_tools::transport::Code::Internal, "boom");
+    /// assert_eq!(s.code, ai_tools::transport::Code::Internal);
     /// ```
     pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
@@ -599,7 +622,7 @@ type Handler = Arc<
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{InProcessTransport, Status, Code};
+/// use ai_tools::transport::{InProcessTransport, Status, Code};
 ///
 /// let transport = InProcessTransport::new().with_handler(
 ///     "/links.v1.LinksService/CreateLink",
@@ -628,7 +651,7 @@ impl InProcessTransport {
     /// # Examples
     ///
     /// ```
-    /// assert!(!ai_tools::InProcessTransport::new().has_handler("/a.B/C"));
+    /// assert!(!ai_tools::transport::InProcessTransport::new().has_handler("/a.B/C"));
     /// ```
     pub fn new() -> Self {
         Self::default()

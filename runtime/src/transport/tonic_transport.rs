@@ -5,6 +5,9 @@ use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor};
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::metadata::{AsciiMetadataValue, Binary, BinaryMetadataValue, MetadataKey};
 
+use std::sync::Arc;
+
+use crate::transport::tonic_builder::{Peer, classify};
 use crate::transport::{
     BoxFuture, CallOptions, Code, MessageStream, Status, Transport, method_path,
 };
@@ -17,19 +20,27 @@ use crate::transport::{
 /// and as a local deadline (a server that ignores the header still cannot
 /// hold the tool call longer).
 ///
+/// [`TonicTransport::builder`] makes one from a URL, over TLS and mTLS
+/// with feature `tls`; [`TonicTransport::new`] wraps a channel made with
+/// tonic.
+///
 /// # Examples
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-/// let transport = ai_tools::TonicTransport::new(channel);
+/// let transport = ai_tools::transport::TonicTransport::new(channel);
 /// # let _ = transport;
 /// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct TonicTransport {
-    channel: tonic::transport::Channel,
+    pub(super) channel: tonic::transport::Channel,
+    /// Where it goes when the builder made it: a failure to connect is then
+    /// said as a [`TransportError`](crate::transport::TransportError) naming
+    /// the host.
+    pub(super) peer: Option<Arc<Peer>>,
 }
 
 impl TonicTransport {
@@ -39,7 +50,10 @@ impl TonicTransport {
     ///
     /// See [`TonicTransport`].
     pub fn new(channel: tonic::transport::Channel) -> Self {
-        Self { channel }
+        Self {
+            channel,
+            peer: None,
+        }
     }
 
     /// The underlying channel.
@@ -50,7 +64,7 @@ impl TonicTransport {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// # let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-    /// let transport = ai_tools::TonicTransport::new(channel);
+    /// let transport = ai_tools::transport::TonicTransport::new(channel);
     /// let _channel: &tonic::transport::Channel = transport.channel();
     /// # }
     /// ```
@@ -89,10 +103,10 @@ impl Transport for TonicTransport {
     ) -> BoxFuture<'a, Result<Box<dyn MessageStream + 'a>, Status>> {
         Box::pin(async move {
             let (mut grpc, req, path) = self.prepare(method, request, options).await?;
-            let response = grpc
-                .server_streaming(req, path, EncodedCodec)
-                .await
-                .map_err(Status::from)?;
+            let response = match grpc.server_streaming(req, path, EncodedCodec).await {
+                Ok(response) => response,
+                Err(e) => return Err(self.failed(e).await),
+            };
             Ok(Box::new(TonicStream {
                 messages: response.into_inner(),
                 output: method.output(),
@@ -117,7 +131,10 @@ impl TonicTransport {
     {
         let call = async {
             let (mut grpc, req, path) = self.prepare(method, request, options).await?;
-            let response = grpc.unary(req, path, codec).await.map_err(Status::from)?;
+            let response = match grpc.unary(req, path, codec).await {
+                Ok(response) => response,
+                Err(e) => return Err(self.failed(e).await),
+            };
             Ok(response.into_inner())
         };
         let Some(t) = options.timeout else {
@@ -182,10 +199,41 @@ impl TonicTransport {
                 .append_bin(k, BinaryMetadataValue::from_bytes(value));
         }
         let mut grpc = tonic::client::Grpc::new(self.channel.clone());
-        grpc.ready()
-            .await
-            .map_err(|e| Status::new(Code::Unavailable, format!("service not ready: {e}")))?;
+        grpc.ready().await.map_err(|e| {
+            let known = self
+                .peer
+                .as_deref()
+                .and_then(|peer| classify(&peer.host, &e));
+            Status::new(
+                Code::Unavailable,
+                known.map_or_else(|| format!("service not ready: {e}"), |e| e.to_string()),
+            )
+        })?;
         Ok((grpc, req, path))
+    }
+
+    /// A call's failure; one to connect (refused, a certificate that does
+    /// not verify) said as the builder's error, naming the host. A TLS
+    /// connection that broke without a reason (the request written as the
+    /// server's alert came) is checked again to hear the reason.
+    async fn failed(&self, status: tonic::Status) -> Status {
+        // A status with a source is the client's own (a server's has none);
+        // a connection that broke cancels its streams.
+        let transport = matches!(
+            status.code(),
+            tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+        ) && std::error::Error::source(&status).is_some();
+        let Some(peer) = self.peer.as_deref().filter(|_| transport) else {
+            return Status::from(status);
+        };
+        let known = match classify(&peer.host, &status) {
+            Some(e) => Some(e),
+            None => peer.check_tls().await.err(),
+        };
+        match known {
+            Some(e) => Status::new(Code::Unavailable, e.to_string()),
+            None => Status::from(status),
+        }
     }
 }
 
@@ -206,7 +254,7 @@ impl MessageStream for TonicStream {
                 DynamicMessage::decode(self.output.clone(), bytes.as_slice()).map_err(|e| {
                     Status::new(
                         Code::Internal,
-                        crate::executor::undecodable_response(&self.output, &e),
+                        crate::transport::wire::undecodable_response(&self.output, &e),
                     )
                 })
             }))
@@ -253,7 +301,7 @@ impl Encoder for DynamicEncoder {
     type Error = tonic::Status;
 
     fn encode(&mut self, item: Self::Item, buf: &mut EncodeBuf<'_>) -> Result<(), Self::Error> {
-        crate::executor::wire::encode(&item, buf)
+        crate::transport::wire::encode(&item, buf)
             .map_err(|e| tonic::Status::internal(format!("encoding the request: {e}")))
     }
 }
@@ -301,7 +349,9 @@ impl Decoder for DynamicDecoder {
         DynamicMessage::decode(self.desc.clone(), buf)
             .map(Some)
             .map_err(|e| {
-                tonic::Status::internal(crate::executor::undecodable_response(&self.desc, &e))
+                tonic::Status::internal(crate::transport::wire::undecodable_response(
+                    &self.desc, &e,
+                ))
             })
     }
 }

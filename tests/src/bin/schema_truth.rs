@@ -32,7 +32,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use ai_tools::schema::{Dialect, HostProfile, render};
-use ai_tools::{AgentTool, AliasManager, CallOptions, ProtoExecutor, TonicTransport};
+use ai_tools::{
+    AgentTool, AliasManager, CallOptions, executor::ProtoExecutor, transport::TonicTransport,
+};
 use base64::Engine as _;
 use prost_reflect::DescriptorPool;
 use protox::file::{ChainFileResolver, GoogleFileResolver};
@@ -232,7 +234,7 @@ fn dump() -> Result<Value, String> {
             .generated(ProtoExecutor::new(
                 statics,
                 (corpus.pool)(),
-                ai_tools::InProcessTransport::new(),
+                ai_tools::transport::InProcessTransport::new(),
             ))
             .build()
             .map_err(|e| format!("{}: a toolkit of the expansion: {e}", corpus.path))?;

@@ -13,7 +13,7 @@
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-//! let transport = ai_tools::TonicTransport::new(channel);
+//! let transport = ai_tools::transport::TonicTransport::new(channel);
 //!
 //! // One toolkit per MCP session, built on that session's alias namespace.
 //! let server = ai_tools::mcp::McpServer::new(move |aliases| {
@@ -136,7 +136,7 @@
 //! - **Every call has a deadline** ([`with_call_timeout`](McpServer::with_call_timeout),
 //!   default [`DEFAULT_CALL_TIMEOUT`], 50 seconds;
 //!   [`with_tool_timeout`](McpServer::with_tool_timeout) per tool, then
-//!   the tool's own `rpc_tool.timeout`, [`Tool::timeout`](crate::Tool::timeout)). A
+//!   the tool's own `rpc_tool.timeout`, [`Tool::timeout`](crate::toolkit::Tool::timeout)). A
 //!   generated tool sends it as `grpc-timeout` and holds the call to it
 //!   locally; a service that stalls past it ends the call with a
 //!   `DEADLINE_EXCEEDED` error result that tells the model what to do.
@@ -161,194 +161,50 @@
 //! [`McpServer::serve_http`] on ctrl-c / `SIGTERM`; the `_until` variants
 //! take any shutdown future.
 
-use std::borrow::Cow;
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ai_tools_schema::{Dialect, HostProfile};
 pub use rmcp;
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, CustomRequest,
-    CustomResult, Implementation, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerConfig,
-};
-use rmcp::service::RequestContext;
+use rmcp::ServiceExt;
+use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
 use crate::alias::AliasManager;
 use crate::sessions::Sessions;
-use crate::tool::AgentTool;
-use crate::toolkit::{Tool, Toolkit, ToolkitError};
+use crate::toolkit::{Toolkit, ToolkitError};
 use crate::transport::CallOptions;
 
-/// The dialect of the tools' `inputSchema` unless [`McpServer::with_dialect`]
-/// says otherwise: Anthropic's, the provider behind most MCP hosts, and a
-/// plain JSON Schema every host accepts (see the [module docs](self)).
-pub const MCP_DIALECT: Dialect = Dialect::Anthropic;
+#[cfg(feature = "oauth")]
+mod auth;
+mod convert;
+mod edge;
+mod handler;
+mod limits;
+
+#[cfg(feature = "oauth")]
+pub use auth::{
+    AUTHORIZATION_SERVER_TIMEOUT, DEFAULT_LEEWAY, DEFAULT_MAX_SESSIONS_PER_CALLER,
+    JWKS_REFRESH_INTERVAL, MAX_INTROSPECTIONS_IN_FLIGHT, MAX_JWKS_KEYS, OAuth,
+};
+
+pub use convert::{MCP_DIALECT, to_mcp_tool, to_mcp_tool_for_host};
+pub use handler::MAX_PROTOCOL_VERSION;
+use handler::{Handler, Namespaces, Shared, Source, unforwardable};
+use limits::{CallLimits, HttpLimits};
+pub use limits::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
+    LOOPBACK_ORIGINS, MAX_SESSIONLESS_BODY_BYTES, REQUEST_ENVELOPE_BYTES,
+    SESSIONS_RETRY_AFTER_SECS,
+};
 
 /// The path the streamable-HTTP endpoint is served at: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
-
-/// The newest protocol version served: the last one with sessions, hence
-/// with a place for a conversation's aliases (see the [module docs](self)).
-pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
-
-mod edge;
-
-/// The room a request body has beyond its arguments: the JSON-RPC envelope
-/// (`jsonrpc`, `id`, `method`, the tool's `name`, `_meta`) and the escaping
-/// of the arguments' text, 64 KiB.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::REQUEST_ENVELOPE_BYTES, 64 * 1024);
-/// ```
-pub const REQUEST_ENVELOPE_BYTES: usize = 64 * 1024;
-
-/// The largest request body over HTTP unless
-/// [`McpServer::with_max_request_body_bytes`] says otherwise: the argument
-/// limit ([`Limits::default`](crate::schema::inbound::Limits)`.max_bytes`,
-/// 256 KiB) plus [`REQUEST_ENVELOPE_BYTES`], 320 KiB. A larger body is
-/// answered `413 Payload Too Large`, naming the limit, before it is parsed
-/// (and, when its `Content-Length` says so, before it is read).
-///
-/// # Examples
-///
-/// ```
-/// use ai_tools::schema::inbound::Limits;
-/// assert_eq!(
-///     ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES,
-///     Limits::default().max_bytes + ai_tools::mcp::REQUEST_ENVELOPE_BYTES
-/// );
-/// ```
-pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 256 * 1024 + REQUEST_ENVELOPE_BYTES;
-
-/// The largest body of a `POST` without an `Mcp-Session-Id`, 16 KiB. Such a
-/// request can only be an `initialize` (or `server/discover`), a few
-/// hundred bytes from every SDK, and it is parsed before any session exists,
-/// so it is held to this rather than to the argument-sized limit.
-///
-/// # Examples
-///
-/// ```
-/// assert!(ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES < ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
-/// ```
-pub const MAX_SESSIONLESS_BODY_BYTES: usize = 16 * 1024;
-
-/// The most MCP sessions an HTTP server holds at once unless
-/// [`McpServer::with_max_sessions`] says otherwise: 1,000.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_MAX_SESSIONS, 1_000);
-/// ```
-pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
-
-/// The `Retry-After` (seconds) of the `503` that refuses an `initialize`
-/// while the server holds its maximum of sessions: 5.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::SESSIONS_RETRY_AFTER_SECS, 5);
-/// ```
-pub const SESSIONS_RETRY_AFTER_SECS: u64 = 5;
-
-/// How long an MCP session lives without a message unless
-/// [`McpServer::with_session_idle_timeout`] says otherwise: 5 minutes
-/// (rmcp's default).
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs(), 300);
-/// ```
-pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
-
-/// The most open HTTP connections unless
-/// [`McpServer::with_max_connections`] says otherwise: 1,024.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_MAX_CONNECTIONS, 1_024);
-/// ```
-pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
-
-/// How long a client has to send a request's headers once it has sent
-/// their first byte, and then its body, unless
-/// [`McpServer::with_header_timeout`] says otherwise: 10 seconds.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_HEADER_TIMEOUT.as_secs(), 10);
-/// ```
-pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// How long a connection stays open with no request in progress and no byte
-/// from the client unless [`McpServer::with_idle_timeout`] says otherwise:
-/// 60 seconds.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_IDLE_TIMEOUT.as_secs(), 60);
-/// ```
-pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
-
-/// The browser origins an HTTP server always accepts: loopback pages, on
-/// any port. A request whose `Origin` is neither one of these nor one given
-/// to [`McpServer::with_allowed_origins`] is answered `403 Forbidden`; a
-/// request without `Origin` (not from a browser) passes.
-///
-/// # Examples
-///
-/// ```
-/// assert!(ai_tools::mcp::LOOPBACK_ORIGINS.contains(&"http://localhost:*"));
-/// ```
-pub const LOOPBACK_ORIGINS: [&str; 6] = [
-    "http://localhost:*",
-    "http://127.0.0.1:*",
-    "http://[::1]:*",
-    "https://localhost:*",
-    "https://127.0.0.1:*",
-    "https://[::1]:*",
-];
-
-/// How long a graceful HTTP shutdown waits for open connections to finish.
-const HTTP_DRAIN: Duration = Duration::from_secs(5);
-
-/// The deadline of a tool call unless [`McpServer::with_call_timeout`],
-/// [`McpServer::with_tool_timeout`], the tool's own `rpc_tool.timeout`, the server's
-/// [call options](McpServer::with_call_options) or the toolkit's say
-/// otherwise: 50 seconds.
-///
-/// Why 50 and not 60: most MCP hosts call through the official TypeScript
-/// SDK, which gives up on a request after 60 seconds
-/// (`DEFAULT_REQUEST_TIMEOUT_MSEC`), counted from before the request left
-/// the host. A server deadline of 60 seconds would pass after the host had
-/// already stopped listening, so the model would read the host's bare
-/// "Request timed out" instead of a result that says what happened. At 50
-/// seconds the server's own error result, `DEADLINE_EXCEEDED` with what to
-/// do next, reaches the host first, with 10 seconds to spare for the trip
-/// and the response's aliases. The backend is told the deadline too, as
-/// `grpc-timeout`, so it can stop the work itself.
-///
-/// # Examples
-///
-/// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 50);
-/// ```
-pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(50);
 
 /// Why an MCP server could not start or stopped with an error.
 ///
@@ -408,41 +264,32 @@ pub enum ServeError {
         /// The server's tools, joined with `, `.
         known: String,
     },
+    /// OAuth is on and the server was also told to forward the caller's
+    /// `Authorization` header: that would pass the MCP token through to
+    /// the backend, which the MCP authorization spec forbids.
+    #[cfg(feature = "oauth")]
+    #[error(
+        "with OAuth on, the caller's `authorization` header cannot be forwarded: it holds the token issued for this server, which must never reach the backend (MCP authorization: no token passthrough). Send the backend the caller's identity with claim headers, and the gateway's own credential as a call option"
+    )]
+    TokenPassthrough,
+    /// The OAuth configuration is wrong, or the authorization server could
+    /// not be asked for its keys at start.
+    #[cfg(feature = "oauth")]
+    #[error("OAuth cannot start: {0}")]
+    OAuth(String),
+    /// OAuth protects the HTTP transport; a stdio server has no requests to
+    /// carry tokens.
+    #[cfg(feature = "oauth")]
+    #[error(
+        "OAuth protects the streamable-HTTP transport; over stdio the client runs the server itself and sends no tokens: serve HTTP, or leave OAuth off"
+    )]
+    OAuthOverStdio,
     /// `serve_http` was given one toolkit: HTTP serves many sessions, and
     /// one toolkit means one alias namespace shared by all of them.
     #[error(
         "serving HTTP needs a toolkit per MCP session so that sessions never share aliases; build the server with McpServer::new(|aliases| …)"
     )]
     SharedToolkit,
-}
-
-/// The shape of a per-session toolkit builder.
-type Factory = dyn Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync;
-
-/// Where a session's alias namespace comes from: a [`Sessions`] of any transport.
-trait Namespaces: Send + Sync {
-    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager>;
-    fn forget(&self, session_id: &str);
-}
-
-impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
-    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager> {
-        Sessions::alias_manager(self, session_id)
-    }
-
-    fn forget(&self, session_id: &str) {
-        let _ = self.remove(session_id);
-    }
-}
-
-enum Source {
-    /// A toolkit per session, on the session's namespace.
-    PerSession {
-        factory: Arc<Factory>,
-        sessions: Arc<dyn Namespaces>,
-    },
-    /// One toolkit (stdio: one client, one namespace).
-    Fixed(Arc<Toolkit>),
 }
 
 /// An MCP server of one [`Toolkit`] per session: configure it, then serve it
@@ -486,81 +333,8 @@ pub struct McpServer {
     call_options: CallOptions,
     calls: CallLimits,
     http: HttpLimits,
-}
-
-/// The deadlines of tool calls, and what a client's going away does to
-/// them (see the [module docs](self#forwarded-headers-deadlines-and-cancellation)).
-#[derive(Clone, Debug)]
-struct CallLimits {
-    /// The deadline of a call that sets none; `None`: no deadline.
-    timeout: Option<Duration>,
-    /// Per tool, over every other deadline.
-    per_tool: HashMap<String, Duration>,
-    /// Whether a client whose HTTP connection closes mid-call cancels it.
-    cancel_on_disconnect: bool,
-}
-
-impl Default for CallLimits {
-    fn default() -> Self {
-        Self {
-            timeout: Some(DEFAULT_CALL_TIMEOUT),
-            per_tool: HashMap::new(),
-            cancel_on_disconnect: true,
-        }
-    }
-}
-
-impl CallLimits {
-    /// The deadline to give a call of `tool`, over the server's own call
-    /// options: the server's for this tool, else the tool's own (`own`,
-    /// `rpc_tool.timeout`), else one the server's options set, else the
-    /// default unless the toolkit sets one (`toolkit`), which then applies.
-    /// `None` leaves the call's deadline to the toolkit and its executors.
-    fn deadline(
-        &self,
-        tool: &str,
-        own: Option<Duration>,
-        server: Option<Duration>,
-        toolkit: Option<Duration>,
-    ) -> Option<Duration> {
-        self.per_tool
-            .get(tool)
-            .copied()
-            .or(own)
-            .or(server)
-            .or(if toolkit.is_some() {
-                None
-            } else {
-                self.timeout
-            })
-    }
-}
-
-/// The bounds of the HTTP edge (see the [module docs](self#limits-of-the-http-edge)).
-#[derive(Clone, Debug)]
-struct HttpLimits {
-    max_body: usize,
-    max_sessions: usize,
-    session_idle_timeout: Duration,
-    max_connections: usize,
-    header_timeout: Duration,
-    idle_timeout: Duration,
-    /// Beyond [`LOOPBACK_ORIGINS`].
-    origins: Vec<String>,
-}
-
-impl Default for HttpLimits {
-    fn default() -> Self {
-        Self {
-            max_body: DEFAULT_MAX_REQUEST_BODY_BYTES,
-            max_sessions: DEFAULT_MAX_SESSIONS,
-            session_idle_timeout: DEFAULT_SESSION_IDLE_TIMEOUT,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            header_timeout: DEFAULT_HEADER_TIMEOUT,
-            idle_timeout: DEFAULT_IDLE_TIMEOUT,
-            origins: Vec::new(),
-        }
-    }
+    #[cfg(feature = "oauth")]
+    oauth: Option<OAuth>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -578,7 +352,7 @@ impl McpServer {
     /// `per_session`, given the session's alias namespace. Build every
     /// generated executor of the toolkit on that namespace
     /// (`Executor::with_alias_manager(transport, aliases)`) and pass it to
-    /// [`ToolkitBuilder::alias_manager`](crate::ToolkitBuilder::alias_manager).
+    /// [`ToolkitBuilder::alias_manager`](crate::toolkit::ToolkitBuilder::alias_manager).
     ///
     /// `per_session` is called once when serving starts (a toolkit that does
     /// not build is a [`ServeError::Toolkit`] then), and its tools are the
@@ -629,7 +403,42 @@ impl McpServer {
             call_options: CallOptions::new(),
             calls: CallLimits::default(),
             http: HttpLimits::default(),
+            #[cfg(feature = "oauth")]
+            oauth: None,
         }
+    }
+
+    /// Serves HTTP as an OAuth 2.1 resource server (feature `oauth`), the
+    /// way the MCP authorization spec asks: every request needs a bearer
+    /// token issued for this server's resource URI, checked against the
+    /// issuer's keys (or by introspection); the protected resource metadata
+    /// is served for clients to discover the authorization server; and the
+    /// token itself is never passed on (forwarding `authorization` is
+    /// refused at start). What the backend learns of the caller is the
+    /// claims named by [`OAuth::claim_header`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run(server: ai_tools::mcp::McpServer) -> Result<(), ai_tools::mcp::ServeError> {
+    /// use ai_tools::mcp::OAuth;
+    /// let token = std::fs::read_to_string("/run/secrets/backend-token")?;
+    /// server
+    ///     .with_oauth(
+    ///         OAuth::new("https://tools.example.com/mcp", "https://auth.example.com")
+    ///             .required_scope("mcp:use")
+    ///             .claim_header("sub", "x-user-id"),
+    ///     )
+    ///     // the gateway's own credential to the backend
+    ///     .with_call_options(ai_tools::CallOptions::new().metadata("authorization", format!("Bearer {}", token.trim())))
+    ///     .serve_http("0.0.0.0:8080")
+    ///     .await
+    /// # }
+    /// ```
+    #[cfg(feature = "oauth")]
+    pub fn with_oauth(mut self, oauth: OAuth) -> Self {
+        self.oauth = Some(oauth);
+        self
     }
 
     /// Copies these request headers of each MCP request over streamable HTTP
@@ -720,11 +529,11 @@ impl McpServer {
     /// A deadline set elsewhere comes first, most specific first:
     /// [`with_tool_timeout`](Self::with_tool_timeout), then the tool's own
     /// (`rpc_tool.timeout` in the proto or an overlay,
-    /// [`Tool::timeout`](crate::Tool::timeout)), then the server's
+    /// [`Tool::timeout`](crate::toolkit::Tool::timeout)), then the server's
     /// [call options](Self::with_call_options), then the toolkit's
-    /// ([`ToolkitBuilder::call_options`](crate::ToolkitBuilder::call_options)).
+    /// ([`ToolkitBuilder::call_options`](crate::toolkit::ToolkitBuilder::call_options)).
     /// This one also takes the place of a deadline in an executor's
-    /// [`ExecutorOptions::call`](crate::ExecutorOptions::call): set a longer
+    /// [`ExecutorOptions::call`](crate::executor::ExecutorOptions::call): set a longer
     /// one here or per tool instead.
     ///
     /// `None` sets no deadline. Then a service that stalls holds the call,
@@ -1088,7 +897,7 @@ impl McpServer {
     }
 
     /// Checks the toolkit once and freezes what every session shares.
-    fn prepare(self) -> Result<Arc<Shared>, ServeError> {
+    fn prepare(self, oauth: handler::Guard) -> Result<Arc<Shared>, ServeError> {
         let listed = self.listed()?;
         // Every rendering `ai_tools!` and the toolkit check is the exact
         // host's; the host's own is checked here, once, before serving.
@@ -1141,6 +950,7 @@ impl McpServer {
             forward_headers: self.forward_headers,
             call_options: self.call_options,
             calls: self.calls,
+            oauth,
         }))
     }
 
@@ -1222,7 +1032,11 @@ impl McpServer {
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
-        let shared = self.prepare()?;
+        #[cfg(feature = "oauth")]
+        if self.oauth.is_some() {
+            return Err(ServeError::OAuthOverStdio);
+        }
+        let shared = self.prepare(handler::Guard::default())?;
         let session = shared.stdio_session.clone();
         let handler = Handler::new(shared, Some(session));
         let ct = CancellationToken::new();
@@ -1292,7 +1106,15 @@ impl McpServer {
             return Err(ServeError::SharedToolkit);
         }
         let limits = self.http.clone();
-        let shared = self.prepare()?;
+        #[cfg(feature = "oauth")]
+        let verifier = match self.oauth.clone() {
+            Some(oauth) => Some(Arc::new(self.start_oauth(oauth).await?)),
+            None => None,
+        };
+        #[cfg(feature = "oauth")]
+        let shared = self.prepare(verifier.clone())?;
+        #[cfg(not(feature = "oauth"))]
+        let shared = self.prepare(())?;
         let ct = CancellationToken::new();
         let origins = LOOPBACK_ORIGINS
             .iter()
@@ -1318,7 +1140,7 @@ impl McpServer {
             config,
         );
         let gate = edge::Gate {
-            sessions,
+            sessions: sessions.clone(),
             max_body: limits.max_body,
             read_timeout: limits.header_timeout,
         };
@@ -1326,6 +1148,33 @@ impl McpServer {
             .nest_service(HTTP_PATH, service)
             .layer(axum::middleware::from_fn(deleted_is_no_content))
             .layer(axum::middleware::from_fn_with_state(gate, edge::gate));
+        // Outermost: a request without a valid token is answered before the
+        // edge reads its body or looks up its session; the metadata that
+        // says where to get one is served to anyone.
+        #[cfg(feature = "oauth")]
+        let router = match verifier {
+            Some(verifier) => {
+                let mut metadata = axum::Router::new();
+                for path in verifier.metadata_paths() {
+                    let verifier = verifier.clone();
+                    metadata = metadata.route(
+                        &path,
+                        axum::routing::get(move || async move { verifier.metadata_response() }),
+                    );
+                }
+                let authenticator = auth::Authenticator {
+                    verifier,
+                    sessions: sessions.clone(),
+                };
+                router
+                    .layer(axum::middleware::from_fn_with_state(
+                        authenticator,
+                        auth::authenticate,
+                    ))
+                    .merge(metadata)
+            }
+            None => router,
+        };
         let connections = edge::ConnectionLimits {
             max_connections: limits.max_connections,
             header_timeout: limits.header_timeout,
@@ -1334,6 +1183,43 @@ impl McpServer {
         edge::serve(listener, router, connections, shutdown, ct.clone()).await;
         ct.cancel();
         Ok(())
+    }
+}
+
+#[cfg(feature = "oauth")]
+impl McpServer {
+    /// Checks what OAuth rules out and starts the token checks.
+    async fn start_oauth(&self, oauth: OAuth) -> Result<auth::Verifier, ServeError> {
+        if self.forward_headers.iter().any(|h| h == "authorization") {
+            return Err(ServeError::TokenPassthrough);
+        }
+        for key in oauth.claim_metadata_keys() {
+            // A claim must never stand in for what the server itself sends:
+            // `authorization` is the gateway's own credential.
+            if key == "authorization" || self.call_options.metadata.iter().any(|(k, _)| k == key) {
+                return Err(ServeError::OAuth(format!(
+                    "a claim cannot be sent as the metadata `{key}`: the server's own call options set it (the gateway's credential to the backend); choose another key"
+                )));
+            }
+            if key.ends_with("-bin") {
+                return Err(ServeError::OAuth(format!(
+                    "a claim cannot be sent as the metadata `{key}`: claims are text, and a `-bin` key carries bytes"
+                )));
+            }
+            if let Some(why) = unforwardable(key) {
+                return Err(ServeError::OAuth(format!(
+                    "a claim cannot be sent as the metadata `{key}`: {why}"
+                )));
+            }
+            if self.forward_headers.iter().any(|h| h == key) {
+                return Err(ServeError::OAuth(format!(
+                    "`{key}` is both a claim header and a forwarded header: the caller could set what the token says; keep one"
+                )));
+            }
+        }
+        auth::Verifier::start(oauth)
+            .await
+            .map_err(ServeError::OAuth)
     }
 }
 
@@ -1387,650 +1273,5 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// `tool` as an MCP tool, its `inputSchema` in `dialect`'s rendering for a
-/// client that changes nothing ([`HostProfile::Exact`]); an [`McpServer`]
-/// lists [`to_mcp_tool_for_host`] for its host profile.
-///
-/// # Examples
-///
-/// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolInput};
-/// use ai_tools::schema::Dialect;
-/// #[derive(serde::Deserialize, ToolInput)]
-/// struct Input { text: String }
-/// let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
-/// let toolkit = Toolkit::builder().native(shout).build().unwrap();
-///
-/// let tool = ai_tools::mcp::to_mcp_tool(&toolkit.tools()[0], Dialect::Anthropic);
-/// assert_eq!(tool.name, "shout");
-/// assert_eq!(tool.input_schema["properties"]["text"]["type"], "string");
-/// let same: ai_tools::mcp::rmcp::model::Tool = (&toolkit.tools()[0]).into();
-/// assert_eq!(same, tool);
-/// ```
-pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
-    with_annotations(
-        rmcp::model::Tool::new(
-            tool.name().to_owned(),
-            tool.description().to_owned(),
-            schema_object(tool.parameters(dialect)),
-        ),
-        tool.title(),
-        tool.hints(),
-    )
-}
-
-/// `tool` as an MCP tool, its `inputSchema` in `dialect`'s rendering for
-/// hosts of profile `host` (see [`Tool::parameters_for_host`]); what an
-/// [`McpServer`] lists.
-///
-/// # Examples
-///
-/// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolInput};
-/// use ai_tools::schema::{Dialect, HostProfile};
-/// #[derive(serde::Deserialize, ToolInput)]
-/// struct Input { order_id: u64 }
-/// let cancel = NativeTool::new::<Input, _, _>("cancel", "Cancel.", |_, i: Input| async move { i.order_id.to_string() });
-/// let toolkit = Toolkit::builder().native(cancel).build().unwrap();
-///
-/// let tool = ai_tools::mcp::to_mcp_tool_for_host(&toolkit.tools()[0], Dialect::Anthropic, HostProfile::JavaScript);
-/// assert_eq!(tool.input_schema["properties"]["order_id"]["type"], "string");
-/// ```
-pub fn to_mcp_tool_for_host(tool: &Tool, dialect: Dialect, host: HostProfile) -> rmcp::model::Tool {
-    with_annotations(
-        rmcp::model::Tool::new(
-            tool.name().to_owned(),
-            tool.description().to_owned(),
-            schema_object(tool.parameters_for_host(dialect, host)),
-        ),
-        tool.title(),
-        tool.hints(),
-    )
-}
-
-/// The title and hints as MCP tool annotations: `readOnlyHint`, and, for a
-/// tool that is not read-only (where MCP gives them meaning),
-/// `idempotentHint` and `destructiveHint`; no annotations when nothing is
-/// known.
-fn with_annotations(
-    mut tool: rmcp::model::Tool,
-    title: Option<&str>,
-    hints: ai_tools_schema::ToolHints,
-) -> rmcp::model::Tool {
-    let known =
-        title.is_some() || hints.read_only || hints.idempotent || hints.destructive.is_some();
-    if known {
-        tool.title = title.map(str::to_owned);
-        tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
-            title.map(str::to_owned),
-            Some(hints.read_only),
-            (!hints.read_only).then_some(hints.destructive).flatten(),
-            (!hints.read_only).then_some(hints.idempotent),
-            None,
-        ));
-    }
-    tool
-}
-
-/// A generated tool as an MCP tool, its `inputSchema` in `dialect`'s
-/// rendering (the texts `ai_tools!` checked at compile time).
-fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
-    with_annotations(
-        rmcp::model::Tool::new(
-            tool.name,
-            tool.description,
-            schema_object(tool.parameters_value(dialect)),
-        ),
-        tool.title,
-        tool.hints,
-    )
-}
-
-impl From<&Tool> for rmcp::model::Tool {
-    /// The tool in the [`MCP_DIALECT`] rendering.
-    fn from(tool: &Tool) -> Self {
-        to_mcp_tool(tool, MCP_DIALECT)
-    }
-}
-
-impl From<&AgentTool> for rmcp::model::Tool {
-    /// The tool in the [`MCP_DIALECT`] rendering.
-    ///
-    /// ```
-    /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
-    /// }
-    /// let tool: ai_tools::mcp::rmcp::model::Tool = (&gentools::LINKS_LIST).into();
-    /// assert_eq!(tool.input_schema["properties"]["page_size"]["type"], "integer");
-    /// ```
-    fn from(tool: &AgentTool) -> Self {
-        agent_tool_to_mcp(tool, MCP_DIALECT)
-    }
-}
-
-/// A tool's parameters are always an object; anything else (never produced)
-/// becomes the empty object schema rather than a panic.
-fn schema_object(schema: Value) -> Arc<JsonObject> {
-    match schema {
-        Value::Object(map) => Arc::new(map),
-        _ => {
-            let mut map = JsonObject::new();
-            map.insert("type".to_owned(), Value::String("object".to_owned()));
-            Arc::new(map)
-        }
-    }
-}
-
-/// What every session of one server shares.
-struct Shared {
-    source: Source,
-    tools: Vec<rmcp::model::Tool>,
-    /// The profile of the hosts served: every call is read as coming
-    /// through one.
-    host: HostProfile,
-    config: ServerConfig,
-    stdio_session: String,
-    allowed_hosts: Option<Vec<String>>,
-    forward_headers: Vec<String>,
-    call_options: CallOptions,
-    calls: CallLimits,
-}
-
-/// One MCP session: rmcp builds one per stdio connection and one per HTTP
-/// session (at `initialize`), and drops it when the session ends.
-#[derive(Clone)]
-struct Handler {
-    state: Arc<SessionState>,
-}
-
-struct SessionState {
-    shared: Arc<Shared>,
-    /// The session id for stdio; over HTTP it comes with each request.
-    fixed_id: Option<String>,
-    /// The session's toolkit, built on first use, with its session id.
-    bound: Mutex<Option<(String, Arc<Toolkit>)>>,
-}
-
-impl Drop for SessionState {
-    /// The session is over: forget its namespace now rather than at the TTL.
-    fn drop(&mut self) {
-        let bound = self
-            .bound
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let (Some((id, _)), Source::PerSession { sessions, .. }) = (bound, &self.shared.source)
-            && !id.is_empty()
-        {
-            sessions.forget(&id);
-        }
-    }
-}
-
-impl Handler {
-    fn new(shared: Arc<Shared>, fixed_id: Option<String>) -> Self {
-        Self {
-            state: Arc::new(SessionState {
-                shared,
-                fixed_id,
-                bound: Mutex::new(None),
-            }),
-        }
-    }
-
-    fn bound(&self) -> MutexGuard<'_, Option<(String, Arc<Toolkit>)>> {
-        self.state
-            .bound
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The session's toolkit. Over HTTP the session is the request's
-    /// `Mcp-Session-Id`; a request without one (stateless) gets a toolkit on
-    /// a throwaway namespace.
-    fn toolkit(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Toolkit>, ErrorData> {
-        let (factory, sessions) = match &self.state.shared.source {
-            Source::Fixed(toolkit) => return Ok(toolkit.clone()),
-            Source::PerSession { factory, sessions } => (factory, sessions),
-        };
-        let id = match &self.state.fixed_id {
-            Some(id) => id.clone(),
-            None => context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|parts| parts.headers.get("mcp-session-id"))
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or_default()
-                .to_owned(),
-        };
-        let mut bound = self.bound();
-        if let Some((kept, toolkit)) = bound.as_ref()
-            && *kept == id
-            && !id.is_empty()
-        {
-            return Ok(toolkit.clone());
-        }
-        let toolkit = factory(sessions.alias_manager(&id))
-            .map(Arc::new)
-            .map_err(|e| {
-                ErrorData::internal_error(format!("the toolkit cannot be built: {e}"), None)
-            })?;
-        if !id.is_empty() {
-            *bound = Some((id, toolkit.clone()));
-        }
-        Ok(toolkit)
-    }
-}
-
-impl ServerHandler for Handler {
-    fn get_info(&self) -> ServerConfig {
-        self.state.shared.config.clone()
-    }
-
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        Cow::Borrowed(ProtocolVersion::known_up_to(&MAX_PROTOCOL_VERSION))
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(
-            self.state.shared.tools.clone(),
-        ))
-    }
-
-    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.state
-            .shared
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .cloned()
-    }
-
-    /// rmcp reads a request whose params do not fit its method's as a custom
-    /// request: a `tools/call` whose `arguments` is an array is one. That is
-    /// invalid params (`-32602`), not an unknown method (`-32601`, rmcp's
-    /// answer, which is kept for methods this server does not have).
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, ErrorData> {
-        Err(custom_request_error(
-            &request.method,
-            request.params.as_ref(),
-        ))
-    }
-
-    async fn call_tool(
-        &self,
-        mut request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        if self.get_tool(&request.name).is_none() {
-            let known = self.state.shared.tools.iter().map(|t| t.name.as_ref());
-            return Err(ErrorData::invalid_params(
-                crate::executor::unknown_tool_message(&request.name, known),
-                None,
-            ));
-        }
-        let toolkit = self.toolkit(&context)?;
-        // Passed on as parsed: written out as text, they would only be
-        // parsed again.
-        let args = Value::Object(request.arguments.take().unwrap_or_default());
-        let mut options = match self.call_options(&request.name, &toolkit, &context) {
-            Ok(options) => options,
-            Err(refused) => return Ok(to_call_tool_result(refused).into()),
-        };
-        // Set by the HTTP edge: cancelled when the client's connection
-        // closes before the response has been sent.
-        let gone = context
-            .extensions
-            .get::<http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<edge::ClientGone>())
-            .filter(|_| self.state.shared.calls.cancel_on_disconnect)
-            .map(|gone| gone.token().clone());
-        let gone = async move {
-            match gone {
-                Some(token) => token.cancelled_owned().await,
-                None => std::future::pending().await,
-            }
-        };
-        // A client that sent a progress token hears of each message of a
-        // server stream as it arrives, before the result.
-        let progress = context.meta.get_progress_token().map(|token| {
-            let (sent, mut received) = tokio::sync::mpsc::unbounded_channel::<u64>();
-            options = std::mem::take(&mut options).progress(move |count| {
-                let _ = sent.send(count);
-            });
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                while let Some(count) = received.recv().await {
-                    let note = ProgressNotificationParam::new(token.clone(), count as f64)
-                        .with_message(format!("{count} messages received"));
-                    if peer.notify_progress(note).await.is_err() {
-                        break;
-                    }
-                }
-            })
-        });
-        // Either way the call's future is dropped, which cancels it at the
-        // service (a gRPC stream reset).
-        let result = tokio::select! {
-            result = toolkit.execute_value(&request.name, args, &options) => result,
-            () = context.ct.cancelled() => {
-                crate::executor::ToolResult::error("the call was cancelled by the client")
-            }
-            () = gone => crate::executor::ToolResult::error(format!(
-                "{} was cancelled because the client's connection closed before the result was sent; \
-                 it may or may not have taken effect: check first (for example by listing) before \
-                 repeating a call that creates or changes something.",
-                request.name
-            )),
-        };
-        // Dropping the options closes the channel: the forwarder sends what
-        // is left, then ends.
-        drop(options);
-        if let Some(forwarder) = progress {
-            let _ = forwarder.await;
-        }
-        Ok(to_call_tool_result(result).into())
-    }
-}
-
-impl Handler {
-    /// The options of one tool call of `tool`: the server's, with its
-    /// deadline ([`CallLimits::deadline`]), and the allow-listed headers of
-    /// this very HTTP request on top (stdio has none). A `-bin` header is
-    /// base64 on the wire and forwarded as the bytes it encodes.
-    ///
-    /// Fails closed: a forwarded header that appears more than once, or
-    /// whose value gRPC metadata cannot carry, refuses the call with a tool
-    /// error that names the header, never its value.
-    fn call_options(
-        &self,
-        tool: &str,
-        toolkit: &Toolkit,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallOptions, crate::executor::ToolResult> {
-        let shared = &self.state.shared;
-        let defaults = CallOptions {
-            host: shared.call_options.host.or(Some(shared.host)),
-            timeout: shared.calls.deadline(
-                tool,
-                toolkit.get(tool).and_then(crate::Tool::timeout),
-                shared.call_options.timeout,
-                toolkit.call_options().timeout,
-            ),
-            ..shared.call_options.clone()
-        };
-        let Some(parts) = context.extensions.get::<http::request::Parts>() else {
-            return Ok(defaults);
-        };
-        let refused = |name: &str, why: String| {
-            crate::executor::ToolResult::error(format!(
-                "{tool} was not called: the request header `{name}` {why}, so nothing was sent to the service. \
-                 Ask the user or the host to fix that header; retrying will not help."
-            ))
-        };
-        let mut forwarded = CallOptions::new();
-        for name in &shared.forward_headers {
-            let mut values = parts.headers.get_all(name.as_str()).iter();
-            let Some(value) = values.next() else {
-                continue;
-            };
-            let count = 1 + values.count();
-            if count > 1 {
-                return Err(refused(
-                    name,
-                    format!(
-                        "appears {count} times in this request, and a forwarded header is single-valued \
-                         (which value was meant cannot be known)"
-                    ),
-                ));
-            }
-            if name.ends_with("-bin") {
-                let Some(values) = decode_binary_header(value.as_bytes()) else {
-                    return Err(refused(
-                        name,
-                        "is not valid base64: a `-bin` header carries its binary value in standard base64 \
-                         (padding optional)"
-                            .to_owned(),
-                    ));
-                };
-                for bytes in values {
-                    forwarded = forwarded.binary_metadata(name.as_str(), bytes);
-                }
-            } else {
-                let Some(text) = metadata_text(value.as_bytes()) else {
-                    return Err(refused(
-                        name,
-                        "holds a value gRPC metadata cannot carry: only printable ASCII \
-                         (0x20-0x7E, no tab, no accented letters) can be forwarded"
-                            .to_owned(),
-                    ));
-                };
-                forwarded = forwarded.metadata(name.as_str(), text);
-            }
-        }
-        Ok(defaults.overriding(&forwarded))
-    }
-}
-
-/// `value` as the text of an ASCII gRPC metadata value, if it is one:
-/// printable ASCII, `0x20` to `0x7E`.
-fn metadata_text(value: &[u8]) -> Option<&str> {
-    if value.iter().all(|b| (0x20..=0x7e).contains(b)) {
-        std::str::from_utf8(value).ok()
-    } else {
-        None
-    }
-}
-
-/// The error for a request rmcp could not read as its method's: invalid
-/// params for a method the server has, saying what is wrong, else an
-/// unknown method.
-fn custom_request_error(method: &str, params: Option<&Value>) -> ErrorData {
-    let kind = ai_tools_schema::inbound::kind_of;
-    match method {
-        "tools/call" => {
-            let arguments = params.and_then(|p| p.get("arguments"));
-            let why = match arguments {
-                Some(args) if !args.is_object() && !args.is_null() => {
-                    format!("`arguments` must be a JSON object, not {}", kind(args))
-                }
-                _ => match serde_json::from_value::<CallToolRequestParams>(
-                    params.cloned().unwrap_or(Value::Null),
-                ) {
-                    Err(e) => e.to_string(),
-                    Ok(_) => "they do not match its schema".to_owned(),
-                },
-            };
-            ErrorData::invalid_params(format!("invalid params of tools/call: {why}"), None)
-        }
-        "tools/list" | "ping" | "initialize" => ErrorData::invalid_params(
-            format!(
-                "invalid params of {method}: {} does not match its schema",
-                params.map_or("null", kind)
-            ),
-            None,
-        ),
-        _ => ErrorData::new(
-            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            method.to_owned(),
-            None,
-        ),
-    }
-}
-
-/// The values of a `-bin` header as gRPC defines them: standard base64,
-/// padded or not, several values joined by commas; `None` when one does not
-/// decode.
-fn decode_binary_header(value: &[u8]) -> Option<Vec<Vec<u8>>> {
-    use base64::Engine as _;
-    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-    const BASE64: GeneralPurpose = GeneralPurpose::new(
-        &base64::alphabet::STANDARD,
-        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
-    );
-    value
-        .split(|&b| b == b',')
-        .map(|part| BASE64.decode(part.trim_ascii()).ok())
-        .collect()
-}
-
-/// Why a header can never be forwarded into gRPC metadata, if it cannot.
-fn unforwardable(name: &str) -> Option<&'static str> {
-    const HOP_BY_HOP: &[&str] = &[
-        "connection",
-        "keep-alive",
-        "proxy-authenticate",
-        "proxy-authorization",
-        "proxy-connection",
-        "te",
-        "trailer",
-        "transfer-encoding",
-        "upgrade",
-        "host",
-    ];
-    if HOP_BY_HOP.contains(&name) {
-        return Some("it is a hop-by-hop header of this HTTP connection");
-    }
-    if name.starts_with("mcp-") || name.starts_with("content-") || name == "accept" {
-        return Some("it belongs to the MCP transport itself");
-    }
-    if !name.ends_with("-bin") && CallOptions::new().metadata(name, "").check().is_err() {
-        return Some(
-            "it is not a valid gRPC metadata key (lowercase letters, digits, `_`, `.`, `-`; not `grpc-…`)",
-        );
-    }
-    if name.ends_with("-bin")
-        && CallOptions::new()
-            .binary_metadata(name, [])
-            .check()
-            .is_err()
-    {
-        return Some("it is not a valid gRPC binary metadata key");
-    }
-    None
-}
-
-/// A [`ToolResult`](crate::ToolResult) as an MCP tool result: the text as
-/// content, `isError` as is, and a JSON object output also as `structuredContent`.
-fn to_call_tool_result(result: crate::executor::ToolResult) -> CallToolResult {
-    if result.is_error {
-        return CallToolResult::error(vec![ContentBlock::text(result.output)]);
-    }
-    let structured = match serde_json::from_str::<Value>(&result.output) {
-        Ok(value @ Value::Object(_)) => Some(value),
-        _ => None,
-    };
-    let mut ok = CallToolResult::success(vec![ContentBlock::text(result.output)]);
-    ok.structured_content = structured;
-    ok
-}
-
 #[cfg(test)]
-mod tests {
-    use std::time::Duration;
-
-    use super::{
-        CallLimits, DEFAULT_CALL_TIMEOUT, custom_request_error, decode_binary_header, metadata_text,
-    };
-
-    #[test]
-    fn only_printable_ascii_is_forwarded_as_metadata_text() {
-        assert_eq!(metadata_text(b"Bearer abc ~!"), Some("Bearer abc ~!"));
-        assert_eq!(metadata_text(b""), Some(""));
-        assert_eq!(metadata_text("t\u{e9}nant".as_bytes()), None);
-        assert_eq!(metadata_text(b"a\tb"), None);
-        assert_eq!(metadata_text(b"a\x7fb"), None);
-        assert_eq!(metadata_text(b"a\x1fb"), None);
-    }
-
-    #[test]
-    fn the_deadline_is_the_most_specific_one_set() {
-        let s = Duration::from_secs;
-        let mut limits = CallLimits::default();
-        assert_eq!(
-            limits.deadline("a", None, None, None),
-            Some(DEFAULT_CALL_TIMEOUT)
-        );
-        // The server's call options, then the toolkit's, come first.
-        assert_eq!(limits.deadline("a", None, Some(s(3)), None), Some(s(3)));
-        assert_eq!(
-            limits.deadline("a", None, Some(s(3)), Some(s(9))),
-            Some(s(3))
-        );
-        assert_eq!(limits.deadline("a", None, None, Some(s(9))), None);
-        // The server's deadline for one tool comes before them all.
-        limits.per_tool.insert("a".to_owned(), s(120));
-        assert_eq!(
-            limits.deadline("a", None, Some(s(3)), Some(s(9))),
-            Some(s(120))
-        );
-        assert_eq!(
-            limits.deadline("b", None, None, None),
-            Some(DEFAULT_CALL_TIMEOUT)
-        );
-        // The tool's own (`rpc_tool.timeout`) comes after the server's per
-        // tool and before every call options' and the default.
-        assert_eq!(
-            limits.deadline("a", Some(s(7)), Some(s(3)), Some(s(9))),
-            Some(s(120))
-        );
-        assert_eq!(
-            limits.deadline("b", Some(s(7)), Some(s(3)), Some(s(9))),
-            Some(s(7))
-        );
-        assert_eq!(limits.deadline("b", Some(s(7)), None, None), Some(s(7)));
-        // No default: the toolkit's, or none.
-        limits.timeout = None;
-        assert_eq!(limits.deadline("b", None, None, None), None);
-        assert_eq!(limits.deadline("b", None, Some(s(3)), None), Some(s(3)));
-        assert_eq!(limits.deadline("b", Some(s(7)), None, None), Some(s(7)));
-    }
-
-    #[test]
-    fn params_that_do_not_fit_a_method_served_are_invalid_params() {
-        let array = serde_json::json!({"name": "count", "arguments": ["a"]});
-        let error = custom_request_error("tools/call", Some(&array));
-        assert_eq!(error.code.0, -32602);
-        assert!(
-            error
-                .message
-                .contains("`arguments` must be a JSON object, not an array"),
-            "{error:?}"
-        );
-        let nameless = serde_json::json!({"arguments": {}});
-        let error = custom_request_error("tools/call", Some(&nameless));
-        assert_eq!(error.code.0, -32602);
-        assert!(error.message.contains("name"), "{error:?}");
-        assert_eq!(
-            custom_request_error("tools/list", Some(&array)).code.0,
-            -32602
-        );
-        let unknown = custom_request_error("tools/frobnicate", None);
-        assert_eq!(unknown.code.0, -32601);
-        assert_eq!(unknown.message, "tools/frobnicate");
-    }
-
-    #[test]
-    fn a_bin_header_is_base64_padded_or_not_and_may_list_values() {
-        let bytes = vec![0x00, 0xff, b'a', 0x01];
-        assert_eq!(decode_binary_header(b"AP9hAQ=="), Some(vec![bytes.clone()]));
-        assert_eq!(decode_binary_header(b"AP9hAQ"), Some(vec![bytes.clone()]));
-        assert_eq!(
-            decode_binary_header(b"AP9hAQ, AQ=="),
-            Some(vec![bytes, vec![0x01]])
-        );
-        assert_eq!(decode_binary_header(b""), Some(vec![Vec::new()]));
-        assert_eq!(decode_binary_header(b"not base64!"), None);
-        assert_eq!(decode_binary_header(b"AP9hAQ,%%"), None);
-        // URL-safe base64 is not gRPC's alphabet.
-        assert_eq!(decode_binary_header(b"AP9h-_"), None);
-    }
-}
+mod tests;

@@ -316,6 +316,18 @@ fn has_own_json_form(name: &str) -> bool {
     )
 }
 
+/// The words for a response that is not a message of the method's output
+/// type, wherever it is decoded.
+pub(crate) fn undecodable_response(
+    desc: &prost_reflect::MessageDescriptor,
+    e: &impl std::fmt::Display,
+) -> String {
+    format!(
+        "the service's response does not decode as a {} ({e}): the service and this tool disagree on the message type",
+        desc.full_name()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use prost_reflect::DescriptorPool;

@@ -9,7 +9,7 @@ use prost::encoding::{WireType, encode_key, encode_varint};
 use prost_reflect::prost_types::FileDescriptorProto;
 use tonic::transport::Channel;
 
-use crate::tool::set::{ToolSet, ToolSetError, ToolSetOptions};
+use super::{ToolSet, ToolSetError, ToolSetOptions};
 
 /// How reflection went wrong, before any tool is built.
 fn failed(what: impl std::fmt::Display) -> ToolSetError {
@@ -182,7 +182,7 @@ impl ToolSet {
     ///
     /// The whole exchange, connecting included, must end within
     /// [`ToolSetOptions::reflection_timeout`] (by default
-    /// [`DEFAULT_REFLECTION_TIMEOUT`](crate::DEFAULT_REFLECTION_TIMEOUT), 30
+    /// [`DEFAULT_REFLECTION_TIMEOUT`](crate::tool_set::DEFAULT_REFLECTION_TIMEOUT), 30
     /// seconds): a server that accepts the connection and never answers is
     /// an error, not a hang.
     ///
@@ -196,7 +196,7 @@ impl ToolSet {
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// use ai_tools::{ToolSet, ToolSetOptions, TonicTransport};
+    /// use ai_tools::{tool_set::{ToolSet, ToolSetOptions}, transport::TonicTransport};
     /// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
     /// let set = ToolSet::from_reflection(channel.clone(), &ToolSetOptions::new(), &|files| {
     ///     eprintln!("{files} files fetched");

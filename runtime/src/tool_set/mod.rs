@@ -10,19 +10,49 @@ use ai_tools_schema::overlay::{Overlay, PlainFields, annotate};
 use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
 use prost_reflect::DescriptorPool;
 
-use crate::__private::{
+use crate::alias::{AliasManager, FieldPrefix};
+use crate::executor::ProtoExecutor;
+use crate::tool::AgentTool;
+use crate::tool::construct::{
     agent_tool, field_prefix, method_ref, ready, renderings, with_hints, with_timeout,
 };
-use crate::executor::ProtoExecutor;
-use crate::tool::{AgentTool, FieldPrefix};
 use crate::transport::Transport;
 
-/// What a run-time tool set exposes, besides methods annotated in the protos.
+#[cfg(feature = "reflection")]
+mod reflection;
+mod select;
+
+/// What a run-time tool set exposes, besides methods annotated in the protos,
+/// and which of its tools it keeps.
+///
+/// # Choosing tools
+///
+/// Of the tools built (the annotated methods, the overlay's and the whole
+/// services'), a set keeps those the selection chooses:
+///
+/// - with [`include`](Self::include) patterns, a tool must match one of
+///   them;
+/// - a tool that matches an [`exclude`](Self::exclude) pattern is dropped;
+/// - then [`read_only`](Self::read_only) keeps only the tools whose hints
+///   say read-only ([`ToolHints::read_only`](ai_tools_schema::ToolHints::read_only):
+///   the method's `option idempotency_level = NO_SIDE_EFFECTS`).
+///
+/// A pattern is a glob ([`globset`]'s syntax: `*`, `?`, `[abc]`, `{a,b}`;
+/// case-sensitive, matched whole). A pattern with a `/` in it is matched
+/// against the fully qualified method, written `package.Service/Method` as
+/// in the gRPC path: `links.v1.LinksService/*` is every tool of one service,
+/// `links.v1.LinksService/CreateLink` one method. Any other pattern is
+/// matched against the tool name: `links_*`.
+///
+/// A pattern that matches no tool at all is an error when the set is built
+/// ([`ToolSetError`], naming the pattern and some tools), and so is a
+/// selection that leaves no tool: a typo never exposes nothing, nor, in an
+/// exclude, everything.
 ///
 /// # Examples
 ///
 /// ```
-/// let options = ai_tools::ToolSetOptions::new()
+/// let options = ai_tools::tool_set::ToolSetOptions::new()
 ///     .service("google.longrunning.Operations");
 /// assert_eq!(options.services, ["google.longrunning.Operations"]);
 /// ```
@@ -43,6 +73,13 @@ pub struct ToolSetOptions {
     /// for the whole exchange with the server, connecting included:
     /// [`DEFAULT_REFLECTION_TIMEOUT`] unless set.
     pub reflection_timeout: Duration,
+    /// Globs of which a tool must match one to be kept; none keeps every
+    /// tool (see [Choosing tools](Self#choosing-tools)).
+    pub include: Vec<String>,
+    /// Globs that drop the tools they match.
+    pub exclude: Vec<String>,
+    /// Whether only the read-only tools are kept.
+    pub read_only: bool,
 }
 
 /// How long reflecting a server may take unless
@@ -58,6 +95,9 @@ impl Default for ToolSetOptions {
             services: Vec::new(),
             plain_fields: PlainFields::Optional,
             reflection_timeout: DEFAULT_REFLECTION_TIMEOUT,
+            include: Vec::new(),
+            exclude: Vec::new(),
+            read_only: false,
         }
     }
 }
@@ -99,14 +139,96 @@ impl ToolSetOptions {
     /// ```
     /// use ai_tools::schema::overlay::PlainFields;
     ///
-    /// let options = ai_tools::ToolSetOptions::new()
+    /// let options = ai_tools::tool_set::ToolSetOptions::new()
     ///     .service("google.longrunning.Operations")
     ///     .plain_fields(PlainFields::Required);
     /// assert_eq!(options.plain_fields, PlainFields::Required);
-    /// assert_eq!(ai_tools::ToolSetOptions::new().plain_fields, PlainFields::Optional);
+    /// assert_eq!(ai_tools::tool_set::ToolSetOptions::new().plain_fields, PlainFields::Optional);
     /// ```
     pub fn plain_fields(mut self, plain_fields: PlainFields) -> Self {
         self.plain_fields = plain_fields;
+        self
+    }
+
+    /// Keeps only the tools that match `pattern` or another include: a glob
+    /// on the tool name (`links_*`), or, with a `/`, on the method
+    /// `package.Service/Method` (`links.v1.LinksService/*`). See
+    /// [Choosing tools](Self#choosing-tools).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+    ///
+    /// mod links {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// let bytes = links::descriptor_pool().encode_to_vec();
+    ///
+    /// let options = ToolSetOptions::new()
+    ///     .include("links_*")
+    ///     .include("links.v1.WorkflowStepsService/DeleteWorkflowStep");
+    /// let set = ToolSet::from_descriptor_set(&bytes, &options).expect("tools");
+    /// let names: Vec<&str> = set.tools().iter().map(|t| t.name).collect();
+    /// assert_eq!(names, ["links_create", "links_update", "links_list", "workflow_steps_delete"]);
+    ///
+    /// // A typo is an error that names the pattern, not an empty set.
+    /// let typo = ToolSetOptions::new().include("link_*");
+    /// let error = ToolSet::from_descriptor_set(&bytes, &typo).unwrap_err();
+    /// assert!(error.to_string().starts_with("include pattern `link_*` matches no tool name; the tool names are links_create,"));
+    /// ```
+    pub fn include(mut self, pattern: impl Into<String>) -> Self {
+        self.include.push(pattern.into());
+        self
+    }
+
+    /// Drops the tools that match `pattern`, whatever the includes say; the
+    /// same globs as [`include`](Self::include).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+    ///
+    /// mod links {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// let bytes = links::descriptor_pool().encode_to_vec();
+    ///
+    /// let options = ToolSetOptions::new()
+    ///     .include("links_*")
+    ///     .exclude("links_update");
+    /// let set = ToolSet::from_descriptor_set(&bytes, &options).expect("tools");
+    /// let names: Vec<&str> = set.tools().iter().map(|t| t.name).collect();
+    /// assert_eq!(names, ["links_create", "links_list"]);
+    /// assert!(!set.executor(ai_tools::transport::InProcessTransport::new()).can_execute("links_update"));
+    /// ```
+    pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
+        self.exclude.push(pattern.into());
+        self
+    }
+
+    /// Keeps only the tools whose hints say read-only (the method's
+    /// `option idempotency_level = NO_SIDE_EFFECTS`), after the includes and
+    /// excludes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+    ///
+    /// mod links {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// let bytes = links::descriptor_pool().encode_to_vec();
+    ///
+    /// let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().read_only(true))
+    ///     .expect("tools");
+    /// let names: Vec<&str> = set.tools().iter().map(|t| t.name).collect();
+    /// assert_eq!(names, ["links_list"]);
+    /// ```
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
         self
     }
 }
@@ -147,7 +269,7 @@ impl ToolSetError {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{InProcessTransport, ToolSet, ToolSetOptions};
+/// use ai_tools::{tool_set::{ToolSet, ToolSetOptions}, transport::InProcessTransport};
 ///
 /// // Any encoded `FileDescriptorSet` with its imports; here, one the
 /// // macro embedded.
@@ -182,11 +304,17 @@ impl ToolSet {
     ///
     /// A set that does not decode or lacks an import, a bad overlay, and
     /// every problem the macro would report as a compile error (a bad or
-    /// duplicate name, a rendering a provider would refuse, no tool at all).
+    /// duplicate name, a rendering a provider would refuse, no tool at all);
+    /// an include or exclude that is not a glob or matches no tool, and a
+    /// selection that leaves no tool (see
+    /// [Choosing tools](ToolSetOptions#choosing-tools)).
     pub fn from_descriptor_set(
         bytes: &[u8],
         options: &ToolSetOptions,
     ) -> Result<Self, ToolSetError> {
+        let selection =
+            select::Selection::new(&options.include, &options.exclude, options.read_only)
+                .map_err(|problems| ToolSetError { problems })?;
         let mut pool = DescriptorPool::decode(bytes).map_err(|e| {
             ToolSetError::one(format!(
                 "the descriptor set does not decode ({e}); build it with its imports (`protoc --include_imports --descriptor_set_out`, `buf build -o`)"
@@ -211,7 +339,16 @@ impl ToolSet {
             pool = annotated.pool;
             left_out = annotated.left_out;
         }
-        let specs = tools_of(&pool)?;
+        let mut specs = tools_of(&pool)?;
+        if !selection.is_everything() {
+            specs = selection
+                .apply(specs, |(spec, _)| select::Subject {
+                    name: &spec.name,
+                    method: format!("{}/{}", spec.service, spec.method),
+                    read_only: spec.hints.read_only,
+                })
+                .map_err(|problems| ToolSetError { problems })?;
+        }
         let pool: &'static DescriptorPool = Box::leak(Box::new(pool));
         let tools: Vec<&'static AgentTool> = specs
             .iter()
@@ -230,7 +367,7 @@ impl ToolSet {
     /// # Examples
     ///
     /// ```
-    /// # fn demo(set: &ai_tools::ToolSet) {
+    /// # fn demo(set: &ai_tools::tool_set::ToolSet) {
     /// for method in set.left_out() {
     ///     eprintln!("not a tool (client or bidirectional streaming): {method}");
     /// }
@@ -261,7 +398,7 @@ impl ToolSet {
     pub fn executor_with_alias_manager<T: Transport>(
         &self,
         transport: T,
-        aliases: std::sync::Arc<crate::AliasManager>,
+        aliases: std::sync::Arc<AliasManager>,
     ) -> ProtoExecutor<T> {
         ProtoExecutor::with_alias_manager(self.tools, self.pool, transport, aliases)
     }
@@ -395,3 +532,6 @@ fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> A
         None => tool,
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -5,8 +5,20 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::AliasEntry;
+use serde::{Deserialize, Serialize};
+
 use super::uuid::{uuid_bytes, uuid_text};
+
+/// One registration in an [`AliasSnapshot`](crate::alias::AliasSnapshot).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AliasEntry {
+    /// The alias prefix, e.g. `link`.
+    pub prefix: String,
+    /// The alias, e.g. `link-1`.
+    pub alias: String,
+    /// The UUID in lowercase.
+    pub uuid: String,
+}
 
 /// One conversation's aliases, compactly: one 32-byte record per
 /// registration, an index from UUID to its first record, and per prefix a

@@ -74,7 +74,7 @@ pub use ai_tools_macros::ToolInput;
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{SchemaGenerator, ToolInput};
+/// use ai_tools::{ToolInput, input::SchemaGenerator};
 /// use ai_tools::schema::ir::Schema;
 ///
 /// /// A colour as `#rrggbb`.
@@ -106,7 +106,7 @@ pub trait ToolInput: DeserializeOwned {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{SchemaGenerator, ToolInput};
+    /// use ai_tools::{ToolInput, input::SchemaGenerator};
     /// let mut generator = SchemaGenerator::new();
     /// let schema = <Vec<u8> as ToolInput>::schema_in(&mut generator);
     /// assert!(matches!(schema.kind, ai_tools::schema::ir::Kind::Array(_)));
@@ -153,7 +153,7 @@ pub trait ToolInput: DeserializeOwned {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{InputSchema, ToolInput};
+/// use ai_tools::{ToolInput, input::InputSchema};
 /// #[derive(serde::Deserialize, ToolInput)]
 /// struct Input { #[tool(alias_prefix = "step")] step_id: String }
 /// let input = InputSchema::of::<Input>();
@@ -193,7 +193,7 @@ impl InputSchema {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{SchemaGenerator, ToolInput};
+/// use ai_tools::{ToolInput, input::SchemaGenerator};
 /// use ai_tools::schema::ir::Kind;
 ///
 /// /// A tree.
@@ -225,7 +225,7 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// let generator = ai_tools::SchemaGenerator::new();
+    /// let generator = ai_tools::input::SchemaGenerator::new();
     /// let input = generator.finish(ai_tools::schema::ir::Schema::string());
     /// assert!(input.aliases.is_empty());
     /// ```
@@ -243,7 +243,7 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::SchemaGenerator;
+    /// use ai_tools::input::SchemaGenerator;
     /// use ai_tools::schema::ir::{Object, Schema};
     ///
     /// let mut generator = SchemaGenerator::new();
@@ -298,7 +298,7 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::SchemaGenerator;
+    /// use ai_tools::input::SchemaGenerator;
     /// let mut generator = SchemaGenerator::new();
     /// assert!(!generator.field::<Option<String>>().nullable);
     /// assert!(generator.field::<Vec<Option<String>>>().as_object().is_none());
@@ -377,7 +377,7 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{SchemaGenerator, ToolInput};
+    /// use ai_tools::{ToolInput, input::SchemaGenerator};
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Input { #[tool(alias_prefix = "link")] link_id: String }
     ///
@@ -592,7 +592,7 @@ impl<T: AliasString + Ord> AliasString for BTreeSet<T> {}
 /// # Examples
 ///
 /// ```
-/// use ai_tools::MapKey;
+/// use ai_tools::input::MapKey;
 /// assert!(matches!(<u32 as MapKey>::key_schema().kind, ai_tools::schema::ir::Kind::Integer(_)));
 /// ```
 pub trait MapKey: ToolInput {

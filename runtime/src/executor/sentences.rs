@@ -1,0 +1,204 @@
+//! What the model is told when a call fails: a sentence for each way a call
+//! can fail, and for a gRPC status, what its code means and the server's
+//! message made fit to pass on.
+
+use crate::alias::{AliasError, AliasManager};
+use crate::store::StoreError;
+use crate::transport::{Code, Status};
+
+/// Why a call gave no answer for the model.
+pub(super) enum CallError {
+    /// The model's arguments are wrong; the message says how.
+    Arguments(String),
+    /// The service answered with an error status.
+    Status(Status),
+    /// The service answered, but its answer does not decode as the tool's
+    /// response type: the call took effect, and what it returned is lost.
+    Unreadable(String),
+    /// The service answered, but the conversation cannot take its ids.
+    AliasLimit(AliasError),
+    /// The alias store was down before the call: nothing was sent.
+    StoreBeforeCall(StoreError),
+    /// The alias store was down after the call: the answer is withheld.
+    StoreAfterCall(StoreError),
+    /// Our bug or a broken pool; nothing the model can fix.
+    Internal(String),
+}
+
+/// What the model is told when `tool`'s call failed with `error`.
+pub(super) async fn failure_sentence(
+    tool: &str,
+    aliases: &AliasManager,
+    error: CallError,
+) -> String {
+    match error {
+        CallError::Arguments(message) => {
+            format!("{tool}: {message}")
+        }
+        CallError::Status(status) => {
+            // Best effort: a store that is down leaves unknown ids as they are.
+            let _ = aliases.fetch_text(&status.message).await;
+            status_sentence(tool, aliases, &status)
+        }
+        CallError::Unreadable(problem) => format!(
+            "{} ran and the service answered, but the answer cannot be read: {problem}. A retry would fail the same way, and the call took effect: do not repeat it (when it creates or changes something, check first, for example by listing); tell the user.",
+            tool
+        ),
+        CallError::StoreBeforeCall(e) => format!(
+            "{} could not run: {e}, so the ids in the arguments could not be resolved; nothing was sent to the service. A retry may help: try again in a moment, or tell the user.",
+            tool
+        ),
+        CallError::StoreAfterCall(e) => format!(
+            "{} ran and the service answered, but the answer is withheld: {e}, so the ids in it could not be given aliases, and none was registered. The call took effect: do not repeat it blindly (when it creates or changes something, check first, for example by listing, once the store is back); tell the user.",
+            tool
+        ),
+        CallError::AliasLimit(e) => format!(
+            "{} ran and the service answered, but the answer is withheld: {e}. Do not retry; tell the user.",
+            tool
+        ),
+        CallError::Internal(message) => format!(
+            "{} could not run because of an internal error ({message}); do not retry, tell the user",
+            tool
+        ),
+    }
+}
+
+/// What the model is told when `tool`'s call ended with `status`: the
+/// server's message, its ids given aliases, and what the code means.
+pub(super) fn status_sentence(tool: &str, aliases: &AliasManager, status: &Status) -> String {
+    let message = aliases.aliasify_text(&clean_message(&status.message));
+    let message = message.trim().trim_end_matches('.');
+    let hint = status_hint(status.code);
+    if message.is_empty() {
+        format!("{} failed with gRPC status {}. {hint}", tool, status.code)
+    } else {
+        format!(
+            "{} failed with gRPC status {}: {message}. {hint}",
+            tool, status.code
+        )
+    }
+}
+
+/// What a status code means for the model: what happened, and whether a retry may help.
+pub(super) fn status_hint(code: Code) -> &'static str {
+    match code {
+        Code::Ok => {
+            "The service reported success but sent no usable answer; do not retry, tell the user."
+        }
+        Code::Cancelled => {
+            "The call was cancelled before it finished and may or may not have taken effect; a retry may help, but check first (for example by listing) when the call creates or changes something."
+        }
+        Code::Unknown => {
+            "The service failed for an unknown reason; a retry is unlikely to help, tell the user if it happens again."
+        }
+        Code::InvalidArgument => {
+            "The service rejected the arguments; do not retry as is: fix the arguments and call the tool again."
+        }
+        Code::DeadlineExceeded => {
+            "The call took too long and may or may not have taken effect; try again later (check first when it creates or changes something) or tell the user."
+        }
+        Code::NotFound => {
+            "Something the call refers to does not exist; do not retry with the same ids: check the ids you passed and use only ids returned by tools."
+        }
+        Code::AlreadyExists => {
+            "What the call would create exists already; do not retry: use the existing one."
+        }
+        Code::PermissionDenied => {
+            "The user is not allowed to do this; do not retry, tell the user."
+        }
+        Code::ResourceExhausted => {
+            "A quota or rate limit was reached; a retry after a pause may help, or tell the user."
+        }
+        Code::FailedPrecondition => {
+            "The system is not in a state that allows this; do not retry as is: fix the arguments or change what the call depends on first."
+        }
+        Code::Aborted => "The call conflicted with a concurrent change; a retry may help.",
+        Code::OutOfRange => {
+            "A value is outside the valid range; do not retry as is: fix the arguments and call the tool again."
+        }
+        Code::Unimplemented => {
+            "The service does not support this operation; do not retry, tell the user."
+        }
+        Code::Internal => {
+            "The service failed internally; a retry is unlikely to help, tell the user."
+        }
+        Code::Unavailable => {
+            "The service is unreachable right now; a retry may help: try again later or tell the user."
+        }
+        Code::DataLoss => "Data was lost or corrupted; do not retry, tell the user.",
+        Code::Unauthenticated => "The call was not authenticated; do not retry, tell the user.",
+    }
+}
+
+/// The longest server message passed on, in characters.
+pub(super) const MAX_STATUS_CHARS: usize = 300;
+
+/// A server's (or transport's) status message made fit for the model: its
+/// first line only (no stack trace), file-system paths replaced by `<path>`,
+/// at most [`MAX_STATUS_CHARS`] characters.
+pub(super) fn clean_message(message: &str) -> String {
+    let first = message
+        .split(['\n', '\r'])
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut out = String::with_capacity(first.len());
+    for (i, token) in first.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let core = token.trim_matches(|c: char| PATH_PUNCTUATION.contains(c));
+        if looks_like_path(core) {
+            // Keep the punctuation around the path: `(see <path>)`.
+            let start = token.len()
+                - token
+                    .trim_start_matches(|c: char| PATH_PUNCTUATION.contains(c))
+                    .len();
+            out.push_str(&token[..start]);
+            out.push_str("<path>");
+            out.push_str(&token[start + core.len()..]);
+        } else {
+            out.push_str(token);
+        }
+    }
+    match out.char_indices().nth(MAX_STATUS_CHARS) {
+        None => out,
+        Some((cut, _)) => format!("{}…", &out[..cut]),
+    }
+}
+
+const PATH_PUNCTUATION: &str = "()[]{}<>'\"`,;";
+
+/// A file-system path or source location: `/home/u/x.rs:12`, `C:\\src\\a.go`,
+/// `src/main.rs:40:7`. A gRPC method path (`/pkg.Service/Method`) is not one.
+fn looks_like_path(t: &str) -> bool {
+    let windows = t.len() > 2 && t.as_bytes()[1] == b':' && t[2..].starts_with('\\');
+    let absolute = [
+        "/home/",
+        "/root/",
+        "/usr/",
+        "/var/",
+        "/tmp/",
+        "/opt/",
+        "/etc/",
+        "/srv/",
+        "/Users/",
+        "/app/",
+        "/build/",
+        "/src/",
+        "/workspace/",
+        "/rustc/",
+        "/proc/",
+    ]
+    .iter()
+    .any(|p| t.starts_with(p));
+    let no_line = t.trim_end_matches(|c: char| c.is_ascii_digit() || c == ':');
+    let source = (t.contains('/') || t.contains('\\'))
+        && [
+            ".rs", ".go", ".py", ".java", ".kt", ".js", ".ts", ".rb", ".cs", ".cc", ".cpp", ".c",
+            ".h", ".php", ".scala", ".swift",
+        ]
+        .iter()
+        .any(|ext| no_line.ends_with(ext));
+    windows || absolute || source
+}

@@ -1,0 +1,678 @@
+//! The rmcp [`ServerHandler`] of an [`McpServer`](super::McpServer): one per
+//! MCP session, with the session's toolkit and what each tool call carries
+//! (its deadline, its forwarded headers, its cancellation).
+
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ai_tools_schema::HostProfile;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, InitializeRequestParams,
+    InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProtocolVersion, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::Value;
+
+use super::convert::to_call_tool_result;
+use super::edge;
+use super::limits::CallLimits;
+use crate::alias::AliasManager;
+use crate::result::ToolResult;
+use crate::sessions::Sessions;
+use crate::toolkit::{Toolkit, ToolkitError};
+use crate::transport::CallOptions;
+
+/// The newest protocol version served: the last one with sessions, hence
+/// with a place for a conversation's aliases (see the [module docs](super)).
+pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+
+/// The shape of a per-session toolkit builder.
+pub(super) type Factory = dyn Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync;
+
+/// Where a session's alias namespace comes from: a [`Sessions`] of any transport.
+pub(super) trait Namespaces: Send + Sync {
+    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager>;
+    fn forget(&self, session_id: &str);
+}
+
+impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
+    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager> {
+        Sessions::alias_manager(self, session_id)
+    }
+
+    fn forget(&self, session_id: &str) {
+        let _ = self.remove(session_id);
+    }
+}
+
+pub(super) enum Source {
+    /// A toolkit per session, on the session's namespace.
+    PerSession {
+        factory: Arc<Factory>,
+        sessions: Arc<dyn Namespaces>,
+    },
+    /// One toolkit (stdio: one client, one namespace).
+    Fixed(Arc<Toolkit>),
+}
+
+/// Who may call the server and what the backend learns of the caller: the
+/// token checks of [`McpServer::with_oauth`](super::McpServer::with_oauth),
+/// when on (feature `oauth`).
+#[cfg(feature = "oauth")]
+pub(super) type Guard = Option<Arc<super::auth::Verifier>>;
+/// Without the feature there is nothing to hold.
+#[cfg(not(feature = "oauth"))]
+pub(super) type Guard = ();
+
+/// What every session of one server shares.
+pub(super) struct Shared {
+    pub(super) source: Source,
+    pub(super) tools: Vec<rmcp::model::Tool>,
+    /// The profile of the hosts served: every call is read as coming
+    /// through one.
+    pub(super) host: HostProfile,
+    pub(super) config: ServerConfig,
+    pub(super) stdio_session: String,
+    pub(super) allowed_hosts: Option<Vec<String>>,
+    pub(super) forward_headers: Vec<String>,
+    pub(super) call_options: CallOptions,
+    pub(super) calls: CallLimits,
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    pub(super) oauth: Guard,
+}
+
+/// One MCP session: rmcp builds one per stdio connection and one per HTTP
+/// session (at `initialize`), and drops it when the session ends.
+#[derive(Clone)]
+pub(super) struct Handler {
+    state: Arc<SessionState>,
+}
+
+struct SessionState {
+    shared: Arc<Shared>,
+    /// The caller a session belongs to (issuer, subject), from the
+    /// `initialize` that started it: another caller's token cannot use it.
+    #[cfg(feature = "oauth")]
+    owner: Mutex<Option<(String, String)>>,
+    /// The session id for stdio; over HTTP it comes with each request.
+    fixed_id: Option<String>,
+    /// The session's toolkit, built on first use, with its session id.
+    bound: Mutex<Option<(String, Arc<Toolkit>)>>,
+}
+
+impl Drop for SessionState {
+    /// The session is over: forget its namespace now rather than at the TTL.
+    fn drop(&mut self) {
+        let bound = self
+            .bound
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let (Some((id, _)), Source::PerSession { sessions, .. }) = (bound, &self.shared.source)
+            && !id.is_empty()
+        {
+            sessions.forget(&id);
+        }
+    }
+}
+
+impl Handler {
+    pub(super) fn new(shared: Arc<Shared>, fixed_id: Option<String>) -> Self {
+        Self {
+            state: Arc::new(SessionState {
+                shared,
+                #[cfg(feature = "oauth")]
+                owner: Mutex::new(None),
+                fixed_id,
+                bound: Mutex::new(None),
+            }),
+        }
+    }
+
+    fn bound(&self) -> MutexGuard<'_, Option<(String, Arc<Toolkit>)>> {
+        self.state
+            .bound
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The session's toolkit. Over HTTP the session is the request's
+    /// `Mcp-Session-Id`; a request without one (stateless) gets a toolkit on
+    /// a throwaway namespace.
+    fn toolkit(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Toolkit>, ErrorData> {
+        let (factory, sessions) = match &self.state.shared.source {
+            Source::Fixed(toolkit) => return Ok(toolkit.clone()),
+            Source::PerSession { factory, sessions } => (factory, sessions),
+        };
+        let id = match &self.state.fixed_id {
+            Some(id) => id.clone(),
+            None => session_id(context),
+        };
+        #[cfg(feature = "oauth")]
+        self.check_owner(context, &id)?;
+        let mut bound = self.bound();
+        if let Some((kept, toolkit)) = bound.as_ref()
+            && *kept == id
+            && !id.is_empty()
+        {
+            return Ok(toolkit.clone());
+        }
+        let toolkit = factory(sessions.alias_manager(&id))
+            .map(Arc::new)
+            .map_err(|e| {
+                ErrorData::internal_error(format!("the toolkit cannot be built: {e}"), None)
+            })?;
+        if !id.is_empty() {
+            *bound = Some((id, toolkit.clone()));
+        }
+        Ok(toolkit)
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        self.state.shared.config.clone()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(ProtocolVersion::known_up_to(&MAX_PROTOCOL_VERSION))
+    }
+
+    /// The session is its initializer's from here on: were the owner
+    /// bound at the first call instead, another user who learned the
+    /// session id could call first and take it.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        #[cfg(feature = "oauth")]
+        if let Some(caller) = principal(&context) {
+            *self
+                .state
+                .owner
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some((caller.issuer.clone(), caller.subject.clone()));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        #[cfg(feature = "oauth")]
+        self.check_owner(&_context, &session_id(&_context))?;
+        #[cfg(feature = "oauth")]
+        if let Some(rule) = self.tool_scope_rule() {
+            let caller = principal(&_context);
+            let tools = self.state.shared.tools.iter().filter(|tool| {
+                let read_only = tool
+                    .annotations
+                    .as_ref()
+                    .and_then(|a| a.read_only_hint)
+                    .unwrap_or(false);
+                caller
+                    .as_ref()
+                    .is_some_and(|caller| caller.may_use(Some(rule), read_only))
+            });
+            return Ok(ListToolsResult::with_all_items(tools.cloned().collect()));
+        }
+        Ok(ListToolsResult::with_all_items(
+            self.state.shared.tools.clone(),
+        ))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.state
+            .shared
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+    }
+
+    /// rmcp reads a request whose params do not fit its method's as a custom
+    /// request: a `tools/call` whose `arguments` is an array is one. That is
+    /// invalid params (`-32602`), not an unknown method (`-32601`, rmcp's
+    /// answer, which is kept for methods this server does not have).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(
+            &request.method,
+            request.params.as_ref(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        mut request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let toolkit = self.toolkit(&context)?;
+        // The one lookup of the call: the toolkit runs what is found here.
+        let Some(tool) = toolkit.get(&request.name) else {
+            let known = toolkit.tools().iter().map(crate::toolkit::Tool::name);
+            return Err(ErrorData::invalid_params(
+                crate::result::unknown_tool_message(&request.name, known),
+                None,
+            ));
+        };
+        #[cfg(feature = "oauth")]
+        if let Some(refused) = self.scope_refusal(tool, &context) {
+            return Ok(to_call_tool_result(refused).into());
+        }
+        // Passed on as parsed: written out as text, they would only be
+        // parsed again.
+        let args = Value::Object(request.arguments.take().unwrap_or_default());
+        let mut options = match self.call_options(tool, &toolkit, &context) {
+            Ok(options) => options,
+            Err(refused) => return Ok(to_call_tool_result(refused).into()),
+        };
+        // Set by the HTTP edge: cancelled when the client's connection
+        // closes before the response has been sent.
+        let gone = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<edge::ClientGone>())
+            .filter(|_| self.state.shared.calls.cancel_on_disconnect)
+            .map(|gone| gone.token().clone());
+        let gone = async move {
+            match gone {
+                Some(token) => token.cancelled_owned().await,
+                None => std::future::pending().await,
+            }
+        };
+        // A client that sent a progress token hears of each message of a
+        // server stream as it arrives, before the result.
+        let progress = context.meta.get_progress_token().map(|token| {
+            let (sent, mut received) = tokio::sync::mpsc::unbounded_channel::<u64>();
+            options = std::mem::take(&mut options).progress(move |count| {
+                let _ = sent.send(count);
+            });
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                while let Some(count) = received.recv().await {
+                    let note = ProgressNotificationParam::new(token.clone(), count as f64)
+                        .with_message(format!("{count} messages received"));
+                    if peer.notify_progress(note).await.is_err() {
+                        break;
+                    }
+                }
+            })
+        });
+        // Either way the call's future is dropped, which cancels it at the
+        // service (a gRPC stream reset).
+        let result = tokio::select! {
+            result = toolkit.run(tool, args.into(), &options) => result,
+            () = context.ct.cancelled() => {
+                ToolResult::error("the call was cancelled by the client")
+            }
+            () = gone => ToolResult::error(format!(
+                "{} was cancelled because the client's connection closed before the result was sent; \
+                 it may or may not have taken effect: check first (for example by listing) before \
+                 repeating a call that creates or changes something.",
+                request.name
+            )),
+        };
+        // Dropping the options closes the channel: the forwarder sends what
+        // is left, then ends.
+        drop(options);
+        if let Some(forwarder) = progress {
+            let _ = forwarder.await;
+        }
+        Ok(to_call_tool_result(result).into())
+    }
+}
+
+impl Handler {
+    /// The options of one tool call of `tool`: the server's, with its
+    /// deadline ([`CallLimits::deadline`]), and the allow-listed headers of
+    /// this very HTTP request on top (stdio has none). A `-bin` header is
+    /// base64 on the wire and forwarded as the bytes it encodes.
+    ///
+    /// Fails closed: a forwarded header that appears more than once, or
+    /// whose value gRPC metadata cannot carry, refuses the call with a tool
+    /// error that names the header, never its value.
+    fn call_options(
+        &self,
+        tool: &crate::toolkit::Tool,
+        toolkit: &Toolkit,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallOptions, ToolResult> {
+        let shared = &self.state.shared;
+        let defaults = CallOptions {
+            host: shared.call_options.host.or(Some(shared.host)),
+            timeout: shared.calls.deadline(
+                tool.name(),
+                tool.timeout(),
+                shared.call_options.timeout,
+                toolkit.call_options().timeout,
+            ),
+            ..shared.call_options.clone()
+        };
+        // The caller's trace goes on to the service (W3C trace context in
+        // `_meta`, SEP-414), under the defaults' keys but for forwarded
+        // headers and claims.
+        let defaults = defaults.overriding(&trace_context(&context.meta));
+        let Some(parts) = context.extensions.get::<http::request::Parts>() else {
+            return Ok(defaults);
+        };
+        let refused = |name: &str, why: String| {
+            ToolResult::error(format!(
+                "{} was not called: the request header `{name}` {why}, so nothing was sent to the service. \
+                 Ask the user or the host to fix that header; retrying will not help.",
+                tool.name()
+            ))
+        };
+        let mut forwarded = CallOptions::new();
+        for name in &shared.forward_headers {
+            let mut values = parts.headers.get_all(name.as_str()).iter();
+            let Some(value) = values.next() else {
+                continue;
+            };
+            let count = 1 + values.count();
+            if count > 1 {
+                return Err(refused(
+                    name,
+                    format!(
+                        "appears {count} times in this request, and a forwarded header is single-valued \
+                         (which value was meant cannot be known)"
+                    ),
+                ));
+            }
+            if name.ends_with("-bin") {
+                let Some(values) = decode_binary_header(value.as_bytes()) else {
+                    return Err(refused(
+                        name,
+                        "is not valid base64: a `-bin` header carries its binary value in standard base64 \
+                         (padding optional)"
+                            .to_owned(),
+                    ));
+                };
+                for bytes in values {
+                    forwarded = forwarded.binary_metadata(name.as_str(), bytes);
+                }
+            } else {
+                let Some(text) = metadata_text(value.as_bytes()) else {
+                    return Err(refused(
+                        name,
+                        "holds a value gRPC metadata cannot carry: only printable ASCII \
+                         (0x20-0x7E, no tab, no accented letters) can be forwarded"
+                            .to_owned(),
+                    ));
+                };
+                forwarded = forwarded.metadata(name.as_str(), text);
+            }
+        }
+        #[cfg(feature = "oauth")]
+        let forwarded = self.with_claims(forwarded, tool, parts)?;
+        Ok(defaults.overriding(&forwarded))
+    }
+}
+
+/// The `Mcp-Session-Id` of an HTTP request; empty when it has none.
+fn session_id(context: &RequestContext<RoleServer>) -> String {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.headers.get(edge::SESSION_HEADER))
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// The caller of this request, when the server checks tokens.
+#[cfg(feature = "oauth")]
+fn principal(context: &RequestContext<RoleServer>) -> Option<Arc<super::auth::Principal>> {
+    context
+        .extensions
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Arc<super::auth::Principal>>())
+        .cloned()
+}
+
+#[cfg(feature = "oauth")]
+impl Handler {
+    fn tool_scope_rule(&self) -> Option<&super::auth::ToolScopes> {
+        self.state
+            .shared
+            .oauth
+            .as_ref()
+            .and_then(|verifier| verifier.config.tool_scope_rule())
+    }
+
+    /// A session is its initializer's (else, without one, its first
+    /// caller's): a request of another caller that names it is refused (the
+    /// MCP spec's advice against session hijacking).
+    fn check_owner(&self, context: &RequestContext<RoleServer>, id: &str) -> Result<(), ErrorData> {
+        let Some(caller) = principal(context) else {
+            return Ok(());
+        };
+        if id.is_empty() {
+            return Ok(());
+        }
+        let key = (caller.issuer.clone(), caller.subject.clone());
+        let mut owner = self
+            .state
+            .owner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match owner.as_ref() {
+            None => {
+                *owner = Some(key);
+                Ok(())
+            }
+            Some(kept) if *kept == key => Ok(()),
+            Some(_) => Err(ErrorData::invalid_request(
+                "this MCP session was started by another user; start a session of your own",
+                None,
+            )),
+        }
+    }
+
+    /// The refusal of a call of a tool the caller's token does not open.
+    fn scope_refusal(
+        &self,
+        tool: &crate::toolkit::Tool,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<ToolResult> {
+        let rule = self.tool_scope_rule()?;
+        let read_only = tool.hints().read_only;
+        let allowed =
+            principal(context).is_some_and(|caller| caller.may_use(Some(rule), read_only));
+        (!allowed).then(|| {
+            ToolResult::error(format!(
+                "{} was not called: it needs the scope `{}`, which the user's token does not grant, so nothing was sent to the service. Tell the user; retrying will not help.",
+                tool.name(),
+                super::auth::Principal::scope_for(rule, read_only)
+            ))
+        })
+    }
+
+    /// `forwarded` with the configured claims of the caller's token as
+    /// metadata. A claim gRPC metadata cannot carry refuses the call; one
+    /// the token lacks is not sent.
+    fn with_claims(
+        &self,
+        mut forwarded: CallOptions,
+        tool: &crate::toolkit::Tool,
+        parts: &http::request::Parts,
+    ) -> Result<CallOptions, ToolResult> {
+        let Some(verifier) = &self.state.shared.oauth else {
+            return Ok(forwarded);
+        };
+        let Some(caller) = parts.extensions.get::<Arc<super::auth::Principal>>() else {
+            return Ok(forwarded);
+        };
+        for (claim, key) in verifier.config.claim_headers() {
+            let refused = |why: &str| {
+                ToolResult::error(format!(
+                    "{} was not called: the claim `{claim}` of the user's token {why}, so it cannot be sent to the service as `{key}` and nothing was sent. Tell the user; retrying will not help.",
+                    tool.name()
+                ))
+            };
+            match caller.claim_text(claim) {
+                Ok(None) => {}
+                Ok(Some(text)) => match metadata_text(text.as_bytes()) {
+                    Some(text) => forwarded = forwarded.metadata(key.as_str(), text),
+                    None => {
+                        return Err(refused(
+                            "holds characters gRPC metadata cannot carry (only printable ASCII can be sent)",
+                        ));
+                    }
+                },
+                Err(why) => return Err(refused(why)),
+            }
+        }
+        Ok(forwarded)
+    }
+}
+
+/// The W3C trace context of a request's `_meta` (`traceparent`, and with
+/// it `tracestate` and `baggage`) as the gRPC metadata of the same names,
+/// which OpenTelemetry's gRPC instrumentation reads, so that one trace spans
+/// agent, gateway and service. A `traceparent` that is not a valid
+/// version-00 one is dropped, and its companions with it: the W3C spec
+/// tells a receiver to restart the trace rather than fail the request.
+pub(super) fn trace_context(meta: &rmcp::model::RequestMetaObject) -> CallOptions {
+    let mut options = CallOptions::new();
+    let Some(traceparent) = meta.get_traceparent().filter(|t| is_traceparent(t)) else {
+        return options;
+    };
+    options = options.metadata("traceparent", traceparent);
+    for (key, value, max) in [
+        ("tracestate", meta.get_tracestate(), 512),
+        ("baggage", meta.get_baggage(), 8192),
+    ] {
+        if let Some(value) = value
+            && value.len() <= max
+            && let Some(text) = metadata_text(value.as_bytes())
+        {
+            options = options.metadata(key, text);
+        }
+    }
+    options
+}
+
+/// Whether `value` is a W3C `traceparent` of version 00:
+/// `00-<32 hex trace id, not all zero>-<16 hex parent id, not all zero>-<2 hex flags>`.
+fn is_traceparent(value: &str) -> bool {
+    let hex = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let nonzero = |s: &str| s.bytes().any(|b| b != b'0');
+    let parts: Vec<&str> = value.split('-').collect();
+    matches!(parts.as_slice(), [version, trace, parent, flags]
+        if *version == "00"
+            && trace.len() == 32 && hex(trace) && nonzero(trace)
+            && parent.len() == 16 && hex(parent) && nonzero(parent)
+            && flags.len() == 2 && hex(flags))
+}
+
+/// `value` as the text of an ASCII gRPC metadata value, if it is one:
+/// printable ASCII, `0x20` to `0x7E`.
+pub(super) fn metadata_text(value: &[u8]) -> Option<&str> {
+    if value.iter().all(|b| (0x20..=0x7e).contains(b)) {
+        std::str::from_utf8(value).ok()
+    } else {
+        None
+    }
+}
+
+/// The error for a request rmcp could not read as its method's: invalid
+/// params for a method the server has, saying what is wrong, else an
+/// unknown method.
+pub(super) fn custom_request_error(method: &str, params: Option<&Value>) -> ErrorData {
+    let kind = ai_tools_schema::inbound::kind_of;
+    match method {
+        "tools/call" => {
+            let arguments = params.and_then(|p| p.get("arguments"));
+            let why = match arguments {
+                Some(args) if !args.is_object() && !args.is_null() => {
+                    format!("`arguments` must be a JSON object, not {}", kind(args))
+                }
+                _ => match serde_json::from_value::<CallToolRequestParams>(
+                    params.cloned().unwrap_or(Value::Null),
+                ) {
+                    Err(e) => e.to_string(),
+                    Ok(_) => "they do not match its schema".to_owned(),
+                },
+            };
+            ErrorData::invalid_params(format!("invalid params of tools/call: {why}"), None)
+        }
+        "tools/list" | "ping" | "initialize" => ErrorData::invalid_params(
+            format!(
+                "invalid params of {method}: {} does not match its schema",
+                params.map_or("null", kind)
+            ),
+            None,
+        ),
+        _ => ErrorData::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            method.to_owned(),
+            None,
+        ),
+    }
+}
+
+/// The values of a `-bin` header as gRPC defines them: standard base64,
+/// padded or not, several values joined by commas; `None` when one does not
+/// decode.
+pub(super) fn decode_binary_header(value: &[u8]) -> Option<Vec<Vec<u8>>> {
+    use base64::Engine as _;
+    use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+    const BASE64: GeneralPurpose = GeneralPurpose::new(
+        &base64::alphabet::STANDARD,
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+    );
+    value
+        .split(|&b| b == b',')
+        .map(|part| BASE64.decode(part.trim_ascii()).ok())
+        .collect()
+}
+
+/// Why a header can never be forwarded into gRPC metadata, if it cannot.
+pub(super) fn unforwardable(name: &str) -> Option<&'static str> {
+    const HOP_BY_HOP: &[&str] = &[
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+    ];
+    if HOP_BY_HOP.contains(&name) {
+        return Some("it is a hop-by-hop header of this HTTP connection");
+    }
+    if name.starts_with("mcp-") || name.starts_with("content-") || name == "accept" {
+        return Some("it belongs to the MCP transport itself");
+    }
+    if !name.ends_with("-bin") && CallOptions::new().metadata(name, "").check().is_err() {
+        return Some(
+            "it is not a valid gRPC metadata key (lowercase letters, digits, `_`, `.`, `-`; not `grpc-…`)",
+        );
+    }
+    if name.ends_with("-bin")
+        && CallOptions::new()
+            .binary_metadata(name, [])
+            .check()
+            .is_err()
+    {
+        return Some("it is not a valid gRPC binary metadata key");
+    }
+    None
+}

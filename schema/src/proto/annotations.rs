@@ -1,0 +1,219 @@
+//! The annotations of one pool, read by extension number: `rpc_tool` on a
+//! method, `tool_field` and `field_behavior` on a field, and a method's
+//! `idempotency_level`.
+
+use prost_reflect::{
+    DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, MethodDescriptor, Value,
+};
+
+use super::source::Comments;
+use crate::{FIELD_BEHAVIOR_EXTENSION, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
+
+/// `google.protobuf.MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS`
+pub(super) const IDEMPOTENCY_NO_SIDE_EFFECTS: i32 = 1;
+/// `google.protobuf.MethodOptions.IdempotencyLevel.IDEMPOTENT`
+pub(super) const IDEMPOTENCY_IDEMPOTENT: i32 = 2;
+/// `google.api.FieldBehavior.REQUIRED`
+const BEHAVIOR_REQUIRED: i32 = 2;
+/// `google.api.FieldBehavior.OUTPUT_ONLY`
+const BEHAVIOR_OUTPUT_ONLY: i32 = 3;
+/// `ai.tools.v1.ToolFieldOptions.required`
+pub(crate) const TOOL_FIELD_REQUIRED: u32 = 5;
+
+/// The `rpc_tool` option of a method, read by number.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct ToolDefinition {
+    pub(super) name: String,
+    pub(super) description: String,
+    pub(super) strict: bool,
+    pub(super) title: Option<String>,
+    pub(super) destructive: Option<bool>,
+    /// `timeout` as written: seconds and nanos.
+    pub(super) timeout: Option<(i64, i32)>,
+}
+
+/// The number of `timeout` in `rpc_tool`'s `ToolDefinition`.
+pub(crate) const RPC_TOOL_TIMEOUT: u32 = 6;
+
+/// The longest deadline `rpc_tool.timeout` may give a tool: one day.
+pub const MAX_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// A tool's deadline from the seconds and nanos of its `rpc_tool.timeout`:
+/// more than zero and at most [`MAX_TOOL_TIMEOUT`], or why not.
+pub(crate) fn tool_timeout(seconds: i64, nanos: i32) -> Result<std::time::Duration, String> {
+    let text = duration_text(seconds, nanos);
+    let too_long = || {
+        format!(
+            "`timeout` {text} is longer than a tool's deadline may be, {}s (one day)",
+            MAX_TOOL_TIMEOUT.as_secs()
+        )
+    };
+    if nanos.unsigned_abs() >= 1_000_000_000 {
+        return Err(format!(
+            "`timeout` has nanos {nanos}, out of range for a Duration"
+        ));
+    }
+    if seconds < 0 || nanos < 0 || (seconds == 0 && nanos == 0) {
+        return Err(format!(
+            "`timeout` {text} is not a deadline: give a duration more than zero, e.g. 30s"
+        ));
+    }
+    let seconds = u64::try_from(seconds).map_err(|_| too_long())?;
+    let nanos = u32::try_from(nanos).map_err(|_| too_long())?;
+    let timeout = std::time::Duration::new(seconds, nanos);
+    if timeout > MAX_TOOL_TIMEOUT {
+        return Err(too_long());
+    }
+    Ok(timeout)
+}
+
+/// A Duration's seconds and nanos as protojson writes it (`1.5s`, `-2s`).
+fn duration_text(seconds: i64, nanos: i32) -> String {
+    if nanos == 0 {
+        return format!("{seconds}s");
+    }
+    let sign = if seconds < 0 || nanos < 0 { "-" } else { "" };
+    let fraction = format!("{:09}", nanos.unsigned_abs());
+    format!(
+        "{sign}{}.{}s",
+        seconds.unsigned_abs(),
+        fraction.trim_end_matches('0')
+    )
+}
+
+/// The `tool_field` option and `field_behavior` of a field, read by number.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(super) struct FieldAnnotations {
+    pub(super) skip: bool,
+    pub(super) alias_prefix: Option<String>,
+    pub(super) usage_notes: Option<String>,
+    pub(super) description: Option<String>,
+    pub(super) output_only: bool,
+    /// `field_behavior = REQUIRED`.
+    pub(super) behavior_required: bool,
+    /// `tool_field.required`, when set: it decides whether the property is
+    /// required.
+    pub(super) required: Option<bool>,
+    /// The field carries a `tool_field` option at all.
+    pub(super) annotated: bool,
+}
+
+/// The extensions of one pool, found by number.
+pub(super) struct Annotations {
+    pub(super) rpc_tool: Option<ExtensionDescriptor>,
+    pub(super) tool_field: Option<ExtensionDescriptor>,
+    pub(super) field_behavior: Option<ExtensionDescriptor>,
+    pub(super) comments: Comments,
+}
+
+impl Annotations {
+    pub(super) fn new(pool: &DescriptorPool) -> Self {
+        let method = pool.get_message_by_name("google.protobuf.MethodOptions");
+        let field = pool.get_message_by_name("google.protobuf.FieldOptions");
+        Annotations {
+            rpc_tool: method.and_then(|m| m.get_extension(RPC_TOOL_EXTENSION)),
+            tool_field: field
+                .as_ref()
+                .and_then(|m| m.get_extension(TOOL_FIELD_EXTENSION)),
+            field_behavior: field.and_then(|m| m.get_extension(FIELD_BEHAVIOR_EXTENSION)),
+            comments: Comments::default(),
+        }
+    }
+
+    pub(super) fn rpc_tool(&self, method: &MethodDescriptor) -> Option<ToolDefinition> {
+        let ext = self.rpc_tool.as_ref()?;
+        let options = method.options();
+        if !options.has_extension(ext) {
+            return None;
+        }
+        let value = options.get_extension(ext);
+        let Value::Message(msg) = value.as_ref() else {
+            return None;
+        };
+        Some(ToolDefinition {
+            name: string_field(msg, 1).unwrap_or_default(),
+            description: string_field(msg, 2).unwrap_or_default(),
+            strict: bool_field(msg, 3),
+            title: string_field(msg, 4).filter(|t| !t.trim().is_empty()),
+            destructive: msg.has_field_by_number(5).then(|| bool_field(msg, 5)),
+            timeout: duration_field(msg, RPC_TOOL_TIMEOUT),
+        })
+    }
+
+    pub(super) fn tool_field(&self, field: &FieldDescriptor) -> FieldAnnotations {
+        let mut out = FieldAnnotations::default();
+        let options = field.options();
+        if let Some(ext) = &self.tool_field
+            && options.has_extension(ext)
+            && let Value::Message(msg) = options.get_extension(ext).as_ref()
+        {
+            out.annotated = true;
+            out.skip = bool_field(msg, 1);
+            out.alias_prefix = string_field(msg, 2).filter(|s| !s.is_empty());
+            out.usage_notes = string_field(msg, 3).filter(|s| !s.trim().is_empty());
+            out.description = string_field(msg, 4).filter(|s| !s.trim().is_empty());
+            out.required = msg
+                .has_field_by_number(TOOL_FIELD_REQUIRED)
+                .then(|| bool_field(msg, TOOL_FIELD_REQUIRED));
+        }
+        if let Some(ext) = &self.field_behavior
+            && options.has_extension(ext)
+        {
+            let value = options.get_extension(ext);
+            let values: &[Value] = match value.as_ref() {
+                Value::List(list) => list,
+                single => std::slice::from_ref(single),
+            };
+            for v in values {
+                match v.as_enum_number() {
+                    Some(BEHAVIOR_OUTPUT_ONLY) => out.output_only = true,
+                    Some(BEHAVIOR_REQUIRED) => out.behavior_required = true,
+                    _ => {}
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A method's `idempotency_level` (0: unknown).
+pub(super) fn idempotency(method: &MethodDescriptor) -> i32 {
+    method
+        .method_descriptor_proto()
+        .options
+        .as_ref()
+        .and_then(|o| o.idempotency_level)
+        .unwrap_or(0)
+}
+
+fn string_field(msg: &DynamicMessage, number: u32) -> Option<String> {
+    msg.get_field_by_number(number)
+        .and_then(|v| v.as_str().map(str::to_owned))
+}
+
+/// The seconds and nanos of the `google.protobuf.Duration` field `number`,
+/// when set.
+fn duration_field(msg: &DynamicMessage, number: u32) -> Option<(i64, i32)> {
+    if !msg.has_field_by_number(number) {
+        return None;
+    }
+    let value = msg.get_field_by_number(number)?;
+    let Value::Message(duration) = value.as_ref() else {
+        return None;
+    };
+    let seconds = duration
+        .get_field_by_number(1)
+        .and_then(|v| v.as_i64())
+        .unwrap_or(0);
+    let nanos = duration
+        .get_field_by_number(2)
+        .and_then(|v| v.as_i32())
+        .unwrap_or(0);
+    Some((seconds, nanos))
+}
+
+fn bool_field(msg: &DynamicMessage, number: u32) -> bool {
+    msg.get_field_by_number(number)
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}
