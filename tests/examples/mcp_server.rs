@@ -129,6 +129,15 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         "http" => {
             let addr = args.next().unwrap_or_else(|| "127.0.0.1:0".to_owned());
+            // `--alias-scope-header NAME`: a stateless request (protocol
+            // 2026-07-28) keeps its aliases under that header's value.
+            let server = match (args.next().as_deref(), args.next()) {
+                (Some("--alias-scope-header"), Some(name)) => {
+                    server.with_alias_scope_header(&name)?
+                }
+                (None, _) => server,
+                (Some(other), _) => return Err(format!("unknown option `{other}`").into()),
+            };
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
             server
@@ -136,7 +145,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .await?;
         }
         other => {
-            return Err(format!("unknown mode `{other}`: use `stdio` or `http [ADDR]`").into());
+            return Err(format!(
+                "unknown mode `{other}`: use `stdio` or `http [ADDR [--alias-scope-header NAME]]`"
+            )
+            .into());
         }
     }
     eprintln!("MCP server stopped");

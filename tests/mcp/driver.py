@@ -241,7 +241,7 @@ async def streaming_checks(session: ClientSession, checks: Checks, label: str) -
 
 def start_http_server(server: str) -> tuple[subprocess.Popen[str], str, list[str]]:
     proc = subprocess.Popen(
-        [server, "http", "127.0.0.1:0"],
+        [server, "http", "127.0.0.1:0", "--alias-scope-header", SCOPE_HEADER],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -393,17 +393,108 @@ async def http_sessions(url: str, checks: Checks) -> None:
                 text_of(anonymous),
             )
 
-    # The SDK's default high-level client probes `server/discover` first and
-    # falls back to the initialize handshake: the server serves that too.
-    async with Client(url) as client:
-        listed = await client.list_tools()
+    await stateless_checks(url, checks)
+
+
+SCOPE_HEADER = "x-principal"
+
+
+def mcp_error_in(error: BaseException) -> MCPError | None:
+    """The MCPError in `error`, or in the exception groups around it."""
+    if isinstance(error, MCPError):
+        return error
+    for inner in getattr(error, "exceptions", ()):
+        found = mcp_error_in(inner)
+        if found is not None:
+            return found
+    return None
+
+
+def stateless_client(url: str, http: httpx2.AsyncClient | None, mode: str = "2026-07-28") -> Client:
+    transport = streamable_http_client(url, http_client=http) if http is not None else url
+    return Client(transport, mode=mode)
+
+
+async def stateless_checks(url: str, checks: Checks) -> None:
+    """Protocol 2026-07-28 has no sessions: each request carries who is
+    calling (here the header the server was told a trusted proxy sets), and
+    that caller's aliases live across requests and clients, never shared
+    with another caller or with a handshake-era session."""
+    label = "stateless"
+    timeout = httpx2.Timeout(30, read=300)
+
+    # The SDK's default client probes `server/discover`, sees 2026-07-28 and
+    # goes stateless; without the caller's identity it is refused, clearly.
+    try:
+        async with Client(url) as client:
+            await client.list_tools()
+            checks.check(False, f"{label}: a request without the caller's identity is refused", "it was served")
+    except Exception as e:  # the SDK raises the refusal inside its task groups
+        refusal = mcp_error_in(e)
+        message = refusal.error.message if refusal else repr(e)
         checks.check(
-            {t.name for t in listed.tools} == EXPECTED_TOOLS and client.protocol_version <= "2025-11-25",
-            f"{label}: mcp.Client (auto mode) falls back to a session and lists the tools",
-            (client.protocol_version, [t.name for t in listed.tools]),
+            SCOPE_HEADER in message and "initialize" in message,
+            f"{label}: mcp.Client (auto mode) without the scope header is refused, naming it",
+            message,
         )
-        fresh = await client.call_tool("links_update", {"link_id": "link-1", "name": "x"})
-        checks.check(fresh.is_error, f"{label}: a new session starts with no aliases", text_of(fresh))
+
+    async with httpx2.AsyncClient(headers={SCOPE_HEADER: "alice"}, timeout=timeout) as alice_http, httpx2.AsyncClient(
+        headers={SCOPE_HEADER: "bob"}, timeout=timeout
+    ) as bob_http:
+        async with stateless_client(url, alice_http, mode="auto") as alice:
+            checks.check(
+                alice.protocol_version == "2026-07-28",
+                f"{label}: mcp.Client (auto mode) with the scope header speaks 2026-07-28",
+                alice.protocol_version,
+            )
+            first = await alice.call_tool("links_create", {"destination": "https://alice.example/1", "name": "A1"})
+            second = await alice.call_tool("links_create", {"destination": "https://alice.example/2", "name": "A2"})
+            checks.check(
+                [output(first).get("link", {}).get("id"), output(second).get("link", {}).get("id")] == ["link-1", "link-2"],
+                f"{label}: alice's creates are link-1 and link-2",
+                (text_of(first), text_of(second)),
+            )
+        # A new client, and with it new connections: the aliases are the caller's, not a connection's.
+        async with stateless_client(url, alice_http) as alice_again:
+            renamed = await alice_again.call_tool("links_update", {"link_id": "link-2", "name": "A2 renamed"})
+            link = output(renamed).get("link", {})
+            checks.check(
+                not renamed.is_error and link.get("destination") == "https://alice.example/2",
+                f"{label}: a later client of alice resolves her link-2",
+                text_of(renamed),
+            )
+        async with stateless_client(url, bob_http) as bob:
+            created = await bob.call_tool("links_create", {"destination": "https://bob.example/", "name": "B1"})
+            checks.check(
+                output(created).get("link", {}).get("id") == "link-1",
+                f"{label}: bob's first link is his own link-1",
+                text_of(created),
+            )
+            reached = await bob.call_tool("links_update", {"link_id": "link-2", "name": "stolen"})
+            checks.check(
+                reached.is_error and "link-2" in text_of(reached),
+                f"{label}: bob cannot resolve alice's link-2 (isError)",
+                text_of(reached),
+            )
+            own = await bob.call_tool("links_update", {"link_id": "link-1", "name": "B1 renamed"})
+            checks.check(
+                output(own).get("link", {}).get("destination") == "https://bob.example/",
+                f"{label}: bob's link-1 is bob's link",
+                text_of(own),
+            )
+        # A handshake-era client keeps a session, and the session is its scope.
+        async with stateless_client(url, alice_http, mode="legacy") as legacy:
+            checks.check(
+                legacy.protocol_version <= "2025-11-25",
+                f"{label}: mcp.Client (legacy mode) gets a session",
+                legacy.protocol_version,
+            )
+            fresh = await legacy.call_tool("links_update", {"link_id": "link-2", "name": "x"})
+            checks.check(
+                fresh.is_error,
+                f"{label}: a session has its own aliases, not those of the caller's stateless requests",
+                text_of(fresh),
+            )
 
 
 async def forwarding_checks(url: str, scenario: dict[str, Any], checks: Checks) -> None:

@@ -3,9 +3,10 @@
 //!
 //! - [`gate`], an axum middleware in front of rmcp's service: a `POST` or
 //!   `DELETE` naming a session the server does not hold is answered 404
-//!   before its body is read; a `POST` without a session may only be an
-//!   `initialize` (or `server/discover`), read to at most
-//!   [`MAX_SESSIONLESS_BODY_BYTES`]; every body is bounded in size and time,
+//!   before its body is read; a `POST` without a session is stateless, and
+//!   gets its alias scope here ([`scope::of_stateless_request`]); without
+//!   one it may only be an `initialize` (or `server/discover`), read to at
+//!   most [`MAX_SESSIONLESS_BODY_BYTES`]; every body is bounded in size and time,
 //!   and checked to be JSON without building anything, before rmcp parses
 //!   it.
 //! - [`CappedSessions`], rmcp's [`LocalSessionManager`] with a cap on the
@@ -42,6 +43,7 @@ use tokio_util::sync::CancellationToken;
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
 use super::limits::{HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS};
+use super::scope::{self, ScopeSources};
 
 /// rmcp's in-memory session manager, refusing a new session while it holds
 /// `max` of them. A session's slot is given back when the session closes: on
@@ -232,6 +234,8 @@ pub(super) struct Gate {
     pub(super) max_body: usize,
     /// How long a body may take to arrive once its headers have.
     pub(super) read_timeout: Duration,
+    /// Where a stateless request's alias scope comes from.
+    pub(super) scopes: Arc<ScopeSources>,
 }
 
 /// A refusal, answered with a JSON-RPC error body (`id: null`).
@@ -265,18 +269,17 @@ impl Refusal {
         )
     }
 
-    fn session_required() -> Self {
-        Self::new(
-            StatusCode::BAD_REQUEST,
-            INVALID_REQUEST,
-            "Bad Request: Mcp-Session-Id is required; only initialize (and server/discover) may be sent without one",
-        )
+    /// A request without a session that is not `initialize` (or
+    /// `server/discover`), from a caller with no scope: `why` says what
+    /// identity it lacks.
+    fn scope_required(why: &str) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, INVALID_REQUEST, why)
     }
 
     fn too_large(limit: usize, sessionless: bool) -> Self {
         let message = if sessionless {
             format!(
-                "Payload Too Large: a request without an Mcp-Session-Id (an initialize) may be at most {limit} bytes"
+                "Payload Too Large: a request without an Mcp-Session-Id or a caller identity (an initialize) may be at most {limit} bytes"
             )
         } else {
             format!(
@@ -372,22 +375,38 @@ pub(super) async fn gate(
         return Refusal::unknown_session().into_response();
     }
     let sessionless = session.is_none();
+    let (mut parts, body) = request.into_parts();
+    // A request without a session is stateless (protocol 2026-07-28) unless
+    // it starts one: its scope is who is calling. One with a scope may
+    // carry arguments; one without may only be an initialize or a
+    // discover, read to the small bound.
+    let unscoped = if sessionless {
+        match scope::of_stateless_request(&parts.headers, &parts.extensions, &gate.scopes) {
+            Ok(scope) => {
+                parts.extensions.insert(scope);
+                None
+            }
+            Err(why) => Some(why),
+        }
+    } else {
+        None
+    };
     // Cancelled when this request's response is dropped before its end:
     // the connection closed (or the server stopped) first.
     let gone = ClientGone(CancellationToken::new());
     let armed = gone.0.clone().drop_guard();
-    let limit = if sessionless {
+    let limit = if unscoped.is_some() {
         gate.max_body.min(MAX_SESSIONLESS_BODY_BYTES)
     } else {
         gate.max_body
     };
     let verdict = Arc::new(Mutex::new(Verdict::default()));
-    let (mut parts, body) = request.into_parts();
     parts.extensions.insert(gone);
     let body = GatedBody {
         inner: body,
         limit,
         sessionless,
+        unscoped,
         timeout: gate.read_timeout,
         deadline: Box::pin(tokio::time::sleep(gate.read_timeout)),
         buf: Vec::new(),
@@ -517,7 +536,11 @@ enum GateError {
 struct GatedBody {
     inner: Body,
     limit: usize,
+    /// No `Mcp-Session-Id`: an initialize, a discover or a stateless request.
     sessionless: bool,
+    /// Without a session and without a scope: why no scope (the refusal of
+    /// anything but an initialize or a discover).
+    unscoped: Option<String>,
     timeout: Duration,
     deadline: Pin<Box<tokio::time::Sleep>>,
     buf: Vec<u8>,
@@ -566,7 +589,10 @@ impl GatedBody {
             }
             Some("initialize") => Ok(true),
             Some("server/discover") => Ok(false),
-            _ => Err(Refusal::session_required()),
+            _ => match &self.unscoped {
+                Some(why) => Err(Refusal::scope_required(why)),
+                None => Ok(false),
+            },
         }
     }
 }
@@ -587,7 +613,7 @@ impl http_body::Body for GatedBody {
             this.started = true;
             // A declared length past the limit is refused before a byte is read.
             if this.inner.size_hint().lower() > this.limit as u64 {
-                return this.refuse(Refusal::too_large(this.limit, this.sessionless));
+                return this.refuse(Refusal::too_large(this.limit, this.unscoped.is_some()));
             }
         }
         loop {
@@ -597,7 +623,8 @@ impl http_body::Body for GatedBody {
                         continue;
                     };
                     if data.len() > this.limit - this.buf.len() {
-                        return this.refuse(Refusal::too_large(this.limit, this.sessionless));
+                        return this
+                            .refuse(Refusal::too_large(this.limit, this.unscoped.is_some()));
                     }
                     this.buf.extend_from_slice(&data);
                 }

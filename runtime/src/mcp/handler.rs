@@ -18,32 +18,37 @@ use serde_json::Value;
 use super::convert::to_call_tool_result;
 use super::edge;
 use super::limits::CallLimits;
+use super::scope::Scope;
 use crate::alias::AliasManager;
 use crate::result::ToolResult;
 use crate::sessions::Sessions;
 use crate::toolkit::{Toolkit, ToolkitError};
 use crate::transport::CallOptions;
 
-/// The newest protocol version served: the last one with sessions, hence
-/// with a place for a conversation's aliases (see the [module docs](super)).
-pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+/// The newest protocol version served: `2026-07-28`, stateless, beside
+/// every handshake-era one (see the [module docs](super)).
+pub const MAX_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+/// The newest handshake-era version: what an `initialize` agrees to at most.
+pub const MAX_SESSION_PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
 
 /// The shape of a per-session toolkit builder.
 pub(super) type Factory = dyn Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync;
 
-/// Where a session's alias namespace comes from: a [`Sessions`] of any transport.
+/// Where a scope's alias namespace comes from: a [`Sessions`] of any
+/// transport, keyed by [`Scope::key`].
 pub(super) trait Namespaces: Send + Sync {
-    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager>;
-    fn forget(&self, session_id: &str);
+    fn alias_manager(&self, scope: &Scope) -> Arc<AliasManager>;
+    fn forget(&self, scope: &Scope);
 }
 
 impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
-    fn alias_manager(&self, session_id: &str) -> Arc<AliasManager> {
-        Sessions::alias_manager(self, session_id)
+    fn alias_manager(&self, scope: &Scope) -> Arc<AliasManager> {
+        Sessions::alias_manager(self, scope.key())
     }
 
-    fn forget(&self, session_id: &str) {
-        let _ = self.remove(session_id);
+    fn forget(&self, scope: &Scope) {
+        let _ = self.remove(scope.key());
     }
 }
 
@@ -98,22 +103,26 @@ struct SessionState {
     owner: Mutex<Option<(String, String)>>,
     /// The session id for stdio; over HTTP it comes with each request.
     fixed_id: Option<String>,
-    /// The session's toolkit, built on first use, with its session id.
-    bound: Mutex<Option<(String, Arc<Toolkit>)>>,
+    /// The session's toolkit, built on first use, with its scope: a
+    /// session's or stdio's (a stateless request's handler serves one
+    /// request, and keeps nothing).
+    bound: Mutex<Option<(Scope, Arc<Toolkit>)>>,
 }
 
 impl Drop for SessionState {
-    /// The session is over: forget its namespace now rather than at the TTL.
+    /// The session is over: forget its namespace now rather than at the
+    /// TTL. Only a session's or stdio's is bound, never a caller's, which
+    /// lives across requests.
     fn drop(&mut self) {
         let bound = self
             .bound
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        if let (Some((id, _)), Source::PerSession { sessions, .. }) = (bound, &self.shared.source)
-            && !id.is_empty()
+        if let (Some((scope, _)), Source::PerSession { sessions, .. }) =
+            (bound, &self.shared.source)
         {
-            sessions.forget(&id);
+            sessions.forget(&scope);
         }
     }
 }
@@ -131,44 +140,62 @@ impl Handler {
         }
     }
 
-    fn bound(&self) -> MutexGuard<'_, Option<(String, Arc<Toolkit>)>> {
+    fn bound(&self) -> MutexGuard<'_, Option<(Scope, Arc<Toolkit>)>> {
         self.state
             .bound
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The session's toolkit. Over HTTP the session is the request's
-    /// `Mcp-Session-Id`; a request without one (stateless) gets a toolkit on
-    /// a throwaway namespace.
+    /// The toolkit of the request's scope ([`super::scope`]): stdio's, the
+    /// request's MCP session's, or, for a stateless request, the caller's
+    /// that the edge found.
     fn toolkit(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Toolkit>, ErrorData> {
         let (factory, sessions) = match &self.state.shared.source {
             Source::Fixed(toolkit) => return Ok(toolkit.clone()),
             Source::PerSession { factory, sessions } => (factory, sessions),
         };
         let id = match &self.state.fixed_id {
-            Some(id) => id.clone(),
-            None => session_id(context),
+            Some(id) => Some(Scope::stdio(id)),
+            None => {
+                let id = session_id(context);
+                #[cfg(feature = "oauth")]
+                self.check_owner(context, &id)?;
+                (!id.is_empty()).then(|| Scope::session(&id))
+            }
         };
-        #[cfg(feature = "oauth")]
-        self.check_owner(context, &id)?;
+        let Some(scope) = id else {
+            // Stateless: the caller's scope, which the edge put on the
+            // request (it refused the request had there been none).
+            let scope = context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Scope>())
+                .ok_or_else(|| {
+                    ErrorData::invalid_request(
+                        "this request has no MCP session and no caller identity to keep its aliases under",
+                        None,
+                    )
+                })?;
+            return build(factory.as_ref(), sessions.alias_manager(scope));
+        };
         let mut bound = self.bound();
         if let Some((kept, toolkit)) = bound.as_ref()
-            && *kept == id
-            && !id.is_empty()
+            && *kept == scope
         {
             return Ok(toolkit.clone());
         }
-        let toolkit = factory(sessions.alias_manager(&id))
-            .map(Arc::new)
-            .map_err(|e| {
-                ErrorData::internal_error(format!("the toolkit cannot be built: {e}"), None)
-            })?;
-        if !id.is_empty() {
-            *bound = Some((id, toolkit.clone()));
-        }
+        let toolkit = build(factory.as_ref(), sessions.alias_manager(&scope))?;
+        *bound = Some((scope, toolkit.clone()));
         Ok(toolkit)
     }
+}
+
+/// The toolkit of one scope, on its namespace.
+fn build(factory: &Factory, aliases: Arc<AliasManager>) -> Result<Arc<Toolkit>, ErrorData> {
+    factory(aliases)
+        .map(Arc::new)
+        .map_err(|e| ErrorData::internal_error(format!("the toolkit cannot be built: {e}"), None))
 }
 
 impl ServerHandler for Handler {

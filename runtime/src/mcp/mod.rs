@@ -185,6 +185,7 @@ mod convert;
 mod edge;
 mod handler;
 mod limits;
+mod scope;
 
 #[cfg(feature = "oauth")]
 pub use auth::{
@@ -193,8 +194,8 @@ pub use auth::{
 };
 
 pub use convert::{MCP_DIALECT, to_mcp_tool, to_mcp_tool_for_host};
-pub use handler::MAX_PROTOCOL_VERSION;
 use handler::{Handler, Namespaces, Shared, Source, unforwardable};
+pub use handler::{MAX_PROTOCOL_VERSION, MAX_SESSION_PROTOCOL_VERSION};
 use limits::{CallLimits, HttpLimits};
 pub use limits::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
@@ -202,6 +203,8 @@ pub use limits::{
     LOOPBACK_ORIGINS, MAX_SESSIONLESS_BODY_BYTES, REQUEST_ENVELOPE_BYTES,
     SESSIONS_RETRY_AFTER_SECS,
 };
+pub use scope::MAX_SCOPE_HEADER_BYTES;
+use scope::ScopeSources;
 
 /// The path the streamable-HTTP endpoint is served at: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
@@ -284,6 +287,25 @@ pub enum ServeError {
         "OAuth protects the streamable-HTTP transport; over stdio the client runs the server itself and sends no tokens: serve HTTP, or leave OAuth off"
     )]
     OAuthOverStdio,
+    /// [`McpServer::with_single_user`] on an address that is not loopback:
+    /// anyone who reaches it would share the one user's aliases.
+    #[error(
+        "one local user (single-user) is for a loopback address, and {addr} is not one: anyone who reaches it would share that user's aliases; bind 127.0.0.1 or ::1, or identify callers with OAuth or a trusted proxy's scope header instead"
+    )]
+    SingleUserNotLoopback {
+        /// The address bound.
+        addr: std::net::SocketAddr,
+    },
+    /// An HTTP server on an address that is not loopback, with no way to
+    /// tell the callers of stateless requests (protocol `2026-07-28`)
+    /// apart, which it would have to refuse or mix up.
+    #[error(
+        "{addr} is reachable from other machines, and the server has no way to tell stateless callers apart (MCP 2026-07-28 has no sessions): check tokens (McpServer::with_oauth; --oauth-issuer and --oauth-audience on the command line), or read the caller from a trusted proxy's header (McpServer::with_alias_scope_header; --alias-scope-header NAME)"
+    )]
+    NoCallerIdentity {
+        /// The address bound.
+        addr: std::net::SocketAddr,
+    },
     /// `serve_http` was given one toolkit: HTTP serves many sessions, and
     /// one toolkit means one alias namespace shared by all of them.
     #[error(
@@ -333,6 +355,7 @@ pub struct McpServer {
     call_options: CallOptions,
     calls: CallLimits,
     http: HttpLimits,
+    scopes: ScopeSources,
     #[cfg(feature = "oauth")]
     oauth: Option<OAuth>,
 }
@@ -403,9 +426,71 @@ impl McpServer {
             call_options: CallOptions::new(),
             calls: CallLimits::default(),
             http: HttpLimits::default(),
+            scopes: ScopeSources::default(),
             #[cfg(feature = "oauth")]
             oauth: None,
         }
+    }
+
+    /// Reads the alias scope of a stateless request (protocol `2026-07-28`,
+    /// no MCP session) from this request header, which a trusted front
+    /// proxy sets to the caller's identity (`x-user-id`): two requests with
+    /// the same value share aliases, two with different values never do.
+    /// A token's principal comes first when the server
+    /// [checks tokens](Self::with_oauth). A stateless request without the
+    /// header (or with it twice, empty, or longer than
+    /// [`MAX_SCOPE_HEADER_BYTES`]) is refused with `400`.
+    ///
+    /// **Only behind a proxy that sets this header on every request and
+    /// drops any a client sent**: anyone who can reach the server directly
+    /// can name any scope with it and use that caller's aliases. Without
+    /// this method the header is never read, whatever a request carries.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::Header`] when `name` is not a valid header name, or is
+    /// one that could never be forwarded either (the transport's own
+    /// `mcp-*` and `content-*`, hop-by-hop ones, `grpc-*`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_alias_scope_header("X-User-Id")
+    ///     .unwrap();
+    /// # let _ = server;
+    /// ```
+    pub fn with_alias_scope_header(mut self, name: &str) -> Result<Self, ServeError> {
+        let lower = name.to_ascii_lowercase();
+        let header =
+            http::HeaderName::from_bytes(lower.as_bytes()).map_err(|_| ServeError::Header {
+                name: lower.clone(),
+                why: "it is not a valid HTTP header name",
+            })?;
+        if let Some(why) = unforwardable(&lower) {
+            return Err(ServeError::Header { name: lower, why });
+        }
+        self.scopes.header = Some(header);
+        Ok(self)
+    }
+
+    /// Serves every stateless request (protocol `2026-07-28`) that no
+    /// other source identifies in one local alias scope: for one user on
+    /// their own machine, whose host speaks only the new protocol. The
+    /// server then refuses to start on an address that is not loopback
+    /// ([`ServeError::SingleUserNotLoopback`]): there, anyone who can reach
+    /// the port would share that user's aliases.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_single_user(true);
+    /// # let _ = server;
+    /// ```
+    pub fn with_single_user(mut self, single_user: bool) -> Self {
+        self.scopes.single_user = single_user;
+        self
     }
 
     /// Serves HTTP as an OAuth 2.1 resource server (feature `oauth`), the
@@ -1106,6 +1191,8 @@ impl McpServer {
             return Err(ServeError::SharedToolkit);
         }
         let limits = self.http.clone();
+        self.check_caller_identity(listener.local_addr()?)?;
+        let scopes = self.scopes.clone();
         #[cfg(feature = "oauth")]
         let verifier = match self.oauth.clone() {
             Some(oauth) => Some(Arc::new(self.start_oauth(oauth).await?)),
@@ -1143,6 +1230,7 @@ impl McpServer {
             sessions: sessions.clone(),
             max_body: limits.max_body,
             read_timeout: limits.header_timeout,
+            scopes: Arc::new(scopes),
         };
         let router = axum::Router::new()
             .nest_service(HTTP_PATH, service)
@@ -1182,6 +1270,25 @@ impl McpServer {
         };
         edge::serve(listener, router, connections, shutdown, ct.clone()).await;
         ct.cancel();
+        Ok(())
+    }
+}
+
+impl McpServer {
+    /// Refuses to serve stateless requests at `addr` with no way to tell
+    /// their callers apart where others can reach it (see [`scope`]).
+    fn check_caller_identity(&self, addr: std::net::SocketAddr) -> Result<(), ServeError> {
+        let loopback = addr.ip().is_loopback();
+        if self.scopes.single_user && !loopback {
+            return Err(ServeError::SingleUserNotLoopback { addr });
+        }
+        #[cfg(feature = "oauth")]
+        let oauth = self.oauth.is_some();
+        #[cfg(not(feature = "oauth"))]
+        let oauth = false;
+        if !loopback && !self.scopes.identifies_callers(oauth) {
+            return Err(ServeError::NoCallerIdentity { addr });
+        }
         Ok(())
     }
 }
