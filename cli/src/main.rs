@@ -4,12 +4,14 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ai_tools::mcp::McpServer;
 use ai_tools::schema::overlay::{Overlay, PlainFields};
+use ai_tools::store::{RedisStore, RedisStoreOptions};
 use ai_tools::{
-    Toolkit,
+    Sessions, Toolkit,
     tool_set::{ToolSet, ToolSetOptions},
     transport::{TonicTransport, TonicTransportBuilder, TransportError},
 };
@@ -97,6 +99,19 @@ SECURITY (mcp --http; the README's \"Securing the gateway\" has the details):
                             environment variable: a flag's value would show
                             in ps)
 
+ALIASES (mcp; the README's \"MCP sessions and aliases\" has the details):
+    --alias-scope-header NAME
+                            (mcp --http) a stateless request (MCP 2026-07-28,
+                            no session) keeps its aliases under this header's
+                            value: only behind a proxy that sets it on every
+                            request (after the OAuth principal, if any)
+    --single-user           (mcp --http, loopback only) stateless requests
+                            with no other identity share one alias scope
+    --redis URL             keep the aliases in Redis (redis://host:port), so
+                            that several gateways share them
+    --redis-cluster URL     the same on a Redis Cluster (a seed node;
+                            repeatable)
+
 CALLS (mcp; the README's Limits section has them all):
     --call-timeout SECS     the deadline of every tool call, sent to the service
                             as grpc-timeout (default 50: under the 60 s after
@@ -132,7 +147,9 @@ Methods annotated with rpc_tool in the protos are tools; --overlay and
 --service add tools to protos you cannot edit; --include, --exclude and
 --read-only choose among them. Ids in fields marked with an
 alias_prefix reach the model as aliases (link-1), one namespace per MCP
-session.
+session or, for a stateless request, per caller. On an address that is
+not loopback, mcp --http needs a way to tell callers apart: --oauth-issuer
+or --alias-scope-header.
 
 EXAMPLES:
     # Serve a server with reflection over MCP on stdio, every method of one service:
@@ -195,7 +212,75 @@ struct Args {
     calls: CallLimits,
     http_limits: HttpLimits,
     auth: AuthFlags,
+    scopes: ScopeFlags,
 }
+
+/// Where `mcp` keeps aliases and whose they are: the scope of a stateless
+/// request, and a store shared by replicas.
+#[derive(Default, Debug, PartialEq)]
+struct ScopeFlags {
+    alias_scope_header: Option<String>,
+    single_user: bool,
+    redis: Option<String>,
+    redis_cluster: Vec<String>,
+}
+
+impl ScopeFlags {
+    fn check(&self, args: &Args) -> Result<(), Failure> {
+        let usage = |m: &str| Err(Failure::Usage(m.to_owned()));
+        if (self.alias_scope_header.is_some() || self.single_user) && args.http.is_none() {
+            return usage(
+                "`--alias-scope-header` and `--single-user` choose the alias scope of stateless HTTP requests: they are for `mcp --http` (over stdio the scope is the process)",
+            );
+        }
+        if (self.redis.is_some() || !self.redis_cluster.is_empty()) && args.command != "mcp" {
+            return usage(
+                "`--redis` and `--redis-cluster` keep `mcp`'s aliases: they are for `mcp`",
+            );
+        }
+        if self.redis.is_some() && !self.redis_cluster.is_empty() {
+            return usage("give one alias store: `--redis URL` or `--redis-cluster URL`…");
+        }
+        Ok(())
+    }
+
+    /// The alias namespaces of the server: in memory, or in Redis.
+    async fn sessions(&self) -> Result<Sessions<()>, Failure> {
+        let sessions = Sessions::new((), ALIAS_IDLE_TTL);
+        let store = if let Some(url) = &self.redis {
+            RedisStore::connect(url).await
+        } else if !self.redis_cluster.is_empty() {
+            RedisStore::connect_cluster(
+                self.redis_cluster.iter().map(String::as_str),
+                RedisStoreOptions::default(),
+            )
+            .await
+        } else {
+            return Ok(sessions);
+        };
+        let store = store.map_err(|e| Failure::Run(format!("the alias store: {e}")))?;
+        Ok(sessions.with_store(Arc::new(store)))
+    }
+
+    fn apply(&self, mut server: McpServer) -> Result<McpServer, Failure> {
+        if let Some(name) = &self.alias_scope_header {
+            server = server
+                .with_alias_scope_header(name)
+                .map_err(|e| Failure::Usage(format!("`--alias-scope-header {name}`: {e}")))?;
+        }
+        if self.single_user {
+            eprintln!(
+                "ai-tools: --single-user: stateless requests (MCP 2026-07-28) share one local alias scope"
+            );
+            server = server.with_single_user(true);
+        }
+        Ok(server)
+    }
+}
+
+/// How long an idle scope's aliases are kept in memory (the store's own TTL
+/// decides with `--redis`).
+const ALIAS_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// The security flags of `mcp`: OAuth for the callers, a credential for the
 /// service.
@@ -629,6 +714,12 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
                 args.http_limits.allowed_origins.push(origin);
             }
             "--keep-calls-on-disconnect" => args.http_limits.keep_calls_on_disconnect = true,
+            "--alias-scope-header" => {
+                args.scopes.alias_scope_header = Some(value("--alias-scope-header")?);
+            }
+            "--single-user" => args.scopes.single_user = true,
+            "--redis" => args.scopes.redis = Some(value("--redis")?),
+            "--redis-cluster" => args.scopes.redis_cluster.push(value("--redis-cluster")?),
             "--call-timeout" => {
                 let secs = value(&arg)?;
                 args.calls.timeout = Some(if secs.parse::<f64>() == Ok(0.0) {
@@ -698,6 +789,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
     }
     args.tls.check(args.grpc.as_deref())?;
     args.auth.check(&args)?;
+    args.scopes.check(&args)?;
     if args.reflection && args.grpc.is_none() {
         return Err(usage(
             "`--reflection` asks the server: give `--grpc URL`".into(),
@@ -923,17 +1015,21 @@ async fn run(args: Args) -> Result<(), Failure> {
         .builder(&url)?
         .connect_lazy()
         .map_err(transport_failure)?;
+    let sessions = Arc::new(args.scopes.sessions().await?);
     let server = McpServer::new(move |aliases| {
         Toolkit::builder()
             .alias_manager(aliases.clone())
             .generated(set.executor_with_alias_manager(transport.clone(), aliases))
             .build()
     })
+    .with_sessions(sessions)
     .with_server_info("ai-tools", env!("CARGO_PKG_VERSION"))
     .with_host_profile(args.host_profile.unwrap_or_default())
     .forward_headers(args.forward_headers.iter().map(String::as_str))
     .map_err(|e| Failure::Usage(e.to_string()))?;
-    let mut server = args.calls.apply(args.http_limits.apply(server));
+    let mut server = args
+        .scopes
+        .apply(args.calls.apply(args.http_limits.apply(server)))?;
     if let Some(credential) = args.auth.backend_credential()? {
         server = server.with_call_options(credential);
     }
@@ -954,6 +1050,9 @@ async fn run(args: Args) -> Result<(), Failure> {
         let local = listener
             .local_addr()
             .map_err(|e| Failure::Run(e.to_string()))?;
+        server
+            .check_address(local)
+            .map_err(|e| Failure::Usage(e.to_string()))?;
         eprintln!("ai-tools: serving {url} over MCP at http://{local}/mcp");
         server
             .serve_http_until(listener, ai_tools::mcp::shutdown_signal())
@@ -1238,6 +1337,39 @@ mod tests {
         );
         assert!(
             usage_error("tools --proto x --service a.B --plain-fields").contains("needs a value")
+        );
+    }
+
+    #[test]
+    fn scope_and_store_flags_are_for_mcp_and_one_store() {
+        let base = "mcp --grpc http://h:1 --proto x";
+        let args = parsed(&format!(
+            "{base} --http 127.0.0.1:0 --alias-scope-header X-User --single-user \
+             --redis-cluster redis://a:1 --redis-cluster redis://b:2"
+        ))
+        .unwrap()
+        .unwrap();
+        assert_eq!(args.scopes.alias_scope_header.as_deref(), Some("X-User"));
+        assert!(args.scopes.single_user);
+        assert_eq!(args.scopes.redis_cluster, ["redis://a:1", "redis://b:2"]);
+        for flags in ["--alias-scope-header x", "--single-user"] {
+            assert!(usage_error(&format!("{base} --stdio {flags}")).contains("mcp --http"));
+        }
+        assert!(
+            usage_error(&format!(
+                "{base} --stdio --redis redis://a:1 --redis-cluster redis://b:2"
+            ))
+            .contains("one alias store")
+        );
+        assert!(usage_error("tools --proto x --redis redis://a:1").contains("are for `mcp`"));
+        // The header name is checked when the server is built.
+        let server = McpServer::new(|a| Toolkit::builder().alias_manager(a).build());
+        let flags = ScopeFlags {
+            alias_scope_header: Some("mcp-session-id".to_owned()),
+            ..ScopeFlags::default()
+        };
+        assert!(
+            matches!(flags.apply(server), Err(Failure::Usage(m)) if m.contains("mcp-session-id"))
         );
     }
 

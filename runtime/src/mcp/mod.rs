@@ -691,10 +691,14 @@ impl McpServer {
         self
     }
 
-    /// Keeps the sessions' alias namespaces in `sessions` (its TTL, capacity
-    /// and alias limit apply), keyed by MCP session id over HTTP and by
-    /// `"stdio"` over stdio ([`with_stdio_session_id`](Self::with_stdio_session_id)).
-    /// Only the namespaces are used, not the transport.
+    /// Keeps the alias namespaces in `sessions` (its TTL, capacity and alias
+    /// limit apply), keyed by MCP session id for a handshake-era session, by
+    /// a hash of who is calling for a stateless request (`principal-…`,
+    /// `header-…`, or `local`; see [One alias namespace per caller](self#one-alias-namespace-per-caller)),
+    /// and by `"stdio"` over stdio ([`with_stdio_session_id`](Self::with_stdio_session_id)).
+    /// Only the namespaces are used, not the transport. With
+    /// [`Sessions::with_store`] they live in the store, which is how
+    /// several gateways share them.
     ///
     /// # Examples
     ///
@@ -1191,7 +1195,7 @@ impl McpServer {
             return Err(ServeError::SharedToolkit);
         }
         let limits = self.http.clone();
-        self.check_caller_identity(listener.local_addr()?)?;
+        self.check_address(listener.local_addr()?)?;
         let scopes = self.scopes.clone();
         #[cfg(feature = "oauth")]
         let verifier = match self.oauth.clone() {
@@ -1275,9 +1279,28 @@ impl McpServer {
 }
 
 impl McpServer {
-    /// Refuses to serve stateless requests at `addr` with no way to tell
-    /// their callers apart where others can reach it (see [`scope`]).
-    fn check_caller_identity(&self, addr: std::net::SocketAddr) -> Result<(), ServeError> {
+    /// Whether this server may serve HTTP at `addr`, as
+    /// [`serve_http_until`](Self::serve_http_until) checks before serving:
+    /// on an address that is not loopback it needs a way to tell the
+    /// callers of stateless requests apart (OAuth or
+    /// [an alias scope header](Self::with_alias_scope_header)), and
+    /// [single-user](Self::with_single_user) needs loopback. Call it to
+    /// report a refusal before saying where you serve.
+    ///
+    /// # Errors
+    ///
+    /// [`ServeError::NoCallerIdentity`] and [`ServeError::SingleUserNotLoopback`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build());
+    /// assert!(server.check_address("127.0.0.1:8080".parse().unwrap()).is_ok());
+    /// assert!(server.check_address("0.0.0.0:8080".parse().unwrap()).is_err());
+    /// let server = server.with_alias_scope_header("x-user-id").unwrap();
+    /// assert!(server.check_address("0.0.0.0:8080".parse().unwrap()).is_ok());
+    /// ```
+    pub fn check_address(&self, addr: std::net::SocketAddr) -> Result<(), ServeError> {
         let loopback = addr.ip().is_loopback();
         if self.scopes.single_user && !loopback {
             return Err(ServeError::SingleUserNotLoopback { addr });

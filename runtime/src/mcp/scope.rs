@@ -20,11 +20,14 @@
 //!
 //! # Invariants
 //!
-//! - **Scopes never share aliases.** A scope's key is a SHA-256 of its
-//!   kind and its parts, each part length-prefixed, written in hex: what a
-//!   caller sends (a header value, a token's subject) never reaches a store
-//!   key as text, so no delimiter, brace (a Redis Cluster hash tag), length
-//!   or byte sequence can make one scope's key another's.
+//! - **Scopes never share aliases.** The key of a caller's scope is a
+//!   SHA-256 of its kind and its parts, each part length-prefixed, written
+//!   in hex after the kind (`principal-…`, `header-…`): what a caller sends
+//!   (a header value, a token's subject) never reaches a store key as text,
+//!   so no delimiter, brace (a Redis Cluster hash tag), length or byte
+//!   sequence can make one scope's key another's. A session's key is its
+//!   id, which the server minted (a UUID; the edge refuses an id it does
+//!   not hold); stdio's is the id its operator gave.
 //! - **A header is trusted only when configured.** A request's header of
 //!   the same name is ignored on a server that did not name it.
 
@@ -62,15 +65,17 @@ pub(super) struct Scope {
 }
 
 impl Scope {
-    /// The scope of a handshake-era MCP session.
+    /// The scope of a handshake-era MCP session, kept under the session id
+    /// itself: the server minted it (a UUID), and the edge refuses an id it
+    /// does not hold, so a caller cannot choose it.
     pub(super) fn session(id: &str) -> Self {
-        Self::hashed("session", &[id.as_bytes()])
+        Self { key: id.to_owned() }
     }
 
-    /// The scope of a stdio server: the process, under the id the server
-    /// was given.
+    /// The scope of a stdio server: the process, kept under the id the
+    /// operator gave ([`McpServer::with_stdio_session_id`](super::McpServer::with_stdio_session_id)).
     pub(super) fn stdio(id: &str) -> Self {
-        Self::hashed("stdio", &[id.as_bytes()])
+        Self { key: id.to_owned() }
     }
 
     /// The scope of an authenticated caller.
@@ -190,7 +195,10 @@ mod tests {
         );
         assert_eq!(a, Scope::header(b"alice"));
         assert_ne!(a, Scope::header(b"alice "));
-        assert_ne!(Scope::session("alice").key(), Scope::stdio("alice").key());
+        assert_ne!(
+            Scope::session("d290f1ee-6c54-4b01-90e6-d701748f0851"),
+            Scope::local()
+        );
         // A delimiter in one part cannot move bytes into the next.
         assert_ne!(
             Scope::principal("iss", "a|b", None),
