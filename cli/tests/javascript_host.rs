@@ -32,11 +32,19 @@
 //! ones for the digits, no call at all for the refused number, `…992` for
 //! the exact-profile control.
 //!
-//! Needs Node.js 20 or later (`node`, or `AI_TOOLS_NODE`) and the SDK
-//! installed in `tests/node` (`npm ci` there; the version is pinned in
-//! `tests/node/package.json` and `package-lock.json`). `.ci/run` installs it
-//! and sets `AI_TOOLS_REQUIRE_NODE=1`, which turns a missing `node` or SDK
-//! into a failure; without it the test says why and passes.
+//! A second host, `tests/node/stateless_host.mjs`, is the TypeScript MCP
+//! client of the next generation (`@modelcontextprotocol/client`, which
+//! speaks protocol 2026-07-28) over streamable HTTP to the gateway started
+//! with `--alias-scope-header x-principal`: no `initialize`, no session,
+//! the caller named by that header on every request. Aliases that `alice`'s
+//! results give out resolve in a later client of hers and never for `bob`,
+//! and a request without the header is refused, naming it.
+//!
+//! Needs Node.js 20 or later (`node`, or `AI_TOOLS_NODE`) and the packages
+//! installed in `tests/node` (`npm ci` there; the versions are pinned in
+//! `tests/node/package.json` and `package-lock.json`). `.ci/run` installs
+//! them and sets `AI_TOOLS_REQUIRE_NODE=1`, which turns a missing `node` or
+//! package into a failure; without it a test says why and passes.
 
 // An integration test: its helpers are not `#[test]` functions, so
 // `clippy.toml`'s `allow-*-in-tests` does not reach them, and they fail
@@ -62,10 +70,10 @@ use tonic::codegen::{BoxFuture, Service, StdError, http};
 use tonic::server::{Grpc, NamedService, UnaryService};
 use tonic::{Request, Response, Status};
 
-use support::workspace;
+use support::{links_server, start_gateway, workspace};
 
-/// The script's time limit: it starts the gateway three times and makes
-/// four calls.
+/// A script's time limit: the integers one starts the gateway three times
+/// and makes four calls, the stateless one makes a dozen requests.
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// The oldest Node.js the locked SDK and its dependencies support
@@ -80,31 +88,48 @@ fn node_dir() -> PathBuf {
     workspace().join("tests/node")
 }
 
-/// A `node` of version 20 or later with the pinned SDK installed in
-/// `tests/node`, or why not.
-fn node() -> Result<PathBuf, String> {
+/// A `node` of version 20 or later with `package` installed in `tests/node`
+/// at the version `tests/node/package.json` pins, or why not.
+fn node(package: &str) -> Result<PathBuf, String> {
     let node = node_at_least(NODE_MIN)?;
     let read_json = |path: PathBuf| -> Result<serde_json::Value, String> {
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
     };
-    let pinned =
-        read_json(node_dir().join("package.json"))?["dependencies"]["@modelcontextprotocol/sdk"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or("tests/node/package.json pins no @modelcontextprotocol/sdk")?;
+    let pinned = read_json(node_dir().join("package.json"))?["dependencies"][package]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| format!("tests/node/package.json pins no {package}"))?;
     let installed = read_json(
-        node_dir().join("node_modules/@modelcontextprotocol/sdk/package.json"),
+        node_dir()
+            .join("node_modules")
+            .join(package)
+            .join("package.json"),
     )
-    .map_err(|e| format!("the MCP SDK is not installed (run `npm ci` in tests/node): {e}"))?;
+    .map_err(|e| format!("{package} is not installed (run `npm ci` in tests/node): {e}"))?;
     let installed = installed["version"].as_str().unwrap_or("?");
     if installed != pinned {
         return Err(format!(
-            "tests/node has @modelcontextprotocol/sdk {installed}, not the pinned {pinned} (run `npm ci` in tests/node)"
+            "tests/node has {package} {installed}, not the pinned {pinned} (run `npm ci` in tests/node)"
         ));
     }
     Ok(node)
+}
+
+/// [`node`] with `package`, or `None` after saying why the test is skipped;
+/// a panic instead when `AI_TOOLS_REQUIRE_NODE` is set.
+fn node_or_skip(package: &str) -> Option<PathBuf> {
+    match node(package) {
+        Ok(node) => Some(node),
+        Err(reason) if !node_required() => {
+            // Past the harness's capture of `eprintln!`, so a skip is seen.
+            use std::io::Write;
+            let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {reason}");
+            None
+        }
+        Err(reason) => panic!("AI_TOOLS_REQUIRE_NODE is set: {reason}"),
+    }
 }
 
 /// Passes bytes through untouched, both ways.
@@ -194,13 +219,16 @@ where
     }
 }
 
-/// Runs `node script -- gateway…` within [`LIMIT`]; returns its exit status
-/// (`None` past the limit) and stdout, printing both streams.
-fn run_node(node: &Path, gateway: &[String]) -> (Option<std::process::ExitStatus>, String) {
+/// Runs `node tests/node/SCRIPT args…` within [`LIMIT`]; returns its exit
+/// status (`None` past the limit) and stdout, printing both streams.
+fn run_node(
+    node: &Path,
+    script: &str,
+    args: &[String],
+) -> (Option<std::process::ExitStatus>, String) {
     let mut child = Command::new(node)
-        .arg(node_dir().join("javascript_host.mjs"))
-        .arg("--")
-        .args(gateway)
+        .arg(node_dir().join(script))
+        .args(args)
         .current_dir(node_dir())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -271,17 +299,23 @@ fn message_field(message: &DynamicMessage, name: &str) -> DynamicMessage {
         .clone()
 }
 
+/// The script finished in time, exited 0, and its summary says no check
+/// failed.
+fn assert_passed(status: Option<std::process::ExitStatus>, out: &str) {
+    let status = status.unwrap_or_else(|| panic!("the script ran past {LIMIT:?}"));
+    let summary = out
+        .lines()
+        .rev()
+        .find(|l| l.contains(" passed, "))
+        .unwrap_or("no summary");
+    assert!(status.success(), "the script failed ({status}): {summary}");
+    assert!(summary.ends_with(" 0 failed"), "{summary}");
+}
+
 #[test]
 fn the_typescript_sdk_as_a_javascript_host_gets_64_bit_integers_through_exactly() {
-    let node = match node() {
-        Ok(node) => node,
-        Err(reason) if !node_required() => {
-            // Past the harness's capture of `eprintln!`, so a skip is seen.
-            use std::io::Write;
-            let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {reason}");
-            return;
-        }
-        Err(reason) => panic!("AI_TOOLS_REQUIRE_NODE is set: {reason}"),
+    let Some(node) = node_or_skip("@modelcontextprotocol/sdk") else {
+        return;
     };
     let mut compiler =
         protox::Compiler::new([workspace().join("tests/proto")]).expect("a compiler");
@@ -303,6 +337,7 @@ fn the_typescript_sdk_as_a_javascript_host_gets_64_bit_integers_through_exactly(
         .expect("the echo server");
 
     let gateway: Vec<String> = [
+        "--",
         env!("CARGO_BIN_EXE_ai-tools"),
         "mcp",
         "--grpc",
@@ -317,17 +352,10 @@ fn the_typescript_sdk_as_a_javascript_host_gets_64_bit_integers_through_exactly(
     ]
     .map(str::to_owned)
     .to_vec();
-    let (status, out) = run_node(&node, &gateway);
+    let (status, out) = run_node(&node, "javascript_host.mjs", &gateway);
     runtime.block_on(server.stop());
 
-    let status = status.unwrap_or_else(|| panic!("the script ran past {LIMIT:?}"));
-    let summary = out
-        .lines()
-        .rev()
-        .find(|l| l.contains(" passed, "))
-        .unwrap_or("no summary");
-    assert!(status.success(), "the script failed ({status}): {summary}");
-    assert!(summary.ends_with(" 0 failed"), "{summary}");
+    assert_passed(status, &out);
 
     // What reached the service, read from the wire, not from the gateway.
     let received = received_by_label(&pool, &echo.received.lock().expect("not poisoned"));
@@ -385,4 +413,23 @@ fn the_typescript_sdk_as_a_javascript_host_gets_64_bit_integers_through_exactly(
         field(&received[2].1, "signed"),
         Value::I64(9_007_199_254_740_992)
     );
+}
+
+/// `tests/node/stateless_host.mjs`: the TypeScript MCP client of the
+/// 2026-07-28 generation over streamable HTTP, statelessly, as callers
+/// `alice` and `bob` named by `x-principal` (what a trusted front proxy
+/// sets): a caller's aliases resolve across client instances and never for
+/// the other caller, and a request without the header is refused.
+#[test]
+fn the_typescript_client_speaks_2026_07_28_a_callers_aliases_across_clients_never_anothers() {
+    let Some(node) = node_or_skip("@modelcontextprotocol/client") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let gateway = start_gateway(&server.url(), &["--alias-scope-header", "x-principal"]);
+    let url = format!("http://{}/mcp", gateway.addr);
+    let (status, out) = run_node(&node, "stateless_host.mjs", &[url]);
+    drop(gateway);
+    runtime.block_on(server.shutdown());
+    assert_passed(status, &out);
 }
