@@ -489,6 +489,41 @@ pub async fn post(
     exchange(addr, &http_request("POST", "/mcp", &headers, body)).await
 }
 
+/// A stateless `tools/call` (MCP 2026-07-28: no session, the protocol
+/// version in the headers and in `_meta`) of `name` with `arguments` at
+/// `addr`, with `token` as the bearer.
+pub async fn stateless_call(
+    addr: SocketAddr,
+    token: &str,
+    name: &str,
+    arguments: &Value,
+) -> Response {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": name,
+            "arguments": arguments,
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+        },
+    })
+    .to_string();
+    let bearer = format!("Bearer {token}");
+    let headers = [
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("Authorization", bearer.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    exchange(addr, &http_request("POST", "/mcp", &headers, &body)).await
+}
+
 /// A session at `addr` of the user of `token`, initialized; its id.
 pub async fn session(addr: SocketAddr, token: &str) -> String {
     let init = post(addr, Some(token), None, INITIALIZE).await;

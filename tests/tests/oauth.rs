@@ -1413,4 +1413,124 @@ mod oauth {
         let Setup { gateway, .. } = setup;
         gateway.stop().await;
     }
+
+    /// Protocol 2026-07-28 has no sessions: a stateless request's aliases
+    /// are its caller's (the token's issuer, subject and client), kept
+    /// across requests and tokens, never another caller's.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn stateless_requests_keep_aliases_per_principal_across_tokens() {
+        let Some(setup) = setup("stateless").await else {
+            return;
+        };
+        // A links service that gives out ids (the logging backend answers
+        // empty messages).
+        let links = ai_tools_tests::serve(ai_tools_tests::LinksBackend::default())
+            .await
+            .expect("the links service");
+        let gateway =
+            Gateway::start(&setup.authorization.issuer, links.addr, |oauth, _| oauth).await;
+        let resource = gateway.resource.clone();
+        // `claims` makes a later token of the same caller another token.
+        let token = |sub: &'static str, client_id: &'static str, claims: &'static str| {
+            let resource = resource.clone();
+            let authorization = &setup.authorization;
+            async move {
+                authorization
+                    .token(&[
+                        ("sub", sub),
+                        ("client_id", client_id),
+                        ("scope", ALL_SCOPES),
+                        ("resource", &resource),
+                        ("claims", claims),
+                    ])
+                    .await
+            }
+        };
+        let result = |response: &Response, case: &str| {
+            assert_eq!(response.status, 200, "{case}: {response:?}");
+            response.message()["result"].clone()
+        };
+
+        let alice = token("alice", "chat-app", r#"{"email":"alice@example.com"}"#).await;
+        let created = oauth::stateless_call(
+            gateway.addr,
+            &alice,
+            "links_create",
+            &json!({"destination": "https://alice.example/", "name": "A"}),
+        )
+        .await;
+        let created = result(&created, "alice creates");
+        assert_eq!(
+            created["structuredContent"]["link"]["id"], "link-1",
+            "{created}"
+        );
+
+        // Another token of alice's, another request: her link-1.
+        let alice_again = token("alice", "chat-app", r#"{"email":"alice@example.org"}"#).await;
+        assert_ne!(alice, alice_again);
+        let renamed = oauth::stateless_call(
+            gateway.addr,
+            &alice_again,
+            "links_update",
+            &json!({"link_id": "link-1", "name": "A renamed"}),
+        )
+        .await;
+        let renamed = result(&renamed, "alice's later token");
+        assert_eq!(
+            renamed["structuredContent"]["link"]["destination"], "https://alice.example/",
+            "{renamed}"
+        );
+
+        // Bob's link-1 is not alice's: he has none.
+        let bob = token("bob", "chat-app", "{}").await;
+        let reached = oauth::stateless_call(
+            gateway.addr,
+            &bob,
+            "links_update",
+            &json!({"link_id": "link-1", "name": "stolen"}),
+        )
+        .await;
+        let reached = result(&reached, "bob");
+        assert_eq!(
+            reached["isError"], true,
+            "bob resolved alice's link-1: {reached}"
+        );
+
+        // Alice through another OAuth client is another scope: what one
+        // app of hers was shown is not another app's.
+        let other_app = token("alice", "other-app", "{}").await;
+        let reached = oauth::stateless_call(
+            gateway.addr,
+            &other_app,
+            "links_update",
+            &json!({"link_id": "link-1", "name": "x"}),
+        )
+        .await;
+        let reached = result(&reached, "alice through another client");
+        assert_eq!(reached["isError"], true, "{reached}");
+
+        // A handshake-era session of alice's has a namespace of its own.
+        let session = gateway.session(&alice).await;
+        let in_session = gateway
+            .post(
+                Some(&alice),
+                Some(&session),
+                &oauth::tool_call(
+                    4,
+                    "links_update",
+                    &json!({"link_id": "link-1", "name": "x"}),
+                ),
+            )
+            .await;
+        let in_session = result(&in_session, "alice's session");
+        assert_eq!(in_session["isError"], true, "{in_session}");
+
+        // Without a token, nothing: the edge asks for one.
+        let anonymous = oauth::post(gateway.addr, None, None, &list_links()).await;
+        assert_eq!(anonymous.status, 401, "{anonymous:?}");
+        gateway.stop().await;
+        links.shutdown().await;
+        let Setup { gateway, .. } = setup;
+        gateway.stop().await;
+    }
 }
