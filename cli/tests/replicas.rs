@@ -9,6 +9,8 @@
 //! it with `scripts/redis-cluster.sh`). Without it the test is skipped,
 //! saying why, unless `AI_TOOLS_REQUIRE_REDIS_CLUSTER` is set: then it fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod support;
 
 use serde_json::{Value, json};
@@ -271,6 +273,10 @@ fn stateless_requests_without_a_configured_scope_header_are_refused_whatever_the
     );
     assert_eq!(status(&response), "400", "{response}");
     assert!(response.contains("initialize"), "{response}");
+    assert!(
+        response.contains(r#""id":1"#),
+        "the refusal answers the request's id: {response}"
+    );
 
     // A scope value is hashed, never spliced into a store key: values with
     // a store's delimiters and hash-tag braces are callers like any other.

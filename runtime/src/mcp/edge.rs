@@ -244,6 +244,9 @@ struct Refusal {
     code: i32,
     message: String,
     retry_after: Option<u64>,
+    /// The id of the request refused, when its body was read far enough
+    /// to know it: a client matches the error to its request by it.
+    id: serde_json::Value,
 }
 
 /// JSON-RPC's "Parse error".
@@ -258,6 +261,7 @@ impl Refusal {
             code,
             message: message.into(),
             retry_after: None,
+            id: serde_json::Value::Null,
         }
     }
 
@@ -316,7 +320,7 @@ impl Refusal {
     fn into_response(self) -> axum::response::Response {
         let body = serde_json::json!({
             "jsonrpc": "2.0",
-            "id": null,
+            "id": self.id,
             "error": {"code": self.code, "message": self.message},
         });
         let mut response = http::Response::builder()
@@ -579,10 +583,13 @@ impl GatedBody {
         struct Method<'a> {
             #[serde(borrow, default)]
             method: Option<Cow<'a, str>>,
+            /// A JSON-RPC id is a string or a number.
+            #[serde(default)]
+            id: Option<serde_json::Value>,
         }
-        let method = serde_json::from_slice::<Method<'_>>(&self.buf)
+        let (method, id) = serde_json::from_slice::<Method<'_>>(&self.buf)
             .ok()
-            .and_then(|m| m.method);
+            .map_or((None, None), |m| (m.method, m.id));
         match method.as_deref() {
             Some("initialize") if self.sessions.is_full() => {
                 Err(Refusal::sessions_full(self.sessions.max))
@@ -590,7 +597,12 @@ impl GatedBody {
             Some("initialize") => Ok(true),
             Some("server/discover") => Ok(false),
             _ => match &self.unscoped {
-                Some(why) => Err(Refusal::scope_required(why)),
+                Some(why) => Err(Refusal {
+                    id: id
+                        .filter(|id| id.is_string() || id.is_number())
+                        .unwrap_or_default(),
+                    ..Refusal::scope_required(why)
+                }),
                 None => Ok(false),
             },
         }
