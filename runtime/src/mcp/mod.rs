@@ -15,7 +15,7 @@
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
 //! let transport = ai_tools::transport::TonicTransport::new(channel);
 //!
-//! // One toolkit per MCP session, built on that session's alias namespace.
+//! // One toolkit per alias scope (an MCP session, or a stateless caller), built on its namespace.
 //! let server = ai_tools::mcp::McpServer::new(move |aliases| {
 //!     ai_tools::Toolkit::builder()
 //!         .alias_manager(aliases.clone())
@@ -27,24 +27,43 @@
 //! # }
 //! ```
 //!
-//! # One alias namespace per MCP session
+//! # One alias namespace per caller
 //!
-//! `link-1` means something only inside one conversation. Over stdio the
-//! conversation is the process (one client); over streamable HTTP it is the
-//! MCP session (`Mcp-Session-Id`): the server keeps one [`AliasManager`] per
-//! session id in a [`Sessions`] and builds that session's toolkit on it, so
-//! two hosts connected at once never resolve each other's aliases. A
-//! session's namespace lives as long as the session; when the client ends
-//! it (HTTP `DELETE`) or the server drops it, the namespace is forgotten.
+//! `link-1` means something only to whoever was shown it. MCP has two eras,
+//! and the server serves both side by side (`server/discover` lists every
+//! version up to [`MAX_PROTOCOL_VERSION`], `2026-07-28`):
 //!
-//! Sessions belong to the handshake era of MCP (protocol versions up to
-//! `2025-11-25`); protocol `2026-07-28` removes them, and with them any
-//! place to keep a conversation's aliases. The server therefore advertises
-//! the handshake-era versions only: a current client (the Python SDK's
-//! `auto` mode, for one) asks `server/discover`, sees them, and falls back
-//! to `initialize`. A request without a session other than `initialize`
-//! (and `server/discover`) is refused, `400 Bad Request`, before its body is
-//! parsed (see below).
+//! - **The handshake era** (protocol up to `2025-11-25`,
+//!   [`MAX_SESSION_PROTOCOL_VERSION`]): a client sends `initialize` and
+//!   then names its MCP session (`Mcp-Session-Id`) on every request. The
+//!   session is the namespace: two sessions never resolve each other's
+//!   aliases, even of one user, and the namespace is forgotten when the
+//!   session ends (HTTP `DELETE`, or the server drops it).
+//! - **Protocol `2026-07-28`** has no sessions: each request stands alone.
+//!   Its namespace, its *scope*, is who is calling, decided per request in
+//!   one place (`mcp::scope`), in this order: the token's issuer, subject
+//!   and OAuth client id when the server [checks tokens](McpServer::with_oauth);
+//!   else the value of a header a trusted front proxy sets
+//!   ([`with_alias_scope_header`](McpServer::with_alias_scope_header));
+//!   else, on a loopback server started [single-user](McpServer::with_single_user),
+//!   one local scope. A caller's aliases live across requests, clients and
+//!   tokens, for as long as the [`Sessions`] (or its store) keeps them, and
+//!   are never another caller's: a scope's key is a SHA-256 of who is
+//!   calling, so no value a caller sends reaches a store key as text.
+//!   A stateless request with none of these is refused, `400`, naming what
+//!   it lacks; and a server on an address that is not loopback refuses to
+//!   start without a way to tell callers apart
+//!   ([`ServeError::NoCallerIdentity`]).
+//!
+//! Over stdio the scope is the process (its id is
+//! [`with_stdio_session_id`](McpServer::with_stdio_session_id)). The MCP
+//! spec tells clients not to tie one stdio process to one conversation, so
+//! several conversations of one host may share it, and its aliases.
+//!
+//! Several gateways share their callers' aliases through one store
+//! ([`with_sessions`](McpServer::with_sessions) over
+//! [`Sessions::with_store`], a `RedisStore` on a server or a cluster): a
+//! stateless request can then go to any of them, with no sticky routing.
 //!
 //! # The tool list
 //!
@@ -84,15 +103,16 @@
 //!   [`REQUEST_ENVELOPE_BYTES`]): past it, `413 Payload Too Large` naming
 //!   the limit, before the body is read when its `Content-Length` says so,
 //!   else as soon as it streams past.
-//! - **The session before the arguments.** A `POST` or `DELETE` with an
+//! - **The scope before the arguments.** A `POST` or `DELETE` with an
 //!   `Mcp-Session-Id` the server does not hold is answered `404 Not Found`
 //!   without its body being read (the spec's status for an ended session:
-//!   the client starts a new one). A `POST` without one is read to at most
-//!   [`MAX_SESSIONLESS_BODY_BYTES`] and must be an `initialize` (or
-//!   `server/discover`): its `method` is found by a scan that builds
-//!   nothing, and anything else is `400 Bad Request`, the spec's status for
-//!   a missing session id. So no request's arguments are parsed before its
-//!   session is known, and the most a client without a session makes the
+//!   the client starts a new one). A `POST` without one is stateless: its
+//!   scope is found from its headers (and token) first. Without a scope it
+//!   is read to at most [`MAX_SESSIONLESS_BODY_BYTES`] and must be an
+//!   `initialize` (or `server/discover`): its `method` is found by a scan
+//!   that builds nothing, and anything else is `400 Bad Request`, saying
+//!   which identity it lacks. So no request's arguments are parsed before
+//!   its scope is known, and the most a client without one makes the
 //!   server parse is 16 KiB.
 //! - **JSON first.** Every body is checked to be JSON (syntax, and nesting
 //!   within 128 levels) by the same scan before rmcp parses it into a
@@ -314,7 +334,8 @@ pub enum ServeError {
     SharedToolkit,
 }
 
-/// An MCP server of one [`Toolkit`] per session: configure it, then serve it
+/// An MCP server of one [`Toolkit`] per alias scope (an MCP session, or a
+/// stateless caller): configure it, then serve it
 /// over stdio ([`serve_stdio`](Self::serve_stdio)) or streamable HTTP
 /// ([`serve_http`](Self::serve_http)).
 ///
@@ -371,15 +392,19 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
-    /// A server that builds the toolkit of each MCP session with
-    /// `per_session`, given the session's alias namespace. Build every
+    /// A server that builds the toolkit of each alias scope (an MCP
+    /// session, or the caller of a stateless request; see
+    /// [One alias namespace per caller](self#one-alias-namespace-per-caller))
+    /// with `per_session`, given the scope's alias namespace. Build every
     /// generated executor of the toolkit on that namespace
     /// (`Executor::with_alias_manager(transport, aliases)`) and pass it to
     /// [`ToolkitBuilder::alias_manager`](crate::toolkit::ToolkitBuilder::alias_manager).
     ///
     /// `per_session` is called once when serving starts (a toolkit that does
     /// not build is a [`ServeError::Toolkit`] then), and its tools are the
-    /// list every session gets: build the same tools for every session.
+    /// list every scope gets: build the same tools every time. It is called
+    /// once per session, and once per stateless request: keep it cheap
+    /// (clone what it needs).
     ///
     /// The namespaces are kept in a `Sessions` of their own (idle TTL of 30
     /// minutes); share yours with [`with_sessions`](Self::with_sessions).
