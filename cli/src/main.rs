@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tools::mcp::McpServer;
+use ai_tools::mcp::{self, McpServer};
 use ai_tools::schema::overlay::{Overlay, PlainFields};
 use ai_tools::store::{RedisStore, RedisStoreOptions};
 use ai_tools::{
@@ -244,17 +244,20 @@ impl ScopeFlags {
         Ok(())
     }
 
-    /// The alias namespaces of the server: in memory, or in Redis.
+    /// The alias namespaces of the server: in memory, or in Redis; either
+    /// way a scope is kept a day after its last use and each alias in it 30
+    /// minutes, the least recently used expiring at the limit.
     async fn sessions(&self) -> Result<Sessions<()>, Failure> {
-        let sessions = Sessions::new((), ALIAS_IDLE_TTL);
+        let sessions =
+            Sessions::new((), mcp::SCOPE_IDLE_TTL).with_alias_expiry(mcp::ALIAS_IDLE_TTL);
+        let mut options = RedisStoreOptions::default();
+        options.ttl = mcp::SCOPE_IDLE_TTL;
+        options.alias_idle = Some(mcp::ALIAS_IDLE_TTL);
         let store = if let Some(url) = &self.redis {
-            RedisStore::connect(url).await
+            RedisStore::connect_with(url, options).await
         } else if !self.redis_cluster.is_empty() {
-            RedisStore::connect_cluster(
-                self.redis_cluster.iter().map(String::as_str),
-                RedisStoreOptions::default(),
-            )
-            .await
+            RedisStore::connect_cluster(self.redis_cluster.iter().map(String::as_str), options)
+                .await
         } else {
             return Ok(sessions);
         };
@@ -277,10 +280,6 @@ impl ScopeFlags {
         Ok(server)
     }
 }
-
-/// How long an idle scope's aliases are kept in memory (the store's own TTL
-/// decides with `--redis`).
-const ALIAS_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
 
 /// The security flags of `mcp`: OAuth for the callers, a credential for the
 /// service.

@@ -180,6 +180,18 @@ fn alias_problem(
                 "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
             )
         }
+        Resolution::Expired => {
+            // Not invented: given out earlier and no longer held. Asking
+            // for the id again is the way on, not "never invent one".
+            let mut text = format!(
+                "`{field}` got `{value}`, a {prefix} id that has expired (it went unused for a while, or was among the oldest when too many were held): get it again by calling a tool that lists or returns {prefix} ids, and pass the id that call returns"
+            );
+            if !valid.is_empty() {
+                let _ = write!(text, "; the {prefix} ids held now are: ");
+                push_list(&mut text, valid);
+            }
+            return text;
+        }
         _ => format!(
             "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
         ),
@@ -190,22 +202,20 @@ fn alias_problem(
             "; no {prefix} ids are known yet: call a tool that returns {prefix} ids first, and never invent one"
         );
     } else {
-        const SHOWN: usize = 20;
-        let _ = write!(
-            text,
-            "; use one of: {}",
-            valid
-                .iter()
-                .take(SHOWN)
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-        if valid.len() > SHOWN {
-            let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
-        }
+        text.push_str("; use one of: ");
+        push_list(&mut text, valid);
     }
     text
+}
+
+/// The first aliases of `valid`, and how many more there are.
+fn push_list(text: &mut String, valid: &[String]) {
+    const SHOWN: usize = 20;
+    let shown: Vec<&str> = valid.iter().take(SHOWN).map(String::as_str).collect();
+    text.push_str(&shown.join(", "));
+    if valid.len() > SHOWN {
+        let _ = write!(text, " (and {} more)", valid.len() - SHOWN);
+    }
 }
 
 /// The request schema of a generated tool: built once per pool and message

@@ -64,6 +64,8 @@ use crate::store::{AliasStore, StoreError};
 pub struct Sessions<T> {
     transport: T,
     alias_limit: usize,
+    /// [`with_alias_expiry`](Sessions::with_alias_expiry).
+    alias_expiry: Option<Duration>,
     store: Option<Arc<dyn AliasStore>>,
     /// The conversations kept, pinned while in use.
     inner: Mutex<ExpiringMap<Arc<str>, Arc<AliasManager>>>,
@@ -91,6 +93,7 @@ impl<T> Sessions<T> {
         Self {
             transport,
             alias_limit: AliasManager::DEFAULT_LIMIT,
+            alias_expiry: None,
             store: None,
             inner: Mutex::new(conversations),
         }
@@ -140,14 +143,40 @@ impl<T> Sessions<T> {
         self
     }
 
+    /// Makes every conversation created from now on one that never stops
+    /// working: its aliases expire after `idle` unused, and at the alias
+    /// limit the least recently used go instead of new ones being refused
+    /// (see [`AliasManager::with_expiry`]). For namespaces that live long,
+    /// such as an MCP caller's across conversations; give the
+    /// conversations a TTL well past `idle`, since a conversation forgotten
+    /// whole starts its numbering again. With a store, the store's own
+    /// alias expiry decides what is held.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let sessions = ai_tools::Sessions::new((), Duration::from_secs(86_400))
+    ///     .with_alias_expiry(Duration::from_secs(1800));
+    /// assert_eq!(sessions.alias_manager("a").expiry(), Some(Duration::from_secs(1800)));
+    /// ```
+    pub fn with_alias_expiry(mut self, idle: Duration) -> Self {
+        self.alias_expiry = Some(idle);
+        self
+    }
+
     fn new_manager(&self, conversation_id: &str) -> AliasManager {
-        match &self.store {
+        let manager = match &self.store {
             Some(store) if !conversation_id.is_empty() => {
                 AliasManager::with_store(store.clone(), conversation_id)
             }
             _ => AliasManager::new(),
         }
-        .with_limit(self.alias_limit)
+        .with_limit(self.alias_limit);
+        match self.alias_expiry {
+            Some(idle) => manager.with_expiry(idle),
+            None => manager,
+        }
     }
 
     /// Keeps at most `capacity` idle conversations (at least 1), evicting

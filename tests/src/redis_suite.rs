@@ -50,7 +50,7 @@ pub trait Backend {
 
     /// `store`'s keys of `conversation`: aliases, UUIDs, meta
     /// (`RedisStore::keys`).
-    fn keys(store: &Self::Store, conversation: &str) -> [String; 3];
+    fn keys(store: &Self::Store, conversation: &str) -> [String; 4];
 
     /// `HGETALL key` on the server that holds `conversation`'s keys.
     async fn hgetall(&self, conversation: &str, key: &str) -> BTreeMap<String, String>;
@@ -112,7 +112,7 @@ impl Held {
 
 /// What `store` holds for `conversation` on `backend`.
 pub async fn held<B: Backend>(backend: &B, store: &B::Store, conversation: &str) -> Held {
-    let [aliases, uuids, meta] = B::keys(store, conversation);
+    let [aliases, uuids, meta, _used] = B::keys(store, conversation);
     Held {
         aliases: backend.hgetall(conversation, &aliases).await,
         uuids: backend.hgetall(conversation, &uuids).await,

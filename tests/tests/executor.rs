@@ -447,3 +447,58 @@ async fn snapshot_restores_a_conversation_across_restarts() {
     assert_eq!(out["link"]["id"], "link-4");
     server.shutdown().await;
 }
+
+/// A namespace that expires (an MCP caller's, say) tells the model an
+/// alias it gave out and no longer holds has expired, and how to get the id
+/// again, never that it was invented; its numbers never come back.
+#[tokio::test]
+async fn an_expired_alias_is_told_apart_from_an_invented_one() {
+    let (server, exec) = start(0).await;
+    let aliases = Arc::new(
+        AliasManager::new()
+            .with_limit(2)
+            .with_expiry(Duration::from_secs(3600)),
+    );
+    let exec = ProtoExecutor::with_alias_manager(
+        tools::ALL,
+        &LINKS_POOL,
+        exec.transport().clone(),
+        aliases,
+    );
+    let first = call(
+        &exec,
+        "links_create",
+        r#"{"destination":"https://a.example/","name":"a"}"#,
+    )
+    .await;
+    // a link and its page theme: the namespace is full
+    assert_eq!(first["link"]["id"], "link-1");
+    assert_eq!(first["link"]["pageThemeId"], "theme-1");
+    // link-1, the least recently used (the theme is shown again), makes room
+    let second = call(
+        &exec,
+        "links_create",
+        r#"{"destination":"https://b.example/","name":"b"}"#,
+    )
+    .await;
+    assert_eq!(second["link"]["id"], "link-2");
+    let calls = server.backend.received().len();
+
+    let text = refused(&exec, "links_update", r#"{"link_id":"link-1"}"#).await;
+    assert!(
+        text.contains("`link-1`, a link id that has expired")
+            && text.contains("get it again")
+            && text.contains("held now are: link-2"),
+        "{text}"
+    );
+    assert!(!text.contains("invent"), "{text}");
+    let text = refused(&exec, "links_update", r#"{"link_id":"link-3"}"#).await;
+    assert!(
+        text.contains("not a link id this conversation has seen"),
+        "an alias never given out is not expired: {text}"
+    );
+    assert_eq!(server.backend.received().len(), calls, "nothing was sent");
+
+    let updated = call(&exec, "links_update", r#"{"link_id":"link-2","name":"b2"}"#).await;
+    assert_eq!(updated["link"]["destination"], "https://b.example/");
+}

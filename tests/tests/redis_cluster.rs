@@ -381,7 +381,7 @@ impl Backend for Cluster {
         store.round_trips()
     }
 
-    fn keys(store: &RedisStore, conversation: &str) -> [String; 3] {
+    fn keys(store: &RedisStore, conversation: &str) -> [String; 4] {
         store.keys(conversation)
     }
 

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use ai_tools::{
     Sessions,
+    alias::Resolution,
     store::{RedisStore, RedisStoreOptions},
     transport::TonicTransport,
 };
@@ -101,7 +102,7 @@ impl Backend for Redis {
         store.round_trips()
     }
 
-    fn keys(store: &RedisStore, conversation: &str) -> [String; 3] {
+    fn keys(store: &RedisStore, conversation: &str) -> [String; 4] {
         store.keys(conversation)
     }
 
@@ -202,6 +203,7 @@ async fn redis_down_mid_call_is_an_error_result_and_nothing_is_half_written() {
             format!("{keys}:{{conversation-1}}:aliases"),
             format!("{keys}:{{conversation-1}}:uuids"),
             format!("{keys}:{{conversation-1}}:meta"),
+            format!("{keys}:{{conversation-1}}:used"),
         ]
     );
     let outage = Outage {
@@ -229,7 +231,9 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
         ["link-1"]
     );
     let mut raw = redis.raw().await;
-    for key in store.keys("conversation-1") {
+    // The fourth key, the aliases' last uses, exists only with an alias
+    // idle time.
+    for key in &store.keys("conversation-1")[..3] {
         let pttl: i64 = redis::cmd("PTTL")
             .arg(&key)
             .query_async(&mut raw)
@@ -330,4 +334,115 @@ async fn latency_per_tool_call_on_loopback() {
     lines.push(format!("lookup of one alias: {lookup:?}"));
     println!("latency on loopback: {}", lines.join("; "));
     server.shutdown().await;
+}
+
+/// With an alias idle time, a conversation that lives long never stops
+/// working: at the limit the least recently used alias (across replicas)
+/// is evicted, an alias unused too long expires, each is then known as
+/// expired rather than invented, and no number is given out twice.
+#[tokio::test]
+async fn with_an_alias_idle_time_aliases_expire_least_recently_used_first_and_numbers_go_on() {
+    let Some(redis) = Redis::shared_or_own("alias-idle").await else {
+        return;
+    };
+    let keys = unique_prefix("alias-idle");
+    let store_with_idle = || async {
+        let mut options = RedisStoreOptions::default();
+        options.key_prefix = keys.clone();
+        options.alias_idle = Some(Duration::from_secs(1));
+        Arc::new(
+            RedisStore::connect_with(&redis.0.url, options)
+                .await
+                .expect("connect to redis"),
+        )
+    };
+    let replica = |store: Arc<RedisStore>| {
+        Sessions::new((), Duration::from_secs(600))
+            .with_store(store)
+            .with_alias_limit(3)
+    };
+    let store = store_with_idle().await;
+    let a = replica(store.clone());
+    let b = replica(store_with_idle().await);
+    let uuids: Vec<String> = (0..6).map(|_| ai_tools_tests::new_uuid()).collect();
+    let on_a = a.alias_manager("scope");
+    let on_b = b.alias_manager("scope");
+    let pause = || tokio::time::sleep(Duration::from_millis(20));
+    for (n, uuid) in uuids[..3].iter().enumerate() {
+        let got = on_a.register_all(&[("link", uuid)]).await.unwrap();
+        assert_eq!(got, [format!("link-{}", n + 1)]);
+        pause().await;
+    }
+    // link-1 used on the other replica: link-2 is now the least recent
+    on_b.fetch(&["link-1"]).await.unwrap();
+    assert_eq!(on_b.resolve("link-1").as_deref(), Some(uuids[0].as_str()));
+    pause().await;
+    assert_eq!(
+        on_a.register_all(&[("link", &uuids[3])]).await.unwrap(),
+        ["link-4"]
+    );
+    on_b.fetch(&["link-2", "link-9"]).await.unwrap();
+    assert_eq!(
+        on_b.resolve_for_field("link", "link-2"),
+        Resolution::Expired
+    );
+    assert_eq!(
+        on_b.resolve_for_field("link", "link-9"),
+        Resolution::UnknownAlias
+    );
+    let mut raw = redis.raw().await;
+    let [aliases, _, meta, used] = store.keys("scope");
+    let held: usize = redis::cmd("HLEN")
+        .arg(&aliases)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let ranked: usize = redis::cmd("ZCARD")
+        .arg(&used)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let len: String = redis::cmd("HGET")
+        .arg(&meta)
+        .arg("#len")
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!((held, ranked, len.as_str()), (3, 3, "3"));
+
+    // unused past the idle time: all expire, on either replica, and the
+    // numbering goes on
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    on_b.fetch(&["link-1", "link-3", "link-4"]).await.unwrap();
+    for alias in ["link-1", "link-3", "link-4"] {
+        assert_eq!(
+            on_b.resolve_for_field("link", alias),
+            Resolution::Expired,
+            "{alias}"
+        );
+    }
+    let held: usize = redis::cmd("HLEN")
+        .arg(&aliases)
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    assert_eq!(held, 0);
+    assert_eq!(
+        on_a.register_all(&[("link", &uuids[0])]).await.unwrap(),
+        ["link-5"],
+        "an expired UUID comes back under a new number"
+    );
+    // a batch of more new ids than the limit is refused whole
+    let batch: Vec<(&str, &str)> = uuids[1..5].iter().map(|u| ("link", u.as_str())).collect();
+    assert!(matches!(
+        on_a.register_all(&batch).await,
+        Err(ai_tools::alias::AliasError::LimitReached { limit: 3 })
+    ));
+    assert_eq!(
+        on_b.resolve_for_field("link", "link-5"),
+        Resolution::UnknownAlias,
+        "not fetched yet"
+    );
+    on_b.fetch(&["link-5"]).await.unwrap();
+    assert_eq!(on_b.resolve("link-5").as_deref(), Some(uuids[0].as_str()));
 }

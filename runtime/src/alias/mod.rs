@@ -2,6 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use prost_reflect::{DynamicMessage, ReflectMessage};
 use serde::{Deserialize, Serialize};
@@ -105,6 +106,9 @@ pub struct AliasManager {
     state: Mutex<AliasTable>,
     limit: usize,
     shared: Option<Shared>,
+    /// With [`with_expiry`](Self::with_expiry): how long an alias is kept
+    /// unused, in whole seconds (the limit then evicts instead of refusing).
+    idle: Option<u32>,
 }
 
 impl From<AssignError> for AliasError {
@@ -129,6 +133,7 @@ impl Default for AliasManager {
             state: Mutex::default(),
             limit: Self::DEFAULT_LIMIT,
             shared: None,
+            idle: None,
         }
     }
 }
@@ -177,6 +182,11 @@ pub enum Resolution {
     UnknownUuid(String),
     /// Not an alias this conversation issued (for example an invented `step-0`).
     UnknownAlias,
+    /// An alias this conversation issued and no longer holds: it went
+    /// unused too long, or was the least recently used when the limit was
+    /// reached ([`AliasManager::with_expiry`]). Its number is never given
+    /// out again.
+    Expired,
 }
 
 impl AliasManager {
@@ -249,6 +259,7 @@ impl AliasManager {
             state: Mutex::new(state),
             limit: Self::DEFAULT_LIMIT,
             shared: None,
+            idle: None,
         })
     }
 
@@ -282,6 +293,7 @@ impl AliasManager {
                 store,
                 conversation: conversation.into(),
             }),
+            idle: None,
         }
     }
 
@@ -330,6 +342,59 @@ impl AliasManager {
     pub fn with_limit(mut self, limit: usize) -> Self {
         self.limit = limit.max(1);
         self
+    }
+
+    /// Makes this a namespace that never stops working, for one that lives
+    /// long (an MCP caller's scope, across many conversations and days): an
+    /// alias unused for `idle` (whole seconds; at least one) expires, and at
+    /// the [limit](Self::with_limit) a registration of new UUIDs evicts the
+    /// least recently used aliases instead of failing. Given out, shown in
+    /// a result or resolved in arguments counts as used.
+    ///
+    /// Alias numbers are never given out twice, so an expired `link-7` is
+    /// known as expired ([`Resolution::Expired`]; the model is told to get
+    /// the id again), never confused with an invented alias, and never
+    /// silently points at a new object. A batch of more new UUIDs than the
+    /// limit is still refused whole ([`AliasError::LimitReached`]).
+    ///
+    /// A manager over a store holds only a copy: there the store's own
+    /// expiry decides (`RedisStoreOptions::alias_idle`,
+    /// [`MemoryStore::with_alias_idle`](crate::store::MemoryStore::with_alias_idle)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ai_tools::{AliasManager, alias::Resolution};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let aliases = AliasManager::new().with_limit(2).with_expiry(Duration::from_secs(1800));
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
+    /// aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap();
+    /// aliases.resolve("link-1"); // link-2 is now the least recently used
+    /// // at the limit the least recently used expires, and numbers go on
+    /// assert_eq!(aliases.register("link", "9b2f5c2e-4c1d-4f6e-8a3b-2d7c1e0f9a11").await.unwrap(), "link-3");
+    /// assert_eq!(aliases.resolve_for_field("link", "link-2"), Resolution::Expired);
+    /// assert!(aliases.resolve("link-1").is_some());
+    /// # }
+    /// ```
+    pub fn with_expiry(mut self, idle: Duration) -> Self {
+        self.idle = Some(u32::try_from(idle.as_secs()).unwrap_or(u32::MAX).max(1));
+        self
+    }
+
+    /// How long an alias is kept unused, if it expires ([`with_expiry`](Self::with_expiry)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(ai_tools::AliasManager::new().expiry(), None);
+    /// let aliases = ai_tools::AliasManager::new().with_expiry(Duration::from_secs(60));
+    /// assert_eq!(aliases.expiry(), Some(Duration::from_secs(60)));
+    /// ```
+    pub fn expiry(&self) -> Option<Duration> {
+        self.idle.map(|secs| Duration::from_secs(u64::from(secs)))
     }
 
     /// The bound on the number of aliases.
@@ -438,7 +503,12 @@ impl AliasManager {
     /// ```
     pub fn resolve(&self, alias: &str) -> Option<String> {
         let key = alias.trim().to_ascii_lowercase();
-        self.lock().uuid_of(&key)
+        let mut state = self.lock();
+        let uuid = state.uuid_of(&key);
+        if uuid.is_some() && self.idle.is_some() {
+            state.touch_alias(&key);
+        }
+        uuid
     }
 
     /// The alias of `uuid` (any prefix; the first registered), if known.
@@ -499,16 +569,23 @@ impl AliasManager {
         if trimmed.is_empty() {
             return Resolution::Empty;
         }
-        let state = self.lock();
+        let mut state = self.lock();
         let key = trimmed.to_ascii_lowercase();
         if let Some((actual, uuid)) = state.lookup_alias(&key) {
-            return if actual == prefix {
+            let found = if actual == prefix {
                 Resolution::Uuid(uuid)
             } else {
                 Resolution::WrongPrefix {
                     actual: actual.to_owned(),
                 }
             };
+            if self.idle.is_some() && matches!(found, Resolution::Uuid(_)) {
+                state.touch_alias(&key);
+            }
+            return found;
+        }
+        if state.is_expired(&key) {
+            return Resolution::Expired;
         }
         if let Some(uuid) = canonical_uuid(trimmed) {
             let known = state.prefixes_of_uuid(&uuid);
@@ -813,9 +890,23 @@ impl AliasManager {
             .await?;
         let mut state = self.lock();
         state.enter_epoch(found.epoch.as_deref());
-        for (alias, uuid) in aliases.iter().zip(found.aliases) {
-            if let (Some(uuid), Some(prefix)) = (uuid, prefix_of(alias)) {
-                state.learn(prefix, uuid, alias.clone());
+        let expired = found
+            .expired
+            .iter()
+            .copied()
+            .chain(std::iter::repeat(false));
+        for ((alias, uuid), expired) in aliases.iter().zip(found.aliases).zip(expired) {
+            match (uuid, prefix_of(alias)) {
+                (Some(uuid), Some(prefix)) => state.learn(prefix, uuid, alias.clone()),
+                // The store no longer holds it: neither does the copy, and
+                // an expired one is known as expired, not as invented.
+                (None, Some(_)) => {
+                    state.forget_alias(alias);
+                    if expired {
+                        state.note_given(alias);
+                    }
+                }
+                _ => {}
             }
         }
         for (uuid, known) in uuids.iter().zip(found.uuids) {
@@ -1044,8 +1135,17 @@ impl AliasManager {
         let mut state = self.lock();
         let checkpoint = state.checkpoint();
         let before = state.len();
+        let records_before = checkpoint.records();
         let registered = register(&mut state);
-        let over_limit = state.len() > before && state.len() > self.limit;
+        let mut over_limit = state.len() > before && state.len() > self.limit;
+        // A namespace that expires makes room: the least recently used
+        // aliases registered before this batch go.
+        if over_limit && registered.is_ok() && self.idle.is_some() && {
+            let excess = state.len() - self.limit;
+            state.evict_least_recently_used(excess, records_before)
+        } {
+            over_limit = false;
+        }
         if registered.is_err() || over_limit {
             state.rollback(checkpoint);
         }
@@ -1069,9 +1169,14 @@ impl AliasManager {
     fn lock(&self) -> MutexGuard<'_, AliasTable> {
         // A panic elsewhere while holding the lock leaves the maps consistent
         // (every mutation is a few inserts), so keep serving.
-        self.state
+        let mut state = self
+            .state
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(idle) = self.idle {
+            state.expire_idle(idle);
+        }
+        state
     }
 }
 
@@ -1406,6 +1511,89 @@ mod tests {
             all.push(restored.snapshot().entries[3].clone());
             all
         });
+    }
+
+    #[tokio::test]
+    async fn an_expiring_namespace_forgets_idle_aliases_and_never_reuses_a_number() {
+        tokio::time::pause();
+        let step = |secs| tokio::time::advance(std::time::Duration::from_secs(secs));
+        let m = AliasManager::new().with_expiry(std::time::Duration::from_secs(60));
+        assert_eq!(m.register("link", &uuid(1)).await.unwrap(), "link-1");
+        assert_eq!(m.register("link", &uuid(2)).await.unwrap(), "link-2");
+        step(30).await;
+        assert!(m.resolve("link-1").is_some(), "resolving is a use");
+        step(40).await;
+        // link-2 went 70 s unused, link-1 40 s
+        assert_eq!(m.resolve_for_field("link", "link-2"), Resolution::Expired);
+        assert!(matches!(
+            m.resolve_for_field("link", "LINK-1"),
+            Resolution::Uuid(_)
+        ));
+        assert_eq!(
+            m.resolve_for_field("link", "link-3"),
+            Resolution::UnknownAlias
+        );
+        assert_eq!(
+            m.resolve_for_field("step", "step-1"),
+            Resolution::UnknownAlias
+        );
+        assert_eq!(m.len(), 1);
+        // the expired UUID comes back under a new number
+        assert_eq!(m.register("link", &uuid(2)).await.unwrap(), "link-3");
+        assert_eq!(m.resolve_for_field("link", "link-2"), Resolution::Expired);
+        // showing an alias again is a use
+        step(50).await;
+        let mut shown = json!({"id": uuid(1)});
+        assert_eq!(m.register("link", &uuid(1)).await.unwrap(), "link-1");
+        m.aliasify_json(&mut shown);
+        step(50).await;
+        assert!(m.resolve("link-1").is_some(), "used 50 s ago");
+        assert_eq!(m.resolve_for_field("link", "link-3"), Resolution::Expired);
+    }
+
+    #[tokio::test]
+    async fn at_its_limit_an_expiring_namespace_evicts_the_least_recently_used() {
+        tokio::time::pause();
+        let step = || tokio::time::advance(std::time::Duration::from_secs(1));
+        let m = AliasManager::new()
+            .with_limit(3)
+            .with_expiry(std::time::Duration::from_secs(3600));
+        for n in 1..=3 {
+            m.register("link", &uuid(n)).await.unwrap();
+            step().await;
+        }
+        assert!(m.resolve("link-1").is_some());
+        step().await;
+        // link-2 is the least recently used: it makes room for link-4
+        assert_eq!(m.register("link", &uuid(4)).await.unwrap(), "link-4");
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.resolve_for_field("link", "link-2"), Resolution::Expired);
+        for alias in ["link-1", "link-3", "link-4"] {
+            assert!(m.resolve(alias).is_some(), "{alias}");
+        }
+        // a batch of more new UUIDs than the limit is still refused whole
+        let text = format!("{} {} {} {}", uuid(5), uuid(6), uuid(7), uuid(8));
+        assert_eq!(
+            m.register_new_uuids("link", &text).await,
+            Err(AliasError::LimitReached { limit: 3 })
+        );
+        assert_eq!(m.len(), 3);
+        assert!(m.resolve("link-4").is_some(), "nothing was evicted for it");
+        // a long life of churn: the namespace keeps working, holds the
+        // limit, and its numbers only grow
+        for n in 10..1010 {
+            m.register("link", &uuid(n)).await.unwrap();
+            step().await;
+        }
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.snapshot().entries.len(), 3);
+        assert_eq!(
+            m.aliases_of("link"),
+            ["link-1002", "link-1003", "link-1004"]
+        );
+        assert_eq!(m.resolve("link-1004"), Some(uuid(1009)));
+        assert_eq!(m.alias_for(&uuid(1007)).as_deref(), Some("link-1002"));
+        assert_eq!(m.resolve_for_field("link", "link-4"), Resolution::Expired);
     }
 
     #[tokio::test]

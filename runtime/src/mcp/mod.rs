@@ -226,6 +226,15 @@ pub use limits::{
 pub use scope::MAX_SCOPE_HEADER_BYTES;
 use scope::ScopeSources;
 
+/// How long the server's own [`Sessions`] keeps an alias scope after its
+/// last use: a caller's numbering lives this long, so no number is given
+/// out twice within it.
+pub const SCOPE_IDLE_TTL: Duration = Duration::from_secs(24 * 3600);
+
+/// How long an alias of the server's own [`Sessions`] is kept unused before
+/// it expires (the model is then told to get the id again).
+pub const ALIAS_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
+
 /// The path the streamable-HTTP endpoint is served at: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
 
@@ -406,8 +415,13 @@ impl McpServer {
     /// once per session, and once per stateless request: keep it cheap
     /// (clone what it needs).
     ///
-    /// The namespaces are kept in a `Sessions` of their own (idle TTL of 30
-    /// minutes); share yours with [`with_sessions`](Self::with_sessions).
+    /// The namespaces are kept in a `Sessions` of their own: a scope is
+    /// kept [`SCOPE_IDLE_TTL`] (a day) after its last use, each alias in it
+    /// [`ALIAS_IDLE_TTL`] (30 minutes), and at the alias limit the least
+    /// recently used aliases expire instead of new ones being refused, so a
+    /// caller's scope never stops working ([`Sessions::with_alias_expiry`]).
+    /// A session's namespace is forgotten when the session ends. Share
+    /// yours with [`with_sessions`](Self::with_sessions).
     ///
     /// # Examples
     ///
@@ -417,7 +431,7 @@ impl McpServer {
         F: Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync + 'static,
     {
         let sessions: Arc<dyn Namespaces> =
-            Arc::new(Sessions::new((), Duration::from_secs(30 * 60)));
+            Arc::new(Sessions::new((), SCOPE_IDLE_TTL).with_alias_expiry(ALIAS_IDLE_TTL));
         Self::with_source(Source::PerSession {
             factory: Arc::new(per_session),
             sessions,

@@ -40,6 +40,9 @@ use crate::transport::BoxFuture;
 #[derive(Debug)]
 pub struct MemoryStore {
     inner: Mutex<ExpiringMap<String, Conversation>>,
+    /// With [`with_alias_idle`](MemoryStore::with_alias_idle): how long an
+    /// alias is kept unused, in whole seconds.
+    alias_idle: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -57,7 +60,37 @@ impl MemoryStore {
     pub fn new(ttl: Duration) -> Self {
         Self {
             inner: Mutex::new(ExpiringMap::new(ttl)),
+            alias_idle: None,
         }
+    }
+
+    /// Expires each alias unused for `idle` (whole seconds, at least one),
+    /// and at the limit evicts the least recently used instead of refusing
+    /// (see [`AliasStore::assign`]): the store of long-lived namespaces, as
+    /// [`AliasManager::with_expiry`](crate::AliasManager::with_expiry) is
+    /// without a store. A conversation itself is still forgotten `ttl`
+    /// after its last use, and with it its numbering.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ai_tools::store::{AliasStore, MemoryStore};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let store = MemoryStore::new(Duration::from_secs(86_400)).with_alias_idle(Duration::from_secs(1800));
+    /// let one = ("link".to_owned(), "d290f1ee-6c54-4b01-90e6-d701748f0851".to_owned());
+    /// let two = ("link".to_owned(), "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7".to_owned());
+    /// store.assign("c1", &[one], 1).await.unwrap();
+    /// // at the limit of 1, link-1 is evicted for link-2
+    /// assert_eq!(store.assign("c1", &[two], 1).await.unwrap().aliases, ["link-2"]);
+    /// let found = store.lookup("c1", &["link-1".to_owned()], &[]).await.unwrap();
+    /// assert_eq!((found.aliases[0].clone(), found.expired[0]), (None, true));
+    /// # }
+    /// ```
+    pub fn with_alias_idle(mut self, idle: Duration) -> Self {
+        self.alias_idle = Some(u32::try_from(idle.as_secs()).unwrap_or(u32::MAX).max(1));
+        self
     }
 
     /// The number of conversations held (expired ones may count until the
@@ -89,14 +122,20 @@ impl MemoryStore {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// The live conversation `id`, its TTL refreshed; expired ones swept.
+    /// The live conversation `id`, its TTL refreshed, its idle aliases
+    /// expired; expired conversations swept.
     fn live<'a>(
         conversations: &'a mut ExpiringMap<String, Conversation>,
         id: &str,
         now: Instant,
+        alias_idle: Option<u32>,
     ) -> Option<&'a mut Conversation> {
         conversations.sweep(now);
-        conversations.get(id, now)
+        let conversation = conversations.get(id, now)?;
+        if let Some(idle) = alias_idle {
+            conversation.state.expire_idle(idle);
+        }
+        Some(conversation)
     }
 
     fn assign_now(
@@ -107,7 +146,7 @@ impl MemoryStore {
     ) -> Result<Assignment, AssignError> {
         let now = Instant::now();
         let mut inner = self.lock();
-        let (new, len) = match Self::live(&mut inner, id, now) {
+        let (new, len) = match Self::live(&mut inner, id, now, self.alias_idle) {
             Some(c) => (
                 ids.iter()
                     .filter(|(p, u)| c.state.alias_of(p, u).is_none())
@@ -116,17 +155,25 @@ impl MemoryStore {
             ),
             None => (ids.len(), 0),
         };
-        if new > 0 && len.saturating_add(new) > limit {
+        let over = new > 0 && len.saturating_add(new) > limit;
+        if over && (self.alias_idle.is_none() || new > limit) {
             return Err(AssignError::LimitReached { limit });
         }
         let conversation = inner.get_or_insert_with(id, now, || Conversation {
             epoch: new_epoch(),
             state: AliasTable::default(),
         });
+        let before = conversation.state.checkpoint().records();
         let aliases = ids
             .iter()
             .map(|(p, u)| conversation.state.register(p, u.clone()))
             .collect();
+        if over {
+            // Room for the new ones: the least recently used of those held
+            // before go (the batch's known ids were just used).
+            let excess = conversation.state.len().saturating_sub(limit);
+            conversation.state.evict_least_recently_used(excess, before);
+        }
         Ok(Assignment {
             epoch: conversation.epoch.clone(),
             aliases,
@@ -135,17 +182,30 @@ impl MemoryStore {
 
     fn lookup_now(&self, id: &str, aliases: &[String], uuids: &[String]) -> Lookup {
         let mut inner = self.lock();
-        match Self::live(&mut inner, id, Instant::now()) {
+        match Self::live(&mut inner, id, Instant::now(), self.alias_idle) {
             None => Lookup {
                 epoch: None,
                 aliases: vec![None; aliases.len()],
                 uuids: vec![Vec::new(); uuids.len()],
+                expired: vec![false; aliases.len()],
             },
-            Some(c) => Lookup {
-                epoch: Some(c.epoch.clone()),
-                aliases: aliases.iter().map(|a| c.state.uuid_of(a)).collect(),
-                uuids: uuids.iter().map(|u| c.state.aliases_of_uuid(u)).collect(),
-            },
+            Some(c) => {
+                let found: Vec<Option<String>> =
+                    aliases.iter().map(|a| c.state.uuid_of(a)).collect();
+                let uuids: Vec<Vec<String>> =
+                    uuids.iter().map(|u| c.state.aliases_of_uuid(u)).collect();
+                if self.alias_idle.is_some() {
+                    for alias in aliases.iter().chain(uuids.iter().flatten()) {
+                        c.state.touch_alias(alias);
+                    }
+                }
+                Lookup {
+                    epoch: Some(c.epoch.clone()),
+                    expired: aliases.iter().map(|a| c.state.is_expired(a)).collect(),
+                    aliases: found,
+                    uuids,
+                }
+            }
         }
     }
 }
@@ -177,7 +237,7 @@ impl AliasStore for MemoryStore {
         prefix: &'a str,
     ) -> BoxFuture<'a, Result<Vec<String>, StoreError>> {
         let mut inner = self.lock();
-        let result = Self::live(&mut inner, conversation, Instant::now())
+        let result = Self::live(&mut inner, conversation, Instant::now(), self.alias_idle)
             .map(|c| c.state.aliases_of_prefix(prefix))
             .unwrap_or_default();
         Box::pin(async move { Ok(result) })

@@ -98,6 +98,11 @@ pub struct Lookup {
     /// For each requested UUID, its aliases (one per prefix), in the order
     /// they were given out; empty when unknown.
     pub uuids: Vec<Vec<String>>,
+    /// For each requested alias, whether it was given out in this
+    /// conversation and is held no longer (it expired, or was evicted at
+    /// the limit): numbers are never given twice, so the answer is sure.
+    /// Empty is read as all `false` (a store that expires nothing).
+    pub expired: Vec<bool>,
 }
 
 /// Why an [`AliasStore`] gave out no aliases; in either case nothing was
@@ -159,7 +164,11 @@ pub trait AliasStore: Send + Sync + fmt::Debug {
     /// Gets or assigns, atomically, the alias of every `(prefix, uuid)` of
     /// `ids` in `conversation`. All or nothing: when the new ones would take
     /// the conversation past `limit` aliases, nothing is written and the
-    /// answer is [`AssignError::LimitReached`].
+    /// answer is [`AssignError::LimitReached`] — unless the store expires
+    /// aliases (an alias idle time is configured), when the least recently
+    /// used ones that are not in `ids` are evicted to make room, and only a
+    /// batch of more new ids than `limit` is refused. A store that expires
+    /// aliases never gives a number out twice in one conversation.
     ///
     /// # Errors
     ///

@@ -16,18 +16,63 @@ use super::{
 };
 use crate::transport::BoxFuture;
 
-/// Get-or-assign a batch, atomically, all or nothing under the limit.
+/// The Lua both scripts start with: `forget(alias)` drops an alias from
+/// the conversation (KEYS: aliases, uuids, meta, used), and `expire(now,
+/// idle)` forgets every alias unused for more than `idle` ms (none when
+/// `idle` is 0: the store does not expire aliases).
+macro_rules! expire_lua {
+    () => {
+        r"
+local function forget(a)
+  local u = redis.call('HGET', KEYS[1], a)
+  redis.call('ZREM', KEYS[4], a)
+  if not u then return end
+  redis.call('HDEL', KEYS[1], a)
+  local list = redis.call('HGET', KEYS[2], u)
+  if list then
+    local kept = {}
+    for x in string.gmatch(list, '%S+') do
+      if x ~= a then kept[#kept + 1] = x end
+    end
+    if #kept == 0 then
+      redis.call('HDEL', KEYS[2], u)
+    else
+      redis.call('HSET', KEYS[2], u, table.concat(kept, ' '))
+    end
+  end
+  redis.call('HINCRBY', KEYS[3], '#len', -1)
+end
+local function expire(now, idle)
+  if idle <= 0 then return end
+  for _, a in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - idle))) do
+    forget(a)
+  end
+end
+"
+    };
+}
+
+/// Get-or-assign a batch, atomically, all or nothing under the limit; with
+/// an alias idle time, the least recently used aliases outside the batch
+/// are evicted to make room instead, and every alias of the batch is
+/// marked used now.
 ///
-/// KEYS: aliases, uuids, meta. ARGV: ttl (ms), limit, a fresh epoch, then
-/// `prefix, uuid` pairs (distinct). Returns `{epoch, alias…}`, or
-/// `{'#limit'}` with nothing written.
-const ASSIGN: &str = r"
+/// KEYS: aliases, uuids, meta, used. ARGV: ttl (ms), limit, a fresh epoch,
+/// now (ms), alias idle (ms, 0 for none), then `prefix, uuid` pairs
+/// (distinct). Returns `{epoch, alias…}`, or `{'#limit'}` with nothing
+/// written.
+const ASSIGN: &str = concat!(
+    expire_lua!(),
+    r"
 local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
+local now = tonumber(ARGV[4])
+local idle = tonumber(ARGV[5])
+expire(now, idle)
 local epoch = redis.call('HGET', KEYS[3], '#epoch')
 local out = {}
 local new = 0
-for i = 4, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   local p, u = ARGV[i], ARGV[i + 1]
   local found = false
   local list = redis.call('HGET', KEYS[2], u)
@@ -45,7 +90,21 @@ end
 if new > 0 then
   local len = tonumber(redis.call('HGET', KEYS[3], '#len') or '0')
   if len + new > limit then
-    return {'#limit'}
+    if idle <= 0 or new > limit then
+      return {'#limit'}
+    end
+    local batch = {}
+    for k = 1, #out do
+      if out[k] then batch[out[k]] = true end
+    end
+    local excess = len + new - limit
+    for _, a in ipairs(redis.call('ZRANGE', KEYS[4], 0, excess + #out - 1)) do
+      if excess <= 0 then break end
+      if not batch[a] then
+        forget(a)
+        excess = excess - 1
+      end
+    end
   end
   if not epoch then
     epoch = ARGV[3]
@@ -53,7 +112,7 @@ if new > 0 then
   end
   for k = 1, #out do
     if not out[k] then
-      local p, u = ARGV[2 + 2 * k], ARGV[3 + 2 * k]
+      local p, u = ARGV[4 + 2 * k], ARGV[5 + 2 * k]
       local n = redis.call('HINCRBY', KEYS[3], p, 1)
       while redis.call('HEXISTS', KEYS[1], p .. '-' .. n) == 1 do
         n = redis.call('HINCRBY', KEYS[3], p, 1)
@@ -68,29 +127,65 @@ if new > 0 then
   end
   redis.call('HINCRBY', KEYS[3], '#len', new)
 end
+if idle > 0 then
+  for k = 1, #out do redis.call('ZADD', KEYS[4], now, out[k]) end
+end
 if epoch then
-  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ttl) end
+  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], ttl) end
 end
 local res = {epoch or false}
 for k = 1, #out do res[#res + 1] = out[k] end
 return res
-";
+"
+);
 
-/// Look up a batch of aliases and UUIDs.
+/// Look up a batch of aliases and UUIDs; with an alias idle time, what is
+/// found is marked used now.
 ///
-/// KEYS: aliases, uuids, meta. ARGV: ttl (ms), the number of aliases, the
-/// aliases, then the UUIDs. Returns `{epoch|nil, uuid|nil…, aliases|nil…}`.
-const LOOKUP: &str = r"
+/// KEYS: aliases, uuids, meta, used. ARGV: ttl (ms), the number of aliases,
+/// now (ms), alias idle (ms, 0 for none), the aliases, then the UUIDs.
+/// Returns `{epoch|nil, uuid|nil…, aliases|nil…, expired…}`, an expired
+/// flag (`1` or `0`) per alias: not held, and numbered at most the last
+/// number given out under its prefix.
+const LOOKUP: &str = concat!(
+    expire_lua!(),
+    r"
+local now = tonumber(ARGV[3])
+local idle = tonumber(ARGV[4])
+expire(now, idle)
 local epoch = redis.call('HGET', KEYS[3], '#epoch')
 local res = {epoch or false}
 local na = tonumber(ARGV[2])
-for i = 3, 2 + na do res[#res + 1] = redis.call('HGET', KEYS[1], ARGV[i]) end
-for i = 3 + na, #ARGV do res[#res + 1] = redis.call('HGET', KEYS[2], ARGV[i]) end
+for i = 5, 4 + na do
+  local u = redis.call('HGET', KEYS[1], ARGV[i])
+  res[#res + 1] = u
+  if u and idle > 0 then redis.call('ZADD', KEYS[4], 'XX', now, ARGV[i]) end
+end
+for i = 5 + na, #ARGV do
+  local list = redis.call('HGET', KEYS[2], ARGV[i])
+  res[#res + 1] = list
+  if list and idle > 0 then
+    for a in string.gmatch(list, '%S+') do redis.call('ZADD', KEYS[4], 'XX', now, a) end
+  end
+end
+for i = 5, 4 + na do
+  local flag = '0'
+  if not res[i - 3] then
+    local p, n = string.match(ARGV[i], '^(.+)%-(%d+)$')
+    if p then
+      local last = tonumber(redis.call('HGET', KEYS[3], p) or '0')
+      n = tonumber(n)
+      if n >= 1 and n <= last then flag = '1' end
+    end
+  end
+  res[#res + 1] = flag
+end
 if epoch then
-  for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[1])) end
+  for i = 1, 4 do redis.call('PEXPIRE', KEYS[i], tonumber(ARGV[1])) end
 end
 return res
-";
+"
+);
 
 /// Settings of a [`RedisStore`].
 ///
@@ -140,6 +235,16 @@ pub struct RedisStoreOptions {
     /// While the replicas lag, the requests sharing the node's connection
     /// wait with them.
     pub wait_for_replicas: usize,
+    /// How long an alias may go unused before it expires (default `None`:
+    /// aliases live as long as their conversation). With a value, each
+    /// alias's last use is kept (a sorted set, the fourth key), one unused
+    /// longer is forgotten, and at the limit the least recently used are
+    /// evicted instead of the registration failing (see
+    /// [`AliasStore::assign`]): the store of long-lived namespaces, such as
+    /// an MCP caller's scope. Numbers are still never given out twice, so an
+    /// expired alias is told apart from an invented one. Replicas' clocks
+    /// should agree to well within this.
+    pub alias_idle: Option<Duration>,
 }
 
 impl Default for RedisStoreOptions {
@@ -152,6 +257,7 @@ impl Default for RedisStoreOptions {
             reconnect_retries: 3,
             cluster_retries: 16,
             wait_for_replicas: 0,
+            alias_idle: None,
         }
     }
 }
@@ -163,7 +269,8 @@ impl Default for RedisStoreOptions {
 ///
 /// # Keys
 ///
-/// Three hashes per conversation, their names built from
+/// Three hashes per conversation (and, with an alias idle time, a sorted
+/// set), their names built from
 /// [`key_prefix`](RedisStoreOptions::key_prefix) (default `ai-tools`) and
 /// the conversation id in braces, a Redis Cluster *hash tag*, so that one
 /// conversation's keys share a slot and one script may touch them all:
@@ -173,9 +280,13 @@ impl Default for RedisStoreOptions {
 /// | `ai-tools:{CONVERSATION}:aliases` | `link-3` → its UUID |
 /// | `ai-tools:{CONVERSATION}:uuids` | UUID → its aliases, space-separated, in the order given out (`link-3 theme-1`) |
 /// | `ai-tools:{CONVERSATION}:meta` | `link` → the last number given out under `link`; `#len` → aliases held; `#epoch` → the id of this life of the conversation |
+/// | `ai-tools:{CONVERSATION}:used` | with [`alias_idle`](RedisStoreOptions::alias_idle): alias → when it was last used (ms since the Unix epoch) |
 ///
-/// Every request that touches a conversation sets the TTL of all three
-/// keys again (`PEXPIRE`). An alias is given out by a Lua script that looks
+/// Every request that touches a conversation sets the TTL of all its keys
+/// again (`PEXPIRE`). With an alias idle time, each script first forgets
+/// the aliases unused for longer, and at the limit evicts the least
+/// recently used; the counters in `meta` never go back, so a number is
+/// never given out twice while the conversation lives. An alias is given out by a Lua script that looks
 /// up every id of the batch and assigns the missing ones (`HINCRBY` on the
 /// prefix's counter) in one atomic step: two replicas registering the same
 /// UUID at once get one alias, and two UUIDs never share one. Each tool call
@@ -444,24 +555,37 @@ impl RedisStore {
     /// assert_eq!(store.keys("c1")[0], "ai-tools:{c1}:aliases");
     /// # }
     /// ```
-    pub fn keys(&self, conversation: &str) -> [String; 3] {
+    pub fn keys(&self, conversation: &str) -> [String; 4] {
         let p = &self.options.key_prefix;
         [
             format!("{p}:{{{conversation}}}:aliases"),
             format!("{p}:{{{conversation}}}:uuids"),
             format!("{p}:{{{conversation}}}:meta"),
+            format!("{p}:{{{conversation}}}:used"),
         ]
     }
 
     /// The keys of `conversation`, checked: on a cluster its hash tag must
     /// not be empty, or its three keys would hash to three slots.
-    fn keys_checked(&self, conversation: &str) -> Result<[String; 3], StoreError> {
+    fn keys_checked(&self, conversation: &str) -> Result<[String; 4], StoreError> {
         if self.is_cluster() && (conversation.is_empty() || conversation.starts_with('}')) {
             return Err(StoreError::unavailable(format!(
                 "the conversation id {conversation:?} cannot be kept on a Redis Cluster: its keys need a non-empty hash tag, so the id must not be empty or start with `}}`"
             )));
         }
         Ok(self.keys(conversation))
+    }
+
+    /// The alias idle time in ms, `0` for none; and now, in ms since the
+    /// Unix epoch (the replicas' common clock).
+    fn idle_and_now_ms(&self) -> (u64, u64) {
+        let idle = self.options.alias_idle.map_or(0, |idle| {
+            u64::try_from(idle.as_millis()).unwrap_or(u64::MAX).max(1)
+        });
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        (idle, now)
     }
 
     fn ttl_ms(&self) -> u64 {
@@ -546,7 +670,7 @@ impl RedisStore {
         &self,
         script: &Lua,
         by_sha: bool,
-        keys: &[String; 3],
+        keys: &[String; 4],
         args: &[&[u8]],
         replicas: usize,
     ) -> Result<(Value, Option<usize>), RedisError> {
@@ -559,7 +683,7 @@ impl RedisStore {
             cmd.arg(script.code);
             cmd
         };
-        cmd.arg(3).arg(&keys[..]);
+        cmd.arg(keys.len()).arg(&keys[..]);
         for arg in args {
             cmd.arg(*arg);
         }
@@ -616,7 +740,15 @@ impl AliasStore for RedisStore {
             let ttl = self.ttl_ms().to_string();
             let limit = limit.to_string();
             let epoch = new_epoch();
-            let mut args: Vec<&[u8]> = vec![ttl.as_bytes(), limit.as_bytes(), epoch.as_bytes()];
+            let (idle, now) = self.idle_and_now_ms();
+            let (idle, now) = (idle.to_string(), now.to_string());
+            let mut args: Vec<&[u8]> = vec![
+                ttl.as_bytes(),
+                limit.as_bytes(),
+                epoch.as_bytes(),
+                now.as_bytes(),
+                idle.as_bytes(),
+            ];
             for (prefix, uuid) in ids {
                 args.push(prefix.as_bytes());
                 args.push(uuid.as_bytes());
@@ -649,19 +781,31 @@ impl AliasStore for RedisStore {
         Box::pin(async move {
             let ttl = self.ttl_ms().to_string();
             let count = aliases.len().to_string();
-            let mut args: Vec<&[u8]> = vec![ttl.as_bytes(), count.as_bytes()];
+            let (idle, now) = self.idle_and_now_ms();
+            let (idle, now) = (idle.to_string(), now.to_string());
+            let mut args: Vec<&[u8]> = vec![
+                ttl.as_bytes(),
+                count.as_bytes(),
+                now.as_bytes(),
+                idle.as_bytes(),
+            ];
             args.extend(aliases.iter().map(|a| a.as_bytes()));
             args.extend(uuids.iter().map(|u| u.as_bytes()));
             let reply = self.eval(&self.lookup, conversation, &args, false).await?;
             let Some((epoch, rest)) = reply.split_first() else {
                 return Err(malformed("the lookup is empty"));
             };
-            if rest.len() != aliases.len() + uuids.len() {
+            if rest.len() != 2 * aliases.len() + uuids.len() {
                 return Err(malformed("the lookup has the wrong length"));
             }
-            let (found_aliases, found_uuids) = rest.split_at(aliases.len());
+            let (found_aliases, rest) = rest.split_at(aliases.len());
+            let (found_uuids, expired) = rest.split_at(uuids.len());
             Ok(Lookup {
                 epoch: epoch.clone(),
+                expired: expired
+                    .iter()
+                    .map(|flag| flag.as_deref() == Some("1"))
+                    .collect(),
                 aliases: found_aliases.to_vec(),
                 uuids: found_uuids
                     .iter()

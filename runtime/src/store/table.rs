@@ -1,9 +1,14 @@
 //! One conversation's aliases as data: compact records, a UUID index and a
-//! number table per prefix. No locking, no store, no policy (limits are the
-//! manager's and the stores'); the alias manager's local copy and the
-//! in-memory store both keep their conversations in one.
+//! number table per prefix, and when each alias was last used. No locking,
+//! no store, no policy (limits and expiry are the manager's and the
+//! stores'); the alias manager's local copy and the in-memory store both
+//! keep their conversations in one.
 
 use std::collections::{BTreeMap, HashMap};
+
+// tokio's clock, so that tests can pause and advance it instead of sleeping
+// through an alias's idle time (outside a runtime it is the system's).
+use tokio::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
@@ -36,6 +41,15 @@ pub(crate) struct AliasTable {
     /// UUID → its first record; later records of the same UUID (other
     /// prefixes) chain through `Record::next`.
     by_uuid: HashMap<[u8; 16], u32>,
+    /// Records expired or evicted ([`DEAD`]), kept until a compaction.
+    dead: usize,
+    /// The clock's zero for [`Record::used`]: the table's first use.
+    base: Option<Instant>,
+    /// The second of the last [`expire_idle`](Self::expire_idle) sweep: one
+    /// sweep a second is enough for expiry counted in seconds.
+    swept: Option<u32>,
+    /// The last [`Record::seq`] given.
+    seq: u32,
 }
 
 /// One registration: `prefix-number` stands for `uuid`.
@@ -43,17 +57,34 @@ pub(crate) struct AliasTable {
 struct Record {
     uuid: [u8; 16],
     number: u64,
+    /// The prefix's index, or [`DEAD`] for a record no longer held.
     prefix: u16,
     /// The next record of the same UUID, or [`NO_RECORD`].
     next: u32,
+    /// When it was last given out, shown or resolved: seconds after `base`.
+    used: u32,
+    /// The order of its last use among the table's records (for least
+    /// recently used, exact where `used` ties within a second).
+    seq: u32,
 }
 
 const NO_RECORD: u32 = u32::MAX;
+
+/// The prefix of a record that expired or was evicted.
+const DEAD: u16 = u16::MAX;
 
 /// A point an [`AliasTable`] can return to (see [`AliasTable::rollback`]).
 pub(crate) struct Checkpoint {
     records: usize,
     counters: Vec<u64>,
+}
+
+impl Checkpoint {
+    /// The records there were (dead ones included): those registered since
+    /// come after.
+    pub(crate) fn records(&self) -> usize {
+        self.records
+    }
 }
 
 /// Alias numbers this far past a prefix's dense table go to its sparse map
@@ -137,8 +168,182 @@ impl AliasTable {
         self.insert(p, bytes, n);
     }
 
+    /// The aliases held.
     pub(crate) fn len(&self) -> usize {
-        self.records.len()
+        self.records.len() - self.dead
+    }
+
+    /// Seconds since the table's first use, on tokio's clock.
+    fn now(&mut self) -> u32 {
+        let base = *self.base.get_or_insert_with(Instant::now);
+        u32::try_from(base.elapsed().as_secs()).unwrap_or(u32::MAX)
+    }
+
+    /// Marks record `index` used now.
+    fn stamp(&mut self, index: u32) {
+        let now = self.now();
+        self.seq = self.seq.saturating_add(1);
+        let seq = self.seq;
+        if let Some(record) = self.records.get_mut(index as usize) {
+            record.used = now;
+            record.seq = seq;
+        }
+    }
+
+    /// Marks `alias` (lowercase) used now, if held.
+    pub(crate) fn touch_alias(&mut self, alias: &str) {
+        let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) else {
+            return;
+        };
+        let Some(p) = self.find_prefix(prefix) else {
+            return;
+        };
+        if let Some(index) = self.prefixes[p].record_of(n) {
+            self.stamp(index);
+        }
+    }
+
+    /// Whether `alias` (lowercase) was given out here and is held no
+    /// longer: its prefix is known and its number is not past the last one
+    /// given out, but no record holds it. Numbers are never given out
+    /// twice, so such an alias expired (or was evicted); any other alias
+    /// that is not held was never given.
+    pub(crate) fn is_expired(&self, alias: &str) -> bool {
+        let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) else {
+            return false;
+        };
+        self.find_prefix(prefix).is_some_and(|p| {
+            let table = &self.prefixes[p];
+            n >= 1 && n <= table.counter && table.record_of(n).is_none()
+        })
+    }
+
+    /// Forgets the records unused for more than `idle_secs`; how many.
+    pub(crate) fn expire_idle(&mut self, idle_secs: u32) -> usize {
+        let now = self.now();
+        if self.swept == Some(now) {
+            return 0;
+        }
+        self.swept = Some(now);
+        let stale: Vec<u32> = (0..self.records.len())
+            .filter(|&i| {
+                let r = &self.records[i];
+                r.prefix != DEAD && now.saturating_sub(r.used) > idle_secs
+            })
+            .filter_map(|i| u32::try_from(i).ok())
+            .collect();
+        for &index in &stale {
+            self.remove_record(index);
+        }
+        self.compact_if_sparse();
+        stale.len()
+    }
+
+    /// Forgets the `count` least recently used records among the first
+    /// `before` (those after it were just registered and are kept). `false`
+    /// (and nothing forgotten) when fewer than `count` are there to forget.
+    pub(crate) fn evict_least_recently_used(&mut self, count: usize, before: usize) -> bool {
+        let mut candidates: Vec<(u32, u32)> = self.records[..before.min(self.records.len())]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.prefix != DEAD)
+            .filter_map(|(i, r)| u32::try_from(i).ok().map(|i| (r.seq, i)))
+            .collect();
+        if candidates.len() < count {
+            return false;
+        }
+        if count == 0 {
+            return true;
+        }
+        candidates.select_nth_unstable(count - 1);
+        for &(_, index) in &candidates[..count] {
+            self.remove_record(index);
+        }
+        self.compact_if_sparse();
+        true
+    }
+
+    /// Records that `alias` (lowercase) was given out (a store says so), so
+    /// that its number is known as used.
+    pub(crate) fn note_given(&mut self, alias: &str) {
+        if let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) {
+            let p = self.prefix_index(prefix);
+            let table = &mut self.prefixes[p];
+            table.counter = table.counter.max(n);
+        }
+    }
+
+    /// Forgets `alias` (lowercase), which a store no longer holds.
+    pub(crate) fn forget_alias(&mut self, alias: &str) {
+        let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) else {
+            return;
+        };
+        let Some(p) = self.find_prefix(prefix) else {
+            return;
+        };
+        if let Some(index) = self.prefixes[p].record_of(n) {
+            self.remove_record(index);
+            self.compact_if_sparse();
+        }
+    }
+
+    /// Unlinks record `index` from its prefix's table and its UUID's chain
+    /// and marks it dead.
+    fn remove_record(&mut self, index: u32) {
+        let Some(record) = self.records.get(index as usize).copied() else {
+            return;
+        };
+        if record.prefix == DEAD {
+            return;
+        }
+        if let Some(table) = self.prefixes.get_mut(usize::from(record.prefix)) {
+            table.unset(record.number);
+        }
+        if self.by_uuid.get(&record.uuid) == Some(&index) {
+            if record.next == NO_RECORD {
+                self.by_uuid.remove(&record.uuid);
+            } else {
+                self.by_uuid.insert(record.uuid, record.next);
+            }
+        } else if let Some(&first) = self.by_uuid.get(&record.uuid) {
+            let mut at = first as usize;
+            while let Some(r) = self.records.get(at) {
+                if r.next == index {
+                    self.records[at].next = record.next;
+                    break;
+                }
+                if r.next == NO_RECORD {
+                    break;
+                }
+                at = r.next as usize;
+            }
+        }
+        let dead = &mut self.records[index as usize];
+        dead.prefix = DEAD;
+        dead.next = NO_RECORD;
+        self.dead += 1;
+    }
+
+    /// Rebuilds the table without its dead records once they outnumber the
+    /// live ones, keeping the counters: memory follows what is held.
+    fn compact_if_sparse(&mut self) {
+        if self.dead < 64 || self.dead <= self.len() {
+            return;
+        }
+        let records = std::mem::take(&mut self.records);
+        self.by_uuid.clear();
+        self.dead = 0;
+        for table in &mut self.prefixes {
+            table.dense = Vec::new();
+            table.sparse = HashMap::new();
+        }
+        for record in records.into_iter().filter(|r| r.prefix != DEAD) {
+            self.insert(usize::from(record.prefix), record.uuid, record.number);
+            if let Some(last) = self.records.last_mut() {
+                last.used = record.used;
+                last.seq = record.seq;
+            }
+        }
     }
 
     /// The index of `prefix`, added if new.
@@ -250,11 +455,16 @@ impl AliasTable {
 
     /// [`register_bytes`](Self::register_bytes), the alias appended to `out`.
     pub(crate) fn register_bytes_into(&mut self, prefix: &str, bytes: [u8; 16], out: &mut String) {
-        if let Some(p) = self.find_prefix(prefix)
-            && let Some(record) = self.records_of(&bytes).find(|r| usize::from(r.prefix) == p)
-        {
-            let number = record.number;
+        let known = self.find_prefix(prefix).and_then(|p| {
+            self.records_of(&bytes)
+                .find(|r| usize::from(r.prefix) == p)
+                .map(|r| (p, r.number))
+        });
+        if let Some((p, number)) = known {
             ai_tools_schema::names::write_alias(out, &self.prefixes[p].name, number);
+            if let Some(index) = self.prefixes[p].record_of(number) {
+                self.stamp(index);
+            }
             return;
         }
         let p = self.prefix_index(prefix);
@@ -284,6 +494,10 @@ impl AliasTable {
             let Some(record) = self.records.pop() else {
                 break;
             };
+            if record.prefix == DEAD {
+                self.dead -= 1;
+                continue;
+            }
             let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
             if self.by_uuid.get(&record.uuid) == Some(&index) {
                 self.by_uuid.remove(&record.uuid);
@@ -317,6 +531,7 @@ impl AliasTable {
     pub(crate) fn entries(&self) -> Vec<AliasEntry> {
         self.records
             .iter()
+            .filter(|r| r.prefix != DEAD)
             .map(|r| AliasEntry {
                 prefix: self.prefixes[usize::from(r.prefix)].name.clone(),
                 alias: self.alias_text(r),
@@ -328,12 +543,16 @@ impl AliasTable {
     fn insert(&mut self, prefix: usize, uuid: [u8; 16], number: u64) {
         // A conversation holds far fewer than 2^32 aliases (its limit says so).
         let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
-        let prefix_id = u16::try_from(prefix).unwrap_or(u16::MAX);
+        let prefix_id = u16::try_from(prefix).unwrap_or(DEAD - 1);
+        let used = self.now();
+        self.seq = self.seq.saturating_add(1);
         self.records.push(Record {
             uuid,
             number,
             prefix: prefix_id,
             next: NO_RECORD,
+            used,
+            seq: self.seq,
         });
         match self.by_uuid.get(&uuid).copied() {
             None => {
