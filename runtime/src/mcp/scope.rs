@@ -78,7 +78,8 @@ impl Scope {
         Self { key: id.to_owned() }
     }
 
-    /// The scope of an authenticated caller.
+    /// The scope of an authenticated caller (the authentication layer
+    /// puts it in the request's extensions).
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     pub(super) fn principal(issuer: &str, subject: &str, client_id: Option<&str>) -> Self {
         // "no client id" and "an empty client id" are different callers.
@@ -131,16 +132,10 @@ pub(super) fn of_stateless_request(
     extensions: &http::Extensions,
     sources: &ScopeSources,
 ) -> Result<Scope, String> {
-    #[cfg(feature = "oauth")]
-    if let Some(caller) = extensions.get::<std::sync::Arc<super::auth::Principal>>() {
-        return Ok(Scope::principal(
-            &caller.issuer,
-            &caller.subject,
-            caller.client_id.as_deref(),
-        ));
+    // The authentication layer, when on, put the principal's scope here.
+    if let Some(scope) = extensions.get::<Scope>() {
+        return Ok(scope.clone());
     }
-    #[cfg(not(feature = "oauth"))]
-    let _ = extensions;
     if let Some(name) = &sources.header {
         let mut values = headers.get_all(name).iter();
         let why = match (values.next(), values.next()) {
@@ -245,6 +240,14 @@ mod tests {
                 "{refused}"
             );
         }
+        // The principal, put there by the authentication layer, comes first.
+        let mut authenticated = http::Extensions::new();
+        let principal = Scope::principal("https://auth.example", "alice", Some("app"));
+        authenticated.insert(principal.clone());
+        assert_eq!(
+            of_stateless_request(&sent, &authenticated, &configured),
+            Ok(principal)
+        );
         let single = ScopeSources {
             header: None,
             single_user: true,
