@@ -208,6 +208,28 @@ async def stdio_checks(server: str, checks: Checks) -> None:
                     checks.check(e.error.code == -32602, f"{label}: an unknown tool is a protocol error (-32602)", e.error)
 
 
+async def stdio_stateless_checks(server: str, checks: Checks) -> None:
+    """Over stdio a 2026-07-28 client (no initialize) has the process as
+    its scope: an alias from one call resolves in the next."""
+    label = "stdio 2026-07-28"
+    params = StdioServerParameters(command=server, args=["stdio"])
+    async with Client(params, mode="auto") as client:
+        checks.check(
+            client.protocol_version == "2026-07-28",
+            f"{label}: mcp.Client (auto mode) speaks 2026-07-28 over stdio",
+            client.protocol_version,
+        )
+        created = await client.call_tool("links_create", {"destination": "https://stdio.example/", "name": "s"})
+        updated = await client.call_tool("links_update", {"link_id": "link-1", "name": "s2"})
+        checks.check(
+            output(created).get("link", {}).get("id") == "link-1"
+            and not updated.is_error
+            and output(updated).get("link", {}).get("destination") == "https://stdio.example/",
+            f"{label}: link-1 from one call resolves in the next (the process is the scope)",
+            (text_of(created), text_of(updated)),
+        )
+
+
 async def streaming_checks(session: ClientSession, checks: Checks, label: str) -> None:
     """A server-streaming tool: one result listing every message, ids
     aliased, and a progress notification per message for a client that
@@ -561,7 +583,11 @@ async def main() -> int:
     checks = Checks()
     runs: list[tuple[str, Any]] = []
     if args.server:
-        runs += [("stdio", lambda: stdio_checks(args.server, checks)), ("http", lambda: http_checks(args.server, checks))]
+        runs += [
+            ("stdio", lambda: stdio_checks(args.server, checks)),
+            ("stdio 2026-07-28", lambda: stdio_stateless_checks(args.server, checks)),
+            ("http", lambda: http_checks(args.server, checks)),
+        ]
     if args.forwarding:
         scenario = json.loads(args.scenario or "{}")
         runs.append(("forwarding", lambda: forwarding_checks(args.forwarding, scenario, checks)))
