@@ -843,9 +843,12 @@ fn compile_proto(proto: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Failure>
         .iter()
         .find_map(|dir| proto.strip_prefix(dir).ok())
         .unwrap_or(proto);
-    compiler
-        .open_file(name)
-        .map_err(|e| Failure::Run(format!("{}: {e}", proto.display())))?;
+    compiler.open_file(name).map_err(|e| {
+        // Where the error is (an imported file's line and column), else
+        // the proto asked for.
+        let at = ai_tools_schema::error_location(&e).unwrap_or_else(|| proto.display().to_string());
+        Failure::Run(format!("{at}: {e}"))
+    })?;
     Ok(compiler.encode_file_descriptor_set())
 }
 

@@ -499,7 +499,7 @@ fn absolute(path: &Path) -> PathBuf {
 /// `file:line:col: what went wrong` plus how to fix it, from a protox error.
 fn describe(error: &protox::Error, located: &Located) -> String {
     let message = error.to_string();
-    let location = location(error);
+    let location = ai_tools_schema::error_location(error);
     let hint = if message.starts_with("import '") {
         format!(
             "; the include directories are {}: add the directory that holds it with `includes = [...]`",
@@ -521,27 +521,8 @@ fn describe(error: &protox::Error, located: &Located) -> String {
         .unwrap_or_default();
     match location {
         Some(location) => format!("{location}: {message}{help}{hint}"),
-        None => match error.file() {
-            Some(file) => format!("{file}: {message}{help}{hint}"),
-            None => format!("{message}{help}{hint}"),
-        },
+        None => format!("{message}{help}{hint}"),
     }
-}
-
-/// `file:line:col` of the first labelled span, 1-based.
-fn location(error: &protox::Error) -> Option<String> {
-    let source = error.source_code()?;
-    let label = error.labels()?.next()?;
-    let contents = source.read_span(label.inner(), 0, 0).ok()?;
-    let file = contents
-        .name()
-        .map(str::to_owned)
-        .or_else(|| error.file().map(str::to_owned))?;
-    Some(format!(
-        "{file}:{}:{}",
-        contents.line() + 1,
-        contents.column() + 1
-    ))
 }
 
 fn list_dirs(dirs: &[PathBuf]) -> String {

@@ -92,7 +92,7 @@ mod test_support;
 pub use host::HostProfile;
 pub use proto::tools_in_file;
 #[cfg(feature = "protox")]
-pub use resolver::proto_resolver;
+pub use resolver::{error_location, proto_resolver};
 
 /// Every annotation proto this crate ships, as `(import path, source text)`.
 ///

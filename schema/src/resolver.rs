@@ -8,10 +8,18 @@ use protox::file::{ChainFileResolver, GoogleFileResolver, IncludeFileResolver};
 use crate::AnnotationFileResolver;
 
 /// The resolver `ai_tools!` and `ai-tools --proto` compile a proto with: the
-/// directories of `includes` (paths, or references to them) in order, then the well-known
-/// `google/protobuf/*` files, then the annotation protos
-/// ([`AnnotationFileResolver`]). A copy of a well-known or annotation proto
-/// under an include directory wins over the served one. Feature `protox`.
+/// well-known `google/protobuf/*` files protox bundles, then the
+/// directories of `includes` (paths, or references to them) in order, then
+/// the annotation protos ([`AnnotationFileResolver`]). Feature `protox`.
+///
+/// The bundled well-known types come first: a proto tree as Google's
+/// packages publish it carries its own `google/protobuf/descriptor.proto`,
+/// whose tooling declarations (`extensions 536000000 [declaration = {…}]`)
+/// protox's parser does not read, while the types every other file uses
+/// are the same. A copy of an annotation proto under an include directory
+/// still wins over the served one, and a `google/protobuf/` file protox
+/// does not bundle (`cpp_features.proto`) comes from the include
+/// directories.
 ///
 /// # Examples
 ///
@@ -47,12 +55,44 @@ pub fn proto_resolver<P: Into<PathBuf>>(
     includes: impl IntoIterator<Item = P>,
 ) -> ChainFileResolver {
     let mut resolver = ChainFileResolver::new();
+    resolver.add(GoogleFileResolver::new());
     for include in includes {
         resolver.add(IncludeFileResolver::new(include.into()));
     }
-    resolver.add(GoogleFileResolver::new());
     resolver.add(AnnotationFileResolver);
     resolver
+}
+
+/// `file:line:column` (1-based) of where a protox error points, when it
+/// points somewhere: the first labelled span of its source, else its
+/// file. What `ai_tools!` and `ai-tools --proto` put before every error of
+/// a proto they cannot compile.
+///
+/// # Examples
+///
+/// ```
+/// let mut compiler = protox::Compiler::with_file_resolver(
+///     ai_tools_schema::proto_resolver(Vec::<std::path::PathBuf>::new()),
+/// );
+/// let err = compiler.open_file("nowhere/missing.proto").unwrap_err();
+/// assert_eq!(ai_tools_schema::error_location(&err).as_deref(), Some("nowhere/missing.proto"));
+/// ```
+pub fn error_location(error: &protox::Error) -> Option<String> {
+    use miette::Diagnostic;
+    let located = error.source_code().and_then(|source| {
+        let label = error.labels()?.next()?;
+        let contents = source.read_span(label.inner(), 0, 0).ok()?;
+        let file = contents
+            .name()
+            .map(str::to_owned)
+            .or_else(|| error.file().map(str::to_owned))?;
+        Some(format!(
+            "{file}:{}:{}",
+            contents.line() + 1,
+            contents.column() + 1
+        ))
+    });
+    located.or_else(|| error.file().map(str::to_owned))
 }
 
 #[cfg(test)]
@@ -105,6 +145,37 @@ mod tests {
         assert_eq!(tools.len(), 1);
         assert_eq!(tools[0].name, "links_create");
         assert_eq!(tools[0].request_aliases[0].prefix, "page");
+    }
+
+    #[test]
+    fn the_bundled_well_known_types_win_over_a_published_trees_copy() {
+        // A descriptor.proto as Google's packages publish it: a tooling
+        // declaration protox's parser does not read.
+        let dir = directory(
+            "published",
+            &[
+                (
+                    "google/protobuf/descriptor.proto",
+                    "syntax = \"proto2\";\npackage google.protobuf;\nmessage MethodOptions {\n  extensions 1000 to max;\n  extensions 536000000 [declaration = { number: 536000000 type: \".x.Y\" full_name: \".x.y\" }];\n}\n",
+                ),
+                (
+                    "api/v1/api.proto",
+                    "syntax = \"proto3\";\npackage api.v1;\nimport \"google/protobuf/descriptor.proto\";\nextend google.protobuf.MethodOptions { string tag = 50001; }\nmessage M { string id = 1; }\n",
+                ),
+            ],
+        );
+        let mut compiler = protox::Compiler::with_file_resolver(proto_resolver([&dir]));
+        let compiled = compiler.open_file("api/v1/api.proto");
+        std::fs::remove_dir_all(&dir).unwrap();
+        compiled.unwrap();
+        let pool = compiler.descriptor_pool();
+        assert!(pool.get_message_by_name("api.v1.M").is_some());
+        assert!(pool.get_extension_by_name("api.v1.tag").is_some());
+        // the bundled descriptor.proto, which has every option message
+        assert!(
+            pool.get_message_by_name("google.protobuf.FieldOptions")
+                .is_some()
+        );
     }
 
     #[test]
