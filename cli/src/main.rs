@@ -21,7 +21,7 @@ ai-tools: any gRPC service as tools for LLM agents
 
 USAGE:
     ai-tools mcp   --grpc URL SOURCE [OPTIONS] (--stdio | --http ADDR)
-    ai-tools tools SOURCE [OPTIONS] [--dialect openai|anthropic|gemini|mcp]
+    ai-tools tools SOURCE [OPTIONS] [--dialect openai|anthropic|gemini|mcp] [--stats]
 
 SOURCE (where the service's descriptors come from; exactly one):
     --reflection            the server's gRPC reflection (v1, else v1alpha); needs --grpc
@@ -62,6 +62,10 @@ OPTIONS:
                             tool, or a choice that leaves none, is an error
     --forward-header NAME   (mcp --http) copy this request header into each call's
                             gRPC metadata (repeatable)
+    --stats                 (tools) instead of the list, what it costs per
+                            dialect (or the one --dialect names): its tools,
+                            bytes and tokens (o200k_base), and the largest
+                            tools
     --host-profile NAME     what the MCP host does to schemas and arguments:
                             javascript (default: 64-bit integers as strings of
                             digits, which JSON.parse cannot round; no $ref) or
@@ -208,6 +212,8 @@ struct Args {
     stdio: bool,
     http: Option<String>,
     dialect: Option<String>,
+    /// `tools --stats`: what the list costs, not the list.
+    stats: bool,
     host_profile: Option<ai_tools::schema::HostProfile>,
     calls: CallLimits,
     http_limits: HttpLimits,
@@ -751,6 +757,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             "--stdio" => args.stdio = true,
             "--http" => args.http = Some(value("--http")?),
             "--dialect" => args.dialect = Some(value("--dialect")?),
+            "--stats" => args.stats = true,
             "--host-profile" => {
                 let name = value("--host-profile")?;
                 args.host_profile = Some(name.parse().map_err(|e| usage(format!("{e}")))?);
@@ -803,8 +810,8 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
                 "`mcp` serves over one transport: give `--stdio` or `--http ADDR`".into(),
             ));
         }
-        if args.dialect.is_some() {
-            return Err(usage("`--dialect` is for `tools`".into()));
+        if args.dialect.is_some() || args.stats {
+            return Err(usage("`--dialect` and `--stats` are for `tools`".into()));
         }
         if args.stdio && !args.http_limits.is_empty() {
             return Err(usage(
@@ -962,49 +969,64 @@ async fn run(args: Args) -> Result<(), Failure> {
             all
         };
         use ai_tools::schema::Dialect;
-        let json = match args.dialect.as_deref().unwrap_or("mcp") {
-            "openai" => for_host(
-                toolkit.to_openai(),
-                "",
-                "/function/parameters",
-                Dialect::OpenAi,
-            ),
-            "anthropic" => for_host(
-                toolkit.to_anthropic(),
-                "",
-                "/input_schema",
-                Dialect::Anthropic,
-            ),
-            "gemini" => for_host(
-                toolkit.to_gemini(),
-                "functionDeclarations",
-                "/parameters",
-                Dialect::Gemini,
-            ),
-            // What `ai-tools mcp` lists.
-            "mcp" => serde_json::Value::Array(
-                toolkit
-                    .tools()
-                    .iter()
-                    .map(|tool| {
-                        serde_json::to_value(ai_tools::mcp::to_mcp_tool_for_host(
-                            tool,
-                            ai_tools::mcp::MCP_DIALECT,
-                            host,
-                        ))
-                        .unwrap_or_default()
-                    })
-                    .collect(),
-            ),
-            other => {
-                return Err(Failure::Usage(format!(
-                    "unknown dialect `{other}`: use openai, anthropic, gemini or mcp"
-                )));
+        let listing = |dialect: &str| -> Result<serde_json::Value, Failure> {
+            Ok(match dialect {
+                "openai" => for_host(
+                    toolkit.to_openai(),
+                    "",
+                    "/function/parameters",
+                    Dialect::OpenAi,
+                ),
+                "anthropic" => for_host(
+                    toolkit.to_anthropic(),
+                    "",
+                    "/input_schema",
+                    Dialect::Anthropic,
+                ),
+                "gemini" => for_host(
+                    toolkit.to_gemini(),
+                    "functionDeclarations",
+                    "/parameters",
+                    Dialect::Gemini,
+                ),
+                // What `ai-tools mcp` lists.
+                "mcp" => serde_json::Value::Array(
+                    toolkit
+                        .tools()
+                        .iter()
+                        .map(|tool| {
+                            serde_json::to_value(ai_tools::mcp::to_mcp_tool_for_host(
+                                tool,
+                                ai_tools::mcp::MCP_DIALECT,
+                                host,
+                            ))
+                            .unwrap_or_default()
+                        })
+                        .collect(),
+                ),
+                other => {
+                    return Err(Failure::Usage(format!(
+                        "unknown dialect `{other}`: use openai, anthropic, gemini or mcp"
+                    )));
+                }
+            })
+        };
+        let text = if args.stats {
+            let dialects: Vec<&str> = match args.dialect.as_deref() {
+                Some(one) => vec![one],
+                None => vec!["openai", "anthropic", "gemini", "mcp"],
+            };
+            let mut text = String::new();
+            for dialect in dialects {
+                text.push_str(&stats::of_listing(dialect, &listing(dialect)?));
             }
+            text
+        } else {
+            format!("{:#}", listing(args.dialect.as_deref().unwrap_or("mcp"))?)
         };
         // A closed pipe (`| head`) is the reader's choice, not a failure.
         let mut out = std::io::stdout().lock();
-        return match writeln!(out, "{json:#}") {
+        return match writeln!(out, "{}", text.trim_end()) {
             Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
                 Err(Failure::Run(format!("writing the tools: {e}")))
             }
@@ -1062,6 +1084,8 @@ async fn run(args: Args) -> Result<(), Failure> {
             .map_err(|e| Failure::Run(e.to_string()))
     }
 }
+
+mod stats;
 
 /// jemalloc with background threads, not the system allocator: it returns
 /// the memory of expired sessions to the OS, which glibc's malloc kept (see

@@ -301,3 +301,67 @@ fn reflection_of_a_silent_server_times_out() {
         "{stderr}"
     );
 }
+
+/// `tools --stats`: per dialect, the tools and the bytes of the list as
+/// `tools --dialect` prints it (compact), and the largest tools first.
+#[test]
+fn stats_count_the_listed_tools_and_their_bytes_per_dialect() {
+    let stats = ai_tools(&[
+        "tools",
+        "--proto",
+        "proto/links/v1/links.proto",
+        "-I",
+        "proto",
+        "--stats",
+    ]);
+    assert!(stats.status.success(), "{}", text(&stats.stderr));
+    let stats = text(&stats.stdout);
+    for dialect in ["openai", "anthropic", "gemini", "mcp"] {
+        let listed = ai_tools(&[
+            "tools",
+            "--proto",
+            "proto/links/v1/links.proto",
+            "-I",
+            "proto",
+            "--dialect",
+            dialect,
+        ]);
+        let listing: serde_json::Value = serde_json::from_slice(&listed.stdout).unwrap();
+        let items = listing
+            .as_array()
+            .or_else(|| listing["functionDeclarations"].as_array())
+            .unwrap();
+        let line = stats
+            .lines()
+            .find(|l| l.starts_with(&format!("{dialect}: ")))
+            .unwrap_or_else(|| panic!("no {dialect} line in {stats}"));
+        assert!(
+            line.starts_with(&format!(
+                "{dialect}: {} tools, {} bytes, ",
+                items.len(),
+                listing.to_string().len()
+            )),
+            "{line}"
+        );
+        assert_eq!(
+            line.contains("tokens (o200k_base)"),
+            cfg!(feature = "tokens"),
+            "{line}"
+        );
+    }
+    let largest = stats.lines().nth(1).unwrap();
+    assert!(
+        largest.trim_start().starts_with("largest: links_create ("),
+        "{stats}"
+    );
+    // --stats is for `tools`
+    let refused = ai_tools(&[
+        "mcp",
+        "--grpc",
+        "http://127.0.0.1:1",
+        "--reflection",
+        "--stdio",
+        "--stats",
+    ]);
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+}
