@@ -1187,11 +1187,13 @@ pub(super) async fn authenticate(
     }
     // The caller's alias scope, for a request without a session: the one
     // place that decides scopes is told who this is.
-    request.extensions_mut().insert(super::scope::Scope::principal(
-        &principal.issuer,
-        &principal.subject,
-        principal.client_id.as_deref(),
-    ));
+    request
+        .extensions_mut()
+        .insert(super::scope::Scope::principal(
+            &principal.issuer,
+            &principal.subject,
+            principal.client_id.as_deref(),
+        ));
     request.extensions_mut().insert(Arc::new(principal));
     let response = next.run(request).await;
     if session.is_none()
