@@ -235,7 +235,7 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
     // idle time.
     for key in &store.keys("conversation-1")[..3] {
         let pttl: i64 = redis::cmd("PTTL")
-            .arg(&key)
+            .arg(key)
             .query_async(&mut raw)
             .await
             .unwrap();
