@@ -1,0 +1,907 @@
+//! MCP without sessions: what a `tools/call` through `McpServer` costs per
+//! call over the same RPC made directly with the tonic client, on loopback,
+//! for the handshake-era path (an MCP session) and for stateless requests of
+//! protocol `2026-07-28` whose alias scope is the caller named by a header,
+//! kept in memory or in Redis; and the memory an idle stateless scope with
+//! 10 aliases holds.
+//!
+//! Variants, all calling `ListLinks` on one tonic service holding
+//! [`LINKS`] links (each answer registers 10 aliases: a link and its theme
+//! per link):
+//!
+//! - `direct`: the tonic-generated client (the baseline);
+//! - `handshake`: `tools/call` of `links_list` in an initialized MCP
+//!   session;
+//! - `stateless-memory`: the same call without a session, the scope read
+//!   from `x-principal`, aliases in the server's own `Sessions`;
+//! - `stateless-redis`: the same with `Sessions::with_store(RedisStore)`,
+//!   when `AI_TOOLS_REDIS_URL` names a Redis (skipped, with the reason
+//!   printed, when it does not).
+//!
+//! Each variant runs sequentially (one client, calls back to back) and with
+//! [`IN_FLIGHT`] clients at once, each on a keep-alive connection of its
+//! own (a tonic channel each for `direct`), in a session or under a
+//! principal of its own. Rounds alternate between the variants, the order
+//! rotating each round, so the machine's drift reaches all of them. A
+//! call's latency is from its first byte sent to its last byte read (the
+//! whole event stream). Prints p50 and p99 per variant and the ratio of each
+//! gateway variant's p50 and p99 to the direct call's, and with
+//! `stateless-redis` the Redis round trips per call.
+//!
+//! Then where a sequential call's time goes, interleaved call by call: the
+//! direct call, the toolkit the gateway builds called in process (no MCP,
+//! no HTTP), a `ping` in an MCP session (MCP over HTTP, no tool call), and
+//! the `tools/call`s.
+//!
+//! And the memory of idle stateless scopes, counted by a global allocator
+//! that counts only while a measurement is on: [`SCOPES`] scopes of 10
+//! aliases each in a `Sessions` directly (what a stateless scope holds),
+//! and through the gateway (one `links_list` for each of [`SCOPES`] new
+//! principals, less the same number of calls by principals it already
+//! knows: everything the server keeps per caller).
+//!
+//! `cargo bench -p ai-tools-benches --bench mcp_stateless`; in quick mode
+//! (`cargo test -p ai-tools-benches --benches`) one round of one call per
+//! client and 100 scopes. With the argument `handshake`
+//! (`cargo bench -p ai-tools-benches --bench mcp_stateless -- handshake`)
+//! only `direct` and `handshake` run, no memory: the measurement that also
+//! builds on the commit before stateless serving, with
+//! `RUSTFLAGS="--cfg ai_tools_bench_before_stateless"`, which leaves out
+//! what that commit lacks.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::time::{Duration, Instant};
+
+use ai_tools::Sessions;
+use ai_tools::mcp::McpServer;
+use ai_tools_benches::{quick_mode, ready, uuid};
+use ai_tools_tests::pb::ListLinksRequest;
+use ai_tools_tests::pb::links_service_client::LinksServiceClient;
+use ai_tools_tests::pb::links_service_server::LinksServiceServer;
+use ai_tools_tests::{LinksBackend, links_mcp_server};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpStream;
+use tonic::transport::Channel;
+
+/// Clients in flight at once in the concurrent runs.
+const IN_FLIGHT: usize = 64;
+/// Links the service holds: each `links_list` answers with all of them and
+/// registers two aliases per link.
+const LINKS: usize = 5;
+/// The header a trusted proxy would set to the caller's identity.
+#[cfg_attr(ai_tools_bench_before_stateless, allow(dead_code))]
+const SCOPE_HEADER: &str = "x-principal";
+/// Idle scopes created for the memory measurement (full mode).
+const SCOPES: usize = 2_000;
+/// Aliases per scope in the memory measurement: what one `links_list`
+/// of [`LINKS`] links registers.
+const ALIASES_PER_SCOPE: u64 = 10;
+
+// ---------------------------------------------------------------------------
+// A counting allocator, on only while a memory measurement runs (so the
+// latency runs pay one relaxed load per allocation, nothing else).
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static REQUESTED: AtomicIsize = AtomicIsize::new(0);
+static CHUNKS: AtomicIsize = AtomicIsize::new(0);
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+/// The bytes a glibc-style malloc hands out for `size` (16-byte granules,
+/// an 8-byte header, 32 at least), as `memory.rs` counts them.
+fn chunk(size: usize) -> isize {
+    ((size + 8).div_ceil(16) * 16).max(32) as isize
+}
+
+// SAFETY: every call is forwarded unchanged to the system allocator; the
+// counters are only statistics.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            REQUESTED.fetch_add(layout.size() as isize, Ordering::Relaxed);
+            CHUNKS.fetch_add(chunk(layout.size()), Ordering::Relaxed);
+            LIVE.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: the caller's layout is passed on as is.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        if COUNTING.load(Ordering::Relaxed) {
+            REQUESTED.fetch_sub(layout.size() as isize, Ordering::Relaxed);
+            CHUNKS.fetch_sub(chunk(layout.size()), Ordering::Relaxed);
+            LIVE.fetch_sub(1, Ordering::Relaxed);
+        }
+        // SAFETY: `ptr` was allocated by `System` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            REQUESTED.fetch_add(
+                new_size as isize - layout.size() as isize,
+                Ordering::Relaxed,
+            );
+            CHUNKS.fetch_add(chunk(new_size) - chunk(layout.size()), Ordering::Relaxed);
+        }
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// What the process allocated while counting was on.
+#[derive(Clone, Copy, Default)]
+struct Usage {
+    requested: isize,
+    chunks: isize,
+    allocations: isize,
+    rss: isize,
+}
+
+fn rss_bytes() -> isize {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| {
+            s.split_whitespace()
+                .nth(1)
+                .and_then(|p| p.parse::<isize>().ok())
+        })
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// Runs `f` with counting on; what stayed allocated when it returned.
+async fn counted<F: Future<Output = ()>>(f: F) -> Usage {
+    let (requested, chunks, live) = (
+        REQUESTED.load(Ordering::Relaxed),
+        CHUNKS.load(Ordering::Relaxed),
+        LIVE.load(Ordering::Relaxed),
+    );
+    let rss = rss_bytes();
+    COUNTING.store(true, Ordering::SeqCst);
+    f.await;
+    COUNTING.store(false, Ordering::SeqCst);
+    Usage {
+        requested: REQUESTED.load(Ordering::Relaxed) - requested,
+        chunks: CHUNKS.load(Ordering::Relaxed) - chunks,
+        allocations: LIVE.load(Ordering::Relaxed) - live,
+        rss: rss_bytes() - rss,
+    }
+}
+
+fn report(what: &str, per: usize, unit: &str, u: Usage) {
+    let per = per as f64;
+    println!(
+        "mcp stateless memory: {what}: {:.0} B requested, {:.0} B malloc chunks, {:.1} allocations, {:.0} B RSS per {unit}",
+        u.requested as f64 / per,
+        u.chunks as f64 / per,
+        u.allocations as f64 / per,
+        u.rss as f64 / per
+    );
+}
+
+/// A stateless scope's key as the server makes it for a header value:
+/// `header-` and 64 hex digits (a SHA-256).
+fn scope_key(n: usize) -> String {
+    format!("header-{:064x}", n as u128 * 0x9e37_79b9_7f4a_7c15)
+}
+
+/// `scopes` idle scopes of `aliases` aliases each, in a `Sessions` as
+/// `McpServer` keeps them by default (no store): what one scope holds.
+async fn scopes_in_sessions(scopes: usize, aliases_per_scope: u64) -> Usage {
+    let sessions = Sessions::new((), Duration::from_secs(30 * 60)).with_capacity(scopes + 1);
+    let usage = counted(async {
+        for n in 0..scopes {
+            let aliases = sessions.alias_manager(&scope_key(n));
+            for k in 0..aliases_per_scope {
+                let id = uuid(n as u64 * 100 + k);
+                ready(aliases.register(if k % 2 == 0 { "link" } else { "theme" }, &id))
+                    .expect("register");
+            }
+        }
+    })
+    .await;
+    assert_eq!(sessions.len(), scopes);
+    drop(sessions);
+    usage
+}
+
+// ---------------------------------------------------------------------------
+// Servers.
+
+/// Serves the links service on loopback (`TCP_NODELAY`, as the executor
+/// bench does).
+async fn serve_grpc(backend: LinksBackend) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let server = tonic::transport::Server::builder().add_service(LinksServiceServer::new(backend));
+    tokio::spawn(async move {
+        let _ = server.serve_with_incoming(incoming).await;
+    });
+    addr
+}
+
+fn endpoint(grpc: SocketAddr) -> tonic::transport::Endpoint {
+    tonic::transport::Endpoint::from_shared(format!("http://{grpc}"))
+        .expect("endpoint")
+        .tcp_nodelay(true)
+}
+
+/// The links tools over MCP, calling `grpc` on a channel of their own, the
+/// limits at their defaults.
+fn mcp_server(grpc: SocketAddr) -> McpServer {
+    links_mcp_server(endpoint(grpc).connect_lazy())
+}
+
+/// The same, serving stateless requests too, their scope read from
+/// [`SCOPE_HEADER`].
+#[cfg(not(ai_tools_bench_before_stateless))]
+fn stateless_server(grpc: SocketAddr) -> McpServer {
+    mcp_server(grpc)
+        .with_alias_scope_header(SCOPE_HEADER)
+        .expect("a scope header")
+}
+
+async fn serve_mcp(server: McpServer) -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(server.serve_http_until(listener, std::future::pending()));
+    addr
+}
+
+// ---------------------------------------------------------------------------
+// Clients.
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcp-stateless","version":"1"}}}"#;
+const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+
+/// A `tools/call` of `links_list` with JSON-RPC id `id`, in a session
+/// (handshake era) or stateless (protocol `2026-07-28`, which carries its
+/// version and capabilities in `_meta`).
+fn list(id: u64, stateless: bool) -> String {
+    let meta = if stateless {
+        r#","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#
+    } else {
+        ""
+    };
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"links_list","arguments":{{}}{meta}}}}}"#
+    )
+}
+
+/// The headers of a stateless `tools/call` of `links_list` by `principal`.
+#[cfg_attr(ai_tools_bench_before_stateless, allow(dead_code))]
+fn stateless_headers(principal: &str) -> String {
+    format!(
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: links_list\r\n{SCOPE_HEADER}: {principal}\r\n"
+    )
+}
+
+/// One keep-alive HTTP/1.1 connection to `/mcp`.
+struct Client {
+    stream: BufReader<TcpStream>,
+    line: String,
+    request: Vec<u8>,
+    body: Vec<u8>,
+}
+
+impl Client {
+    async fn connect(addr: SocketAddr) -> Self {
+        let stream = TcpStream::connect(addr).await.expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        Self {
+            stream: BufReader::new(stream),
+            line: String::new(),
+            request: Vec::new(),
+            body: Vec::new(),
+        }
+    }
+
+    /// Sends `body` with the `extra` header lines (each ending in CRLF)
+    /// and reads the whole response (an event stream to its end) into
+    /// `self.body`; its status and `Mcp-Session-Id`.
+    async fn post(&mut self, extra: &str, body: &str) -> (u16, Option<String>) {
+        self.request.clear();
+        self.request.extend_from_slice(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+                 Content-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+        self.stream
+            .get_mut()
+            .write_all(&self.request)
+            .await
+            .expect("sent");
+        self.line.clear();
+        self.stream.read_line(&mut self.line).await.expect("status");
+        let status = self
+            .line
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .expect("a status line");
+        let (mut chunked, mut length, mut session) = (false, None, None);
+        loop {
+            self.line.clear();
+            self.stream.read_line(&mut self.line).await.expect("header");
+            let line = self.line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            let (name, value) = line.split_once(':').expect("a header");
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = value.contains("chunked");
+            } else if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse::<usize>().ok();
+            } else if name.eq_ignore_ascii_case("mcp-session-id") {
+                session = Some(value.to_owned());
+            }
+        }
+        self.body.clear();
+        if chunked {
+            loop {
+                self.line.clear();
+                self.stream.read_line(&mut self.line).await.expect("chunk");
+                let size = usize::from_str_radix(self.line.trim(), 16).expect("a chunk size");
+                let start = self.body.len();
+                self.body.resize(start + size, 0);
+                self.stream
+                    .read_exact(&mut self.body[start..])
+                    .await
+                    .expect("chunk");
+                self.line.clear();
+                self.stream.read_line(&mut self.line).await.expect("crlf");
+                if size == 0 {
+                    break;
+                }
+            }
+        } else if let Some(length) = length {
+            self.body.resize(length, 0);
+            self.stream.read_exact(&mut self.body).await.expect("body");
+        }
+        (status, session)
+    }
+
+    fn body(&self) -> std::borrow::Cow<'_, str> {
+        String::from_utf8_lossy(&self.body)
+    }
+
+    /// Panics unless the last answer was a successful `links_list`.
+    fn check_listed(&self, status: u16) {
+        let body = self.body();
+        assert!(
+            status == 200 && body.contains(r#""isError":false"#) && body.contains("link-1"),
+            "{status} {body}"
+        );
+    }
+}
+
+/// One client of one variant, with its own connection and its own session
+/// or principal.
+enum Caller {
+    Direct(LinksServiceClient<Channel>),
+    Mcp {
+        client: Client,
+        /// The session header, or the stateless headers with the principal.
+        headers: String,
+        stateless: bool,
+    },
+}
+
+impl Caller {
+    /// A direct client on a channel (one HTTP/2 connection) of its own.
+    async fn direct(grpc: SocketAddr) -> Self {
+        Self::Direct(LinksServiceClient::new(
+            endpoint(grpc).connect().await.expect("connect"),
+        ))
+    }
+
+    /// A client in a new initialized session on `addr`.
+    async fn handshake(addr: SocketAddr) -> Self {
+        let mut client = Client::connect(addr).await;
+        let (status, session) = client.post("", INITIALIZE).await;
+        assert_eq!(status, 200, "{}", client.body());
+        let id = session.expect("a session id");
+        let headers = format!("Mcp-Session-Id: {id}\r\n");
+        let (status, _) = client.post(&headers, INITIALIZED).await;
+        assert_eq!(status, 202, "{}", client.body());
+        Self::Mcp {
+            client,
+            headers,
+            stateless: false,
+        }
+    }
+
+    /// A stateless client on `addr`, calling as `principal`.
+    #[cfg_attr(ai_tools_bench_before_stateless, allow(dead_code))]
+    async fn stateless(addr: SocketAddr, principal: &str) -> Self {
+        Self::Mcp {
+            client: Client::connect(addr).await,
+            headers: stateless_headers(principal),
+            stateless: true,
+        }
+    }
+
+    /// One `ListLinks` / `links_list`; its latency.
+    async fn call(&mut self, id: u64) -> Duration {
+        match self {
+            Self::Direct(client) => {
+                let request = ListLinksRequest { page_size: 0 };
+                let started = Instant::now();
+                let response = client.list_links(request).await.expect("list");
+                let took = started.elapsed();
+                assert_eq!(response.get_ref().links.len(), LINKS);
+                took
+            }
+            Self::Mcp {
+                client,
+                headers,
+                stateless,
+            } => {
+                let body = list(id, *stateless);
+                let started = Instant::now();
+                let (status, _) = client.post(headers, &body).await;
+                let took = started.elapsed();
+                client.check_listed(status);
+                took
+            }
+        }
+    }
+}
+
+/// Every client makes `calls` calls back to back, all clients at once; the
+/// clients, and every call's latency.
+async fn round(callers: Vec<Caller>, calls: usize, first_id: u64) -> (Vec<Caller>, Vec<Duration>) {
+    let tasks: Vec<_> = callers
+        .into_iter()
+        .enumerate()
+        .map(|(n, mut caller)| {
+            tokio::spawn(async move {
+                let mut took = Vec::with_capacity(calls);
+                for call in 0..calls {
+                    took.push(caller.call(first_id + (n * calls + call) as u64).await);
+                }
+                (caller, took)
+            })
+        })
+        .collect();
+    let mut callers = Vec::new();
+    let mut all = Vec::new();
+    for task in tasks {
+        let (caller, took) = task.await.expect("client");
+        callers.push(caller);
+        all.extend(took);
+    }
+    (callers, all)
+}
+
+/// One variant: its clients, sequential (one) and concurrent
+/// ([`IN_FLIGHT`]), and the latencies measured.
+struct Variant {
+    name: &'static str,
+    sequential: Option<Vec<Caller>>,
+    concurrent: Option<Vec<Caller>>,
+    sequential_took: Vec<Duration>,
+    concurrent_took: Vec<Duration>,
+}
+
+impl Variant {
+    fn new(name: &'static str, sequential: Caller, concurrent: Vec<Caller>) -> Self {
+        Self {
+            name,
+            sequential: Some(vec![sequential]),
+            concurrent: Some(concurrent),
+            sequential_took: Vec::new(),
+            concurrent_took: Vec::new(),
+        }
+    }
+}
+
+/// The `q`-quantile of `sorted` (nearest rank).
+fn quantile(sorted: &[Duration], q: f64) -> Duration {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// The variants of the stateless path: in-memory scopes, and Redis scopes
+/// when `AI_TOOLS_REDIS_URL` is set.
+#[cfg(not(ai_tools_bench_before_stateless))]
+async fn stateless_variants(
+    grpc: SocketAddr,
+) -> (Vec<Variant>, Option<Arc<ai_tools::store::RedisStore>>) {
+    // This run's principals are its own (a Redis may hold an earlier run's).
+    let run = format!(
+        "bench-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis())
+    );
+    let run = run.as_str();
+    let mut variants = Vec::new();
+    let mut kept = None;
+    let memory = serve_mcp(stateless_server(grpc)).await;
+    variants.push(stateless_variant("stateless-memory", memory, run).await);
+    match std::env::var("AI_TOOLS_REDIS_URL") {
+        Err(_) => println!(
+            "mcp stateless: stateless-redis skipped: AI_TOOLS_REDIS_URL is not set (e.g. redis://127.0.0.1:6399)"
+        ),
+        Ok(url) => match ai_tools::store::RedisStore::connect(&url).await {
+            Err(e) => println!("mcp stateless: stateless-redis skipped: {url}: {e}"),
+            Ok(store) => {
+                let store = Arc::new(store);
+                kept = Some(store.clone());
+                let sessions = Sessions::new((), Duration::from_secs(30 * 60)).with_store(store);
+                let redis =
+                    serve_mcp(stateless_server(grpc).with_sessions(Arc::new(sessions))).await;
+                variants.push(stateless_variant("stateless-redis", redis, run).await);
+            }
+        },
+    }
+    (variants, kept)
+}
+
+#[cfg(not(ai_tools_bench_before_stateless))]
+async fn stateless_variant(name: &'static str, addr: SocketAddr, run: &str) -> Variant {
+    let sequential = Caller::stateless(addr, &format!("{run}-solo")).await;
+    let mut concurrent = Vec::with_capacity(IN_FLIGHT);
+    for n in 0..IN_FLIGHT {
+        concurrent.push(Caller::stateless(addr, &format!("{run}-{n}")).await);
+    }
+    Variant::new(name, sequential, concurrent)
+}
+
+/// Memory per idle scope through the gateway: one `links_list` for each of
+/// `scopes` new principals, less `scopes` calls of principals the server
+/// already knows (the same work but the new scopes).
+#[cfg(not(ai_tools_bench_before_stateless))]
+async fn scopes_through_gateway(grpc: SocketAddr, scopes: usize) -> (Usage, Usage, Usage) {
+    let addr = serve_mcp(stateless_server(grpc)).await;
+    let mut client = Client::connect(addr).await;
+    let known: Vec<String> = (0..IN_FLIGHT)
+        .map(|n| stateless_headers(&format!("known-{n}")))
+        .collect();
+    // Headers built before counting, as the known ones are: two passes of
+    // `scopes` new principals each.
+    let fresh: Vec<String> = (0..2 * scopes)
+        .map(|n| stateless_headers(&format!("fresh-{n}")))
+        .collect();
+    let bodies: Vec<String> = (0..scopes as u64).map(|n| list(n + 1, true)).collect();
+    // Warm up: the known scopes made, the connection's buffers grown.
+    for (n, headers) in known.iter().cycle().take(4 * IN_FLIGHT).enumerate() {
+        let (status, _) = client.post(headers, &bodies[n % scopes]).await;
+        client.check_listed(status);
+    }
+    let settle = || tokio::time::sleep(Duration::from_millis(50));
+    let mut none = Usage::default();
+    let mut new = Usage::default();
+    // Twice each, alternating: the second of each is the one kept (the
+    // first may still grow a buffer the second finds grown).
+    for pass in 0..2 {
+        none = counted(async {
+            for (n, body) in bodies.iter().enumerate() {
+                let (status, _) = client.post(&known[n % known.len()], body).await;
+                client.check_listed(status);
+            }
+            settle().await;
+        })
+        .await;
+        new = counted(async {
+            for (n, body) in bodies.iter().enumerate() {
+                let (status, _) = client.post(&fresh[pass * scopes + n], body).await;
+                client.check_listed(status);
+            }
+            settle().await;
+        })
+        .await;
+    }
+    // The same number of direct calls: what the test service itself keeps
+    // per call (it logs every request it receives).
+    let mut direct = Caller::direct(grpc).await;
+    direct.call(0).await;
+    let service = counted(async {
+        for n in 0..scopes {
+            direct.call(n as u64).await;
+        }
+        settle().await;
+    })
+    .await;
+    (new, none, service)
+}
+
+/// Where a sequential call's time goes: per iteration, in an order that
+/// rotates, one each of the direct call, the same tool call through the
+/// toolkit the gateway builds but in process (no MCP, no HTTP), a `ping`
+/// in an MCP session (MCP over HTTP, no tool call), the `tools/call` in a
+/// session, and the stateless one (when built); each on a connection and
+/// server of its own. The p50 of each.
+async fn breakdown(grpc: SocketAddr, iterations: usize, stateless: bool) {
+    let transport =
+        ai_tools::transport::TonicTransport::new(endpoint(grpc).connect().await.expect("connect"));
+    let aliases = Arc::new(ai_tools::AliasManager::new());
+    let toolkit = ai_tools::Toolkit::builder()
+        .alias_manager(aliases.clone())
+        .generated(ai_tools_tests::tools::links::Executor::with_alias_manager(
+            transport, aliases,
+        ))
+        .build()
+        .expect("toolkit");
+    let mut direct = Caller::direct(grpc).await;
+    let mut session = Caller::handshake(serve_mcp(mcp_server(grpc)).await).await;
+    let mut pinger = Caller::handshake(serve_mcp(mcp_server(grpc)).await).await;
+    #[cfg(not(ai_tools_bench_before_stateless))]
+    let mut sessionless = if stateless {
+        Some(Caller::stateless(serve_mcp(stateless_server(grpc)).await, "breakdown").await)
+    } else {
+        None
+    };
+    #[cfg(ai_tools_bench_before_stateless)]
+    let mut sessionless: Option<Caller> = {
+        let _ = stateless;
+        None
+    };
+    let names = [
+        "direct",
+        "toolkit.execute in process",
+        "handshake ping",
+        "handshake tools/call",
+        "stateless tools/call",
+    ];
+    let kinds = if sessionless.is_some() { 5 } else { 4 };
+    let mut took: Vec<Vec<Duration>> = vec![Vec::with_capacity(iterations); kinds];
+    // The first tenth warms up and is not kept.
+    let warm = iterations / 10;
+    for i in 0..warm + iterations {
+        for k in 0..kinds {
+            let kind = (i + k) % kinds;
+            let id = (i * kinds + k + 10) as u64;
+            let latency = match kind {
+                0 => direct.call(id).await,
+                1 => {
+                    let started = Instant::now();
+                    let result = toolkit.execute("links_list", "{}").await;
+                    let latency = started.elapsed();
+                    assert!(!result.is_error, "{}", result.output);
+                    latency
+                }
+                2 => {
+                    let Caller::Mcp {
+                        client, headers, ..
+                    } = &mut pinger
+                    else {
+                        unreachable!("a session")
+                    };
+                    let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+                    let started = Instant::now();
+                    let (status, _) = client.post(headers, &body).await;
+                    let latency = started.elapsed();
+                    assert!(
+                        status == 200 && client.body().contains(r#""result":{}"#),
+                        "{status} {}",
+                        client.body()
+                    );
+                    latency
+                }
+                3 => session.call(id).await,
+                _ => sessionless.as_mut().expect("stateless").call(id).await,
+            };
+            if i >= warm {
+                took[kind].push(latency);
+            }
+        }
+    }
+    let mut direct_p50 = Duration::ZERO;
+    for (kind, latencies) in took.iter_mut().enumerate() {
+        latencies.sort();
+        let p50 = quantile(latencies, 0.50);
+        if kind == 0 {
+            direct_p50 = p50;
+        }
+        println!(
+            "mcp stateless: where the time goes, sequential, {iterations} each, interleaved: {}: p50 {:.0} us ({:.2} x direct)",
+            names[kind],
+            us(p50),
+            us(p50) / us(direct_p50)
+        );
+    }
+}
+
+fn main() {
+    let quick = quick_mode();
+    let handshake_only =
+        cfg!(ai_tools_bench_before_stateless) || std::env::args().any(|a| a == "handshake");
+    let (rounds, sequential_calls, concurrent_calls, scopes) = if quick {
+        (1, 1, 1, 100)
+    } else {
+        (60, 50, 5, SCOPES)
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async {
+        // What a scope holds, before any server runs (nothing else allocates).
+        if !handshake_only {
+            for aliases in [ALIASES_PER_SCOPE, 0] {
+                report(
+                    &format!("Sessions, {scopes} idle scopes x {aliases} aliases (no store)"),
+                    scopes,
+                    "scope",
+                    scopes_in_sessions(scopes, aliases).await,
+                );
+            }
+        }
+
+        let grpc = serve_grpc(LinksBackend::with_links(LINKS)).await;
+        let mut variants = Vec::new();
+        {
+            let sequential = Caller::direct(grpc).await;
+            let mut concurrent = Vec::with_capacity(IN_FLIGHT);
+            for _ in 0..IN_FLIGHT {
+                concurrent.push(Caller::direct(grpc).await);
+            }
+            variants.push(Variant::new("direct", sequential, concurrent));
+        }
+        {
+            let addr = serve_mcp(mcp_server(grpc)).await;
+            let sequential = Caller::handshake(addr).await;
+            let mut concurrent = Vec::with_capacity(IN_FLIGHT);
+            for _ in 0..IN_FLIGHT {
+                concurrent.push(Caller::handshake(addr).await);
+            }
+            variants.push(Variant::new("handshake", sequential, concurrent));
+        }
+        #[cfg_attr(ai_tools_bench_before_stateless, allow(unused_mut))]
+        let mut redis: Option<Arc<ai_tools::store::RedisStore>> = None;
+        #[cfg(not(ai_tools_bench_before_stateless))]
+        if !handshake_only {
+            let (stateless, store) = stateless_variants(grpc).await;
+            variants.extend(stateless);
+            redis = store;
+        }
+
+        // Warm up: every connection used, every scope and toolkit made.
+        let mut next_id = 10;
+        for variant in &mut variants {
+            for _ in 0..2 {
+                let (back, _) = round(variant.sequential.take().expect("clients"), 2, next_id).await;
+                variant.sequential = Some(back);
+                let (back, _) = round(variant.concurrent.take().expect("clients"), 2, next_id).await;
+                variant.concurrent = Some(back);
+                next_id += 1_000;
+            }
+        }
+
+        let round_trips = redis.as_ref().map(|store| store.round_trips());
+        let started = Instant::now();
+        let count = variants.len();
+        for r in 0..rounds {
+            // Rotate which goes first, so none always meets a warmer machine.
+            for k in 0..count {
+                let variant = &mut variants[(r + k) % count];
+                let (back, took) = round(
+                    variant.sequential.take().expect("clients"),
+                    sequential_calls,
+                    next_id,
+                )
+                .await;
+                variant.sequential = Some(back);
+                variant.sequential_took.extend(took);
+                next_id += 1_000;
+            }
+            for k in 0..count {
+                let variant = &mut variants[(r + k) % count];
+                let (back, took) = round(
+                    variant.concurrent.take().expect("clients"),
+                    concurrent_calls,
+                    next_id,
+                )
+                .await;
+                variant.concurrent = Some(back);
+                variant.concurrent_took.extend(took);
+                next_id += 1_000_000;
+            }
+        }
+        let elapsed = started.elapsed();
+
+        println!(
+            "mcp stateless: {rounds} rounds, alternating; per round {sequential_calls} sequential calls and {IN_FLIGHT} x {concurrent_calls} in flight per variant; {:.1} s",
+            elapsed.as_secs_f64()
+        );
+        println!(
+            "mcp stateless: | variant | mode | calls | p50 (us) | p99 (us) | p50 / direct | p99 / direct | added p50 / direct |"
+        );
+        println!("mcp stateless: |---|---|---:|---:|---:|---:|---:|---:|");
+        for (mode, sequential) in [("sequential", true), ("64 in flight", false)] {
+            let mut direct = (Duration::ZERO, Duration::ZERO);
+            for variant in &mut variants {
+                let took = if sequential {
+                    &mut variant.sequential_took
+                } else {
+                    &mut variant.concurrent_took
+                };
+                took.sort();
+                let (p50, p99) = (quantile(took, 0.50), quantile(took, 0.99));
+                if variant.name == "direct" {
+                    direct = (p50, p99);
+                }
+                let ratio = us(p50) / us(direct.0);
+                println!(
+                    "mcp stateless: | {} | {mode} | {} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} |",
+                    variant.name,
+                    took.len(),
+                    us(p50),
+                    us(p99),
+                    ratio,
+                    us(p99) / us(direct.1),
+                    ratio - 1.0
+                );
+            }
+        }
+
+        if let (Some(store), Some(before), Some(variant)) = (
+            &redis,
+            round_trips,
+            variants.iter().find(|v| v.name == "stateless-redis"),
+        ) {
+            let calls = variant.sequential_took.len() + variant.concurrent_took.len();
+            println!(
+                "mcp stateless: stateless-redis: {:.2} Redis round trips per call",
+                (store.round_trips() - before) as f64 / calls as f64
+            );
+        }
+
+        breakdown(grpc, if quick { 1 } else { 2_000 }, !handshake_only).await;
+
+        #[cfg(not(ai_tools_bench_before_stateless))]
+        if !handshake_only {
+            let (new, none, service) = scopes_through_gateway(grpc, scopes).await;
+            let scoped = Usage {
+                requested: new.requested - none.requested,
+                chunks: new.chunks - none.chunks,
+                allocations: new.allocations - none.allocations,
+                rss: new.rss - none.rss,
+            };
+            report(
+                &format!(
+                    "gateway, {scopes} new principals x 1 links_list ({ALIASES_PER_SCOPE} aliases) less {scopes} calls of known ones"
+                ),
+                scopes,
+                "scope",
+                scoped,
+            );
+            report(
+                &format!("gateway, what {scopes} calls of known principals left"),
+                scopes,
+                "call",
+                none,
+            );
+            report(
+                &format!("direct, what {scopes} calls left (the test service logs every request)"),
+                scopes,
+                "call",
+                service,
+            );
+        }
+    });
+}
