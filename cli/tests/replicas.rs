@@ -58,11 +58,18 @@ fn stateless_call(addr: &str, principal: &str, tool: &str, arguments: Value) -> 
     );
     let response = post(addr, &headers, &body.to_string());
     assert_eq!(status(&response), "200", "{response}");
-    // An event stream: the JSON-RPC answer is the `data:` line that has an id.
-    response
-        .lines()
-        .filter_map(|line| line.strip_prefix("data: "))
-        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+    // A JSON body, or an event stream whose `data:` line with an id is the
+    // JSON-RPC answer.
+    let body = response.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    serde_json::from_str::<Value>(body.trim())
+        .ok()
+        .into_iter()
+        .chain(
+            response
+                .lines()
+                .filter_map(|line| line.strip_prefix("data: "))
+                .filter_map(|data| serde_json::from_str::<Value>(data).ok()),
+        )
         .find(|message| message.get("id").is_some())
         .unwrap_or_else(|| panic!("no answer in {response}"))
 }

@@ -73,6 +73,10 @@ const NO_RECORD: u32 = u32::MAX;
 /// The prefix of a record that expired or was evicted.
 const DEAD: u16 = u16::MAX;
 
+/// Up to this many records a table grows [`SMALL_TABLE_STEP`] at a time.
+const SMALL_TABLE: usize = 64;
+const SMALL_TABLE_STEP: usize = 4;
+
 /// A point an [`AliasTable`] can return to (see [`AliasTable::rollback`]).
 pub(crate) struct Checkpoint {
     records: usize,
@@ -546,6 +550,12 @@ impl AliasTable {
         let prefix_id = u16::try_from(prefix).unwrap_or(DEAD - 1);
         let used = self.now();
         self.seq = self.seq.saturating_add(1);
+        // Most namespaces hold a few aliases: grow a small table a few
+        // records at a time rather than doubling it (16 slots for 9
+        // aliases), so an idle one costs what it holds.
+        if self.records.len() == self.records.capacity() && self.records.len() < SMALL_TABLE {
+            self.records.reserve_exact(SMALL_TABLE_STEP);
+        }
         self.records.push(Record {
             uuid,
             number,
