@@ -23,11 +23,10 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use ai_tools::mcp::McpServer;
-use ai_tools_benches::quick_mode;
-use ai_tools_tests::pb::links_service_server::LinksServiceServer;
+use ai_tools_benches::http::Client;
+use ai_tools_benches::loopback::{serve_grpc, serve_mcp};
+use ai_tools_benches::{quantile, quick_mode};
 use ai_tools_tests::{LinksBackend, links_mcp_server};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 
 /// MCP sessions.
 const SESSIONS: usize = 20;
@@ -45,21 +44,6 @@ fn list(id: u64) -> String {
     format!(
         r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"links_list","arguments":{{}}}}}}"#
     )
-}
-
-/// Serves the links service on loopback (`TCP_NODELAY`, as the executor
-/// bench does).
-async fn serve_grpc(backend: LinksBackend) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-    let server = tonic::transport::Server::builder().add_service(LinksServiceServer::new(backend));
-    tokio::spawn(async move {
-        let _ = server.serve_with_incoming(incoming).await;
-    });
-    addr
 }
 
 /// The links tools over MCP, calling `grpc`.
@@ -88,135 +72,37 @@ fn lifted(server: McpServer) -> McpServer {
         .with_cancel_on_disconnect(false)
 }
 
-async fn serve_mcp(server: McpServer) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(server.serve_http_until(listener, std::future::pending()));
-    addr
-}
-
-/// One keep-alive HTTP/1.1 connection to `/mcp`.
-struct Client {
-    stream: BufReader<TcpStream>,
-    line: String,
-    body: Vec<u8>,
-}
-
-/// What one request got: its status, session header and body.
-struct Answer {
-    status: u16,
-    session: Option<String>,
-    body: String,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr) -> Self {
-        let stream = TcpStream::connect(addr).await.expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        Self {
-            stream: BufReader::new(stream),
-            line: String::new(),
-            body: Vec::new(),
-        }
+/// The header lines of every request: the forwarded `authorization`, and
+/// the session's id once there is one.
+fn headers(session: Option<&str>) -> String {
+    let mut headers = String::from("Authorization: Bearer load-test\r\n");
+    if let Some(id) = session {
+        headers.push_str("Mcp-Session-Id: ");
+        headers.push_str(id);
+        headers.push_str("\r\n");
     }
-
-    /// Sends `body` and reads the whole response (an event stream is read
-    /// to its end).
-    async fn post(&mut self, session: Option<&str>, body: &str) -> Answer {
-        let mut request = format!(
-            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
-             Content-Type: application/json\r\nAuthorization: Bearer load-test\r\nContent-Length: {}\r\n",
-            body.len()
-        );
-        if let Some(id) = session {
-            request.push_str("Mcp-Session-Id: ");
-            request.push_str(id);
-            request.push_str("\r\n");
-        }
-        request.push_str("\r\n");
-        request.push_str(body);
-        self.stream
-            .get_mut()
-            .write_all(request.as_bytes())
-            .await
-            .expect("sent");
-        self.line.clear();
-        self.stream.read_line(&mut self.line).await.expect("status");
-        let status = self
-            .line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .expect("a status line");
-        let (mut chunked, mut length, mut session) = (false, None, None);
-        loop {
-            self.line.clear();
-            self.stream.read_line(&mut self.line).await.expect("header");
-            let line = self.line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            let (name, value) = line.split_once(':').expect("a header");
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = value.contains("chunked");
-            } else if name.eq_ignore_ascii_case("content-length") {
-                length = value.parse::<usize>().ok();
-            } else if name.eq_ignore_ascii_case("mcp-session-id") {
-                session = Some(value.to_owned());
-            }
-        }
-        self.body.clear();
-        if chunked {
-            loop {
-                self.line.clear();
-                self.stream.read_line(&mut self.line).await.expect("chunk");
-                let size = usize::from_str_radix(self.line.trim(), 16).expect("a chunk size");
-                let start = self.body.len();
-                self.body.resize(start + size, 0);
-                self.stream
-                    .read_exact(&mut self.body[start..])
-                    .await
-                    .expect("chunk");
-                self.line.clear();
-                self.stream.read_line(&mut self.line).await.expect("crlf");
-                if size == 0 {
-                    break;
-                }
-            }
-        } else if let Some(length) = length {
-            self.body.resize(length, 0);
-            self.stream.read_exact(&mut self.body).await.expect("body");
-        }
-        Answer {
-            status,
-            session,
-            body: String::from_utf8_lossy(&self.body).into_owned(),
-        }
-    }
+    headers
 }
 
 /// A new initialized session on `addr`; its id.
 async fn session(addr: SocketAddr) -> String {
     let mut client = Client::connect(addr).await;
-    let init = client.post(None, INITIALIZE).await;
-    assert_eq!(init.status, 200, "{}", init.body);
-    let id = init.session.expect("a session id");
-    let note = client.post(Some(&id), INITIALIZED).await;
-    assert_eq!(note.status, 202, "{}", note.body);
+    let (status, session) = client.post(&headers(None), INITIALIZE).await;
+    assert_eq!(status, 200, "{}", client.body());
+    let id = session.expect("a session id");
+    let (status, _) = client.post(&headers(Some(&id)), INITIALIZED).await;
+    assert_eq!(status, 202, "{}", client.body());
     id
 }
 
 /// [`IN_FLIGHT`] clients of `addr`, each on its own keep-alive
-/// connection in one of `sessions`, in turn.
+/// connection in one of `sessions`, in turn; each with its header lines.
 async fn clients(addr: SocketAddr, sessions: &[String]) -> Vec<(Client, String)> {
     let mut clients = Vec::with_capacity(IN_FLIGHT);
     for n in 0..IN_FLIGHT {
         clients.push((
             Client::connect(addr).await,
-            sessions[n % sessions.len()].clone(),
+            headers(Some(&sessions[n % sessions.len()])),
         ));
     }
     clients
@@ -232,23 +118,22 @@ async fn round(
     let tasks: Vec<_> = clients
         .into_iter()
         .enumerate()
-        .map(|(n, (mut client, session))| {
+        .map(|(n, (mut client, headers))| {
             tokio::spawn(async move {
                 let mut took = Vec::with_capacity(calls);
                 for call in 0..calls {
                     let body = list(first_id + (n * calls + call) as u64);
                     let started = Instant::now();
-                    let answer = client.post(Some(&session), &body).await;
+                    let (status, _) = client.post(&headers, &body).await;
                     took.push(started.elapsed());
-                    assert_eq!(answer.status, 200, "{}", answer.body);
+                    let answer = client.body();
+                    assert_eq!(status, 200, "{answer}");
                     assert!(
-                        answer.body.contains(r#""isError":false"#)
-                            && answer.body.contains("link-1"),
-                        "{}",
-                        answer.body
+                        answer.contains(r#""isError":false"#) && answer.contains("link-1"),
+                        "{answer}"
                     );
                 }
-                ((client, session), took)
+                ((client, headers), took)
             })
         })
         .collect();
@@ -262,12 +147,6 @@ async fn round(
     (clients, all)
 }
 
-/// The `q`-quantile of `sorted` (nearest rank).
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -275,11 +154,7 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     let quick = quick_mode();
     let (rounds, calls) = if quick { (1, 1) } else { (40, 6) };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = ai_tools_benches::runtime();
     rt.block_on(async {
         let grpc = serve_grpc(LinksBackend::with_links(LINKS)).await;
         let defaults = serve_mcp(mcp_server(grpc)).await;

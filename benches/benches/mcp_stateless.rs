@@ -49,21 +49,19 @@
 //! `RUSTFLAGS="--cfg ai_tools_bench_before_stateless"`, which leaves out
 //! what that commit lacks.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ai_tools::Sessions;
 use ai_tools::mcp::McpServer;
-use ai_tools_benches::{quick_mode, ready, uuid};
+use ai_tools_benches::alloc::{Counting, Usage, counted};
+use ai_tools_benches::http::Client;
+use ai_tools_benches::loopback::{serve_grpc, serve_mcp};
+use ai_tools_benches::{quantile, quick_mode, register_links_and_themes};
 use ai_tools_tests::pb::ListLinksRequest;
 use ai_tools_tests::pb::links_service_client::LinksServiceClient;
-use ai_tools_tests::pb::links_service_server::LinksServiceServer;
 use ai_tools_tests::{LinksBackend, links_mcp_server};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpStream;
 use tonic::transport::Channel;
 
 /// Clients in flight at once in the concurrent runs.
@@ -81,109 +79,15 @@ const SCOPES: usize = 2_000;
 const ALIASES_PER_SCOPE: u64 = 10;
 
 // ---------------------------------------------------------------------------
-// A counting allocator, on only while a memory measurement runs (so the
-// latency runs pay one relaxed load per allocation, nothing else).
-
-struct Counting;
-
-static COUNTING: AtomicBool = AtomicBool::new(false);
-static REQUESTED: AtomicIsize = AtomicIsize::new(0);
-static CHUNKS: AtomicIsize = AtomicIsize::new(0);
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-/// The bytes a glibc-style malloc hands out for `size` (16-byte granules,
-/// an 8-byte header, 32 at least), as `memory.rs` counts them.
-fn chunk(size: usize) -> isize {
-    ((size + 8).div_ceil(16) * 16).max(32) as isize
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counters are only statistics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            REQUESTED.fetch_add(layout.size() as isize, Ordering::Relaxed);
-            CHUNKS.fetch_add(chunk(layout.size()), Ordering::Relaxed);
-            LIVE.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's layout is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if COUNTING.load(Ordering::Relaxed) {
-            REQUESTED.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-            CHUNKS.fetch_sub(chunk(layout.size()), Ordering::Relaxed);
-            LIVE.fetch_sub(1, Ordering::Relaxed);
-        }
-        // SAFETY: `ptr` was allocated by `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.load(Ordering::Relaxed) {
-            REQUESTED.fetch_add(
-                new_size as isize - layout.size() as isize,
-                Ordering::Relaxed,
-            );
-            CHUNKS.fetch_add(chunk(new_size) - chunk(layout.size()), Ordering::Relaxed);
-        }
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+// The counting allocator (`ai_tools_benches::alloc`), on only while a memory
+// measurement runs (so the latency runs pay one relaxed load per
+// allocation, nothing else).
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// What the process allocated while counting was on.
-#[derive(Clone, Copy, Default)]
-struct Usage {
-    requested: isize,
-    chunks: isize,
-    allocations: isize,
-    rss: isize,
-}
-
-fn rss_bytes() -> isize {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<isize>().ok())
-        })
-        .map_or(0, |pages| pages * 4096)
-}
-
-/// Runs `f` with counting on; what stayed allocated when it returned.
-async fn counted<F: Future<Output = ()>>(f: F) -> Usage {
-    let (requested, chunks, live) = (
-        REQUESTED.load(Ordering::Relaxed),
-        CHUNKS.load(Ordering::Relaxed),
-        LIVE.load(Ordering::Relaxed),
-    );
-    let rss = rss_bytes();
-    COUNTING.store(true, Ordering::SeqCst);
-    f.await;
-    COUNTING.store(false, Ordering::SeqCst);
-    Usage {
-        requested: REQUESTED.load(Ordering::Relaxed) - requested,
-        chunks: CHUNKS.load(Ordering::Relaxed) - chunks,
-        allocations: LIVE.load(Ordering::Relaxed) - live,
-        rss: rss_bytes() - rss,
-    }
-}
+static GLOBAL: Counting = Counting::WHEN_ON;
 
 fn report(what: &str, per: usize, unit: &str, u: Usage) {
-    let per = per as f64;
-    println!(
-        "mcp stateless memory: {what}: {:.0} B requested, {:.0} B malloc chunks, {:.1} allocations, {:.0} B RSS per {unit}",
-        u.requested as f64 / per,
-        u.chunks as f64 / per,
-        u.allocations as f64 / per,
-        u.rss as f64 / per
-    );
+    ai_tools_benches::alloc::report("mcp stateless memory", what, per, unit, u);
 }
 
 /// A stateless scope's key as the server makes it for a header value:
@@ -199,11 +103,7 @@ async fn scopes_in_sessions(scopes: usize, aliases_per_scope: u64) -> Usage {
     let usage = counted(async {
         for n in 0..scopes {
             let aliases = sessions.alias_manager(&scope_key(n));
-            for k in 0..aliases_per_scope {
-                let id = uuid(n as u64 * 100 + k);
-                ready(aliases.register(if k % 2 == 0 { "link" } else { "theme" }, &id))
-                    .expect("register");
-            }
+            register_links_and_themes(&aliases, n as u64 * 100, aliases_per_scope);
         }
     })
     .await;
@@ -214,21 +114,6 @@ async fn scopes_in_sessions(scopes: usize, aliases_per_scope: u64) -> Usage {
 
 // ---------------------------------------------------------------------------
 // Servers.
-
-/// Serves the links service on loopback (`TCP_NODELAY`, as the executor
-/// bench does).
-async fn serve_grpc(backend: LinksBackend) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
-    let server = tonic::transport::Server::builder().add_service(LinksServiceServer::new(backend));
-    tokio::spawn(async move {
-        let _ = server.serve_with_incoming(incoming).await;
-    });
-    addr
-}
 
 fn endpoint(grpc: SocketAddr) -> tonic::transport::Endpoint {
     tonic::transport::Endpoint::from_shared(format!("http://{grpc}"))
@@ -249,15 +134,6 @@ fn stateless_server(grpc: SocketAddr) -> McpServer {
     mcp_server(grpc)
         .with_alias_scope_header(SCOPE_HEADER)
         .expect("a scope header")
-}
-
-async fn serve_mcp(server: McpServer) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    tokio::spawn(server.serve_http_until(listener, std::future::pending()));
-    addr
 }
 
 // ---------------------------------------------------------------------------
@@ -288,107 +164,13 @@ fn stateless_headers(principal: &str) -> String {
     )
 }
 
-/// One keep-alive HTTP/1.1 connection to `/mcp`.
-struct Client {
-    stream: BufReader<TcpStream>,
-    line: String,
-    request: Vec<u8>,
-    body: Vec<u8>,
-}
-
-impl Client {
-    async fn connect(addr: SocketAddr) -> Self {
-        let stream = TcpStream::connect(addr).await.expect("connect");
-        stream.set_nodelay(true).expect("nodelay");
-        Self {
-            stream: BufReader::new(stream),
-            line: String::new(),
-            request: Vec::new(),
-            body: Vec::new(),
-        }
-    }
-
-    /// Sends `body` with the `extra` header lines (each ending in CRLF)
-    /// and reads the whole response (an event stream to its end) into
-    /// `self.body`; its status and `Mcp-Session-Id`.
-    async fn post(&mut self, extra: &str, body: &str) -> (u16, Option<String>) {
-        self.request.clear();
-        self.request.extend_from_slice(
-            format!(
-                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
-                 Content-Type: application/json\r\nContent-Length: {}\r\n{extra}\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        );
-        self.stream
-            .get_mut()
-            .write_all(&self.request)
-            .await
-            .expect("sent");
-        self.line.clear();
-        self.stream.read_line(&mut self.line).await.expect("status");
-        let status = self
-            .line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .expect("a status line");
-        let (mut chunked, mut length, mut session) = (false, None, None);
-        loop {
-            self.line.clear();
-            self.stream.read_line(&mut self.line).await.expect("header");
-            let line = self.line.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            let (name, value) = line.split_once(':').expect("a header");
-            let value = value.trim();
-            if name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = value.contains("chunked");
-            } else if name.eq_ignore_ascii_case("content-length") {
-                length = value.parse::<usize>().ok();
-            } else if name.eq_ignore_ascii_case("mcp-session-id") {
-                session = Some(value.to_owned());
-            }
-        }
-        self.body.clear();
-        if chunked {
-            loop {
-                self.line.clear();
-                self.stream.read_line(&mut self.line).await.expect("chunk");
-                let size = usize::from_str_radix(self.line.trim(), 16).expect("a chunk size");
-                let start = self.body.len();
-                self.body.resize(start + size, 0);
-                self.stream
-                    .read_exact(&mut self.body[start..])
-                    .await
-                    .expect("chunk");
-                self.line.clear();
-                self.stream.read_line(&mut self.line).await.expect("crlf");
-                if size == 0 {
-                    break;
-                }
-            }
-        } else if let Some(length) = length {
-            self.body.resize(length, 0);
-            self.stream.read_exact(&mut self.body).await.expect("body");
-        }
-        (status, session)
-    }
-
-    fn body(&self) -> std::borrow::Cow<'_, str> {
-        String::from_utf8_lossy(&self.body)
-    }
-
-    /// Panics unless the last answer was a successful `links_list`.
-    fn check_listed(&self, status: u16) {
-        let body = self.body();
-        assert!(
-            status == 200 && body.contains(r#""isError":false"#) && body.contains("link-1"),
-            "{status} {body}"
-        );
-    }
+/// Panics unless the last answer on `client` was a successful `links_list`.
+fn check_listed(client: &Client, status: u16) {
+    let body = client.body();
+    assert!(
+        status == 200 && body.contains(r#""isError":false"#) && body.contains("link-1"),
+        "{status} {body}"
+    );
 }
 
 /// One client of one variant, with its own connection and its own session
@@ -457,7 +239,7 @@ impl Caller {
                 let started = Instant::now();
                 let (status, _) = client.post(headers, &body).await;
                 let took = started.elapsed();
-                client.check_listed(status);
+                check_listed(client, status);
                 took
             }
         }
@@ -510,12 +292,6 @@ impl Variant {
             concurrent_took: Vec::new(),
         }
     }
-}
-
-/// The `q`-quantile of `sorted` (nearest rank).
-fn quantile(sorted: &[Duration], q: f64) -> Duration {
-    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 fn us(d: Duration) -> f64 {
@@ -589,7 +365,7 @@ async fn scopes_through_gateway(grpc: SocketAddr, scopes: usize) -> (Usage, Usag
     // Warm up: the known scopes made, the connection's buffers grown.
     for (n, headers) in known.iter().cycle().take(4 * IN_FLIGHT).enumerate() {
         let (status, _) = client.post(headers, &bodies[n % scopes]).await;
-        client.check_listed(status);
+        check_listed(&client, status);
     }
     let settle = || tokio::time::sleep(Duration::from_millis(50));
     let mut none = Usage::default();
@@ -600,7 +376,7 @@ async fn scopes_through_gateway(grpc: SocketAddr, scopes: usize) -> (Usage, Usag
         none = counted(async {
             for (n, body) in bodies.iter().enumerate() {
                 let (status, _) = client.post(&known[n % known.len()], body).await;
-                client.check_listed(status);
+                check_listed(&client, status);
             }
             settle().await;
         })
@@ -608,7 +384,7 @@ async fn scopes_through_gateway(grpc: SocketAddr, scopes: usize) -> (Usage, Usag
         new = counted(async {
             for (n, body) in bodies.iter().enumerate() {
                 let (status, _) = client.post(&fresh[pass * scopes + n], body).await;
-                client.check_listed(status);
+                check_listed(&client, status);
             }
             settle().await;
         })
@@ -734,11 +510,7 @@ fn main() {
     } else {
         (60, 50, 5, SCOPES)
     };
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = ai_tools_benches::runtime();
     rt.block_on(async {
         // What a scope holds, before any server runs (nothing else allocates).
         if !handshake_only {
@@ -876,12 +648,7 @@ fn main() {
         #[cfg(not(ai_tools_bench_before_stateless))]
         if !handshake_only {
             let (new, none, service) = scopes_through_gateway(grpc, scopes).await;
-            let scoped = Usage {
-                requested: new.requested - none.requested,
-                chunks: new.chunks - none.chunks,
-                allocations: new.allocations - none.allocations,
-                rss: new.rss - none.rss,
-            };
+            let scoped = new - none;
             report(
                 &format!(
                     "gateway, {scopes} new principals x 1 links_list ({ALIASES_PER_SCOPE} aliases) less {scopes} calls of known ones"

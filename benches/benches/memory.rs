@@ -5,105 +5,20 @@
 //! Two figures per measurement: the bytes asked for, and the bytes a
 //! glibc-style malloc hands out for them (each chunk rounded up to 16 bytes
 //! with an 8-byte header, 32 at least), which is what the process's RSS pays.
-//! Resident memory is read from `/proc/self/statm` as a cross-check.
+//! Resident memory is read from `/proc/self/statm` as a cross-check. (The
+//! allocator is `ai_tools_benches::alloc::Counting`, here counting always.)
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::{Duration, Instant};
 
 use ai_tools::{AliasManager, Sessions};
-use ai_tools_benches::{quick_mode, ready, uuid};
-
-struct Counting;
-
-static REQUESTED: AtomicIsize = AtomicIsize::new(0);
-static CHUNKS: AtomicIsize = AtomicIsize::new(0);
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-fn chunk(size: usize) -> isize {
-    ((size + 8).div_ceil(16) * 16).max(32) as isize
-}
-
-// SAFETY: every call is forwarded unchanged to the system allocator; the
-// counters are only statistics.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        REQUESTED.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        CHUNKS.fetch_add(chunk(layout.size()), Ordering::Relaxed);
-        LIVE.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's layout is passed on as is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        REQUESTED.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        CHUNKS.fetch_sub(chunk(layout.size()), Ordering::Relaxed);
-        LIVE.fetch_sub(1, Ordering::Relaxed);
-        // SAFETY: `ptr` was allocated by `System` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        REQUESTED.fetch_add(
-            new_size as isize - layout.size() as isize,
-            Ordering::Relaxed,
-        );
-        CHUNKS.fetch_add(chunk(new_size) - chunk(layout.size()), Ordering::Relaxed);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use ai_tools_benches::alloc::{Counting, Usage, since, usage};
+use ai_tools_benches::{quick_mode, ready, register_links_and_themes, uuid};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-#[derive(Clone, Copy)]
-struct Usage {
-    requested: isize,
-    chunks: isize,
-    allocations: isize,
-    rss: isize,
-}
-
-fn rss_bytes() -> isize {
-    std::fs::read_to_string("/proc/self/statm")
-        .ok()
-        .and_then(|s| {
-            s.split_whitespace()
-                .nth(1)
-                .and_then(|p| p.parse::<isize>().ok())
-        })
-        .map_or(0, |pages| pages * 4096)
-}
-
-fn usage() -> Usage {
-    Usage {
-        requested: REQUESTED.load(Ordering::Relaxed),
-        chunks: CHUNKS.load(Ordering::Relaxed),
-        allocations: LIVE.load(Ordering::Relaxed),
-        rss: rss_bytes(),
-    }
-}
-
-fn since(before: Usage) -> Usage {
-    let now = usage();
-    Usage {
-        requested: now.requested - before.requested,
-        chunks: now.chunks - before.chunks,
-        allocations: now.allocations - before.allocations,
-        rss: now.rss - before.rss,
-    }
-}
+static GLOBAL: Counting = Counting::ALWAYS;
 
 fn report(what: &str, per: usize, unit: &str, u: Usage) {
-    let per = per as f64;
-    println!(
-        "memory: {what}: {:.0} B requested, {:.0} B malloc chunks, {:.1} allocations, {:.0} B RSS per {unit}",
-        u.requested as f64 / per,
-        u.chunks as f64 / per,
-        u.allocations as f64 / per,
-        u.rss as f64 / per
-    );
+    ai_tools_benches::alloc::report("memory", what, per, unit, u);
 }
 
 /// Ids of conversations as an application might key them.
@@ -161,11 +76,7 @@ fn main() {
     let started = Instant::now();
     for n in 0..measured {
         let aliases = sessions.alias_manager(&conversation_id(n));
-        for k in 0..100u64 {
-            let id = uuid(n as u64 * 1000 + k);
-            ready(aliases.register(if k % 2 == 0 { "link" } else { "theme" }, &id))
-                .expect("register");
-        }
+        register_links_and_themes(&aliases, n as u64 * 1000, 100);
     }
     let elapsed = started.elapsed();
     let u = since(before);

@@ -1,12 +1,18 @@
 //! Shared inputs of the ai-tools benchmarks: deterministic UUIDs, JSON
 //! documents of a given size, the generated large proto, the test corpus,
-//! and the `ai_tools!` expansion of the example proto.
+//! and the `ai_tools!` expansion of the example proto; and shared tools:
+//! a counting allocator ([`alloc`]), a raw HTTP/1.1 client ([`http`]) and
+//! the loopback servers of the MCP benches ([`loopback`]).
 //!
 //! The benchmarks themselves live in `benches/`; `BENCHMARKS.md` at the
 //! workspace root holds their results and how to reproduce them.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+pub mod alloc;
+pub mod http;
+pub mod loopback;
 
 /// The `ai_tools!` expansion of the example proto: the typed `Executor` the
 /// executor benchmark measures.
@@ -262,11 +268,36 @@ pub fn corpus_tools(proto: &CorpusProto) -> Result<Vec<ai_tools_schema::ToolSpec
 /// benches register ids through this, without a runtime (nor timing one).
 pub use ai_tools_tests::support::ready;
 
+/// Registers `count` aliases in `aliases`, a link and a theme in turn, of
+/// the ids `uuid(first..first + count)`: what a conversation of links
+/// holds.
+pub fn register_links_and_themes(aliases: &ai_tools::AliasManager, first: u64, count: u64) {
+    for k in 0..count {
+        let id = uuid(first + k);
+        ready(aliases.register(if k % 2 == 0 { "link" } else { "theme" }, &id)).expect("register");
+    }
+}
+
+/// The runtime of the MCP benches: two worker threads, everything enabled.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime")
+}
+
 /// Whether the benchmarks should do as little work as they can: criterion's
 /// test mode (`cargo test --benches` runs a bench binary without `--bench`,
 /// and criterion then runs every benchmark once) or `AI_TOOLS_BENCH_QUICK=1`.
 pub fn quick_mode() -> bool {
     !std::env::args().any(|a| a == "--bench") || std::env::var_os("AI_TOOLS_BENCH_QUICK").is_some()
+}
+
+/// The `q`-quantile of `sorted` (nearest rank).
+pub fn quantile(sorted: &[std::time::Duration], q: f64) -> std::time::Duration {
+    let rank = ((q * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
 }
 
 #[cfg(test)]
