@@ -285,6 +285,28 @@ fn stateless_requests_without_a_configured_scope_header_are_refused_whatever_the
         "the refusal answers the request's id: {response}"
     );
 
+    // A session id with the stateless protocol's header is refused: rmcp
+    // would serve it outside the session while the id named its aliases.
+    let started = support::initialize(&gateway.addr, "");
+    let session = started
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap_or_else(|| panic!("a session id in {started}"))
+        .trim()
+        .to_owned();
+    let mixed = post(
+        &gateway.addr,
+        &format!(
+            "Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n"
+        ),
+        &body.to_string(),
+    );
+    assert_eq!(status(&mixed), "400", "{mixed}");
+    assert!(
+        mixed.contains("stateless and carries no Mcp-Session-Id"),
+        "{mixed}"
+    );
+
     // A scope value is hashed, never spliced into a store key: values with
     // a store's delimiters and hash-tag braces are callers like any other.
     let scoped = start_gateway(&grpc, &["--alias-scope-header", SCOPE_HEADER]);

@@ -1427,8 +1427,10 @@ mod oauth {
         let links = ai_tools_tests::serve(ai_tools_tests::LinksBackend::default())
             .await
             .expect("the links service");
-        let gateway =
-            Gateway::start(&setup.authorization.issuer, links.addr, |oauth, _| oauth).await;
+        let gateway = Gateway::start(&setup.authorization.issuer, links.addr, |oauth, _| {
+            oauth.max_sessions_per_caller(1)
+        })
+        .await;
         let resource = gateway.resource.clone();
         // `claims` makes a later token of the same caller another token.
         let token = |sub: &'static str, client_id: &'static str, claims: &'static str| {
@@ -1524,6 +1526,20 @@ mod oauth {
             .await;
         let in_session = result(&in_session, "alice's session");
         assert_eq!(in_session["isError"], true, "{in_session}");
+
+        // At her cap of one session, alice's stateless calls go on (they
+        // hold no session); another initialize does not.
+        let stateless = oauth::stateless_call(
+            gateway.addr,
+            &alice,
+            "links_update",
+            &json!({"link_id": "link-1", "name": "at the cap"}),
+        )
+        .await;
+        let stateless = result(&stateless, "alice stateless at her session cap");
+        assert_eq!(stateless["isError"], false, "{stateless}");
+        let second = oauth::post(gateway.addr, Some(&alice), None, oauth::INITIALIZE).await;
+        assert_eq!(second.status, 429, "{second:?}");
 
         // Without a token, nothing: the edge asks for one.
         let anonymous = oauth::post(gateway.addr, None, None, &list_links()).await;

@@ -445,4 +445,23 @@ async fn with_an_alias_idle_time_aliases_expire_least_recently_used_first_and_nu
     );
     on_b.fetch(&["link-5"]).await.unwrap();
     assert_eq!(on_b.resolve("link-5").as_deref(), Some(uuids[0].as_str()));
+    // three held and a batch of those three plus one new: evicting one of
+    // the batch would answer with an alias already gone, so it is refused
+    let two_more: Vec<(&str, &str)> = uuids[1..3].iter().map(|u| ("link", u.as_str())).collect();
+    assert_eq!(
+        on_a.register_all(&two_more).await.unwrap(),
+        ["link-6", "link-7"]
+    );
+    let four: Vec<(&str, &str)> = [&uuids[0], &uuids[1], &uuids[2], &uuids[5]]
+        .iter()
+        .map(|u| ("link", u.as_str()))
+        .collect();
+    assert!(matches!(
+        on_a.register_all(&four).await,
+        Err(ai_tools::alias::AliasError::LimitReached { limit: 3 })
+    ));
+    on_b.fetch(&["link-5", "link-6", "link-7"]).await.unwrap();
+    for alias in ["link-5", "link-6", "link-7"] {
+        assert!(on_b.resolve(alias).is_some(), "{alias} was kept");
+    }
 }

@@ -1135,14 +1135,13 @@ impl AliasManager {
         let mut state = self.lock();
         let checkpoint = state.checkpoint();
         let before = state.len();
-        let records_before = checkpoint.records();
         let registered = register(&mut state);
         let mut over_limit = state.len() > before && state.len() > self.limit;
         // A namespace that expires makes room: the least recently used
-        // aliases registered before this batch go.
+        // aliases this batch did not use go (too few refuses the batch).
         if over_limit && registered.is_ok() && self.idle.is_some() && {
             let excess = state.len() - self.limit;
-            state.evict_least_recently_used(excess, records_before)
+            state.evict_least_recently_used(excess, &checkpoint)
         } {
             over_limit = false;
         }
@@ -1549,6 +1548,82 @@ mod tests {
         step(50).await;
         assert!(m.resolve("link-1").is_some(), "used 50 s ago");
         assert_eq!(m.resolve_for_field("link", "link-3"), Resolution::Expired);
+    }
+
+    #[tokio::test]
+    async fn a_batch_the_limit_cannot_hold_is_refused_not_made_of_expired_aliases() {
+        let m = AliasManager::new()
+            .with_limit(3)
+            .with_expiry(std::time::Duration::from_secs(3600));
+        for n in 1..=3 {
+            m.register("link", &uuid(n)).await.unwrap();
+        }
+        // three known and one new in one batch: four distinct ids, one more
+        // than the limit, and evicting one of the batch would answer with
+        // an alias already expired
+        let (u1, u2, u3, u4) = (uuid(1), uuid(2), uuid(3), uuid(4));
+        let batch = [
+            ("link", u1.as_str()),
+            ("link", &u2),
+            ("link", &u3),
+            ("link", &u4),
+        ];
+        assert_eq!(
+            m.register_all(&batch).await,
+            Err(AliasError::LimitReached { limit: 3 })
+        );
+        for alias in ["link-1", "link-2", "link-3"] {
+            assert!(m.resolve(alias).is_some(), "{alias}");
+        }
+        // only canonical spellings name a number
+        assert_eq!(
+            m.resolve_for_field("link", "link-04"),
+            Resolution::UnknownAlias
+        );
+        let store = Arc::new(
+            crate::store::MemoryStore::new(std::time::Duration::from_secs(60))
+                .with_alias_idle(std::time::Duration::from_secs(3600)),
+        );
+        let ids: Vec<(String, String)> = (1..=3).map(|n| ("link".to_owned(), uuid(n))).collect();
+        store.assign("c", &ids, 3).await.unwrap();
+        let mut four = ids.clone();
+        four.push(("link".to_owned(), uuid(4)));
+        assert_eq!(
+            store.assign("c", &four, 3).await,
+            Err(AssignError::LimitReached { limit: 3 })
+        );
+        let held = store
+            .lookup("c", &["link-1".to_owned(), "link-4".to_owned()], &[])
+            .await
+            .unwrap();
+        assert_eq!(held.aliases[0], Some(uuid(1)));
+        assert_eq!((held.aliases[1].clone(), held.expired[1]), (None, false));
+    }
+
+    #[tokio::test]
+    async fn a_shared_copy_follows_the_store_when_it_gives_a_uuid_a_new_alias() {
+        let store = Arc::new(
+            crate::store::MemoryStore::new(std::time::Duration::from_secs(60))
+                .with_alias_idle(std::time::Duration::from_secs(3600)),
+        );
+        let m = AliasManager::with_store(store, "c").with_limit(2);
+        for n in 1..=3 {
+            m.register("link", &uuid(n)).await.unwrap();
+        }
+        // the store evicted link-1 for link-3; the copy may still hold it,
+        // but the store's new alias for the same UUID wins
+        assert_eq!(m.register("link", &uuid(1)).await.unwrap(), "link-4");
+        assert_eq!(m.alias_for(&uuid(1)).as_deref(), Some("link-4"));
+        assert_eq!(
+            m.resolve_for_field("link", "link-4"),
+            Resolution::Uuid(uuid(1))
+        );
+        m.fetch(["link-1", "link-01"]).await.unwrap();
+        assert_eq!(m.resolve_for_field("link", "link-1"), Resolution::Expired);
+        assert!(
+            m.resolve("link-4").is_some(),
+            "a spelling with a zero forgets nothing"
+        );
     }
 
     #[tokio::test]

@@ -1179,11 +1179,14 @@ pub(super) async fn authenticate(
         return super::edge::unknown_session();
     }
     if session.is_none() {
-        let held = auth.sessions.owned_by(&owner);
-        let max = verifier.config.max_sessions_per_caller;
-        if held >= max {
-            return super::edge::caller_sessions_full(max);
-        }
+        // Only an `initialize` starts a session, and only the edge knows
+        // the method: it applies the cap (a stateless call is not held to it).
+        request
+            .extensions_mut()
+            .insert(super::edge::CallerSessions {
+                owner: owner.clone(),
+                max: verifier.config.max_sessions_per_caller,
+            });
     }
     // The caller's alias scope, for a request without a session: the one
     // place that decides scopes is told who this is.

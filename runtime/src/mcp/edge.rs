@@ -204,7 +204,7 @@ impl SessionManager for CappedSessions {
 /// one ([`Refusal::sessions_full`]) but `429`: it is this caller's, not the
 /// server's.
 #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
-pub(super) fn caller_sessions_full(max: usize) -> axum::response::Response {
+fn caller_sessions_full(max: usize) -> Refusal {
     Refusal {
         retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
         ..Refusal::new(
@@ -215,7 +215,17 @@ pub(super) fn caller_sessions_full(max: usize) -> axum::response::Response {
             ),
         )
     }
-    .into_response()
+}
+
+/// Who is asking, and how many sessions they may hold: put on a request
+/// without a session by the authentication layer, applied by the edge to
+/// an `initialize` (the one request that starts a session).
+#[derive(Clone, Debug)]
+pub(super) struct CallerSessions {
+    /// The caller, as [`CappedSessions::owned_by`] counts them.
+    pub(super) owner: String,
+    /// The most sessions one caller holds at once.
+    pub(super) max: usize,
 }
 
 /// The answer to a request naming a session this server does not hold, or
@@ -247,6 +257,16 @@ struct Refusal {
     /// The id of the request refused, when its body was read far enough
     /// to know it: a client matches the error to its request by it.
     id: serde_json::Value,
+}
+
+/// Whether the request names MCP protocol 2026-07-28 or later in its
+/// `MCP-Protocol-Version` header (the stateless era; versions are dates,
+/// so they compare as text).
+fn stateless_protocol(headers: &http::HeaderMap) -> bool {
+    headers
+        .get("mcp-protocol-version")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|version| version >= "2026-07-28")
 }
 
 /// JSON-RPC's "Parse error".
@@ -378,6 +398,17 @@ pub(super) async fn gate(
     {
         return Refusal::unknown_session().into_response();
     }
+    // A request of protocol 2026-07-28 or later is stateless; with a
+    // session id too, rmcp would serve it outside the session while the
+    // id named the session's aliases: refuse the mix.
+    if session.is_some() && stateless_protocol(request.headers()) {
+        return Refusal::new(
+            StatusCode::BAD_REQUEST,
+            INVALID_REQUEST,
+            "Bad Request: a request of MCP protocol 2026-07-28 or later is stateless and carries no Mcp-Session-Id; send it without one, or speak the session's protocol",
+        )
+        .into_response();
+    }
     let sessionless = session.is_none();
     let (mut parts, body) = request.into_parts();
     // A request without a session is stateless (protocol 2026-07-28) unless
@@ -406,11 +437,13 @@ pub(super) async fn gate(
     };
     let verdict = Arc::new(Mutex::new(Verdict::default()));
     parts.extensions.insert(gone);
+    let caller = parts.extensions.get::<CallerSessions>().cloned();
     let body = GatedBody {
         inner: body,
         limit,
         sessionless,
         unscoped,
+        caller,
         timeout: gate.read_timeout,
         deadline: Box::pin(tokio::time::sleep(gate.read_timeout)),
         buf: Vec::new(),
@@ -545,6 +578,8 @@ struct GatedBody {
     /// Without a session and without a scope: why no scope (the refusal of
     /// anything but an initialize or a discover).
     unscoped: Option<String>,
+    /// The caller's cap on sessions, for an `initialize` (with OAuth).
+    caller: Option<CallerSessions>,
     timeout: Duration,
     deadline: Pin<Box<tokio::time::Sleep>>,
     buf: Vec<u8>,
@@ -593,6 +628,16 @@ impl GatedBody {
         match method.as_deref() {
             Some("initialize") if self.sessions.is_full() => {
                 Err(Refusal::sessions_full(self.sessions.max))
+            }
+            Some("initialize")
+                if self
+                    .caller
+                    .as_ref()
+                    .is_some_and(|c| self.sessions.owned_by(&c.owner) >= c.max) =>
+            {
+                Err(caller_sessions_full(
+                    self.caller.as_ref().map_or(0, |c| c.max),
+                ))
             }
             Some("initialize") => Ok(true),
             Some("server/discover") => Ok(false),

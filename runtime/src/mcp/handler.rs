@@ -103,6 +103,9 @@ struct SessionState {
     owner: Mutex<Option<(String, String)>>,
     /// The session id for stdio; over HTTP it comes with each request.
     fixed_id: Option<String>,
+    /// This handler served an `initialize`: it is a session's, not one
+    /// stateless request's, and its namespace ends with it.
+    initialized: std::sync::atomic::AtomicBool,
     /// The session's toolkit, built on first use, with its scope: a
     /// session's or stdio's (a stateless request's handler serves one
     /// request, and keeps nothing).
@@ -119,8 +122,10 @@ impl Drop for SessionState {
             .get_mut()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        if let (Some((scope, _)), Source::PerSession { sessions, .. }) =
-            (bound, &self.shared.source)
+        let owns_namespace =
+            self.fixed_id.is_some() || self.initialized.load(std::sync::atomic::Ordering::Relaxed);
+        if let (true, Some((scope, _)), Source::PerSession { sessions, .. }) =
+            (owns_namespace, bound, &self.shared.source)
         {
             sessions.forget(&scope);
         }
@@ -135,6 +140,7 @@ impl Handler {
                 #[cfg(feature = "oauth")]
                 owner: Mutex::new(None),
                 fixed_id,
+                initialized: std::sync::atomic::AtomicBool::new(false),
                 bound: Mutex::new(None),
             }),
         }
@@ -224,6 +230,9 @@ impl ServerHandler for Handler {
                 .unwrap_or_else(std::sync::PoisonError::into_inner) =
                 Some((caller.issuer.clone(), caller.subject.clone()));
         }
+        self.state
+            .initialized
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)
     }

@@ -513,9 +513,11 @@ impl McpServer {
         Ok(self)
     }
 
-    /// Serves every stateless request (protocol `2026-07-28`) that no
-    /// other source identifies in one local alias scope: for one user on
-    /// their own machine, whose host speaks only the new protocol. The
+    /// Serves every stateless request (protocol `2026-07-28`) in one local
+    /// alias scope, unless a token identifies its caller; with an
+    /// [alias scope header](Self::with_alias_scope_header) configured, that
+    /// header decides instead (a request without it is refused). For one
+    /// user on their own machine, whose host speaks only the new protocol. The
     /// server then refuses to start on an address that is not loopback
     /// ([`ServeError::SingleUserNotLoopback`]): there, anyone who can reach
     /// the port would share that user's aliases.

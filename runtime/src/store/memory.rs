@@ -163,16 +163,22 @@ impl MemoryStore {
             epoch: new_epoch(),
             state: AliasTable::default(),
         });
-        let before = conversation.state.checkpoint().records();
+        let checkpoint = conversation.state.checkpoint();
         let aliases = ids
             .iter()
             .map(|(p, u)| conversation.state.register(p, u.clone()))
             .collect();
         if over {
-            // Room for the new ones: the least recently used of those held
-            // before go (the batch's known ids were just used).
+            // Room for the new ones: the least recently used of those the
+            // batch did not use go; too few of them refuses the batch whole.
             let excess = conversation.state.len().saturating_sub(limit);
-            conversation.state.evict_least_recently_used(excess, before);
+            if !conversation
+                .state
+                .evict_least_recently_used(excess, &checkpoint)
+            {
+                conversation.state.rollback(checkpoint);
+                return Err(AssignError::LimitReached { limit });
+            }
         }
         Ok(Assignment {
             epoch: conversation.epoch.clone(),

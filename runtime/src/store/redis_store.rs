@@ -54,8 +54,8 @@ end
 
 /// Get-or-assign a batch, atomically, all or nothing under the limit; with
 /// an alias idle time, the least recently used aliases outside the batch
-/// are evicted to make room instead, and every alias of the batch is
-/// marked used now.
+/// are evicted to make room instead (too few of them refuses the batch),
+/// and every alias of the batch is marked used now.
 ///
 /// KEYS: aliases, uuids, meta, used. ARGV: ttl (ms), limit, a fresh epoch,
 /// now (ms), alias idle (ms, 0 for none), then `prefix, uuid` pairs
@@ -98,13 +98,15 @@ if new > 0 then
       if out[k] then batch[out[k]] = true end
     end
     local excess = len + new - limit
+    local gone = {}
     for _, a in ipairs(redis.call('ZRANGE', KEYS[4], 0, excess + #out - 1)) do
-      if excess <= 0 then break end
-      if not batch[a] then
-        forget(a)
-        excess = excess - 1
-      end
+      if #gone >= excess then break end
+      if not batch[a] then gone[#gone + 1] = a end
     end
+    if #gone < excess then
+      return {'#limit'}
+    end
+    for _, a in ipairs(gone) do forget(a) end
   end
   if not epoch then
     epoch = ARGV[3]
@@ -171,7 +173,7 @@ end
 for i = 5, 4 + na do
   local flag = '0'
   if not res[i - 3] then
-    local p, n = string.match(ARGV[i], '^(.+)%-(%d+)$')
+    local p, n = string.match(ARGV[i], '^(.+)%-([1-9]%d*)$')
     if p then
       local last = tonumber(redis.call('HGET', KEYS[3], p) or '0')
       n = tonumber(n)
@@ -566,7 +568,7 @@ impl RedisStore {
     }
 
     /// The keys of `conversation`, checked: on a cluster its hash tag must
-    /// not be empty, or its three keys would hash to three slots.
+    /// not be empty, or its keys would hash to different slots.
     fn keys_checked(&self, conversation: &str) -> Result<[String; 4], StoreError> {
         if self.is_cluster() && (conversation.is_empty() || conversation.starts_with('}')) {
             return Err(StoreError::unavailable(format!(

@@ -81,14 +81,9 @@ const SMALL_TABLE_STEP: usize = 4;
 pub(crate) struct Checkpoint {
     records: usize,
     counters: Vec<u64>,
-}
-
-impl Checkpoint {
-    /// The records there were (dead ones included): those registered since
-    /// come after.
-    pub(crate) fn records(&self) -> usize {
-        self.records
-    }
+    /// The last use stamped before it: a record used since has a greater
+    /// [`Record::seq`].
+    seq: u32,
 }
 
 /// Alias numbers this far past a prefix's dense table go to its sparse map
@@ -160,8 +155,13 @@ impl AliasTable {
         if alias_prefix != prefix || n == 0 {
             return;
         }
-        if self.lookup_alias(&alias).is_some() || self.alias_of(prefix, &uuid).is_some() {
+        if self.lookup_alias(&alias).is_some() {
             return;
+        }
+        // The store gave the UUID a new alias (the old one expired there):
+        // the store's word wins over a stale copy.
+        if let Some(stale) = self.alias_of(prefix, &uuid) {
+            self.forget_alias(&stale);
         }
         let Some(bytes) = uuid_bytes(&uuid) else {
             return;
@@ -207,13 +207,21 @@ impl AliasTable {
         }
     }
 
+    /// The prefix and number of `alias` when it is written as this table
+    /// writes aliases (`link-7`, not `link-07`): other spellings name no
+    /// record, so they never expire or forget one.
+    fn canonical(alias: &str) -> Option<(&str, u64)> {
+        let (prefix, n) = ai_tools_schema::names::split_alias(alias)?;
+        (ai_tools_schema::names::alias(prefix, n) == alias).then_some((prefix, n))
+    }
+
     /// Whether `alias` (lowercase) was given out here and is held no
     /// longer: its prefix is known and its number is not past the last one
     /// given out, but no record holds it. Numbers are never given out
     /// twice, so such an alias expired (or was evicted); any other alias
     /// that is not held was never given.
     pub(crate) fn is_expired(&self, alias: &str) -> bool {
-        let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) else {
+        let Some((prefix, n)) = Self::canonical(alias) else {
             return false;
         };
         self.find_prefix(prefix).is_some_and(|p| {
@@ -243,14 +251,20 @@ impl AliasTable {
         stale.len()
     }
 
-    /// Forgets the `count` least recently used records among the first
-    /// `before` (those after it were just registered and are kept). `false`
-    /// (and nothing forgotten) when fewer than `count` are there to forget.
-    pub(crate) fn evict_least_recently_used(&mut self, count: usize, before: usize) -> bool {
-        let mut candidates: Vec<(u32, u32)> = self.records[..before.min(self.records.len())]
+    /// Forgets the `count` least recently used records that were not used
+    /// since `checkpoint` (those registered or used by the batch since are
+    /// kept). `false` (and nothing forgotten) when fewer than `count` are
+    /// there to forget.
+    pub(crate) fn evict_least_recently_used(
+        &mut self,
+        count: usize,
+        checkpoint: &Checkpoint,
+    ) -> bool {
+        let before = checkpoint.records.min(self.records.len());
+        let mut candidates: Vec<(u32, u32)> = self.records[..before]
             .iter()
             .enumerate()
-            .filter(|(_, r)| r.prefix != DEAD)
+            .filter(|(_, r)| r.prefix != DEAD && r.seq <= checkpoint.seq)
             .filter_map(|(i, r)| u32::try_from(i).ok().map(|i| (r.seq, i)))
             .collect();
         if candidates.len() < count {
@@ -270,7 +284,7 @@ impl AliasTable {
     /// Records that `alias` (lowercase) was given out (a store says so), so
     /// that its number is known as used.
     pub(crate) fn note_given(&mut self, alias: &str) {
-        if let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) {
+        if let Some((prefix, n)) = Self::canonical(alias) {
             let p = self.prefix_index(prefix);
             let table = &mut self.prefixes[p];
             table.counter = table.counter.max(n);
@@ -279,7 +293,7 @@ impl AliasTable {
 
     /// Forgets `alias` (lowercase), which a store no longer holds.
     pub(crate) fn forget_alias(&mut self, alias: &str) {
-        let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) else {
+        let Some((prefix, n)) = Self::canonical(alias) else {
             return;
         };
         let Some(p) = self.find_prefix(prefix) else {
@@ -487,6 +501,7 @@ impl AliasTable {
     pub(crate) fn checkpoint(&self) -> Checkpoint {
         Checkpoint {
             records: self.records.len(),
+            seq: self.seq,
             counters: self.prefixes.iter().map(|t| t.counter).collect(),
         }
     }
