@@ -71,11 +71,16 @@ pub fn proto_resolver<P: Into<PathBuf>>(
 /// # Examples
 ///
 /// ```
-/// let mut compiler = protox::Compiler::with_file_resolver(
-///     ai_tools_schema::proto_resolver(Vec::<std::path::PathBuf>::new()),
-/// );
-/// let err = compiler.open_file("nowhere/missing.proto").unwrap_err();
-/// assert_eq!(ai_tools_schema::error_location(&err).as_deref(), Some("nowhere/missing.proto"));
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = std::env::temp_dir().join(format!("ai-tools-location-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("bad.proto"), "syntax = \"proto3\";\nmessage A {\n  int32 x = 1\n}\n")?;
+/// let mut compiler = protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver([&dir]));
+/// let err = compiler.open_file("bad.proto").unwrap_err();
+/// assert_eq!(ai_tools_schema::error_location(&err).as_deref(), Some("bad.proto:4:1"));
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok(())
+/// # }
 /// ```
 pub fn error_location(error: &protox::Error) -> Option<String> {
     use miette::Diagnostic;
