@@ -10,9 +10,16 @@
 //! A `#[global_allocator]` has to be declared in the binary itself, so each
 //! bench that counts declares one:
 //!
-//! ```ignore
+//! ```
 //! #[global_allocator]
 //! static GLOBAL: ai_tools_benches::alloc::Counting = ai_tools_benches::alloc::Counting::ALWAYS;
+//!
+//! fn main() {
+//!     let before = ai_tools_benches::alloc::usage();
+//!     let kept = vec![0u8; 1000];
+//!     assert!(ai_tools_benches::alloc::usage().requested > before.requested);
+//!     drop(kept);
+//! }
 //! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
