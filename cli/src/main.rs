@@ -254,8 +254,7 @@ impl ScopeFlags {
     /// way a scope is kept a day after its last use and each alias in it 30
     /// minutes, the least recently used expiring at the limit.
     async fn sessions(&self) -> Result<Sessions<()>, Failure> {
-        let sessions =
-            Sessions::new((), mcp::SCOPE_IDLE_TTL).with_alias_expiry(mcp::ALIAS_IDLE_TTL);
+        let sessions = mcp::default_sessions();
         let mut options = RedisStoreOptions::default();
         options.ttl = mcp::SCOPE_IDLE_TTL;
         options.alias_idle = Some(mcp::ALIAS_IDLE_TTL);

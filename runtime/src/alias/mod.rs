@@ -379,7 +379,7 @@ impl AliasManager {
     /// # }
     /// ```
     pub fn with_expiry(mut self, idle: Duration) -> Self {
-        self.idle = Some(u32::try_from(idle.as_secs()).unwrap_or(u32::MAX).max(1));
+        self.idle = Some(crate::store::idle_secs(idle));
         self
     }
 

@@ -235,6 +235,24 @@ pub const SCOPE_IDLE_TTL: Duration = Duration::from_secs(24 * 3600);
 /// it expires (the model is then told to get the id again).
 pub const ALIAS_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
 
+/// The alias namespaces an [`McpServer::new`] keeps, before any
+/// [`with_sessions`](McpServer::with_sessions): scopes kept
+/// [`SCOPE_IDLE_TTL`] after their last use, aliases expiring after
+/// [`ALIAS_IDLE_TTL`] unused. Start from it to keep them in a store, as the
+/// same server would.
+///
+/// # Examples
+///
+/// ```
+/// use std::{sync::Arc, time::Duration};
+/// let store = Arc::new(ai_tools::store::MemoryStore::new(Duration::from_secs(60)));
+/// let sessions = ai_tools::mcp::default_sessions().with_store(store);
+/// assert_eq!(sessions.alias_manager("a").expiry(), Some(ai_tools::mcp::ALIAS_IDLE_TTL));
+/// ```
+pub fn default_sessions() -> Sessions<()> {
+    Sessions::new((), SCOPE_IDLE_TTL).with_alias_expiry(ALIAS_IDLE_TTL)
+}
+
 /// The path the streamable-HTTP endpoint is served at: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
 
@@ -430,8 +448,7 @@ impl McpServer {
     where
         F: Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync + 'static,
     {
-        let sessions: Arc<dyn Namespaces> =
-            Arc::new(Sessions::new((), SCOPE_IDLE_TTL).with_alias_expiry(ALIAS_IDLE_TTL));
+        let sessions: Arc<dyn Namespaces> = Arc::new(default_sessions());
         Self::with_source(Source::PerSession {
             factory: Arc::new(per_session),
             sessions,

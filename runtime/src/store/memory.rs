@@ -89,7 +89,7 @@ impl MemoryStore {
     /// # }
     /// ```
     pub fn with_alias_idle(mut self, idle: Duration) -> Self {
-        self.alias_idle = Some(u32::try_from(idle.as_secs()).unwrap_or(u32::MAX).max(1));
+        self.alias_idle = Some(super::idle_secs(idle));
         self
     }
 

@@ -28,7 +28,7 @@ pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
 pub use redis_store::{RedisStore, RedisStoreOptions};
 pub use table::AliasEntry;
-pub(crate) use table::AliasTable;
+pub(crate) use table::{AliasTable, idle_secs};
 
 /// The alias store could not be reached or answered with something unusable.
 /// Nothing of the request that failed was written.

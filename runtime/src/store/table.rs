@@ -73,6 +73,11 @@ const NO_RECORD: u32 = u32::MAX;
 /// The prefix of a record that expired or was evicted.
 const DEAD: u16 = u16::MAX;
 
+/// An idle time in the whole seconds a table keeps (at least one).
+pub(crate) fn idle_secs(idle: std::time::Duration) -> u32 {
+    u32::try_from(idle.as_secs()).unwrap_or(u32::MAX).max(1)
+}
+
 /// Up to this many records a table grows [`SMALL_TABLE_STEP`] at a time.
 const SMALL_TABLE: usize = 64;
 const SMALL_TABLE_STEP: usize = 4;
@@ -183,13 +188,17 @@ impl AliasTable {
         u32::try_from(base.elapsed().as_secs()).unwrap_or(u32::MAX)
     }
 
+    /// The stamp of a use now: the second, and the next use's order.
+    fn next_use(&mut self) -> (u32, u32) {
+        self.seq = self.seq.saturating_add(1);
+        (self.now(), self.seq)
+    }
+
     /// Marks record `index` used now.
     fn stamp(&mut self, index: u32) {
-        let now = self.now();
-        self.seq = self.seq.saturating_add(1);
-        let seq = self.seq;
+        let (used, seq) = self.next_use();
         if let Some(record) = self.records.get_mut(index as usize) {
-            record.used = now;
+            record.used = used;
             record.seq = seq;
         }
     }
@@ -563,8 +572,7 @@ impl AliasTable {
         // A conversation holds far fewer than 2^32 aliases (its limit says so).
         let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
         let prefix_id = u16::try_from(prefix).unwrap_or(DEAD - 1);
-        let used = self.now();
-        self.seq = self.seq.saturating_add(1);
+        let (used, seq) = self.next_use();
         // Most namespaces hold a few aliases: grow a small table a few
         // records at a time rather than doubling it (16 slots for 9
         // aliases), so an idle one costs what it holds.
@@ -577,7 +585,7 @@ impl AliasTable {
             prefix: prefix_id,
             next: NO_RECORD,
             used,
-            seq: self.seq,
+            seq,
         });
         match self.by_uuid.get(&uuid).copied() {
             None => {
