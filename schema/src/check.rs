@@ -25,6 +25,9 @@
 //! 24 optional and 16 union-typed parameters; Gemini's 128 declarations;
 //! unique, well-formed tool names) are not a property of one schema: check
 //! the whole tool list of a request with [`check_request`].
+//! A request that defers its tools to the provider's tool search (OpenAI's
+//! namespaces and `tool_search`, Anthropic's tool search tool) has rules of
+//! its own: see [`deferred`](crate::deferred).
 //!
 //! # Examples
 //!
@@ -112,7 +115,8 @@ pub enum Rule {
     ToolName,
     /// Two tools of one request share a name ([`check_request`]).
     DuplicateToolName,
-    /// More tools in one request than the dialect accepts ([`check_request`]).
+    /// More tools in one request than the dialect accepts ([`check_request`];
+    /// a tool search catalog: [`deferred`](crate::deferred)).
     TooManyTools,
     /// More strict tools in one request than the dialect accepts
     /// ([`check_request`]).
@@ -124,6 +128,31 @@ pub enum Rule {
     /// `["string", "null"]`) across the strict tools of one request than the
     /// dialect accepts ([`check_request`]).
     TooManyUnionParameters,
+    /// A deferred tool (`"defer_loading": true`) in a request without the
+    /// provider's tool search tool, which is what loads it
+    /// ([`deferred`](crate::deferred)).
+    NoToolSearch,
+    /// The tool search tool is itself deferred ([`deferred`](crate::deferred)).
+    DeferredToolSearch,
+    /// Every tool of a request is deferred ([`deferred`](crate::deferred)).
+    AllToolsDeferred,
+    /// A tool search tool whose `type` and `name` are not a documented pair
+    /// ([`deferred`](crate::deferred)).
+    ToolSearchShape,
+    /// An OpenAI namespace without a name ([`deferred`](crate::deferred)).
+    NamespaceName,
+    /// An OpenAI namespace without a description
+    /// ([`deferred`](crate::deferred)).
+    NamespaceDescription,
+    /// An OpenAI namespace whose `tools` is not a non-empty list of function
+    /// and custom tools ([`deferred`](crate::deferred)).
+    NamespaceMember,
+    /// `defer_loading` on an OpenAI namespace object, where it belongs on
+    /// the functions inside ([`deferred`](crate::deferred)).
+    DeferredNamespace,
+    /// A tool field the provider does not accept beside tool search
+    /// (Anthropic: `input_examples`; [`deferred`](crate::deferred)).
+    NotWithToolSearch,
 }
 
 /// One broken rule, at one node.

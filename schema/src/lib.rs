@@ -75,6 +75,7 @@
 use std::fmt;
 
 pub mod check;
+pub mod deferred;
 pub mod host;
 pub mod inbound;
 pub mod ir;
