@@ -1,6 +1,8 @@
 //! One set of tools for a model loop: generated (proto) tools and native
 //! ones, one alias namespace, one `execute`.
 
+pub mod deferred;
+
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
