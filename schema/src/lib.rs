@@ -86,6 +86,7 @@ pub mod proto;
 pub mod render;
 #[cfg(feature = "protox")]
 mod resolver;
+pub mod select;
 
 #[cfg(test)]
 mod test_support;

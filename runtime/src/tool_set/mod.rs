@@ -7,6 +7,7 @@ use std::fmt;
 use std::time::Duration;
 
 use ai_tools_schema::overlay::{Overlay, PlainFields, annotate};
+use ai_tools_schema::select::{self, Selection};
 use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
 use prost_reflect::DescriptorPool;
 
@@ -20,7 +21,6 @@ use crate::transport::Transport;
 
 #[cfg(feature = "reflection")]
 mod reflection;
-mod select;
 
 /// What a run-time tool set exposes, besides methods annotated in the protos,
 /// and which of its tools it keeps.
@@ -35,14 +35,18 @@ mod select;
 /// - a tool that matches an [`exclude`](Self::exclude) pattern is dropped;
 /// - then [`read_only`](Self::read_only) keeps only the tools whose hints
 ///   say read-only ([`ToolHints::read_only`](ai_tools_schema::ToolHints::read_only):
-///   the method's `option idempotency_level = NO_SIDE_EFFECTS`).
+///   the method's `option idempotency_level = NO_SIDE_EFFECTS`, or an
+///   overlay's `read_only = true`).
 ///
-/// A pattern is a glob ([`globset`]'s syntax: `*`, `?`, `[abc]`, `{a,b}`;
-/// case-sensitive, matched whole). A pattern with a `/` in it is matched
-/// against the fully qualified method, written `package.Service/Method` as
-/// in the gRPC path: `links.v1.LinksService/*` is every tool of one service,
-/// `links.v1.LinksService/CreateLink` one method. Any other pattern is
-/// matched against the tool name: `links_*`.
+/// The rule is [`ai_tools_schema::select`]'s, which `ai_tools!`'s
+/// `include`, `exclude` and `read_only` arguments and
+/// [`ToolkitBuilder`](crate::toolkit::ToolkitBuilder)'s methods of the same
+/// names follow too. A pattern is a glob (`globset`'s syntax: `*`, `?`,
+/// `[abc]`, `{a,b}`; case-sensitive, matched whole). A pattern with a `/`
+/// in it is matched against the fully qualified method, written
+/// `package.Service/Method` as in the gRPC path: `links.v1.LinksService/*`
+/// is every tool of one service, `links.v1.LinksService/CreateLink` one
+/// method. Any other pattern is matched against the tool name: `links_*`.
 ///
 /// A pattern that matches no tool at all is an error when the set is built
 /// ([`ToolSetError`], naming the pattern and some tools), and so is a
@@ -209,8 +213,9 @@ impl ToolSetOptions {
     }
 
     /// Keeps only the tools whose hints say read-only (the method's
-    /// `option idempotency_level = NO_SIDE_EFFECTS`), after the includes and
-    /// excludes.
+    /// `option idempotency_level = NO_SIDE_EFFECTS`, or an overlay's
+    /// `read_only = true` for a proto you do not own), after the includes
+    /// and excludes.
     ///
     /// # Examples
     ///
@@ -254,6 +259,13 @@ impl ToolSetError {
     fn one(problem: impl Into<String>) -> Self {
         Self {
             problems: vec![problem.into()],
+        }
+    }
+
+    /// The problems of the options' selection, each its sentence.
+    fn of_selection(problems: Vec<select::Problem>) -> Self {
+        Self {
+            problems: problems.iter().map(ToString::to_string).collect(),
         }
     }
 }
@@ -312,9 +324,8 @@ impl ToolSet {
         bytes: &[u8],
         options: &ToolSetOptions,
     ) -> Result<Self, ToolSetError> {
-        let selection =
-            select::Selection::new(&options.include, &options.exclude, options.read_only)
-                .map_err(|problems| ToolSetError { problems })?;
+        let selection = Selection::new(&options.include, &options.exclude, options.read_only)
+            .map_err(ToolSetError::of_selection)?;
         let mut pool = DescriptorPool::decode(bytes).map_err(|e| {
             ToolSetError::one(format!(
                 "the descriptor set does not decode ({e}); build it with its imports (`protoc --include_imports --descriptor_set_out`, `buf build -o`)"
@@ -342,12 +353,8 @@ impl ToolSet {
         let mut specs = tools_of(&pool)?;
         if !selection.is_everything() {
             specs = selection
-                .apply(specs, |(spec, _)| select::Subject {
-                    name: &spec.name,
-                    method: format!("{}/{}", spec.service, spec.method),
-                    read_only: spec.hints.read_only,
-                })
-                .map_err(|problems| ToolSetError { problems })?;
+                .apply(specs, |(spec, _)| select::Subject::of_spec(spec))
+                .map_err(ToolSetError::of_selection)?;
         }
         let pool: &'static DescriptorPool = Box::leak(Box::new(pool));
         let tools: Vec<&'static AgentTool> = specs
