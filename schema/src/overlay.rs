@@ -11,11 +11,32 @@
 //! description = "Get the latest state of a long-running operation."
 //! title = "Get an operation"   # optional; also `strict`, `destructive`
 //! timeout = "30s"               # optional: the tool's deadline, over the server's default
+//! read_only = true              # optional: it changes nothing
+//!
+//! # A method of a service exposed whole keeps its derived name and its
+//! # comment: an entry without `name` marks it read-only and nothing else.
+//! [methods."google.longrunning.Operations.ListOperations"]
+//! read_only = true
 //!
 //! [fields."google.longrunning.GetOperationRequest.name"]
 //! alias_prefix = "operation"   # also `skip`, `usage_notes`, `description`
 //! required = true              # optional; `false` lets the model leave it out
 //! ```
+//!
+//! `read_only = true` says what `option idempotency_level =
+//! NO_SIDE_EFFECTS;` says inline, and is written into the descriptors as
+//! exactly that option: the tool's hints become read-only and idempotent
+//! ([`ToolHints`](crate::ToolHints), MCP's `readOnlyHint`), and a selection
+//! that keeps the read-only tools ([`select`](crate::select): `ai_tools!`'s
+//! `read_only = true`, `--read-only`) keeps it, on protos you do not own.
+//! An entry is either a tool (`name` and `description`, both, and any of
+//! the other keys) or, for a method that is a tool already (annotated
+//! inline, or of a service exposed whole), `read_only = true` alone. The
+//! key says `true` only (`false` is what leaving it out says), and is an
+//! error on a method that is no tool, one whose proto gives an
+//! `idempotency_level` already (`NO_SIDE_EFFECTS`: annotate it in one
+//! place; `IDEMPOTENT`: it may change something), and one that is
+//! `destructive` too: each located at the key.
 //!
 //! TOML, not a text-format proto: every diagnostic must point into the
 //! overlay at `file:line:column`, and a TOML parser keeps the span of every
@@ -46,8 +67,9 @@
 //! closest one). Diagnostics about an annotation that came from the overlay
 //! are located in the overlay ([`Annotated::relocate`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
+use prost_reflect::ReflectMessage as _;
 use prost_reflect::prost::Message as _;
 use prost_reflect::{
     DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, FileDescriptor,
@@ -57,7 +79,11 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
-use crate::proto::{RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, leading_comment};
+use crate::proto::{
+    IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL, METHOD_OPTIONS,
+    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency, leading_comment,
+    option_location, option_location_field,
+};
 use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
 /// A parsed overlay file.
@@ -69,18 +95,49 @@ pub struct Overlay {
     fields: BTreeMap<Spanned<String>, FieldOverlay>,
 }
 
-/// What `rpc_tool` gives inline.
+/// What `rpc_tool` gives inline (`name` and `description` make a tool;
+/// [`Overlay::parse`] checks that both or neither are given), and
+/// `read_only`, what `idempotency_level = NO_SIDE_EFFECTS` says inline.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct MethodOverlay {
-    name: String,
-    description: String,
-    #[serde(default)]
-    strict: bool,
+    name: Option<String>,
+    description: Option<String>,
+    strict: Option<bool>,
     title: Option<String>,
     destructive: Option<bool>,
     /// The tool's deadline, protojson Duration text (`"30s"`, `"0.5s"`).
     timeout: Option<Spanned<String>>,
+    /// `true`: the method changes nothing (`false` is refused: it is what
+    /// leaving the key out says).
+    read_only: Option<Spanned<bool>>,
+}
+
+impl MethodOverlay {
+    /// The tool this entry annotates the method as, `rpc_tool`'s `name` and
+    /// `description`; `None` for an entry of hints only.
+    fn tool(&self) -> Option<(&str, &str)> {
+        Some((self.name.as_deref()?, self.description.as_deref()?))
+    }
+
+    /// Whether the entry says `read_only = true`.
+    fn read_only(&self) -> bool {
+        self.read_only.as_ref().is_some_and(|r| *r.get_ref())
+    }
+
+    /// The keys given that only a tool takes (`rpc_tool`'s), besides
+    /// `name` and `description`.
+    fn tool_keys(&self) -> Vec<&'static str> {
+        [
+            ("strict", self.strict.is_some()),
+            ("title", self.title.is_some()),
+            ("destructive", self.destructive.is_some()),
+            ("timeout", self.timeout.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, given)| given.then_some(key))
+        .collect()
+    }
 }
 
 /// What `tool_field` gives inline.
@@ -109,7 +166,11 @@ impl Overlay {
     ///
     /// # Errors
     ///
-    /// A TOML syntax error, an unknown key or a value of the wrong type,
+    /// A TOML syntax error, an unknown key or a value of the wrong type, and
+    /// a `[methods]` entry that is neither a tool nor `read_only = true`
+    /// alone (a `name` without a `description` or the reverse, a tool's key
+    /// without them, nothing at all), that says `read_only = false`, or
+    /// that says both `read_only = true` and `destructive = true`: each
     /// located in the overlay.
     ///
     /// # Examples
@@ -128,12 +189,20 @@ impl Overlay {
     /// ```
     pub fn parse(file: &str, text: &str) -> Result<Self, Vec<Diagnostic>> {
         match toml::from_str::<OverlayFile>(text) {
-            Ok(parsed) => Ok(Self {
-                file: file.to_owned(),
-                text: text.to_owned(),
-                methods: parsed.methods,
-                fields: parsed.fields,
-            }),
+            Ok(parsed) => {
+                let overlay = Self {
+                    file: file.to_owned(),
+                    text: text.to_owned(),
+                    methods: parsed.methods,
+                    fields: parsed.fields,
+                };
+                let problems = overlay.method_entry_problems();
+                if problems.is_empty() {
+                    Ok(overlay)
+                } else {
+                    Err(problems)
+                }
+            }
             Err(error) => {
                 let (line, column) = error
                     .span()
@@ -154,7 +223,73 @@ impl Overlay {
         &self.file
     }
 
-    fn diagnostic(&self, selector: &Spanned<String>, message: String) -> Diagnostic {
+    /// What is wrong with the `[methods]` entries on their own: a tool entry
+    /// needs `name` and `description` both; an entry without them gives
+    /// `read_only = true` and nothing else; `read_only = false` says
+    /// nothing; a read-only method destroys nothing.
+    fn method_entry_problems(&self) -> Vec<Diagnostic> {
+        let mut problems = Vec::new();
+        for (selector, entry) in &self.methods {
+            let at = format!("`[methods.\"{}\"]`", selector.get_ref());
+            match (&entry.name, &entry.description) {
+                (Some(_), Some(_)) => {}
+                (Some(_), None) | (None, Some(_)) => {
+                    let (given, missing) = if entry.name.is_some() {
+                        ("name", "description")
+                    } else {
+                        ("description", "name")
+                    };
+                    problems.push(self.diagnostic(
+                        selector,
+                        format!(
+                            "{at} gives `{given}` but no `{missing}`: a tool needs both (an entry with neither only marks the method `read_only = true`)"
+                        ),
+                    ));
+                }
+                (None, None) => {
+                    let tool_keys = entry.tool_keys();
+                    if !tool_keys.is_empty() {
+                        let keys: Vec<String> =
+                            tool_keys.iter().map(|key| format!("`{key}`")).collect();
+                        problems.push(self.diagnostic(
+                            selector,
+                            format!(
+                                "{at} gives {} but no `name` and `description`: those are a tool's, give all of them (an entry without a name only marks the method `read_only = true`)",
+                                keys.join(", ")
+                            ),
+                        ));
+                    } else if entry.read_only.is_none() {
+                        problems.push(self.diagnostic(
+                            selector,
+                            format!(
+                                "{at} says nothing: give `name` and `description` to make the method a tool, or `read_only = true` to mark it read-only"
+                            ),
+                        ));
+                    }
+                }
+            }
+            if let Some(read_only) = &entry.read_only {
+                if !*read_only.get_ref() {
+                    problems.push(self.diagnostic(
+                        read_only,
+                        format!(
+                            "`read_only = false` in {at} is what leaving it out says (a method is read-only only when its proto or its overlay says so); remove it"
+                        ),
+                    ));
+                } else if entry.destructive == Some(true) {
+                    problems.push(self.diagnostic(
+                        read_only,
+                        format!(
+                            "{at} gives `read_only = true` and `destructive = true`; a method without side effects destroys nothing: drop one of them"
+                        ),
+                    ));
+                }
+            }
+        }
+        problems
+    }
+
+    fn diagnostic<T>(&self, selector: &Spanned<T>, message: String) -> Diagnostic {
         let (line, column) = line_column(&self.text, selector.span().start);
         Diagnostic {
             file: self.file.clone(),
@@ -319,7 +454,9 @@ pub enum PlainFields {
 /// # Errors
 ///
 /// Every problem, each located: a selector that matches nothing (naming the
-/// closest), an annotation given both inline and in the overlay, a service
+/// closest), an annotation given both inline and in the overlay, a
+/// `read_only = true` on a method that is no tool, whose proto gives an
+/// `idempotency_level` already, or that is `destructive`, a service
 /// that is not in `file`, a derived name another method of the file already
 /// has (the fix: name one of them in the overlay), and a `tool_field`
 /// declared without `required` (a copy of the annotation protos older than
@@ -443,22 +580,36 @@ pub fn annotate(
     let mut whole_requests: Vec<MessageDescriptor> = Vec::new();
     let mut left_out = Vec::new();
 
+    // The methods the overlay marks `read_only = true`, with where it says so.
+    let mut read_only: Vec<(&Spanned<bool>, MethodDescriptor)> = Vec::new();
+
     if let Some(overlay) = overlay {
         for (selector, entry) in &overlay.methods {
+            let Some((name, description)) = entry.tool() else {
+                // Hints only (`Overlay::parse` saw to it): the method may be
+                // annotated inline or exposed whole.
+                if let (Some(at), Some(method)) = (
+                    &entry.read_only,
+                    found::<MethodDescriptor>(pool, overlay, selector, &mut diags),
+                ) {
+                    read_only.push((at, method));
+                }
+                continue;
+            };
             let Some(method) =
                 overlaid::<MethodDescriptor>(pool, overlay, selector, &rpc_tool, &mut diags)
             else {
                 continue;
             };
             let mut def = DynamicMessage::new(rpc_tool_type.clone());
-            def.set_field_by_number(1, Value::String(entry.name.clone()));
-            def.set_field_by_number(2, Value::String(entry.description.clone()));
-            def.set_field_by_number(3, Value::Bool(entry.strict));
+            def.set_field_by_number(1, Value::String(name.to_owned()));
+            def.set_field_by_number(2, Value::String(description.to_owned()));
+            def.set_field_by_number(3, Value::Bool(entry.strict.unwrap_or(false)));
             if let Some(title) = &entry.title {
                 def.set_field_by_number(4, Value::String(title.clone()));
             }
             if let Some(destructive) = entry.destructive {
-                def.set_field_by_number(5, Value::Bool(destructive));
+                def.set_field_by_number(RPC_TOOL_DESTRUCTIVE, Value::Bool(destructive));
             }
             if let Some(timeout) = &entry.timeout {
                 let Some(duration_type) = rpc_tool_type
@@ -491,8 +642,11 @@ pub fn annotate(
                 duration.set_field_by_number(2, Value::I32(nanos));
                 def.set_field_by_number(RPC_TOOL_TIMEOUT, Value::Message(duration));
             }
+            if let Some(at) = entry.read_only.as_ref().filter(|_| entry.read_only()) {
+                read_only.push((at, method.clone()));
+            }
             relocate_to(&mut relocations, overlay, selector, &method);
-            overlaid_methods.insert(method.full_name().to_owned(), entry.name.clone());
+            overlaid_methods.insert(method.full_name().to_owned(), name.to_owned());
             edits.push(edit(&method, &rpc_tool, def));
         }
         for (selector, entry) in &overlay.fields {
@@ -529,7 +683,9 @@ pub fn annotate(
     // (file, tool name) → the method that has it, for the files of the
     // services exposed whole.
     let mut taken: HashMap<(String, String), String> = HashMap::new();
-    let mut named_files: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut named_files: HashSet<String> = HashSet::new();
+    // The methods whole-service mode makes tools under a derived name.
+    let mut derived: HashSet<String> = HashSet::new();
     for service_name in services {
         let declared = |s: &prost_reflect::ServiceDescriptor| {
             file.is_none_or(|file| s.parent_file().name() == file)
@@ -615,9 +771,26 @@ pub fn annotate(
                 (fd.name().to_owned(), name.clone()),
                 method.full_name().to_owned(),
             );
+            derived.insert(method.full_name().to_owned());
             def.set_field_by_number(1, Value::String(name));
             def.set_field_by_number(2, Value::String(description));
             edits.push(edit(&method, &rpc_tool, def));
+        }
+    }
+    if let Some(overlay) = overlay {
+        for (at, method) in read_only {
+            let is_tool = method.options().has_extension(&rpc_tool)
+                || overlaid_methods.contains_key(method.full_name())
+                || derived.contains(method.full_name());
+            match read_only_problem(&method, &rpc_tool, is_tool) {
+                Some(problem) => diags.push(overlay.diagnostic(at, problem)),
+                None => edits.push((
+                    method.parent_file().name().to_owned(),
+                    method.path().to_vec(),
+                    Target::Field(METHOD_IDEMPOTENCY_LEVEL),
+                    Value::EnumNumber(IDEMPOTENCY_NO_SIDE_EFFECTS),
+                )),
+            }
         }
     }
     if plain_fields == PlainFields::Optional {
@@ -656,7 +829,7 @@ pub fn annotate(
                 by_name.entry(name.to_owned()).or_insert(index);
             }
         }
-        for (file_name, path, ext, value) in edits {
+        for (file_name, path, target, value) in edits {
             let Some(Value::Message(file_proto)) =
                 by_name.get(&file_name).and_then(|&i| files.get_mut(i))
             else {
@@ -667,7 +840,20 @@ pub fn annotate(
             };
             let options = element.get_field_by_number_mut(options_field(&path));
             if let Some(Value::Message(options)) = options {
-                options.set_extension(&ext, value);
+                match target {
+                    Target::Extension(ext) => options.set_extension(&ext, value),
+                    Target::Field(number) => {
+                        if let Err(e) = options.try_set_field_by_number(number, value) {
+                            return Err(vec![Diagnostic::unlocated(
+                                origin,
+                                format!(
+                                    "`{}` cannot take field {number}: {e}; the descriptors hold a `google/protobuf/descriptor.proto` other than protobuf's",
+                                    options.descriptor().full_name()
+                                ),
+                            )]);
+                        }
+                    }
+                }
             }
         }
     }
@@ -855,6 +1041,29 @@ impl Element for FieldDescriptor {
     forward_accessors!();
 }
 
+/// The element the overlay's `selector` names; else `None`, with the
+/// diagnostic in `diags`, located at the selector, naming the closest.
+fn found<E: Element>(
+    pool: &DescriptorPool,
+    overlay: &Overlay,
+    selector: &Spanned<String>,
+    diags: &mut Vec<Diagnostic>,
+) -> Option<E> {
+    let element = E::find(pool, selector.get_ref());
+    if element.is_none() {
+        diags.push(overlay.diagnostic(
+            selector,
+            format!(
+                "no {} `{}` in the protos{}",
+                E::KIND,
+                selector.get_ref(),
+                closest_hint(selector.get_ref(), &E::all_names(pool))
+            ),
+        ));
+    }
+    element
+}
+
 /// The element the overlay's `selector` names, when it can take the
 /// overlay's annotation `ext`; else `None`, with the diagnostic in `diags`,
 /// located at the selector: no such element (naming the closest), or one
@@ -866,18 +1075,7 @@ fn overlaid<E: Element>(
     ext: &ExtensionDescriptor,
     diags: &mut Vec<Diagnostic>,
 ) -> Option<E> {
-    let Some(element) = E::find(pool, selector.get_ref()) else {
-        diags.push(overlay.diagnostic(
-            selector,
-            format!(
-                "no {} `{}` in the protos{}",
-                E::KIND,
-                selector.get_ref(),
-                closest_hint(selector.get_ref(), &E::all_names(pool))
-            ),
-        ));
-        return None;
-    };
+    let element = found::<E>(pool, overlay, selector, diags)?;
     if element.options().has_extension(ext) {
         diags.push(overlay.diagnostic(
             selector,
@@ -893,17 +1091,97 @@ fn overlaid<E: Element>(
     Some(element)
 }
 
-/// An annotation to write: file name, element path, extension, value.
-type Edit = (String, Vec<i32>, ExtensionDescriptor, Value);
+/// What an edit writes in an element's options.
+enum Target {
+    /// An annotation: `rpc_tool`, `tool_field`.
+    Extension(ExtensionDescriptor),
+    /// A field of the options message itself: `idempotency_level`.
+    Field(u32),
+}
+
+/// An annotation to write: file name, element path, what, value.
+type Edit = (String, Vec<i32>, Target, Value);
 
 /// The edit that writes `def` as `element`'s option `ext`.
 fn edit<E: Element>(element: &E, ext: &ExtensionDescriptor, def: DynamicMessage) -> Edit {
     (
         element.parent_file().name().to_owned(),
         element.path().to_vec(),
-        ext.clone(),
+        Target::Extension(ext.clone()),
         Value::Message(def),
     )
+}
+
+/// Why the overlay's `read_only = true` cannot be written on `method`
+/// (a tool when `is_tool`), if it cannot: the method is no tool, its proto
+/// says its `idempotency_level` already (the same, or `IDEMPOTENT`: that it
+/// may change something), or its inline `rpc_tool` says `destructive: true`.
+fn read_only_problem(
+    method: &MethodDescriptor,
+    rpc_tool: &ExtensionDescriptor,
+    is_tool: bool,
+) -> Option<String> {
+    let name = method.full_name();
+    if !is_tool {
+        return Some(format!(
+            "`{name}` is marked `read_only = true` but is not a tool: annotate it (`rpc_tool` inline, or `name` and `description` in this entry) or expose its service whole (`services`)"
+        ));
+    }
+    let file = method.parent_file();
+    let place = |(line, column): (Option<u32>, Option<u32>)| match (line, column) {
+        (Some(line), Some(column)) => format!("{}:{line}:{column}", file.name()),
+        _ => file.name().to_owned(),
+    };
+    let level = |text: &str| {
+        let at = option_location(
+            &file,
+            method.path(),
+            METHOD_OPTIONS,
+            METHOD_IDEMPOTENCY_LEVEL,
+        );
+        format!(
+            "`{name}` has `idempotency_level = {text}` inline ({})",
+            place(at)
+        )
+    };
+    match idempotency(method) {
+        IDEMPOTENCY_NO_SIDE_EFFECTS => {
+            return Some(format!(
+                "{}: it is read-only already; annotate it in one place",
+                level("NO_SIDE_EFFECTS")
+            ));
+        }
+        IDEMPOTENCY_IDEMPOTENT => {
+            return Some(format!(
+                "{}, which says it may change something; `read_only = true` contradicts it: annotate it in one place",
+                level("IDEMPOTENT")
+            ));
+        }
+        _ => {}
+    }
+    let options = method.options();
+    let destructive = options
+        .has_extension(rpc_tool)
+        .then(|| options.get_extension(rpc_tool))
+        .and_then(|def| {
+            def.as_message()?
+                .get_field_by_number(RPC_TOOL_DESTRUCTIVE)?
+                .as_bool()
+        });
+    if destructive == Some(true) {
+        let at = option_location_field(
+            &file,
+            method.path(),
+            METHOD_OPTIONS,
+            RPC_TOOL_EXTENSION,
+            i32::try_from(RPC_TOOL_DESTRUCTIVE).unwrap_or(i32::MAX),
+        );
+        return Some(format!(
+            "`{name}` is `destructive: true` in its inline `rpc_tool` ({}); a method without side effects destroys nothing: drop one of them",
+            place(at)
+        ));
+    }
+    None
 }
 
 /// `; did you mean `x`?` for the closest of `names` by edit distance.
@@ -1363,6 +1641,163 @@ service Books {
         for bad in ["", "s", "1", "-s", "1.s", ".5s", "1e3s", "+1s", "1.5ms"] {
             assert_eq!(parse_duration(bad), None, "{bad}");
         }
+    }
+
+    const SHELF: &str = "message Req { string id = 1; }
+service Shelf {
+  // Get a book.
+  rpc GetBook(Req) returns (Req);
+  rpc DeleteBook(Req) returns (Req);
+  rpc CountBooks(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: \"shelf_count\" description: \"Count the books.\" };
+  }
+  rpc Peek(Req) returns (Req) {
+    option idempotency_level = NO_SIDE_EFFECTS;
+  }
+  rpc Audit(Req) returns (Req) {
+    option idempotency_level = IDEMPOTENT;
+  }
+  rpc Burn(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: \"shelf_burn\" description: \"Burn a book.\" destructive: true };
+  }
+}
+service Other { rpc Ping(Req) returns (Req); }
+";
+
+    /// A tool as the read-only tests see it: name, description, read-only,
+    /// idempotent.
+    type Hinted = (String, String, bool, bool);
+
+    /// The tools of `SHELF` with `overlay_text` and `services` exposed
+    /// whole; or the problems, located.
+    fn shelf(overlay_text: &str, services: &[&str]) -> Result<Vec<Hinted>, Vec<String>> {
+        let overlay = Overlay::parse("tools.toml", overlay_text).map_err(texts)?;
+        let pool = crate::test_support::compile(&format!("{}{SHELF}", crate::test_support::HEADER));
+        let annotated = annotate_test(&pool, Some(&overlay), services, PlainFields::default())
+            .map_err(texts)?;
+        let tools = located_tools(&annotated)?;
+        Ok(tools
+            .into_iter()
+            .map(|t| (t.name, t.description, t.hints.read_only, t.hints.idempotent))
+            .collect())
+    }
+
+    fn tool(name: &str, description: &str, read_only: bool, idempotent: bool) -> Hinted {
+        (
+            name.to_owned(),
+            description.to_owned(),
+            read_only,
+            idempotent,
+        )
+    }
+
+    #[test]
+    fn read_only_marks_tools_inline_whole_and_of_the_overlay() {
+        // Alone in an entry: a method of a service exposed whole keeps its
+        // derived name and comment, one annotated inline its annotation.
+        let tools = shelf(
+            "[methods.\"t.Shelf.GetBook\"]\nread_only = true\n\n[methods.\"t.Shelf.CountBooks\"]\nread_only = true\n",
+            &["t.Shelf"],
+        )
+        .expect("tools");
+        assert_eq!(
+            tools,
+            [
+                tool("shelf_get_book", "Get a book.", true, true),
+                tool(
+                    "shelf_delete_book",
+                    "Calls `t.Shelf.DeleteBook`; the proto gives no description.",
+                    false,
+                    false
+                ),
+                tool("shelf_count", "Count the books.", true, true),
+                tool(
+                    "shelf_peek",
+                    "Calls `t.Shelf.Peek`; the proto gives no description.",
+                    true,
+                    true
+                ),
+                tool(
+                    "shelf_audit",
+                    "Calls `t.Shelf.Audit`; the proto gives no description.",
+                    false,
+                    true
+                ),
+                tool("shelf_burn", "Burn a book.", false, false),
+            ]
+        );
+
+        // Beside a tool's keys, with no service exposed whole.
+        let tools = shelf(
+            "[methods.\"t.Other.Ping\"]\nname = \"ping\"\ndescription = \"Ping.\"\nread_only = true\ndestructive = false\n",
+            &[],
+        )
+        .expect("tools");
+        assert_eq!(
+            tools,
+            [
+                tool("shelf_count", "Count the books.", false, false),
+                tool("shelf_burn", "Burn a book.", false, false),
+                tool("ping", "Ping.", true, true),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_read_only_that_conflicts_or_repeats_is_an_error_at_the_key() {
+        let problems = shelf(
+            "[methods.\"t.Shelf.Peek\"]\nread_only = true\n\n\
+             [methods.\"t.Shelf.Audit\"]\nread_only = true\n\n\
+             [methods.\"t.Shelf.Burn\"]\nread_only = true\n\n\
+             [methods.\"t.Other.Ping\"]\nread_only = true\n\n\
+             [methods.\"t.Shelf.Chek\"]\nread_only = true\n",
+            &["t.Shelf"],
+        )
+        .expect_err("five problems");
+        assert_eq!(
+            problems,
+            [
+                "tools.toml:13:10: no method `t.Shelf.Chek` in the protos; did you mean `t.Shelf.Peek`?",
+                "tools.toml:11:13: `t.Other.Ping` is marked `read_only = true` but is not a tool: annotate it (`rpc_tool` inline, or `name` and `description` in this entry) or expose its service whole (`services`)",
+                "tools.toml:5:13: `t.Shelf.Audit` has `idempotency_level = IDEMPOTENT` inline (test.proto:18:5), which says it may change something; `read_only = true` contradicts it: annotate it in one place",
+                "tools.toml:8:13: `t.Shelf.Burn` is `destructive: true` in its inline `rpc_tool` (test.proto:21:5); a method without side effects destroys nothing: drop one of them",
+                "tools.toml:2:13: `t.Shelf.Peek` has `idempotency_level = NO_SIDE_EFFECTS` inline (test.proto:15:5): it is read-only already; annotate it in one place",
+            ]
+        );
+    }
+
+    #[test]
+    fn method_entries_are_a_tool_or_read_only_and_say_something() {
+        let problems = Overlay::parse(
+            "tools.toml",
+            "[methods.\"t.A.B\"]\nname = \"b\"\n\n\
+             [methods.\"t.A.C\"]\ntitle = \"C\"\nstrict = true\nread_only = true\n\n\
+             [methods.\"t.A.D\"]\n\n\
+             [methods.\"t.A.E\"]\nread_only = false\n\n\
+             [methods.\"t.A.F\"]\nname = \"f\"\ndescription = \"F.\"\ndestructive = true\nread_only = true\n\n\
+             [methods.\"t.A.G\"]\ndescription = \"G.\"\n",
+        )
+        .map_err(texts)
+        .expect_err("six problems");
+        assert_eq!(
+            problems,
+            [
+                "tools.toml:1:10: `[methods.\"t.A.B\"]` gives `name` but no `description`: a tool needs both (an entry with neither only marks the method `read_only = true`)",
+                "tools.toml:4:10: `[methods.\"t.A.C\"]` gives `strict`, `title` but no `name` and `description`: those are a tool's, give all of them (an entry without a name only marks the method `read_only = true`)",
+                "tools.toml:9:10: `[methods.\"t.A.D\"]` says nothing: give `name` and `description` to make the method a tool, or `read_only = true` to mark it read-only",
+                "tools.toml:12:13: `read_only = false` in `[methods.\"t.A.E\"]` is what leaving it out says (a method is read-only only when its proto or its overlay says so); remove it",
+                "tools.toml:18:13: `[methods.\"t.A.F\"]` gives `read_only = true` and `destructive = true`; a method without side effects destroys nothing: drop one of them",
+                "tools.toml:20:10: `[methods.\"t.A.G\"]` gives `description` but no `name`: a tool needs both (an entry with neither only marks the method `read_only = true`)",
+            ]
+        );
+        // The key is `true` or `false`.
+        let wrong = Overlay::parse("tools.toml", "[methods.\"t.A.B\"]\nread_only = \"yes\"\n")
+            .map_err(texts)
+            .expect_err("not a boolean");
+        assert!(
+            wrong[0].starts_with("tools.toml:2:13: invalid overlay: "),
+            "{wrong:?}"
+        );
     }
 
     #[test]

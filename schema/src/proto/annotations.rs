@@ -10,9 +10,12 @@ use super::source::Comments;
 use crate::{FIELD_BEHAVIOR_EXTENSION, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
 /// `google.protobuf.MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS`
-pub(super) const IDEMPOTENCY_NO_SIDE_EFFECTS: i32 = 1;
+pub(crate) const IDEMPOTENCY_NO_SIDE_EFFECTS: i32 = 1;
 /// `google.protobuf.MethodOptions.IdempotencyLevel.IDEMPOTENT`
-pub(super) const IDEMPOTENCY_IDEMPOTENT: i32 = 2;
+pub(crate) const IDEMPOTENCY_IDEMPOTENT: i32 = 2;
+/// The number of `idempotency_level` in `google.protobuf.MethodOptions`
+/// (an overlay's `read_only = true` writes it).
+pub(crate) const METHOD_IDEMPOTENCY_LEVEL: u32 = 34;
 /// `google.api.FieldBehavior.REQUIRED`
 const BEHAVIOR_REQUIRED: i32 = 2;
 /// `google.api.FieldBehavior.OUTPUT_ONLY`
@@ -31,6 +34,9 @@ pub(super) struct ToolDefinition {
     /// `timeout` as written: seconds and nanos.
     pub(super) timeout: Option<(i64, i32)>,
 }
+
+/// The number of `destructive` in `rpc_tool`'s `ToolDefinition`.
+pub(crate) const RPC_TOOL_DESTRUCTIVE: u32 = 5;
 
 /// The number of `timeout` in `rpc_tool`'s `ToolDefinition`.
 pub(crate) const RPC_TOOL_TIMEOUT: u32 = 6;
@@ -135,7 +141,9 @@ impl Annotations {
             description: string_field(msg, 2).unwrap_or_default(),
             strict: bool_field(msg, 3),
             title: string_field(msg, 4).filter(|t| !t.trim().is_empty()),
-            destructive: msg.has_field_by_number(5).then(|| bool_field(msg, 5)),
+            destructive: msg
+                .has_field_by_number(RPC_TOOL_DESTRUCTIVE)
+                .then(|| bool_field(msg, RPC_TOOL_DESTRUCTIVE)),
             timeout: duration_field(msg, RPC_TOOL_TIMEOUT),
         })
     }
@@ -177,7 +185,7 @@ impl Annotations {
 }
 
 /// A method's `idempotency_level` (0: unknown).
-pub(super) fn idempotency(method: &MethodDescriptor) -> i32 {
+pub(crate) fn idempotency(method: &MethodDescriptor) -> i32 {
     method
         .method_descriptor_proto()
         .options

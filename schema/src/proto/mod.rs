@@ -102,14 +102,18 @@ pub use build::is_choice;
 pub use source::{leading_comment, method_diagnostic};
 
 // For `overlay`, which writes these annotations from outside the proto.
-pub(crate) use annotations::{RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED};
+pub(crate) use annotations::{
+    IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL,
+    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
+};
 pub(crate) use fields::is_deprecated;
+pub(crate) use source::{METHOD_OPTIONS, option_location, option_location_field};
 
-use annotations::{Annotations, IDEMPOTENCY_NO_SIDE_EFFECTS, idempotency, tool_timeout};
+use annotations::{Annotations, tool_timeout};
 use bounds::{chain_text, most_used_message, spelled_out_fields, too_deep_chain};
 use fields::{is_optional, real_oneof};
 use graph::{reachable, recursive_messages};
-use source::{FIELD_OPTIONS, METHOD_OPTIONS, diag, option_location, option_location_field};
+use source::{FIELD_OPTIONS, diag};
 use well_known::well_known;
 
 /// Finds the tools of `file`: the annotated methods of the services declared
@@ -251,7 +255,7 @@ pub fn tools_in_file_each(
             {
                 diags.push(diag(
                     &fd,
-                    option_field(&method, 5),
+                    option_field(&method, RPC_TOOL_DESTRUCTIVE as i32),
                     format!(
                         "rpc `{rpc}` has `idempotency_level = NO_SIDE_EFFECTS` and `destructive: true`; a method without side effects destroys nothing: drop one of them"
                     ),

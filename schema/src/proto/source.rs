@@ -13,7 +13,7 @@ use crate::{Diagnostic, RPC_TOOL_EXTENSION};
 /// `FieldDescriptorProto.options`
 pub(super) const FIELD_OPTIONS: i32 = 8;
 /// `MethodDescriptorProto.options`
-pub(super) const METHOD_OPTIONS: i32 = 4;
+pub(crate) const METHOD_OPTIONS: i32 = 4;
 
 /// The leading comment of the element at `path` in `file`: comment lines with
 /// one leading space stripped, joined with `\n`, trimmed; `None` if empty or
@@ -76,7 +76,7 @@ fn index_comments(file: &FileDescriptor) -> CommentIndex {
     index
 }
 
-pub(super) type Location = (Option<u32>, Option<u32>);
+pub(crate) type Location = (Option<u32>, Option<u32>);
 
 /// The 1-based start of the most specific of `paths` that has a location.
 fn location_of(file: &FileDescriptor, paths: &[Vec<i32>]) -> Location {
@@ -94,7 +94,7 @@ fn location_of(file: &FileDescriptor, paths: &[Vec<i32>]) -> Location {
     (None, None)
 }
 
-pub(super) fn option_location(
+pub(crate) fn option_location(
     file: &FileDescriptor,
     path: &[i32],
     options: i32,
@@ -106,7 +106,7 @@ pub(super) fn option_location(
     location_of(file, &[with_option, path.to_vec()])
 }
 
-pub(super) fn option_location_field(
+pub(crate) fn option_location_field(
     file: &FileDescriptor,
     path: &[i32],
     options: i32,
