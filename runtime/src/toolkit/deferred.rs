@@ -43,10 +43,10 @@ impl Toolkit {
     /// ([`openai_namespace_name`]: `links.v1.LinksService` gives
     /// `links_v1_LinksService`, a repeated name gets `_2`, `_3`), and
     /// described by the service's leading comment in the proto, or else by
-    /// a sentence naming the service. Before its first search the model
-    /// reads only the namespaces' names and descriptions (and the tools not
-    /// deferred): a service comment that says what its methods are for is
-    /// what the model searches by.
+    /// a sentence naming the service and its tools. Before its first search
+    /// the model reads only the namespaces' names and descriptions (and the
+    /// tools not deferred): a service comment that says what its methods
+    /// are for is what the model searches by.
     ///
     /// The guide documents tool search for `gpt-5.4` and later models, and
     /// advises fewer than 10 functions per namespace. The function calls
@@ -81,6 +81,8 @@ impl Toolkit {
         let mut out: Vec<Value> = Vec::new();
         // Service → where its namespace is in `out`.
         let mut namespaces: HashMap<&str, usize> = HashMap::new();
+        // The namespaces whose service has no comment, described at the end.
+        let mut uncommented: Vec<(usize, &str)> = Vec::new();
         let mut names: HashSet<String> = HashSet::new();
         for tool in &self.tools {
             let mut function = tool.to_openai_responses();
@@ -98,10 +100,14 @@ impl Toolkit {
                 Some(&at) => at,
                 None => {
                     let name = unique(openai_namespace_name(service), &mut names);
+                    let comment = service_comment(source.descriptor_pool(), service);
+                    if comment.is_none() {
+                        uncommented.push((out.len(), service));
+                    }
                     out.push(json!({
                         "type": "namespace",
                         "name": name,
-                        "description": service_description(source.descriptor_pool(), service),
+                        "description": comment.unwrap_or_default(),
                         "tools": [],
                     }));
                     namespaces.insert(service, out.len() - 1);
@@ -111,6 +117,19 @@ impl Toolkit {
             if let Some(members) = out[at]["tools"].as_array_mut() {
                 members.push(function);
             }
+        }
+        for (at, service) in uncommented {
+            let members: Vec<&str> = out[at]["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|function| function["name"].as_str())
+                .collect();
+            let description = format!(
+                "The tools of the gRPC service `{service}`: {}.",
+                members.join(", ")
+            );
+            out[at]["description"] = Value::String(description);
         }
         if !namespaces.is_empty() {
             out.push(json!({ "type": OPENAI_TOOL_SEARCH }));
@@ -190,13 +209,11 @@ fn unique(name: String, taken: &mut HashSet<String>) -> String {
     candidate
 }
 
-/// What a namespace says of the service `service`: its leading comment in
-/// `pool` (the descriptors its executor embeds, comments included), else a
-/// sentence naming it.
-fn service_description(pool: &DescriptorPool, service: &str) -> String {
+/// The leading comment of the service `service` in `pool` (the
+/// descriptors its executor embeds, comments included), if it has one.
+fn service_comment(pool: &DescriptorPool, service: &str) -> Option<String> {
     pool.get_service_by_name(service)
         .and_then(|s| leading_comment(&s.parent_file(), s.path()))
-        .unwrap_or_else(|| format!("The tools of the gRPC service `{service}`."))
 }
 
 #[cfg(test)]
@@ -324,7 +341,7 @@ mod tests {
         );
         assert_eq!(
             tools[0]["description"],
-            "The tools of the gRPC service `links.v1.LinksService`."
+            "The tools of the gRPC service `links.v1.LinksService`: links_create, links_update, links_list."
         );
     }
 
