@@ -1,7 +1,15 @@
 //! `ai-tools tools --stats`: what a tool list costs a model, per dialect,
 //! before it is served: the tools, the bytes and tokens of the whole list
 //! as a provider receives it (compact JSON), and the largest tools.
+//!
+//! A list that defers its tools to the provider's tool search
+//! (`Toolkit::to_openai_tool_search`, `to_anthropic_tool_search`) sends
+//! every definition, but the model reads only part of it before its first
+//! search: that part gets a line of its own, against the whole list.
 
+use ai_tools::schema::deferred::{
+    AnthropicToolSearch, OPENAI_TOOL_SEARCH, anthropic_loaded_up_front, openai_loaded_up_front,
+};
 use serde_json::Value;
 
 /// How many of the largest tools are named.
@@ -10,10 +18,22 @@ const LARGEST: usize = 5;
 /// The lines of `--stats` for one dialect's `listing` (what `tools
 /// --dialect NAME` prints).
 pub(crate) fn of_listing(dialect: &str, listing: &Value) -> String {
-    let items: &[Value] = listing
+    let top: &[Value] = listing
         .as_array()
         .or_else(|| listing["functionDeclarations"].as_array())
         .map_or(&[], Vec::as_slice);
+    let search = Search::of(top);
+    // The tools the model may call: an OpenAI namespace's functions, not
+    // the namespace; not the search tool.
+    let items: Vec<Value> = top
+        .iter()
+        .flat_map(|item| match item["type"].as_str() {
+            Some("namespace") => item["tools"].as_array().cloned().unwrap_or_default(),
+            _ => vec![item.clone()],
+        })
+        .filter(|item| !is_search_tool(item))
+        .collect();
+    let items = items.as_slice();
     let whole = listing.to_string();
     let mut sizes: Vec<(String, usize)> = items
         .iter()
@@ -25,7 +45,7 @@ pub(crate) fn of_listing(dialect: &str, listing: &Value) -> String {
         .take(LARGEST)
         .map(|(name, bytes)| format!("{name} ({bytes} bytes{})", tokens_of_item(items, name)))
         .collect();
-    format!(
+    let mut text = format!(
         "{dialect}: {} tools, {} bytes, {}\n  largest: {}\n",
         items.len(),
         whole.len(),
@@ -35,7 +55,91 @@ pub(crate) fn of_listing(dialect: &str, listing: &Value) -> String {
         } else {
             largest.join(", ")
         }
+    );
+    if let Some(search) = search {
+        text.push_str(&before_first_search(search, top, items, &whole));
+    }
+    text
+}
+
+/// Whose tool search a list uses.
+#[derive(Clone, Copy)]
+enum Search {
+    /// OpenAI Responses: `{"type": "tool_search"}`.
+    OpenAi,
+    /// Anthropic: the regex or BM25 tool search tool.
+    Anthropic,
+}
+
+impl Search {
+    fn of(items: &[Value]) -> Option<Self> {
+        items.iter().find_map(|item| match item["type"].as_str() {
+            Some(OPENAI_TOOL_SEARCH) => Some(Search::OpenAi),
+            Some(ty) if AnthropicToolSearch::from_type(ty).is_some() => Some(Search::Anthropic),
+            _ => None,
+        })
+    }
+}
+
+fn is_search_tool(item: &Value) -> bool {
+    Search::of(std::slice::from_ref(item)).is_some()
+}
+
+/// The line of a tool search list: what the model reads before its first
+/// search, against the whole list (every definition, which the request
+/// carries).
+///
+/// What is read up front is what each provider documents
+/// (`ai_tools::schema::deferred`): for OpenAI's tool search, the names and
+/// descriptions of the namespaces and of the deferred functions outside
+/// them, the tools not deferred, and `tool_search` itself
+/// (<https://developers.openai.com/api/docs/guides/tools-tool-search>); for
+/// Anthropic's tool search tool, the search tool and the tools not deferred
+/// (<https://platform.claude.com/docs/en/agents-and-tools/tool-use/tool-search-tool>).
+/// Each provider writes these into the model's context in a form of its
+/// own: the count is of the JSON, as for the whole list.
+fn before_first_search(search: Search, top: &[Value], items: &[Value], whole: &str) -> String {
+    let (up_front, namespaces) = match search {
+        Search::OpenAi => (
+            openai_loaded_up_front(top),
+            top.iter()
+                .filter(|item| item["type"] == "namespace")
+                .count(),
+        ),
+        Search::Anthropic => (anthropic_loaded_up_front(top), 0),
+    };
+    let up_front = up_front.to_string();
+    let deferred = items
+        .iter()
+        .filter(|item| item["defer_loading"] == true)
+        .count();
+    let share = match (count(&up_front), count(whole)) {
+        (Some(part), Some(all)) => percent(part, all, "tokens"),
+        _ => percent(up_front.len(), whole.len(), "bytes"),
+    };
+    // Without a token count the first line of the dialect says why.
+    let tokens = count(&up_front)
+        .map(|n| format!(", {n} tokens"))
+        .unwrap_or_default();
+    format!(
+        "  before the first search: {} bytes{tokens}, {share}; {deferred} tools deferred{}\n",
+        up_front.len(),
+        if namespaces > 0 {
+            format!(" in {namespaces} namespaces")
+        } else {
+            String::new()
+        }
     )
+}
+
+/// `part` as a share of `all`, the list's: `2.5% of the list's tokens`.
+fn percent(part: usize, all: usize, what: &str) -> String {
+    if all == 0 {
+        return format!("all of the list's {what}");
+    }
+    // Tenths of a percent, rounded, in integers.
+    let tenths = part.saturating_mul(1000).saturating_add(all / 2) / all;
+    format!("{}.{}% of the list's {what}", tenths / 10, tenths % 10)
 }
 
 /// A listed tool's name, in any dialect's shape.
@@ -106,5 +210,98 @@ mod tests {
         let gemini =
             serde_json::json!({"functionDeclarations": [{"name": "one", "parameters": {}}]});
         assert!(of_listing("gemini", &gemini).contains("gemini: 1 tools"));
+        assert!(!of_listing("gemini", &gemini).contains("before the first search"));
+    }
+
+    fn function(name: &str, deferred: bool) -> Value {
+        serde_json::json!({
+            "type": "function",
+            "name": name,
+            "description": "Does a thing.",
+            "parameters": {"type": "object", "properties": {"a": {"type": "string", "description": "x".repeat(400)}}},
+            "defer_loading": deferred
+        })
+    }
+
+    #[test]
+    fn a_tool_search_list_says_what_is_read_before_the_first_search() {
+        let openai = serde_json::json!([
+            {"type": "namespace", "name": "ns", "description": "Things.", "tools": [function("a", true), function("b", true)]},
+            function("c", false),
+            {"type": "tool_search"}
+        ]);
+        let text = of_listing("openai_tool_search", &openai);
+        assert!(text.starts_with("openai_tool_search: 3 tools, "), "{text}");
+        let line = text.lines().nth(2).unwrap_or_default();
+        let up_front = openai_loaded_up_front(openai.as_array().unwrap()).to_string();
+        assert!(
+            line.starts_with(&format!(
+                "  before the first search: {} bytes, ",
+                up_front.len()
+            )),
+            "{text}"
+        );
+        assert!(
+            line.ends_with("; 2 tools deferred in 1 namespaces"),
+            "{text}"
+        );
+        assert!(line.contains("% of the list's "), "{text}");
+
+        let anthropic = serde_json::json!([
+            AnthropicToolSearch::Bm25.definition(),
+            {"name": "a", "description": "A.", "input_schema": {"type": "object"}, "defer_loading": true},
+            {"name": "b", "description": "B.", "input_schema": {"type": "object"}}
+        ]);
+        let text = of_listing("anthropic_tool_search", &anthropic);
+        assert!(
+            text.starts_with("anthropic_tool_search: 2 tools, "),
+            "{text}"
+        );
+        assert!(
+            text.lines()
+                .nth(2)
+                .unwrap_or_default()
+                .ends_with("; 1 tools deferred"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_links_tools_read_up_front_are_a_fraction_of_the_list() {
+        use ai_tools::transport::InProcessTransport;
+        let executor = ai_tools_tests::tools::links::Executor::new(InProcessTransport::new());
+        let toolkit = ai_tools::Toolkit::builder()
+            .generated(executor)
+            .build()
+            .expect("a toolkit");
+        for (name, listing) in [
+            ("openai_tool_search", toolkit.to_openai_tool_search()),
+            (
+                "anthropic_tool_search",
+                toolkit.to_anthropic_tool_search(AnthropicToolSearch::Regex),
+            ),
+        ] {
+            let text = of_listing(name, &listing);
+            assert!(text.starts_with(&format!("{name}: 5 tools, ")), "{text}");
+            let line = text.lines().nth(2).unwrap_or_default();
+            assert!(line.contains("; 5 tools deferred"), "{text}");
+            // Five small tools: the namespaces' descriptions, or the search
+            // tool, are still under a fifth of the list.
+            let share = line
+                .split(", ")
+                .find(|part| part.contains("% of the list's "));
+            let percent: f64 = share
+                .and_then(|s| s.split('%').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(100.0);
+            assert!(percent < 20.0, "{text}");
+        }
+    }
+
+    #[test]
+    fn shares_are_rounded_to_a_tenth() {
+        assert_eq!(percent(1, 3, "tokens"), "33.3% of the list's tokens");
+        assert_eq!(percent(2, 3, "bytes"), "66.7% of the list's bytes");
+        assert_eq!(percent(0, 0, "bytes"), "all of the list's bytes");
     }
 }
