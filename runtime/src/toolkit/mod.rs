@@ -6,6 +6,7 @@ pub mod deferred;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
+use ai_tools_schema::select::{Problem, Selection, Subject};
 use ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names, render};
 use prost_reflect::DescriptorPool;
 use serde_json::{Value, json};
@@ -109,6 +110,22 @@ pub enum ToolkitError {
         "the executor of `{0}` has its own alias manager; build it with the toolkit's (`with_alias_manager`) so that ids move between tools"
     )]
     SeparateAliasManagers(String),
+    /// The selection ([`ToolkitBuilder::include`], [`exclude`](ToolkitBuilder::exclude),
+    /// [`read_only`](ToolkitBuilder::read_only)) cannot be made: a pattern
+    /// that is not a glob or matches no tool, or a selection that leaves no
+    /// tool. Every problem, each the sentence a tool set or `ai_tools!`
+    /// gives for it, one a line.
+    #[error("{}", selection_sentences(.0))]
+    Selection(Vec<Problem>),
+}
+
+/// The sentences of `problems`, one a line.
+fn selection_sentences(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(Problem::message)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Collects the tools of a [`Toolkit`]; see [`Toolkit::builder`].
@@ -124,6 +141,9 @@ pub struct ToolkitBuilder {
     aliases: Option<Arc<AliasManager>>,
     entries: Vec<Entry>,
     call_options: CallOptions,
+    include: Vec<String>,
+    exclude: Vec<String>,
+    read_only: bool,
 }
 
 enum Entry {
@@ -198,19 +218,117 @@ impl ToolkitBuilder {
         self
     }
 
-    /// Checks names (valid, unique), native schemas (objects, within every
-    /// provider's limits) and alias namespaces (one), and builds the toolkit.
+    /// Keeps only the tools that match `pattern` or another include: a glob
+    /// on the tool name (`links_*`), or, with a `/`, on the method
+    /// `package.Service/Method` (`links.v1.LinksService/*`). A native tool
+    /// has no method, so a pattern with a `/` never matches it.
+    ///
+    /// The rule is [`ai_tools_schema::select`]'s, the one of a tool set's
+    /// [`ToolSetOptions::include`](crate::tool_set::ToolSetOptions::include)
+    /// and of `ai_tools!`'s `include` argument, applied to every tool added,
+    /// generated and native, when the toolkit is built: a pattern that is not
+    /// a glob or matches no tool, and a selection that leaves no tool, are
+    /// [`ToolkitError::Selection`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::{NativeTool, Toolkit, ToolInput, schema::ToolHints};
+    /// use ai_tools::transport::InProcessTransport;
+    ///
+    /// mod links {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Query { text: String }
+    /// let search = NativeTool::new::<Query, _, _>("docs_search", "Search the docs.", |_, q: Query| async move {
+    ///     q.text
+    /// })
+    /// .hints(ToolHints { read_only: true, idempotent: true, destructive: None });
+    /// let toolkit = || {
+    ///     Toolkit::builder()
+    ///         .generated(links::Executor::new(InProcessTransport::new()))
+    ///         .native(search.clone())
+    /// };
+    ///
+    /// let chosen = toolkit()
+    ///     .include("links.v1.LinksService/*")
+    ///     .include("docs_*")
+    ///     .exclude("links_update")
+    ///     .build()
+    ///     .unwrap();
+    /// let names: Vec<&str> = chosen.tools().iter().map(|t| t.name()).collect();
+    /// assert_eq!(names, ["links_create", "links_list", "docs_search"]);
+    ///
+    /// // Read-only keeps the tools whose hints say so, generated or native.
+    /// let read_only = toolkit().read_only(true).build().unwrap();
+    /// let names: Vec<&str> = read_only.tools().iter().map(|t| t.name()).collect();
+    /// assert_eq!(names, ["links_list", "docs_search"]);
+    ///
+    /// // A typo is an error naming the pattern, not an empty toolkit.
+    /// let error = toolkit().include("link_*").build().unwrap_err();
+    /// assert!(error.to_string().starts_with(
+    ///     "include pattern `link_*` matches no tool name; the tool names are links_create,"
+    /// ));
+    /// ```
+    pub fn include(mut self, pattern: impl Into<String>) -> Self {
+        self.include.push(pattern.into());
+        self
+    }
+
+    /// Drops the tools that match `pattern`, whatever the includes say; the
+    /// same globs as [`include`](Self::include).
+    ///
+    /// # Examples
+    ///
+    /// See [`include`](Self::include).
+    pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
+        self.exclude.push(pattern.into());
+        self
+    }
+
+    /// Keeps only the tools whose hints say read-only, after the includes
+    /// and excludes: a generated tool's method has `option
+    /// idempotency_level = NO_SIDE_EFFECTS` (or an overlay's `read_only =
+    /// true`), a native tool says so in [`NativeTool::hints`].
+    ///
+    /// # Examples
+    ///
+    /// See [`include`](Self::include).
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
+    /// Checks the tools (native names valid, native schemas objects within
+    /// every provider's limits, one alias namespace), keeps those the
+    /// selection chooses ([`include`](Self::include),
+    /// [`exclude`](Self::exclude), [`read_only`](Self::read_only)), checks
+    /// that their names are unique, and builds the toolkit.
     ///
     /// # Errors
     ///
-    /// The first [`ToolkitError`] found, in the order tools were added.
+    /// The first [`ToolkitError`] found: a pattern that is not a glob;
+    /// then a tool that fails its checks, in the order tools were added;
+    /// then the selection's other problems; then a name two kept tools
+    /// share (a selection can keep one of two tools of the same name).
     ///
     /// # Examples
     ///
     /// See [`ToolkitError`].
     pub fn build(self) -> Result<Toolkit, ToolkitError> {
-        let aliases = self.aliases.clone().unwrap_or_else(|| {
-            self.entries
+        let ToolkitBuilder {
+            aliases,
+            entries,
+            call_options,
+            include,
+            exclude,
+            read_only,
+        } = self;
+        let selection =
+            Selection::new(&include, &exclude, read_only).map_err(ToolkitError::Selection)?;
+        let aliases = aliases.unwrap_or_else(|| {
+            entries
                 .iter()
                 .find_map(|e| match e {
                     Entry::Generated(g) => Some(g.alias_manager().clone()),
@@ -218,25 +336,20 @@ impl ToolkitBuilder {
                 })
                 .unwrap_or_default()
         });
-        let mut tools = Vec::new();
-        let mut index = HashMap::new();
-        for entry in self.entries {
+        let mut added = Vec::new();
+        for entry in entries {
             match entry {
                 Entry::Generated(source) => {
                     for agent in source.tools() {
                         if !Arc::ptr_eq(source.alias_manager(), &aliases) {
                             return Err(ToolkitError::SeparateAliasManagers(agent.name.to_owned()));
                         }
-                        push(
-                            &mut tools,
-                            &mut index,
-                            Tool {
-                                kind: Kind::Generated {
-                                    tool: agent,
-                                    source: source.clone(),
-                                },
+                        added.push(Tool {
+                            kind: Kind::Generated {
+                                tool: agent,
+                                source: source.clone(),
                             },
-                        )?;
+                        });
                     }
                 }
                 Entry::Native(native) => {
@@ -247,22 +360,43 @@ impl ToolkitBuilder {
                         }
                     })?;
                     check_native(&native)?;
-                    push(
-                        &mut tools,
-                        &mut index,
-                        Tool {
-                            kind: Kind::Native(native),
-                        },
-                    )?;
+                    added.push(Tool {
+                        kind: Kind::Native(native),
+                    });
                 }
             }
+        }
+        if !selection.is_everything() {
+            added = selection
+                .apply(added, subject)
+                .map_err(ToolkitError::Selection)?;
+        }
+        let mut tools = Vec::with_capacity(added.len());
+        let mut index = HashMap::new();
+        for tool in added {
+            push(&mut tools, &mut index, tool)?;
         }
         Ok(Toolkit {
             tools,
             index,
             aliases,
-            call_options: self.call_options,
+            call_options,
         })
+    }
+}
+
+/// `tool` as the selection sees it: a native tool is no proto method.
+fn subject(tool: &Tool) -> Subject<'_> {
+    match &tool.kind {
+        Kind::Generated { tool, .. } => Subject::of_method(
+            tool.name,
+            tool.method.service,
+            tool.method.method,
+            tool.hints.read_only,
+        ),
+        Kind::Native(native) => {
+            Subject::without_method(native.name(), native.tool_hints().read_only)
+        }
     }
 }
 
