@@ -2,7 +2,7 @@
 mod gentools {
     ai_tools::ai_tools!(
         links_proto,
-        include = ["proto"],
+        inclues = ["proto"],
         includes = [proto, "third_party"]
     );
 }

@@ -1,7 +1,8 @@
-//! The pipeline of `ai_tools!`: input → locate → compile → model → check → expand.
+//! The pipeline of `ai_tools!`: input → locate → compile → model → check → select → expand.
 
 use std::path::Path;
 
+use ai_tools_schema::select::{PatternKind, Problem, Selection, Subject};
 use ai_tools_schema::{FieldAlias, ToolSpec};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
@@ -85,6 +86,7 @@ fn generate(
     errors: &mut Errors,
 ) -> Option<TokenStream> {
     let span = input.path.span();
+    let selection = selection_of(input, errors)?;
     let includes: Vec<String> = input.includes.iter().map(syn::LitStr::value).collect();
     let located = locate::locate(
         &input.path.value(),
@@ -140,10 +142,27 @@ fn generate(
     for violation in violations {
         errors.at(span, violation);
     }
+    // Every annotated method is read and checked above; the selection
+    // decides which become tools of the expansion.
+    let read = tools.len();
+    let tools = if selection.is_everything() {
+        tools
+    } else {
+        match selection.apply(tools, |tool| Subject::of_spec(tool)) {
+            Ok(kept) => kept,
+            Err(problems) => {
+                for problem in problems {
+                    errors.at(selection_span(input, &problem), problem);
+                }
+                return None;
+            }
+        }
+    };
+    let chosen = (!selection.is_everything()).then_some(read);
     match rust_names(&tools) {
         Ok(names) => {
             let left_out = annotated.map(|a| a.left_out).unwrap_or_default();
-            let expansion = expand(&compiled, &tools, &names, &left_out);
+            let expansion = expand(&compiled, &tools, &names, &left_out, chosen);
             if let Some(cache) = cache
                 && errors.is_empty()
             {
@@ -173,6 +192,44 @@ fn generate(
             None
         }
     }
+}
+
+/// The selection of `include`, `exclude` and `read_only`; `None` when a
+/// pattern is not a glob, each such error at its string literal.
+fn selection_of(input: &MacroInput, errors: &mut Errors) -> Option<Selection> {
+    let values = |list: &[syn::LitStr]| list.iter().map(syn::LitStr::value).collect::<Vec<_>>();
+    let read_only = input.read_only.as_ref().is_some_and(|r| r.value);
+    match Selection::new(&values(&input.include), &values(&input.exclude), read_only) {
+        Ok(selection) => Some(selection),
+        Err(problems) => {
+            for problem in problems {
+                errors.at(selection_span(input, &problem), problem);
+            }
+            None
+        }
+    }
+}
+
+/// Where a problem of the selection goes: at the pattern's string literal;
+/// for a selection that leaves no tool, at `read_only` when the globs kept
+/// some, else at `exclude` (includes that each match a tool keep some).
+fn selection_span(input: &MacroInput, problem: &Problem) -> Span {
+    let at = match problem.pattern() {
+        Some((PatternKind::Include, index)) => input.include.get(index).map(syn::LitStr::span),
+        Some((PatternKind::Exclude, index)) => input.exclude.get(index).map(syn::LitStr::span),
+        None if matches!(
+            problem,
+            Problem::LeavesNoTool {
+                by_read_only: true,
+                ..
+            }
+        ) =>
+        {
+            input.read_only.as_ref().map(syn::LitBool::span)
+        }
+        None => input.exclude_key,
+    };
+    at.unwrap_or_else(|| input.path.span())
 }
 
 /// Writes the overlay's annotations and those of whole-service mode into
@@ -511,11 +568,14 @@ struct Parts {
     all_doc: String,
 }
 
+/// The expansion of `tools`; `chosen` is how many tools the file has when
+/// the invocation's selection kept only `tools` of them.
 fn expand(
     compiled: &Compiled,
     tools: &[ToolSpec],
     names: &[RustNames],
     left_out: &[String],
+    chosen: Option<usize>,
 ) -> TokenStream {
     let watched = compiled
         .read_files
@@ -568,8 +628,18 @@ fn expand(
             .collect(),
         methods,
         all_doc: format!(
-            "All the tools of `{}`, in declaration order.{}",
-            compiled.file_name,
+            "{}{}",
+            match chosen {
+                Some(read) => format!(
+                    "The tools of `{}` that the invocation's `include`, `exclude` and `read_only` keep ({} of {read}), in declaration order.",
+                    compiled.file_name,
+                    tools.len()
+                ),
+                None => format!(
+                    "All the tools of `{}`, in declaration order.",
+                    compiled.file_name
+                ),
+            },
             if left_out.is_empty() {
                 String::new()
             } else {

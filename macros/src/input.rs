@@ -2,7 +2,7 @@
 
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned as _;
-use syn::{Expr, ExprLit, Lit, LitStr, Token};
+use syn::{Expr, ExprLit, Lit, LitBool, LitStr, Token};
 
 use ai_tools_schema::overlay::PlainFields;
 
@@ -16,9 +16,15 @@ const OVERLAY: &str = "overlay";
 const SERVICES: &str = "services";
 /// `plain_fields = "required"`
 const PLAIN_FIELDS: &str = "plain_fields";
+/// `include = ["links_*", "pkg.v1.Service/*"]`
+const INCLUDE: &str = "include";
+/// `exclude = ["*_delete"]`
+const EXCLUDE: &str = "exclude";
+/// `read_only = true`
+const READ_ONLY: &str = "read_only";
 
 /// What an unknown key is told.
-const KEYS: &str = "the keys are `includes = [\"dir\", ...]`, `overlay = \"file.toml\"`, `services = [\"pkg.Service\", ...]` and `plain_fields = \"optional\" | \"required\"`";
+const KEYS: &str = "the keys are `includes = [\"dir\", ...]`, `overlay = \"file.toml\"`, `services = [\"pkg.Service\", ...]`, `plain_fields = \"optional\" | \"required\"`, `include = [\"glob\", ...]`, `exclude = [\"glob\", ...]` and `read_only = true`";
 
 /// What `ai_tools!(...)` was given.
 pub struct MacroInput {
@@ -32,6 +38,15 @@ pub struct MacroInput {
     pub services: Vec<LitStr>,
     /// Whether the plain fields of the services exposed whole are required.
     pub plain_fields: PlainFields,
+    /// Globs of which a tool must match one to be kept, as written.
+    pub include: Vec<LitStr>,
+    /// Globs that drop the tools they match, as written.
+    pub exclude: Vec<LitStr>,
+    /// Where `exclude` is written, for a selection whose excludes drop
+    /// every tool.
+    pub exclude_key: Option<proc_macro2::Span>,
+    /// `read_only = true | false`, as written.
+    pub read_only: Option<LitBool>,
 }
 
 /// Every mistake in the arguments is reported, not only the first: a bad
@@ -64,6 +79,11 @@ impl Parse for MacroInput {
         let mut services: Option<Vec<LitStr>> = None;
         let mut plain_fields: Option<PlainFields> = None;
         let mut plain_fields_key: Option<proc_macro2::Span> = None;
+        let mut include: Option<Vec<LitStr>> = None;
+        let mut exclude: Option<Vec<LitStr>> = None;
+        let mut exclude_key: Option<proc_macro2::Span> = None;
+        let mut read_only: Option<LitBool> = None;
+        let mut read_only_key: Option<proc_macro2::Span> = None;
         while !input.is_empty() {
             if let Err(error) = input.parse::<Token![,]>() {
                 return Err(errors.fail(error));
@@ -80,7 +100,7 @@ impl Parse for MacroInput {
                 if includes.is_some() {
                     errors.push(syn::Error::new(key.span(), "duplicate `includes` argument"));
                 }
-                let dirs = string_array(value, &mut errors);
+                let dirs = string_array(value, INCLUDES_EXAMPLE, &mut errors);
                 if includes.is_none() {
                     includes = Some(dirs);
                 }
@@ -104,7 +124,7 @@ impl Parse for MacroInput {
                 if services.is_some() {
                     errors.push(syn::Error::new(key.span(), "duplicate `services` argument"));
                 }
-                let names = string_array(value, &mut errors);
+                let names = string_array(value, SERVICES_EXAMPLE, &mut errors);
                 if services.is_none() {
                     services = Some(names);
                 }
@@ -135,6 +155,43 @@ impl Parse for MacroInput {
                         "expected `plain_fields = \"optional\"` (the default: only `field_behavior = REQUIRED` fields of the services exposed whole are required) or `plain_fields = \"required\"` (every field that is not `optional` or in a oneof)",
                     )),
                 }
+            } else if key == INCLUDE || key == EXCLUDE {
+                // include = ["links_*"], exclude = ["*_delete"]
+                let (list, example) = if key == INCLUDE {
+                    (&mut include, INCLUDE_EXAMPLE)
+                } else {
+                    exclude_key.get_or_insert(key.span());
+                    (&mut exclude, EXCLUDE_EXAMPLE)
+                };
+                if list.is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        format!("duplicate `{key}` argument"),
+                    ));
+                }
+                let patterns = string_array(value, example, &mut errors);
+                if list.is_none() {
+                    *list = Some(patterns);
+                }
+            } else if key == READ_ONLY {
+                // read_only = true
+                if read_only_key.is_some() {
+                    errors.push(syn::Error::new(
+                        key.span(),
+                        "duplicate `read_only` argument",
+                    ));
+                }
+                read_only_key.get_or_insert(key.span());
+                match value {
+                    Expr::Lit(ExprLit {
+                        lit: Lit::Bool(choice),
+                        ..
+                    }) => read_only = read_only.or(Some(choice)),
+                    other => errors.push(syn::Error::new_spanned(
+                        other,
+                        "expected `read_only = true` (keep only the tools whose hints say read-only: `idempotency_level = NO_SIDE_EFFECTS`, or an overlay's `read_only = true`) or `read_only = false`",
+                    )),
+                }
             } else {
                 errors.push(syn::Error::new(
                     key.span(),
@@ -158,6 +215,10 @@ impl Parse for MacroInput {
                 overlay,
                 services: services.unwrap_or_default(),
                 plain_fields: plain_fields.unwrap_or_default(),
+                include: include.unwrap_or_default(),
+                exclude: exclude.unwrap_or_default(),
+                exclude_key,
+                read_only,
             }),
         }
     }
@@ -171,13 +232,20 @@ fn key_value(input: ParseStream) -> syn::Result<(syn::Ident, Expr)> {
     Ok((key, value))
 }
 
-/// The directories of `includes = [...]`; each element that is not a string
-/// literal is an error of its own.
-fn string_array(value: Expr, errors: &mut Errors) -> Vec<LitStr> {
+/// What `string_array` shows for each key.
+const INCLUDES_EXAMPLE: &str = "includes = [\"proto\", \"third_party\"]";
+const SERVICES_EXAMPLE: &str = "services = [\"pkg.v1.Service\"]";
+const INCLUDE_EXAMPLE: &str = "include = [\"links_*\", \"pkg.v1.Service/*\"]";
+const EXCLUDE_EXAMPLE: &str = "exclude = [\"*_delete\"]";
+
+/// The strings of an array argument (`includes = [...]`, `services`,
+/// `include`, `exclude`), `example` showing one; each element that is not
+/// a string literal is an error of its own.
+fn string_array(value: Expr, example: &str, errors: &mut Errors) -> Vec<LitStr> {
     let Expr::Array(array) = value else {
         errors.push(syn::Error::new_spanned(
             value,
-            "expected an array of string literals, e.g. `includes = [\"proto\", \"third_party\"]`",
+            format!("expected an array of string literals, e.g. `{example}`"),
         ));
         return Vec::new();
     };
@@ -229,13 +297,13 @@ mod tests {
 
     #[test]
     fn rejects_unknown_and_duplicate_keys() {
-        let error = parse(quote::quote!("a.proto", include = ["x"]))
+        let error = parse(quote::quote!("a.proto", include_dirs = ["x"]))
             .err()
             .unwrap();
         assert!(
             error
                 .to_string()
-                .contains("unknown ai_tools argument `include`")
+                .contains("unknown ai_tools argument `include_dirs`")
         );
         let error = parse(quote::quote!("a.proto", includes = ["x"], includes = ["y"]))
             .err()
@@ -324,6 +392,55 @@ mod tests {
         );
     }
 
+    #[test]
+    fn include_exclude_and_read_only() {
+        let input = parse(quote::quote!(
+            "a.proto",
+            include = ["links_*", "pkg.v1.S/*"],
+            exclude = ["*_delete"],
+            read_only = true,
+        ))
+        .unwrap();
+        let values = |list: &[LitStr]| list.iter().map(LitStr::value).collect::<Vec<_>>();
+        assert_eq!(values(&input.include), ["links_*", "pkg.v1.S/*"]);
+        assert_eq!(values(&input.exclude), ["*_delete"]);
+        assert!(input.exclude_key.is_some());
+        assert!(input.read_only.is_some_and(|r| r.value));
+        let input = parse(quote::quote!("a.proto")).unwrap();
+        assert!(input.include.is_empty() && input.exclude.is_empty());
+        assert!(input.exclude_key.is_none() && input.read_only.is_none());
+
+        let error = parse(quote::quote!(
+            "a.proto",
+            include = "links_*",
+            exclude = [links],
+            read_only = "yes",
+            read_only = true,
+            include = ["x"],
+        ))
+        .err()
+        .unwrap();
+        let messages = messages(error);
+        assert_eq!(messages.len(), 5, "{messages:#?}");
+        assert!(
+            messages[0].contains("expected an array of string literals, e.g. `include = ["),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].contains("expected a string literal"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[2].contains("expected `read_only = true`"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[3].contains("duplicate `read_only`"),
+            "{messages:?}"
+        );
+        assert!(messages[4].contains("duplicate `include`"), "{messages:?}");
+    }
+
     fn messages(error: syn::Error) -> Vec<String> {
         error.into_iter().map(|error| error.to_string()).collect()
     }
@@ -332,7 +449,7 @@ mod tests {
     fn every_mistake_is_reported() {
         let error = parse(quote::quote!(
             some_path,
-            include = ["x"],
+            include_dirs = ["x"],
             includes = [1, "ok", two],
             includes = ["y"],
         ))
@@ -341,7 +458,7 @@ mod tests {
         let messages = messages(error);
         assert_eq!(messages.len(), 5, "{messages:#?}");
         assert!(messages[0].contains("expected a string literal with the path"));
-        assert!(messages[1].contains("unknown ai_tools argument `include`"));
+        assert!(messages[1].contains("unknown ai_tools argument `include_dirs`"));
         assert!(messages[2].contains("expected a string literal"));
         assert!(messages[3].contains("expected a string literal"));
         assert!(messages[4].contains("duplicate `includes`"));
