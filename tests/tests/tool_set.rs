@@ -72,6 +72,59 @@ fn an_overlay_and_whole_services_give_the_macros_tools_at_run_time() {
 }
 
 #[test]
+fn an_overlay_marks_methods_read_only_for_a_read_only_set() {
+    // `operations.proto` marks no method `NO_SIDE_EFFECTS`: `--read-only`
+    // keeps nothing of it, which is an error, not an empty set.
+    let bytes = operations_descriptor_set();
+    let whole = || ToolSetOptions::new().service("google.longrunning.Operations");
+    let none = ToolSet::from_descriptor_set(&bytes, &whole().read_only(true))
+        .expect_err("no read-only method");
+    assert!(
+        none.problems[0].starts_with("the selection leaves no tool (read-only"),
+        "{none}"
+    );
+
+    // An overlay says it for the protos: one entry keeps its derived name,
+    // one names the tool too.
+    let overlay = Overlay::parse(
+        "read-only.tools.toml",
+        "[methods.\"google.longrunning.Operations.ListOperations\"]\nread_only = true\n\n\
+         [methods.\"google.longrunning.Operations.GetOperation\"]\nname = \"lro_get\"\n\
+         description = \"Get an operation.\"\nread_only = true\n",
+    )
+    .expect("a valid overlay");
+    let set = ToolSet::from_descriptor_set(&bytes, &whole().overlay(overlay).read_only(true))
+        .expect("tools");
+    let kept: Vec<(&str, bool, bool)> = set
+        .tools()
+        .iter()
+        .map(|t| (t.name, t.hints.read_only, t.hints.idempotent))
+        .collect();
+    assert_eq!(
+        kept,
+        [
+            ("operations_list_operations", true, true),
+            ("lro_get", true, true)
+        ]
+    );
+    // Written into the descriptors as the option it stands for.
+    let method = set
+        .pool()
+        .get_service_by_name("google.longrunning.Operations")
+        .and_then(|s| s.methods().find(|m| m.name() == "ListOperations"))
+        .expect("the method");
+    assert_eq!(
+        method
+            .method_descriptor_proto()
+            .options
+            .as_ref()
+            .and_then(|o| o.idempotency_level),
+        Some(1),
+        "idempotency_level = NO_SIDE_EFFECTS"
+    );
+}
+
+#[test]
 fn whole_services_say_which_streaming_methods_are_not_tools() {
     // etcd's `Watch` and `LeaseKeepAlive` stream both ways (the copy is
     // annotated, so the annotation protos are on the path too).
