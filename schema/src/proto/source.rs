@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use prost_reflect::{DescriptorPool, FileDescriptor};
 
@@ -19,12 +19,9 @@ pub(crate) const METHOD_OPTIONS: i32 = 4;
 /// one leading space stripped, joined with `\n`, trimmed; `None` if empty or
 /// the file has no source info.
 ///
-/// This scans the file's source locations; [`tools_in_file`](crate::tools_in_file) looks comments
-/// up through an index built once per file instead.
+/// The comments of a file are indexed once per pool (see [`Comments`]).
 pub fn leading_comment(file: &FileDescriptor, path: &[i32]) -> Option<String> {
-    let info = file.file_descriptor_proto().source_code_info.as_ref()?;
-    let location = info.location.iter().find(|l| l.path == path)?;
-    clean_comment(location.leading_comments.as_deref()?)
+    shared_index(file).get(path).cloned()
 }
 
 /// A raw leading comment as the model reads it: one leading space stripped
@@ -44,7 +41,7 @@ fn clean_comment(raw: &str) -> Option<String> {
 /// location made schema building quadratic in the size of a file.
 #[derive(Default)]
 pub(super) struct Comments {
-    by_file: RefCell<HashMap<String, Rc<CommentIndex>>>,
+    by_file: RefCell<HashMap<String, Arc<CommentIndex>>>,
 }
 
 /// One file's cleaned leading comments by descriptor path.
@@ -52,14 +49,61 @@ type CommentIndex = HashMap<Vec<i32>, String>;
 
 impl Comments {
     pub(super) fn get(&self, file: &FileDescriptor, path: &[i32]) -> Option<String> {
-        let index = Rc::clone(
+        let index = Arc::clone(
             self.by_file
                 .borrow_mut()
                 .entry(file.name().to_owned())
-                .or_insert_with(|| Rc::new(index_comments(file))),
+                .or_insert_with(|| shared_index(file)),
         );
         index.get(path).cloned()
     }
+}
+
+/// How many pools' comment indexes are kept: the pools a process works on
+/// at once (a tool set's, a macro expansion's and its overlay's).
+const RECENT_POOLS: usize = 4;
+
+/// The comment indexes of the pools used last, each kept with its pool.
+/// Holding the pool (a reference-counted handle) keeps it alive, so an
+/// index can never be taken for a later pool at the same address. Each
+/// schema is built with annotations of its own, and a thousand tools of one
+/// large file (Compute Engine's 1 MB `compute.proto`) re-indexed that file
+/// a thousand times without this.
+static RECENT: Mutex<Vec<(DescriptorPool, HashMap<String, Arc<CommentIndex>>)>> =
+    Mutex::new(Vec::new());
+
+/// The comment index of `file`, built once per pool.
+fn shared_index(file: &FileDescriptor) -> Arc<CommentIndex> {
+    let pool = file.parent_pool();
+    let cached = RECENT
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .iter()
+        .find(|(kept, _)| kept == pool)
+        .and_then(|(_, files)| files.get(file.name()).cloned());
+    if let Some(index) = cached {
+        return index;
+    }
+    // Built without the lock: another thread may build it too, and the
+    // first one kept wins.
+    let built = Arc::new(index_comments(file));
+    let mut recent = RECENT.lock().unwrap_or_else(PoisonError::into_inner);
+    let at = match recent.iter().position(|(kept, _)| kept == pool) {
+        Some(at) => at,
+        None => {
+            if recent.len() >= RECENT_POOLS {
+                recent.remove(0);
+            }
+            recent.push((pool.clone(), HashMap::new()));
+            recent.len() - 1
+        }
+    };
+    Arc::clone(
+        recent[at]
+            .1
+            .entry(file.name().to_owned())
+            .or_insert(built),
+    )
 }
 
 fn index_comments(file: &FileDescriptor) -> CommentIndex {
