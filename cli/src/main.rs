@@ -21,7 +21,7 @@ ai-tools: any gRPC service as tools for LLM agents
 
 USAGE:
     ai-tools mcp   --grpc URL SOURCE [OPTIONS] (--stdio | --http ADDR)
-    ai-tools tools SOURCE [OPTIONS] [--dialect openai|anthropic|gemini|mcp] [--stats]
+    ai-tools tools SOURCE [OPTIONS] [--dialect DIALECT] [--stats]
 
 SOURCE (where the service's descriptors come from; exactly one):
     --reflection            the server's gRPC reflection (v1, else v1alpha); needs --grpc
@@ -44,7 +44,8 @@ OPTIONS:
                             included (default 30; fractions allowed)
     --overlay FILE          tool annotations from outside the protos (TOML)
     --service NAME          expose every unary and server-streaming method of
-                            this service (fully qualified; repeatable)
+                            this service (fully qualified, or a glob such as
+                            'google.cloud.compute.v1.*'; repeatable)
     --plain-fields optional|required
                             whether the --service tools require the fields that
                             are not optional, in a oneof or marked
@@ -60,8 +61,20 @@ OPTIONS:
                             idempotency_level = NO_SIDE_EFFECTS), after
                             --include and --exclude; a glob that matches no
                             tool, or a choice that leaves none, is an error
+    --tool-search           (mcp) list only search_tools, enable_toolset and
+                            call_tool (and the --toolset tools): the model
+                            searches the others, for APIs with more tools than
+                            a model or host takes (README \"Large APIs\")
+    --toolset SERVICE       (mcp --tool-search) list this service's tools from
+                            the start (fully qualified; repeatable)
     --forward-header NAME   (mcp --http) copy this request header into each call's
                             gRPC metadata (repeatable)
+    --dialect DIALECT       (tools) the shape of the list: mcp (default: what
+                            ai-tools mcp lists), openai, anthropic, gemini, or
+                            a provider's deferred loading: openai_tool_search
+                            (namespaces, defer_loading, tool_search) or
+                            anthropic_tool_search (defer_loading, the BM25
+                            tool search tool)
     --stats                 (tools) instead of the list, what it costs per
                             dialect (or the one --dialect names): its tools,
                             bytes and tokens (o200k_base), and the largest
@@ -208,6 +221,9 @@ struct Args {
     include_tools: Vec<String>,
     exclude_tools: Vec<String>,
     read_only: bool,
+    /// `--tool-search` and its `--toolset`s.
+    tool_search: bool,
+    toolsets: Vec<String>,
     forward_headers: Vec<String>,
     stdio: bool,
     http: Option<String>,
@@ -635,6 +651,8 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             "--include" => args.include_tools.push(value(&arg)?),
             "--exclude" => args.exclude_tools.push(value(&arg)?),
             "--read-only" => args.read_only = true,
+            "--tool-search" => args.tool_search = true,
+            "--toolset" => args.toolsets.push(value(&arg)?),
             "--overlay" => args.overlay = Some(value("--overlay")?.into()),
             "--service" => args.services.push(value("--service")?),
             "--plain-fields" => {
@@ -791,6 +809,15 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
         return Err(usage(
             "`--plain-fields` is for the services exposed whole: give `--service NAME`".into(),
         ));
+    }
+    if !args.toolsets.is_empty() && !args.tool_search {
+        return Err(usage(
+            "`--toolset` says which tools `--tool-search` lists from the start: give `--tool-search`"
+                .into(),
+        ));
+    }
+    if args.tool_search && args.command != "mcp" {
+        return Err(usage("`--tool-search` is for `mcp`".into()));
     }
     args.tls.check(args.grpc.as_deref())?;
     args.auth.check(&args)?;
@@ -988,6 +1015,12 @@ async fn run(args: Args) -> Result<(), Failure> {
                     "/parameters",
                     Dialect::Gemini,
                 ),
+                // Deferred loading: the provider's tool search loads a
+                // definition when the model searches for it.
+                "openai_tool_search" => toolkit.to_openai_tool_search(),
+                "anthropic_tool_search" => toolkit.to_anthropic_tool_search(
+                    ai_tools::toolkit::deferred::AnthropicToolSearch::Bm25,
+                ),
                 // What `ai-tools mcp` lists.
                 "mcp" => serde_json::Value::Array(
                     toolkit
@@ -1005,7 +1038,7 @@ async fn run(args: Args) -> Result<(), Failure> {
                 ),
                 other => {
                     return Err(Failure::Usage(format!(
-                        "unknown dialect `{other}`: use openai, anthropic, gemini or mcp"
+                        "unknown dialect `{other}`: use openai, anthropic, gemini, mcp, openai_tool_search or anthropic_tool_search"
                     )));
                 }
             })
@@ -1013,7 +1046,14 @@ async fn run(args: Args) -> Result<(), Failure> {
         let text = if args.stats {
             let dialects: Vec<&str> = match args.dialect.as_deref() {
                 Some(one) => vec![one],
-                None => vec!["openai", "anthropic", "gemini", "mcp"],
+                None => vec![
+                    "openai",
+                    "anthropic",
+                    "gemini",
+                    "mcp",
+                    "openai_tool_search",
+                    "anthropic_tool_search",
+                ],
             };
             let mut text = String::new();
             for dialect in dialects {
@@ -1058,6 +1098,15 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
     if let Some(oauth) = args.auth.oauth()? {
         server = server.with_oauth(oauth);
+    }
+    if args.tool_search {
+        let search = args
+            .toolsets
+            .iter()
+            .fold(ai_tools::mcp::ToolSearch::new(), |search, toolset| {
+                search.toolset(toolset.clone())
+            });
+        server = server.with_tool_search(search);
     }
     if args.stdio {
         eprintln!("ai-tools: serving {url} over MCP on stdio");
@@ -1336,6 +1385,23 @@ mod tests {
         assert!(none.include_tools.is_empty() && none.exclude_tools.is_empty() && !none.read_only);
         assert!(usage_error("tools --proto x --include").contains("`--include` needs a value"));
         assert!(usage_error("tools --proto x --exclude").contains("`--exclude` needs a value"));
+    }
+
+    #[test]
+    fn tool_search_and_its_toolsets() {
+        let args = parsed(
+            "mcp --grpc u --proto x --stdio --tool-search --toolset a.v1.S --toolset b.v1.T",
+        )
+        .ok()
+        .flatten()
+        .expect("parses");
+        assert!(args.tool_search);
+        assert_eq!(args.toolsets, ["a.v1.S", "b.v1.T"]);
+        assert!(
+            usage_error("mcp --grpc u --proto x --stdio --toolset a.v1.S")
+                .contains("give `--tool-search`")
+        );
+        assert!(usage_error("tools --proto x --tool-search").contains("is for `mcp`"));
     }
 
     #[test]

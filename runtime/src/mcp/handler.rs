@@ -86,6 +86,9 @@ pub(super) struct Shared {
     pub(super) calls: CallLimits,
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     pub(super) oauth: Guard,
+    /// Tool search's index and toolsets, when it is on.
+    #[cfg(feature = "tool-search")]
+    pub(super) catalog: Option<Arc<super::tool_search::Catalog>>,
 }
 
 /// One MCP session: rmcp builds one per stdio connection and one per HTTP
@@ -110,6 +113,10 @@ struct SessionState {
     /// session's or stdio's (a stateless request's handler serves one
     /// request, and keeps nothing).
     bound: Mutex<Option<(Scope, Arc<Toolkit>)>>,
+    /// The toolsets this session lists (tool search): the server's initial
+    /// ones and those the model enabled since.
+    #[cfg(feature = "tool-search")]
+    enabled: Mutex<std::collections::BTreeSet<String>>,
 }
 
 impl Drop for SessionState {
@@ -134,8 +141,18 @@ impl Drop for SessionState {
 
 impl Handler {
     pub(super) fn new(shared: Arc<Shared>, fixed_id: Option<String>) -> Self {
+        #[cfg(feature = "tool-search")]
+        let enabled = Mutex::new(
+            shared
+                .catalog
+                .as_ref()
+                .map(|catalog| catalog.initial.clone())
+                .unwrap_or_default(),
+        );
         Self {
             state: Arc::new(SessionState {
+                #[cfg(feature = "tool-search")]
+                enabled,
                 shared,
                 #[cfg(feature = "oauth")]
                 owner: Mutex::new(None),
@@ -240,28 +257,28 @@ impl ServerHandler for Handler {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         #[cfg(feature = "oauth")]
-        self.check_owner(&_context, &session_id(&_context))?;
-        #[cfg(feature = "oauth")]
-        if let Some(rule) = self.tool_scope_rule() {
-            let caller = principal(&_context);
-            let tools = self.state.shared.tools.iter().filter(|tool| {
-                let read_only = tool
-                    .annotations
-                    .as_ref()
-                    .and_then(|a| a.read_only_hint)
-                    .unwrap_or(false);
-                caller
-                    .as_ref()
-                    .is_some_and(|caller| caller.may_use(Some(rule), read_only))
-            });
-            return Ok(ListToolsResult::with_all_items(tools.cloned().collect()));
+        self.check_owner(&context, &session_id(&context))?;
+        let visible = self
+            .state
+            .shared
+            .tools
+            .iter()
+            .filter(|tool| self.may_use(tool, &context));
+        #[cfg(feature = "tool-search")]
+        if let Some(catalog) = &self.state.shared.catalog {
+            let enabled = self.enabled();
+            let tools = catalog
+                .meta_tools
+                .iter()
+                .chain(visible.filter(|tool| catalog.listed(&tool.name, &enabled)))
+                .cloned()
+                .collect();
+            return Ok(ListToolsResult::with_all_items(tools));
         }
-        Ok(ListToolsResult::with_all_items(
-            self.state.shared.tools.clone(),
-        ))
+        Ok(ListToolsResult::with_all_items(visible.cloned().collect()))
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -293,6 +310,13 @@ impl ServerHandler for Handler {
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "tool-search")]
+        if let Some(catalog) = self.state.shared.catalog.clone() {
+            match self.meta_tool(&catalog, &mut request, &context).await {
+                MetaCall::Answered(result) => return Ok(to_call_tool_result(result).into()),
+                MetaCall::CallTool | MetaCall::NotMeta => {}
+            }
+        }
         let toolkit = self.toolkit(&context)?;
         // The one lookup of the call: the toolkit runs what is found here.
         let Some(tool) = toolkit.get(&request.name) else {
@@ -369,7 +393,152 @@ impl ServerHandler for Handler {
     }
 }
 
+/// What a call of a meta-tool came to (tool search).
+#[cfg(feature = "tool-search")]
+enum MetaCall {
+    /// Not a meta-tool: the call goes on as it is.
+    NotMeta,
+    /// `call_tool`: the request now names the tool it calls and carries its
+    /// arguments, and goes on as a call of that tool.
+    CallTool,
+    /// Answered here.
+    Answered(ToolResult),
+}
+
 impl Handler {
+    /// Whether the caller of `context` may use `tool`: every tool, unless
+    /// OAuth's tool scopes say otherwise (feature `oauth`).
+    fn may_use(&self, tool: &rmcp::model::Tool, context: &RequestContext<RoleServer>) -> bool {
+        #[cfg(feature = "oauth")]
+        if let Some(rule) = self.tool_scope_rule() {
+            let read_only = tool
+                .annotations
+                .as_ref()
+                .and_then(|a| a.read_only_hint)
+                .unwrap_or(false);
+            return principal(context).is_some_and(|caller| caller.may_use(Some(rule), read_only));
+        }
+        let _ = (tool, context);
+        true
+    }
+
+    /// The toolsets this session lists.
+    #[cfg(feature = "tool-search")]
+    fn enabled(&self) -> MutexGuard<'_, std::collections::BTreeSet<String>> {
+        self.state
+            .enabled
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Answers a call of a meta-tool of tool search ([`super::tool_search`]),
+    /// or turns a `call_tool` into the call it asks for.
+    #[cfg(feature = "tool-search")]
+    async fn meta_tool(
+        &self,
+        catalog: &super::tool_search::Catalog,
+        request: &mut CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> MetaCall {
+        use super::tool_search::{CALL_TOOL, ENABLE_TOOLSET, SEARCH_TOOLS};
+        let arguments = request.arguments.clone().unwrap_or_default();
+        match request.name.as_ref() {
+            SEARCH_TOOLS => {
+                let found = catalog.search(&arguments, |name| {
+                    self.get_tool(name)
+                        .filter(|tool| self.may_use(tool, context))
+                });
+                MetaCall::Answered(match found {
+                    Ok(text) => ToolResult::ok(text),
+                    Err(problem) => ToolResult::error(format!("{SEARCH_TOOLS}: {problem}")),
+                })
+            }
+            ENABLE_TOOLSET => {
+                let (toolset, tools) = match catalog.toolset(&arguments) {
+                    Ok(found) => found,
+                    Err(problem) => {
+                        return MetaCall::Answered(ToolResult::error(format!(
+                            "{ENABLE_TOOLSET}: {problem}"
+                        )));
+                    }
+                };
+                let keeps_state = self.state.fixed_id.is_some()
+                    || self
+                        .state
+                        .initialized
+                        .load(std::sync::atomic::Ordering::Relaxed);
+                let usable: Vec<&str> = tools
+                    .iter()
+                    .filter(|name| {
+                        self.get_tool(name)
+                            .is_some_and(|tool| self.may_use(&tool, context))
+                    })
+                    .map(String::as_str)
+                    .collect();
+                if !keeps_state {
+                    return MetaCall::Answered(ToolResult::ok(format!(
+                        "This request has no MCP session to keep a toolset enabled in, so the tool list stays as it is. Call the tools of {toolset} through {CALL_TOOL}: {}.",
+                        usable.join(", ")
+                    )));
+                }
+                let added = self.enabled().insert(toolset.to_owned());
+                if added {
+                    // A host that does not listen lists again or not at
+                    // all: the result says how to call the tools either way.
+                    let _ = context.peer.notify_tool_list_changed().await;
+                }
+                MetaCall::Answered(ToolResult::ok(format!(
+                    "{} {toolset}: its tools {} now listed: {}. If they do not appear, call them through {CALL_TOOL}.",
+                    if added { "Enabled" } else { "Already enabled:" },
+                    if added { "are" } else { "were" },
+                    usable.join(", ")
+                )))
+            }
+            CALL_TOOL => {
+                let name = match arguments.get("name") {
+                    Some(Value::String(name)) => name.clone(),
+                    _ => {
+                        return MetaCall::Answered(ToolResult::error(format!(
+                            "{CALL_TOOL}: `name` must be a tool's name, as {SEARCH_TOOLS} returns it"
+                        )));
+                    }
+                };
+                let target_arguments = match arguments.get("arguments") {
+                    Some(Value::Object(arguments)) => arguments.clone(),
+                    None => serde_json::Map::new(),
+                    Some(_) => {
+                        return MetaCall::Answered(ToolResult::error(format!(
+                            "{CALL_TOOL}: `arguments` must be an object holding {name}'s arguments, following its inputSchema"
+                        )));
+                    }
+                };
+                if let Some(unknown) = arguments
+                    .keys()
+                    .find(|k| *k != "name" && *k != "arguments")
+                {
+                    return MetaCall::Answered(ToolResult::error(format!(
+                        "{CALL_TOOL}: `{unknown}` is not a parameter; put the tool's own arguments in `arguments`"
+                    )));
+                }
+                if super::tool_search::Catalog::is_meta(&name) {
+                    return MetaCall::Answered(ToolResult::error(format!(
+                        "{CALL_TOOL}: {name} is a meta-tool; call it directly"
+                    )));
+                }
+                if self.get_tool(&name).is_none() {
+                    return MetaCall::Answered(ToolResult::error(format!(
+                        "{CALL_TOOL}: there is no tool `{}`; find tools with {SEARCH_TOOLS}",
+                        ai_tools_schema::inbound::shorten(&name)
+                    )));
+                }
+                request.name = name.into();
+                request.arguments = Some(target_arguments);
+                MetaCall::CallTool
+            }
+            _ => MetaCall::NotMeta,
+        }
+    }
+
     /// The options of one tool call of `tool`: the server's, with its
     /// deadline ([`CallLimits::deadline`]), and the allow-listed headers of
     /// this very HTTP request on top (stdio has none). A `-bin` header is

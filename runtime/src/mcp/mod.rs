@@ -206,6 +206,8 @@ mod edge;
 mod handler;
 mod limits;
 mod scope;
+#[cfg(feature = "tool-search")]
+pub mod tool_search;
 
 #[cfg(feature = "oauth")]
 pub use auth::{
@@ -224,6 +226,8 @@ pub use limits::{
     SESSIONS_RETRY_AFTER_SECS,
 };
 pub use scope::MAX_SCOPE_HEADER_BYTES;
+#[cfg(feature = "tool-search")]
+pub use tool_search::ToolSearch;
 use scope::ScopeSources;
 
 /// How long the server's own [`Sessions`] keeps an alias scope after its
@@ -359,6 +363,21 @@ pub enum ServeError {
         "serving HTTP needs a toolkit per MCP session so that sessions never share aliases; build the server with McpServer::new(|aliases| …)"
     )]
     SharedToolkit,
+    /// [`McpServer::with_tool_search`] named a toolset no tool belongs to.
+    #[cfg(feature = "tool-search")]
+    #[error("there is no toolset `{toolset}`; the toolsets are: {known}")]
+    UnknownToolset {
+        /// The name given.
+        toolset: String,
+        /// The toolsets there are, joined with `, `.
+        known: String,
+    },
+    /// A tool has the name of one of tool-search mode's meta-tools.
+    #[cfg(feature = "tool-search")]
+    #[error(
+        "tool `{0}` has the name of a meta-tool of tool search (search_tools, enable_toolset, call_tool); rename it, or serve without tool search"
+    )]
+    MetaToolName(String),
 }
 
 /// An MCP server of one [`Toolkit`] per alias scope (an MCP session, or a
@@ -406,6 +425,8 @@ pub struct McpServer {
     scopes: ScopeSources,
     #[cfg(feature = "oauth")]
     oauth: Option<OAuth>,
+    #[cfg(feature = "tool-search")]
+    tool_search: Option<tool_search::ToolSearch>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -485,7 +506,44 @@ impl McpServer {
             scopes: ScopeSources::default(),
             #[cfg(feature = "oauth")]
             oauth: None,
+            #[cfg(feature = "tool-search")]
+            tool_search: None,
         }
+    }
+
+    /// Shows a model a few tools at a time (feature `tool-search`):
+    /// `tools/list` gives the meta-tools `search_tools`, `enable_toolset`
+    /// and `call_tool`, the tools without a toolset, and the tools of the
+    /// toolsets `search` starts with; the model finds the others by
+    /// searching. See [`tool_search`] for how it works and why.
+    ///
+    /// For hosts without a tool search of their own, on APIs with more tools
+    /// than a model chooses well from. A toolset `search` names that no tool
+    /// belongs to, or a tool named like a meta-tool, stops the server from
+    /// starting ([`ServeError::UnknownToolset`], [`ServeError::MetaToolName`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::mcp::{McpServer, ToolSearch};
+    ///
+    /// mod links {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// let transport = ai_tools::transport::InProcessTransport::new();
+    /// let server = McpServer::new(move |aliases| {
+    ///     ai_tools::Toolkit::builder()
+    ///         .alias_manager(aliases.clone())
+    ///         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
+    ///         .build()
+    /// })
+    /// .with_tool_search(ToolSearch::new().toolset("links.v1.LinksService"));
+    /// # drop(server);
+    /// ```
+    #[cfg(feature = "tool-search")]
+    pub fn with_tool_search(mut self, search: ToolSearch) -> Self {
+        self.tool_search = Some(search);
+        self
     }
 
     /// Reads the alias scope of a stateless request (protocol `2026-07-28`,
@@ -1081,7 +1139,20 @@ impl McpServer {
                     .join(", "),
             });
         }
-        let mut config = ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        #[cfg(feature = "tool-search")]
+        let catalog = self.catalog()?;
+        #[cfg(feature = "tool-search")]
+        let capabilities = if catalog.is_some() {
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build()
+        } else {
+            ServerCapabilities::builder().enable_tools().build()
+        };
+        #[cfg(not(feature = "tool-search"))]
+        let capabilities = ServerCapabilities::builder().enable_tools().build();
+        let mut config = ServerConfig::new(capabilities)
             .with_server_info(self.info)
             .with_protocol_version(MAX_PROTOCOL_VERSION);
         if let Some(instructions) = self.instructions {
@@ -1098,7 +1169,54 @@ impl McpServer {
             call_options: self.call_options,
             calls: self.calls,
             oauth,
+            #[cfg(feature = "tool-search")]
+            catalog,
         }))
+    }
+
+    /// The tool-search catalog, when tool search is on: built from one
+    /// toolkit, its toolsets and meta-tools checked.
+    #[cfg(feature = "tool-search")]
+    fn catalog(&self) -> Result<Option<Arc<tool_search::Catalog>>, ServeError> {
+        let Some(search) = &self.tool_search else {
+            return Ok(None);
+        };
+        let toolkit = match &self.source {
+            Source::Fixed(toolkit) => toolkit.clone(),
+            Source::PerSession { factory, .. } => {
+                Arc::new(factory(Arc::new(AliasManager::new()))?)
+            }
+        };
+        if let Some(clash) = toolkit
+            .tools()
+            .iter()
+            .find(|t| tool_search::Catalog::is_meta(t.name()))
+        {
+            return Err(ServeError::MetaToolName(clash.name().to_owned()));
+        }
+        let catalog = tool_search::Catalog::new(&toolkit, search).map_err(|unknown| {
+            ServeError::UnknownToolset {
+                toolset: unknown.toolset,
+                known: unknown.known,
+            }
+        })?;
+        for tool in &catalog.meta_tools {
+            let schema = Value::Object(tool.input_schema.as_ref().clone());
+            let violations = ai_tools_schema::check::check(self.dialect, false, &schema);
+            if !violations.is_empty() {
+                return Err(ServeError::Rendering {
+                    tool: tool.name.to_string(),
+                    dialect: self.dialect,
+                    host: self.host,
+                    violations: violations
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                });
+            }
+        }
+        Ok(Some(Arc::new(catalog)))
     }
 
     /// Serves one client over this process's stdin and stdout until stdin

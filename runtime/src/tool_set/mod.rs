@@ -126,8 +126,9 @@ impl ToolSetOptions {
         self
     }
 
-    /// Exposes every unary and server-streaming method of `service` (a fully
-    /// qualified name).
+    /// Exposes every unary and server-streaming method of `service`: a fully
+    /// qualified name, or a glob over them (`google.cloud.compute.v1.*`; a
+    /// glob that matches no service is an error when the set is built).
     pub fn service(mut self, service: impl Into<String>) -> Self {
         self.services.push(service.into());
         self
@@ -334,6 +335,7 @@ impl ToolSet {
         let annotating = options.overlay.is_some() || !options.services.is_empty();
         let mut left_out = Vec::new();
         if annotating {
+            let services = services_named(&pool, &options.services)?;
             add_missing_annotations(&mut pool)?;
             let encoded = pool.encode_to_vec();
             let annotated = annotate(
@@ -341,7 +343,7 @@ impl ToolSet {
                 &encoded,
                 None,
                 options.overlay.as_ref(),
-                &options.services,
+                &services,
                 options.plain_fields,
             )
             .map_err(|diagnostics| ToolSetError {
@@ -408,6 +410,53 @@ impl ToolSet {
         aliases: std::sync::Arc<AliasManager>,
     ) -> ProtoExecutor<T> {
         ProtoExecutor::with_alias_manager(self.tools, self.pool, transport, aliases)
+    }
+}
+
+/// The services `named` names, each a fully qualified name or a glob over
+/// them (`google.cloud.compute.v1.*`), in the pool's order for a glob; a
+/// name passes as given (the overlay says when it names no service).
+///
+/// # Errors
+///
+/// A glob that is not one, or that matches no service of `pool`.
+fn services_named(pool: &DescriptorPool, named: &[String]) -> Result<Vec<String>, ToolSetError> {
+    let mut services = Vec::new();
+    let mut problems = Vec::new();
+    for name in named {
+        if !name.contains(['*', '?', '[', '{']) {
+            services.push(name.clone());
+            continue;
+        }
+        let glob = match globset::Glob::new(name) {
+            Ok(glob) => glob.compile_matcher(),
+            Err(e) => {
+                problems.push(format!("service pattern `{name}` is not a glob: {e}"));
+                continue;
+            }
+        };
+        let matched: Vec<String> = pool
+            .services()
+            .map(|s| s.full_name().to_owned())
+            .filter(|s| glob.is_match(s))
+            .collect();
+        if matched.is_empty() {
+            let all: Vec<String> = pool.services().map(|s| s.full_name().to_owned()).collect();
+            problems.push(format!(
+                "service pattern `{name}` matches no service; the services are {}",
+                if all.is_empty() { "none".to_owned() } else { all.join(", ") }
+            ));
+        }
+        for service in matched {
+            if !services.contains(&service) && !named.contains(&service) {
+                services.push(service);
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(services)
+    } else {
+        Err(ToolSetError { problems })
     }
 }
 

@@ -2,6 +2,8 @@
 //! ones, one alias namespace, one `execute`.
 
 pub mod deferred;
+#[cfg(feature = "tool-search")]
+pub mod search;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
@@ -889,6 +891,18 @@ impl Tool {
             Kind::Generated { tool, .. } => Some(tool),
             Kind::Native(_) => None,
         }
+    }
+
+    /// The toolset the tool belongs to: a generated tool's gRPC service,
+    /// fully qualified (`links.v1.LinksService`); a native tool belongs to
+    /// none. A server that shows a model a few tools at a time enables them
+    /// by toolset (`McpServer::with_tool_search`, feature `tool-search`).
+    ///
+    /// # Examples
+    ///
+    /// See [`Tool`].
+    pub fn toolset(&self) -> Option<&'static str> {
+        self.agent_tool().map(|tool| tool.method.service)
     }
 
     /// The native tool, if it is one.

@@ -1,0 +1,331 @@
+//! Tool search for MCP hosts that have none of their own
+//! ([`McpServer::with_tool_search`](super::McpServer::with_tool_search),
+//! feature `tool-search`).
+//!
+//! An API of hundreds of RPCs is more than a model chooses well from, and
+//! more than hosts take (VS Code caps a server at 128 tools). In this mode
+//! `tools/list` shows three meta-tools, the tools without a toolset (native
+//! ones) and the tools of the toolsets enabled so far:
+//!
+//! - [`SEARCH_TOOLS`] ranks every tool against the model's words
+//!   ([`ToolIndex`]: BM25 over names, descriptions and field names) and
+//!   returns the best ones' definitions, each with its toolset;
+//! - [`ENABLE_TOOLSET`] adds a toolset to the session's list and sends
+//!   `notifications/tools/list_changed`, so a host that lists again shows
+//!   the model its tools;
+//! - [`CALL_TOOL`] calls any tool by name with its arguments: for hosts
+//!   that never list again. It is the same call as `tools/call` of that
+//!   tool: the same validation, scopes, deadline and aliases.
+//!
+//! A toolset is a gRPC service ([`Tool::toolset`](crate::toolkit::Tool::toolset)). The enabled toolsets
+//! belong to an MCP session (or to stdio's one client): a stateless request
+//! (MCP 2026-07-28) has no session to keep them in, so there `tools/list`
+//! shows the toolsets the server starts with, and the model calls the
+//! others' tools through [`CALL_TOOL`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::{Value, json};
+
+use crate::toolkit::search::ToolIndex;
+use crate::toolkit::Toolkit;
+
+/// The name of the meta-tool that searches the tools.
+pub const SEARCH_TOOLS: &str = "search_tools";
+/// The name of the meta-tool that enables a toolset.
+pub const ENABLE_TOOLSET: &str = "enable_toolset";
+/// The name of the meta-tool that calls a tool by name.
+pub const CALL_TOOL: &str = "call_tool";
+
+/// How many tools a search returns unless the model asks for another
+/// number.
+pub const DEFAULT_SEARCH_LIMIT: usize = 5;
+/// The most tools one search returns: each comes with its whole schema.
+pub const MAX_SEARCH_LIMIT: usize = 20;
+
+/// How a server shows a model a few tools at a time; see the
+/// [module docs](self).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::mcp::{McpServer, ToolSearch};
+///
+/// let search = ToolSearch::new().toolset("links.v1.LinksService");
+/// assert_eq!(search.toolsets, ["links.v1.LinksService"]);
+/// let server = McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+///     .with_tool_search(search);
+/// # drop(server);
+/// ```
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ToolSearch {
+    /// The toolsets listed from the start, by name (a gRPC service, fully
+    /// qualified); none unless set.
+    pub toolsets: Vec<String>,
+}
+
+impl ToolSearch {
+    /// Only the meta-tools (and tools without a toolset) listed at first.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Lists the tools of `toolset` from the start.
+    pub fn toolset(mut self, toolset: impl Into<String>) -> Self {
+        self.toolsets.push(toolset.into());
+        self
+    }
+}
+
+/// What every session of a server in tool-search mode shares: the index,
+/// which toolset each tool is in, and the meta-tools' definitions.
+pub(super) struct Catalog {
+    index: ToolIndex,
+    /// Tool name → its toolset; tools without one are not here.
+    toolset_of: BTreeMap<String, String>,
+    /// Toolset → its tools' names, in toolkit order.
+    members: BTreeMap<String, Vec<String>>,
+    /// The toolsets a session starts with.
+    pub(super) initial: BTreeSet<String>,
+    /// The three meta-tools, as listed.
+    pub(super) meta_tools: Vec<rmcp::model::Tool>,
+}
+
+/// A toolset named at start-up that no tool belongs to.
+#[derive(Debug)]
+pub(super) struct UnknownToolset {
+    pub(super) toolset: String,
+    pub(super) known: String,
+}
+
+impl Catalog {
+    /// The catalog of `toolkit`, starting with `search`'s toolsets.
+    pub(super) fn new(toolkit: &Toolkit, search: &ToolSearch) -> Result<Self, UnknownToolset> {
+        let mut toolset_of = BTreeMap::new();
+        let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for tool in toolkit.tools() {
+            if let Some(toolset) = tool.toolset() {
+                toolset_of.insert(tool.name().to_owned(), toolset.to_owned());
+                members
+                    .entry(toolset.to_owned())
+                    .or_default()
+                    .push(tool.name().to_owned());
+            }
+        }
+        let mut initial = BTreeSet::new();
+        for toolset in &search.toolsets {
+            if !members.contains_key(toolset) {
+                return Err(UnknownToolset {
+                    toolset: toolset.clone(),
+                    known: members.keys().cloned().collect::<Vec<_>>().join(", "),
+                });
+            }
+            initial.insert(toolset.clone());
+        }
+        Ok(Self {
+            index: ToolIndex::new(toolkit),
+            toolset_of,
+            members,
+            initial,
+            meta_tools: meta_tools(),
+        })
+    }
+
+    /// Whether `name` is one of the meta-tools.
+    pub(super) fn is_meta(name: &str) -> bool {
+        [SEARCH_TOOLS, ENABLE_TOOLSET, CALL_TOOL].contains(&name)
+    }
+
+    /// Whether a session with `enabled` toolsets lists the tool `name`.
+    pub(super) fn listed(&self, name: &str, enabled: &BTreeSet<String>) -> bool {
+        self.toolset_of
+            .get(name)
+            .is_none_or(|toolset| enabled.contains(toolset))
+    }
+
+    /// The answer to [`SEARCH_TOOLS`]: the best tools' definitions as
+    /// `listed` renders them, each with its toolset, as JSON text.
+    pub(super) fn search(
+        &self,
+        arguments: &serde_json::Map<String, Value>,
+        listed: impl Fn(&str) -> Option<rmcp::model::Tool>,
+    ) -> Result<String, String> {
+        let query = match arguments.get("query") {
+            Some(Value::String(query)) if !query.trim().is_empty() => query,
+            Some(Value::String(_)) => {
+                return Err("`query` is empty: say in words what the tool should do".into());
+            }
+            Some(other) => {
+                return Err(format!(
+                    "`query` is {}, not a string: send the words to search for as a string",
+                    kind(other)
+                ));
+            }
+            None => return Err("`query` is missing: say in words what the tool should do".into()),
+        };
+        let limit = match arguments.get("limit") {
+            None | Some(Value::Null) => DEFAULT_SEARCH_LIMIT,
+            Some(Value::Number(n)) => match n.as_u64() {
+                Some(n @ 1..) if n <= MAX_SEARCH_LIMIT as u64 => n as usize,
+                _ => {
+                    return Err(format!(
+                        "`limit` is {n}: send a whole number from 1 to {MAX_SEARCH_LIMIT}, or leave it out for {DEFAULT_SEARCH_LIMIT}"
+                    ));
+                }
+            },
+            Some(other) => {
+                return Err(format!(
+                    "`limit` is {}, not a number: send a whole number from 1 to {MAX_SEARCH_LIMIT}",
+                    kind(other)
+                ));
+            }
+        };
+        if let Some(unknown) = arguments.keys().find(|k| *k != "query" && *k != "limit") {
+            return Err(format!(
+                "`{unknown}` is not a parameter of {SEARCH_TOOLS}; it takes `query` and `limit`"
+            ));
+        }
+        let found: Vec<Value> = self
+            .index
+            .search(query, limit)
+            .into_iter()
+            .filter_map(|found| {
+                let tool = listed(&found.name)?;
+                Some(json!({
+                    "name": tool.name,
+                    "toolset": self.toolset_of.get(found.name.as_str()),
+                    "description": tool.description,
+                    "inputSchema": Value::Object(tool.input_schema.as_ref().clone()),
+                }))
+            })
+            .collect();
+        let note = if found.is_empty() {
+            "No tool matches those words: try other words for what the tool should do."
+        } else {
+            "Call a tool found here through call_tool with its name and arguments, or enable its toolset (enable_toolset) to have its tools listed."
+        };
+        Ok(json!({ "tools": found, "note": note }).to_string())
+    }
+
+    /// The toolset [`ENABLE_TOOLSET`] names in `arguments`, and its tools.
+    pub(super) fn toolset<'a>(
+        &'a self,
+        arguments: &serde_json::Map<String, Value>,
+    ) -> Result<(&'a str, &'a [String]), String> {
+        let name = match arguments.get("toolset") {
+            Some(Value::String(name)) => name,
+            Some(other) => {
+                return Err(format!(
+                    "`toolset` is {}, not a string: send a toolset's name as search_tools returns it",
+                    kind(other)
+                ));
+            }
+            None => {
+                return Err(
+                    "`toolset` is missing: send a toolset's name as search_tools returns it".into(),
+                );
+            }
+        };
+        if let Some(unknown) = arguments.keys().find(|k| *k != "toolset") {
+            return Err(format!(
+                "`{unknown}` is not a parameter of {ENABLE_TOOLSET}; it takes `toolset`"
+            ));
+        }
+        match self.members.get_key_value(name.as_str()) {
+            Some((name, tools)) => Ok((name, tools)),
+            None => Err(format!(
+                "there is no toolset `{}`; {}",
+                ai_tools_schema::inbound::shorten(name),
+                self.closest_toolsets(name)
+            )),
+        }
+    }
+
+    /// The toolsets whose last name part matches `name`'s, or else a
+    /// pointer to the search.
+    fn closest_toolsets(&self, name: &str) -> String {
+        let last = |s: &str| s.rsplit('.').next().unwrap_or(s).to_ascii_lowercase();
+        let wanted = last(name);
+        let close: Vec<&str> = self
+            .members
+            .keys()
+            .filter(|t| last(t) == wanted)
+            .map(String::as_str)
+            .collect();
+        if close.is_empty() {
+            format!("{SEARCH_TOOLS} returns each tool's toolset")
+        } else {
+            format!("did you mean {}?", close.join(" or "))
+        }
+    }
+}
+
+/// What a JSON value is, for a sentence.
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The meta-tools' definitions. Their schemas are plain enough for every
+/// dialect; the server checks them as it checks every listed tool.
+fn meta_tools() -> Vec<rmcp::model::Tool> {
+    let tool = |name: &'static str, description: &'static str, schema: Value| {
+        let schema = schema.as_object().cloned().unwrap_or_default();
+        let mut tool = rmcp::model::Tool::new(name, description, std::sync::Arc::new(schema));
+        tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
+            None,
+            Some(name != CALL_TOOL),
+            None,
+            None,
+            None,
+        ));
+        tool
+    };
+    vec![
+        tool(
+            SEARCH_TOOLS,
+            "Find the tools for a task among all of this server's tools, most of which are not listed. Describe in words what you want to do; the best matching tools come back with their full definitions (name, description, inputSchema) and toolset. Search before saying a task cannot be done.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What the tool should do, in words: \"stop a virtual machine\", \"list firewall rules\"."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": "How many tools to return (default 5)."}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            ENABLE_TOOLSET,
+            "List the tools of a toolset (as search_tools names it) from now on in this session. Hosts that list tools again then show them; otherwise use call_tool.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "toolset": {"type": "string", "description": "A toolset's name, exactly as search_tools returns it."}
+                },
+                "required": ["toolset"],
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            CALL_TOOL,
+            "Call a tool that search_tools found, by name, with arguments that follow its inputSchema: the same as calling it directly.",
+            json!({
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string", "description": "The tool's name, as search_tools returns it."},
+                    "arguments": {"type": "object", "description": "The tool's arguments, following its inputSchema."}
+                },
+                "required": ["name", "arguments"],
+                "additionalProperties": false
+            }),
+        ),
+    ]
+}

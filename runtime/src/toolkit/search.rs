@@ -1,0 +1,219 @@
+//! Ranked search over a toolkit's tools (feature `tool-search`): what a
+//! model uses to find the few tools it needs among hundreds.
+//!
+//! Each tool is one document: its name, its gRPC service and method, the
+//! everyday words for the method's verb (`Stop`: "shut down", "halt"), its
+//! title and description, and the names of its parameters.
+//! Identifiers are split into words first (`instances_attach_disk`,
+//! `AttachDisk` and `attached_disk` all give `attach`), because a model
+//! asks in words, not in identifiers. The documents are ranked by Okapi
+//! BM25 (the [`bm25`] crate, with its English tokenizer: Unicode word
+//! boundaries, stop words, Snowball stemming), so a word that is rare in
+//! the API (`snapshot`) weighs more than one in every tool (`project`).
+//!
+//! The name, the service and the method are each written twice: they are
+//! short and they say what the tool is, where a long description also says
+//! what it is not.
+
+use std::collections::BTreeSet;
+
+use ai_tools_schema::Dialect;
+use bm25::{Document, Language, SearchEngine, SearchEngineBuilder};
+use serde_json::Value;
+
+use super::{Tool, Toolkit};
+
+/// A BM25 index over the tools of a [`Toolkit`], built once.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::toolkit::search::ToolIndex;
+///
+/// mod links {
+///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+/// }
+/// let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
+/// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+/// let index = ToolIndex::new(&toolkit);
+///
+/// let found = index.search("change the target address of a short link", 3);
+/// assert_eq!(found[0].name, "links_update");
+/// assert!(found.len() <= 3);
+/// ```
+pub struct ToolIndex {
+    engine: SearchEngine<usize>,
+    names: Vec<String>,
+}
+
+impl std::fmt::Debug for ToolIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolIndex")
+            .field("tools", &self.names.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// One tool a search found.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolMatch {
+    /// The tool's name, as [`Toolkit::get`] takes it.
+    pub name: String,
+    /// Its BM25 score: higher is more relevant; only the order means
+    /// anything.
+    pub score: f32,
+}
+
+impl ToolIndex {
+    /// Indexes every tool of `toolkit`.
+    pub fn new(toolkit: &Toolkit) -> Self {
+        let documents: Vec<Document<usize>> = toolkit
+            .tools()
+            .iter()
+            .enumerate()
+            .map(|(i, tool)| Document::new(i, document(tool)))
+            .collect();
+        let names = toolkit
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        let engine =
+            SearchEngineBuilder::<usize>::with_documents(Language::English, documents).build();
+        Self { engine, names }
+    }
+
+    /// The tools that best match `query`, best first, at most `limit` of
+    /// them; none when no word of the query occurs in any tool.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<ToolMatch> {
+        self.engine
+            .search(&words(query), limit)
+            .into_iter()
+            .filter_map(|found| {
+                Some(ToolMatch {
+                    name: self.names.get(found.document.id)?.clone(),
+                    score: found.score,
+                })
+            })
+            .collect()
+    }
+
+    /// How many tools are indexed.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Whether no tool is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// The text a tool is found by (see the [module docs](self)).
+fn document(tool: &Tool) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let name = words(tool.name());
+    parts.push(name.clone());
+    parts.push(name);
+    if let Some(agent) = tool.agent_tool() {
+        let service = agent.method.service.rsplit('.').next().unwrap_or_default();
+        let method = words(agent.method.method);
+        let called = format!("{} {method}", words(service));
+        parts.push(called.clone());
+        parts.push(called);
+        let verb = method.split(' ').next().unwrap_or_default();
+        if let Some((_, also)) = VERB_WORDS.iter().find(|(v, _)| *v == verb) {
+            parts.push((*also).to_owned());
+        }
+    }
+    if let Some(title) = tool.title() {
+        parts.push(title.to_owned());
+    }
+    parts.push(tool.description().to_owned());
+    let mut fields = BTreeSet::new();
+    property_names(&tool.parameters(Dialect::JsonSchema), &mut fields);
+    parts.extend(fields.iter().map(|f| words(f)));
+    parts.join(". ")
+}
+
+/// The everyday words for the verbs that start method names, across APIs
+/// (Google's AIP standard methods and the common custom ones): a model asks
+/// to "shut down" or "show" what a method calls `Stop` or `Get`. Added to
+/// the document of a method that starts with the verb.
+const VERB_WORDS: &[(&str, &str)] = &[
+    ("get", "show view describe details fetch read"),
+    ("list", "show all every which enumerate"),
+    ("aggregated", "all every across"),
+    ("insert", "create add new make provision"),
+    ("create", "add new make provision"),
+    ("delete", "remove drop destroy erase"),
+    ("remove", "delete drop take"),
+    ("update", "change modify edit"),
+    ("patch", "change modify edit update"),
+    ("set", "change assign configure"),
+    ("start", "boot launch run power on"),
+    ("stop", "shut down halt power off"),
+    ("reset", "restart reboot power cycle"),
+    ("resize", "scale grow shrink size"),
+    ("suspend", "pause hibernate"),
+    ("resume", "unpause continue wake"),
+    ("attach", "add connect"),
+    ("detach", "remove disconnect"),
+    ("add", "create attach new"),
+    ("move", "migrate relocate transfer"),
+    ("cancel", "stop abort"),
+];
+
+/// The names of the top-level properties of `schema`: the request's own
+/// fields. Nested messages' fields were measured to add more noise than
+/// matches (BENCHMARKS.md, "Tool search").
+fn property_names(schema: &Value, out: &mut BTreeSet<String>) {
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        out.extend(properties.keys().cloned());
+    }
+}
+
+/// `text` with its identifiers split into lower-case words:
+/// `instances_attachDisk` and `InstancesAttachDisk` give
+/// `instances attach disk`; other text passes through.
+fn words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut previous: Option<char> = None;
+    let chars: Vec<char> = text.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if c == '_' || c == '.' || c == '/' || c == '-' {
+            out.push(' ');
+            previous = None;
+            continue;
+        }
+        if let Some(p) = previous
+            && c.is_uppercase()
+        {
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            // A word starts at an upper-case letter after a lower-case one
+            // or a digit (`attachDisk`), and at the last capital of a run
+            // followed by a lower-case letter (`HTTPHealth` → `http health`).
+            if p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_lower) {
+                out.push(' ');
+            }
+        }
+        out.extend(c.to_lowercase());
+        previous = Some(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::words;
+
+    #[test]
+    fn identifiers_split_into_words() {
+        assert_eq!(words("instances_attach_disk"), "instances attach disk");
+        assert_eq!(words("AttachDisk"), "attach disk");
+        assert_eq!(words("HTTPHealthChecks"), "http health checks");
+        assert_eq!(words("google.cloud.compute.v1.Instances/Stop"), "google cloud compute v1 instances stop");
+        assert_eq!(words("stop the VM, now"), "stop the vm, now");
+    }
+}
