@@ -82,7 +82,12 @@ fn substring_ranking(names: &[String], text: &str) -> Vec<String> {
     let mut scored: Vec<(usize, usize)> = names
         .iter()
         .enumerate()
-        .map(|(i, name)| (words.iter().filter(|w| name.contains(w.as_str())).count(), i))
+        .map(|(i, name)| {
+            (
+                words.iter().filter(|w| name.contains(w.as_str())).count(),
+                i,
+            )
+        })
         .filter(|(hits, _)| *hits > 0)
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -128,7 +133,11 @@ fn compute_v1_builds_whole_and_every_rendering_passes_its_checker() {
                 tool.is_strict(),
                 &tool.parameters(dialect),
             );
-            assert!(violations.is_empty(), "{} in {dialect}: {violations:?}", tool.name());
+            assert!(
+                violations.is_empty(),
+                "{} in {dialect}: {violations:?}",
+                tool.name()
+            );
         }
     }
 }
@@ -151,9 +160,8 @@ fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
             .tools()
             .iter()
             .find(|t| {
-                t.agent_tool().is_some_and(|a| {
-                    format!("{}/{}", a.method.service, a.method.method) == method
-                })
+                t.agent_tool()
+                    .is_some_and(|a| format!("{}/{}", a.method.service, a.method.method) == method)
             })
             .map(|t| t.name().to_owned())
             .unwrap_or_else(|| panic!("{method} is a tool"))
@@ -174,7 +182,11 @@ fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
             .map(|m| m.name)
             .collect()
     });
-    let names: Vec<String> = toolkit.tools().iter().map(|t| t.name().to_owned()).collect();
+    let names: Vec<String> = toolkit
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
     let (base_recall, base_mrr, _) = measure(&requests, |text| substring_ranking(&names, text));
     println!(
         "{} requests over {} tools: search_tools recall@5 {recall:.3}, MRR {mrr:.3}; \

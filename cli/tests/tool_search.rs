@@ -52,7 +52,14 @@ fn a_python_mcp_client_searches_calls_and_enables_a_toolset() {
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/tool_search/driver.py"))
         .arg("--")
         .arg(env!("CARGO_BIN_EXE_ai-tools"))
-        .args(["mcp", "--grpc", &url, "--reflection", "--tool-search", "--stdio"])
+        .args([
+            "mcp",
+            "--grpc",
+            &url,
+            "--reflection",
+            "--tool-search",
+            "--stdio",
+        ])
         .output()
         .expect("the driver runs");
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -73,7 +80,13 @@ fn a_python_mcp_client_searches_calls_and_enables_a_toolset() {
 fn a_toolset_that_is_not_there_stops_the_gateway_naming_the_toolsets() {
     let (runtime, server) = links_server();
     let output = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
-        .args(["mcp", "--grpc", &server.url(), "--reflection", "--tool-search"])
+        .args([
+            "mcp",
+            "--grpc",
+            &server.url(),
+            "--reflection",
+            "--tool-search",
+        ])
         .args(["--toolset", "links.v1.Links", "--stdio"])
         .stdin(Stdio::null())
         .output()

@@ -512,9 +512,7 @@ impl Handler {
                         )));
                     }
                 };
-                if let Some(unknown) = arguments
-                    .keys()
-                    .find(|k| *k != "name" && *k != "arguments")
+                if let Some(unknown) = arguments.keys().find(|k| *k != "name" && *k != "arguments")
                 {
                     return MetaCall::Answered(ToolResult::error(format!(
                         "{CALL_TOOL}: `{unknown}` is not a parameter; put the tool's own arguments in `arguments`"

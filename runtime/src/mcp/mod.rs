@@ -226,9 +226,9 @@ pub use limits::{
     SESSIONS_RETRY_AFTER_SECS,
 };
 pub use scope::MAX_SCOPE_HEADER_BYTES;
+use scope::ScopeSources;
 #[cfg(feature = "tool-search")]
 pub use tool_search::ToolSearch;
-use scope::ScopeSources;
 
 /// How long the server's own [`Sessions`] keeps an alias scope after its
 /// last use: a caller's numbering lives this long, so no number is given
@@ -1183,9 +1183,7 @@ impl McpServer {
         };
         let toolkit = match &self.source {
             Source::Fixed(toolkit) => toolkit.clone(),
-            Source::PerSession { factory, .. } => {
-                Arc::new(factory(Arc::new(AliasManager::new()))?)
-            }
+            Source::PerSession { factory, .. } => Arc::new(factory(Arc::new(AliasManager::new()))?),
         };
         if let Some(clash) = toolkit
             .tools()

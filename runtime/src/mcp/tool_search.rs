@@ -27,8 +27,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use crate::toolkit::search::ToolIndex;
 use crate::toolkit::Toolkit;
+use crate::toolkit::search::ToolIndex;
 
 /// The name of the meta-tool that searches the tools.
 pub const SEARCH_TOOLS: &str = "search_tools";

@@ -444,7 +444,11 @@ fn services_named(pool: &DescriptorPool, named: &[String]) -> Result<Vec<String>
             let all: Vec<String> = pool.services().map(|s| s.full_name().to_owned()).collect();
             problems.push(format!(
                 "service pattern `{name}` matches no service; the services are {}",
-                if all.is_empty() { "none".to_owned() } else { all.join(", ") }
+                if all.is_empty() {
+                    "none".to_owned()
+                } else {
+                    all.join(", ")
+                }
             ));
         }
         for service in matched {

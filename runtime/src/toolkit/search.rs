@@ -213,7 +213,10 @@ mod tests {
         assert_eq!(words("instances_attach_disk"), "instances attach disk");
         assert_eq!(words("AttachDisk"), "attach disk");
         assert_eq!(words("HTTPHealthChecks"), "http health checks");
-        assert_eq!(words("google.cloud.compute.v1.Instances/Stop"), "google cloud compute v1 instances stop");
+        assert_eq!(
+            words("google.cloud.compute.v1.Instances/Stop"),
+            "google cloud compute v1 instances stop"
+        );
         assert_eq!(words("stop the VM, now"), "stop the vm, now");
     }
 }

@@ -69,8 +69,10 @@ const RECENT_POOLS: usize = 4;
 /// schema is built with annotations of its own, and a thousand tools of one
 /// large file (Compute Engine's 1 MB `compute.proto`) re-indexed that file
 /// a thousand times without this.
-static RECENT: Mutex<Vec<(DescriptorPool, HashMap<String, Arc<CommentIndex>>)>> =
-    Mutex::new(Vec::new());
+static RECENT: Mutex<Vec<PoolComments>> = Mutex::new(Vec::new());
+
+/// A pool and the comment indexes of its files, by file name.
+type PoolComments = (DescriptorPool, HashMap<String, Arc<CommentIndex>>);
 
 /// The comment index of `file`, built once per pool.
 fn shared_index(file: &FileDescriptor) -> Arc<CommentIndex> {
@@ -98,12 +100,7 @@ fn shared_index(file: &FileDescriptor) -> Arc<CommentIndex> {
             recent.len() - 1
         }
     };
-    Arc::clone(
-        recent[at]
-            .1
-            .entry(file.name().to_owned())
-            .or_insert(built),
-    )
+    Arc::clone(recent[at].1.entry(file.name().to_owned()).or_insert(built))
 }
 
 fn index_comments(file: &FileDescriptor) -> CommentIndex {
