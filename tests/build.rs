@@ -2,6 +2,8 @@
 //! options kept) for the executor, a real tonic client/server for the links
 //! service, a tonic client/server for the feed service (a server stream),
 //! and a tonic server for the unannotated books service (`tests/proto`).
+//! The annotated protos compile with `ai_tools::build`, as the README's
+//! "Serve it with tonic" shows.
 
 use std::env;
 use std::fs;
@@ -13,11 +15,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("cargo:rerun-if-changed=../schema/proto");
     println!("cargo:rerun-if-changed=proto");
 
-    let mut links = protox::Compiler::new(["../proto"])?;
-    links
-        .include_imports(true)
-        .include_source_info(true)
-        .open_file("links/v1/links.proto")?;
+    // As a user's build script compiles an annotated proto (the annotation
+    // protos served when no include directory has them).
+    let links = ai_tools::build::compiler(&["links/v1/links.proto"], &["../proto"])?;
     // `encode_file_descriptor_set` keeps the custom options; `file_descriptor_set` drops them.
     fs::write(
         out.join("links_descriptor.bin"),
@@ -28,10 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         .compile_fds(links.file_descriptor_set())?;
 
-    let mut feed = protox::Compiler::new(["../proto"])?;
-    feed.include_imports(true)
-        .include_source_info(true)
-        .open_file("feed/v1/feed.proto")?;
+    let feed = ai_tools::build::compiler(&["feed/v1/feed.proto"], &["../proto"])?;
     fs::write(
         out.join("feed_descriptor.bin"),
         feed.encode_file_descriptor_set(),

@@ -85,6 +85,7 @@
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 // `#[derive(ToolInput)]` expands to paths under `::ai_tools`: this name lets
 // the crate's own tests use it.
@@ -99,6 +100,8 @@ pub use ai_tools_schema as schema;
 pub use prost_reflect;
 
 pub mod alias;
+#[cfg(feature = "build")]
+pub use ai_tools_schema::build;
 pub mod executor;
 mod expiring;
 mod inbound;

@@ -71,9 +71,12 @@
 //! ```
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::fmt;
 
+#[cfg(feature = "build")]
+pub mod build;
 pub mod check;
 pub mod deferred;
 pub mod host;
