@@ -1,0 +1,124 @@
+//! Tool search on a large real API: Google Compute Engine v1 as npm's
+//! `google-proto-files` publishes it (installed in `tests/node` by
+//! `npm ci`), every service exposed whole, 988 tools.
+//!
+//! - `tool_search/index`: building the `ToolIndex` (what
+//!   `McpServer::with_tool_search` does once at start), against the same
+//!   run's rendering of the whole MCP tool list, which every server does
+//!   once at start anyway.
+//! - `tool_search/query`: one `search_tools` ranking (five results), against
+//!   the same run's substring match over the tool names, the baseline whose
+//!   quality it beats (BENCHMARKS.md, section 9).
+//!
+//! Without the package the bench says why and measures nothing.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use ai_tools::Toolkit;
+use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+use ai_tools::toolkit::search::ToolIndex;
+use ai_tools::transport::InProcessTransport;
+use ai_tools_benches::workspace_root;
+use criterion::Criterion;
+
+const QUERIES: &[&str] = &[
+    "shut down the server api-2 in europe-west1-b",
+    "list the firewall rules of my network",
+    "take a snapshot of the disk data-1",
+    "resize the managed instance group web-mig to 10",
+];
+
+fn compute() -> Option<Toolkit> {
+    let tree = workspace_root().join("tests/node/node_modules/google-proto-files");
+    if !tree.join("google/cloud/compute/v1/compute.proto").is_file() {
+        eprintln!(
+            "tool_search: skipped, google-proto-files is not installed (npm ci in tests/node)"
+        );
+        return None;
+    }
+    let mut compiler =
+        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&[tree]));
+    compiler.include_imports(true).include_source_info(true);
+    compiler
+        .open_file("google/cloud/compute/v1/compute.proto")
+        .expect("compiles");
+    let options = ToolSetOptions::new().service("google.cloud.compute.v1.*");
+    let set = ToolSet::from_descriptor_set(&compiler.encode_file_descriptor_set(), &options)
+        .expect("a tool set");
+    Some(
+        Toolkit::builder()
+            .generated(set.executor(InProcessTransport::new()))
+            .build()
+            .expect("a toolkit"),
+    )
+}
+
+/// The baseline: names ranked by how many words of the query they contain.
+fn substring(names: &[String], query: &str) -> Vec<usize> {
+    let words: Vec<String> = query
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() >= 3)
+        .map(str::to_lowercase)
+        .collect();
+    let mut scored: Vec<(usize, usize)> = names
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (words.iter().filter(|w| n.contains(w.as_str())).count(), i))
+        .filter(|(hits, _)| *hits > 0)
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().take(5).map(|(_, i)| i).collect()
+}
+
+fn main() {
+    let Some(toolkit) = compute() else { return };
+    let mut c = Criterion::default().configure_from_args();
+
+    let mut group = c.benchmark_group("tool_search/index");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(5));
+    group.bench_function("ToolIndex::new", |b| {
+        b.iter(|| black_box(ToolIndex::new(&toolkit)))
+    });
+    group.bench_function("baseline: the MCP tool list", |b| {
+        b.iter(|| {
+            let list: Vec<ai_tools::mcp::rmcp::model::Tool> = toolkit
+                .tools()
+                .iter()
+                .map(|t| ai_tools::mcp::to_mcp_tool(t, ai_tools::mcp::MCP_DIALECT))
+                .collect();
+            black_box(list)
+        })
+    });
+    group.finish();
+
+    let index = ToolIndex::new(&toolkit);
+    let names: Vec<String> = toolkit
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    let mut group = c.benchmark_group("tool_search/query");
+    group
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    group.bench_function("ToolIndex::search", |b| {
+        b.iter(|| {
+            for query in QUERIES {
+                black_box(index.search(query, 5));
+            }
+        })
+    });
+    group.bench_function("baseline: substring over names", |b| {
+        b.iter(|| {
+            for query in QUERIES {
+                black_box(substring(&names, query));
+            }
+        })
+    });
+    group.finish();
+    c.final_summary();
+}
