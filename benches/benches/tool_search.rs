@@ -15,11 +15,9 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use ai_tools::Toolkit;
-use ai_tools::tool_set::{ToolSet, ToolSetOptions};
 use ai_tools::toolkit::search::ToolIndex;
-use ai_tools::transport::InProcessTransport;
 use ai_tools_benches::workspace_root;
+use ai_tools_tests::large_api::{COMPUTE, compute_toolkit, substring_ranking};
 use criterion::Criterion;
 
 const QUERIES: &[&str] = &[
@@ -29,46 +27,15 @@ const QUERIES: &[&str] = &[
     "resize the managed instance group web-mig to 10",
 ];
 
-fn compute() -> Option<Toolkit> {
+fn compute() -> Option<ai_tools::Toolkit> {
     let tree = workspace_root().join("tests/node/node_modules/google-proto-files");
-    if !tree.join("google/cloud/compute/v1/compute.proto").is_file() {
+    if !tree.join(COMPUTE).is_file() {
         eprintln!(
             "tool_search: skipped, google-proto-files is not installed (npm ci in tests/node)"
         );
         return None;
     }
-    let mut compiler =
-        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&[tree]));
-    compiler.include_imports(true).include_source_info(true);
-    compiler
-        .open_file("google/cloud/compute/v1/compute.proto")
-        .expect("compiles");
-    let options = ToolSetOptions::new().service("google.cloud.compute.v1.*");
-    let set = ToolSet::from_descriptor_set(&compiler.encode_file_descriptor_set(), &options)
-        .expect("a tool set");
-    Some(
-        Toolkit::builder()
-            .generated(set.executor(InProcessTransport::new()))
-            .build()
-            .expect("a toolkit"),
-    )
-}
-
-/// The baseline: names ranked by how many words of the query they contain.
-fn substring(names: &[String], query: &str) -> Vec<usize> {
-    let words: Vec<String> = query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 3)
-        .map(str::to_lowercase)
-        .collect();
-    let mut scored: Vec<(usize, usize)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, n)| (words.iter().filter(|w| n.contains(w.as_str())).count(), i))
-        .filter(|(hits, _)| *hits > 0)
-        .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().take(5).map(|(_, i)| i).collect()
+    Some(compute_toolkit(&tree))
 }
 
 fn main() {
@@ -115,7 +82,7 @@ fn main() {
     group.bench_function("baseline: substring over names", |b| {
         b.iter(|| {
             for query in QUERIES {
-                black_box(substring(&names, query));
+                black_box(substring_ranking(&names, query));
             }
         })
     });

@@ -19,35 +19,10 @@
 mod support;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use support::{links_server, workspace};
-
-fn python() -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = std::env::var_os("AI_TOOLS_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([workspace().join("target/py-venv/bin/python")])
-        .collect();
-    let found = candidates.into_iter().find(|p| {
-        Command::new(p)
-            .args(["-c", "import mcp, grpc, grpc_reflection"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    if found.is_none() {
-        let reason = "no Python with the MCP SDK, grpcio and grpcio-reflection (set AI_TOOLS_PYTHON or run .ci/run)";
-        assert!(
-            std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
-            "AI_TOOLS_REQUIRE_MCP is set: {reason}"
-        );
-        eprintln!("SKIPPED: {reason}");
-    }
-    found
-}
 
 /// Runs the driver against the gateway started with `gateway_args`.
 fn drive(python: &Path, driver_args: &[&str], gateway_args: &[&str]) {
@@ -68,7 +43,9 @@ fn drive(python: &Path, driver_args: &[&str], gateway_args: &[&str]) {
 
 #[test]
 fn over_a_tonic_servers_reflection() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python_importing("mcp, grpc, grpc_reflection") else {
+        return;
+    };
     let (runtime, server) = links_server();
     let url = server.url();
     drive(
@@ -88,7 +65,9 @@ fn over_a_tonic_servers_reflection() {
 
 #[test]
 fn over_a_python_grpcio_servers_reflection_with_an_overlay() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python_importing("mcp, grpc, grpc_reflection") else {
+        return;
+    };
     // The unedited googleapis file and its imports, as the server loads them.
     let mut compiler = protox::Compiler::new([workspace().join("proto/third_party/googleapis")])
         .expect("a compiler");

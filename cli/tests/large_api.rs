@@ -14,45 +14,17 @@
 
 mod support;
 
-use std::path::PathBuf;
-
-use ai_tools::Toolkit;
 use ai_tools::schema::Dialect;
-use ai_tools::tool_set::{ToolSet, ToolSetOptions};
 use ai_tools::toolkit::search::ToolIndex;
-use ai_tools::transport::InProcessTransport;
+use ai_tools_tests::large_api::{COMPUTE, compute_toolkit, substring_ranking};
 
-/// The tree of `google-proto-files`, or why there is none.
-fn published_tree() -> Option<PathBuf> {
-    let tree = support::workspace().join("tests/node/node_modules/google-proto-files");
-    if tree.join("google/cloud/compute/v1/compute.proto").is_file() {
-        return Some(tree);
-    }
-    let reason =
-        "tests/node/node_modules/google-proto-files is not installed (run `npm ci` in tests/node)";
-    assert!(
-        std::env::var_os("AI_TOOLS_REQUIRE_NODE").is_none(),
-        "{reason}"
-    );
-    eprintln!("skipped: {reason}");
-    None
-}
-
-/// Every service of Compute v1 as tools, in a toolkit.
-fn compute(tree: &std::path::Path) -> Toolkit {
-    let mut compiler =
-        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&[tree.to_owned()]));
-    compiler.include_imports(true).include_source_info(true);
-    compiler
-        .open_file("google/cloud/compute/v1/compute.proto")
-        .expect("compute.proto compiles as published");
-    let bytes = compiler.encode_file_descriptor_set();
-    let options = ToolSetOptions::new().service("google.cloud.compute.v1.*");
-    let set = ToolSet::from_descriptor_set(&bytes, &options).expect("every tool builds and checks");
-    Toolkit::builder()
-        .generated(set.executor(InProcessTransport::new()))
-        .build()
-        .expect("a toolkit")
+/// The Compute toolkit, built once for both tests (about half a minute in
+/// a debug build), or none without the package.
+fn compute() -> Option<&'static ai_tools::Toolkit> {
+    static TOOLKIT: std::sync::OnceLock<Option<ai_tools::Toolkit>> = std::sync::OnceLock::new();
+    TOOLKIT
+        .get_or_init(|| support::published_tree(COMPUTE).map(|tree| compute_toolkit(&tree)))
+        .as_ref()
 }
 
 #[derive(serde::Deserialize)]
@@ -69,29 +41,6 @@ struct Request {
 /// The 1-based rank of `wanted` in `ranked`, if it is there.
 fn rank(ranked: &[String], wanted: &str) -> Option<usize> {
     ranked.iter().position(|n| n == wanted).map(|i| i + 1)
-}
-
-/// The baseline: tools ranked by how many words of the request (of three
-/// letters or more) occur in their names, ties in list order.
-fn substring_ranking(names: &[String], text: &str) -> Vec<String> {
-    let words: Vec<String> = text
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.len() >= 3)
-        .map(str::to_lowercase)
-        .collect();
-    let mut scored: Vec<(usize, usize)> = names
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            (
-                words.iter().filter(|w| name.contains(w.as_str())).count(),
-                i,
-            )
-        })
-        .filter(|(hits, _)| *hits > 0)
-        .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    scored.into_iter().map(|(_, i)| names[i].clone()).collect()
 }
 
 /// recall@5 and MRR of a ranking over the labelled requests.
@@ -121,10 +70,9 @@ fn measure(
 
 #[test]
 fn compute_v1_builds_whole_and_every_rendering_passes_its_checker() {
-    let Some(tree) = published_tree() else {
+    let Some(toolkit) = compute() else {
         return;
     };
-    let toolkit = compute(&tree);
     assert!(toolkit.tools().len() > 900, "{}", toolkit.tools().len());
     for tool in toolkit.tools() {
         for dialect in Dialect::ALL {
@@ -144,10 +92,9 @@ fn compute_v1_builds_whole_and_every_rendering_passes_its_checker() {
 
 #[test]
 fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
-    let Some(tree) = published_tree() else {
+    let Some(toolkit) = compute() else {
         return;
     };
-    let toolkit = compute(&tree);
     let labelled: Requests = toml::from_str(
         &std::fs::read_to_string(
             support::workspace().join("tests/search/compute_v1_requests.toml"),
@@ -187,7 +134,12 @@ fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
         .iter()
         .map(|t| t.name().to_owned())
         .collect();
-    let (base_recall, base_mrr, _) = measure(&requests, |text| substring_ranking(&names, text));
+    let (base_recall, base_mrr, _) = measure(&requests, |text| {
+        substring_ranking(&names, text)
+            .into_iter()
+            .map(|i| names[i].clone())
+            .collect()
+    });
     println!(
         "{} requests over {} tools: search_tools recall@5 {recall:.3}, MRR {mrr:.3}; \
          substring over names recall@5 {base_recall:.3}, MRR {base_mrr:.3}",

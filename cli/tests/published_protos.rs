@@ -13,28 +13,11 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::process::Command;
-
-/// The tree of `google-proto-files`, or why there is none.
-fn published_tree() -> Option<PathBuf> {
-    let tree = support::workspace().join("tests/node/node_modules/google-proto-files");
-    if tree.join("google/pubsub/v1/pubsub.proto").is_file() {
-        return Some(tree);
-    }
-    let reason =
-        "tests/node/node_modules/google-proto-files is not installed (run `npm ci` in tests/node)";
-    assert!(
-        std::env::var_os("AI_TOOLS_REQUIRE_NODE").is_none(),
-        "{reason}"
-    );
-    eprintln!("skipped: {reason}");
-    None
-}
 
 #[test]
 fn google_pubsub_compiles_from_its_published_tree_in_every_dialect() {
-    let Some(tree) = published_tree() else {
+    let Some(tree) = support::published_tree("google/pubsub/v1/pubsub.proto") else {
         return;
     };
     let descriptor =

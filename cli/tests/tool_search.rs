@@ -13,39 +13,16 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use support::{links_server, workspace};
-
-fn python() -> Option<PathBuf> {
-    let candidates: Vec<PathBuf> = std::env::var_os("AI_TOOLS_PYTHON")
-        .map(PathBuf::from)
-        .into_iter()
-        .chain([workspace().join("target/py-venv/bin/python")])
-        .collect();
-    let found = candidates.into_iter().find(|p| {
-        Command::new(p)
-            .args(["-c", "import mcp"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    if found.is_none() {
-        let reason = "no Python with the MCP SDK (set AI_TOOLS_PYTHON or run .ci/run)";
-        assert!(
-            std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
-            "AI_TOOLS_REQUIRE_MCP is set: {reason}"
-        );
-        eprintln!("SKIPPED: {reason}");
-    }
-    found
-}
+use support::links_server;
 
 #[test]
 fn a_python_mcp_client_searches_calls_and_enables_a_toolset() {
-    let Some(python) = python() else { return };
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
     let (runtime, server) = links_server();
     let url = server.url();
     let output = Command::new(&python)

@@ -751,6 +751,7 @@ async fn serve_routes(
 
 pub mod arguments;
 pub mod http;
+pub mod large_api;
 pub mod oauth;
 pub mod redis_suite;
 pub mod support;

@@ -18,6 +18,55 @@ pub fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
+/// A Python that imports `modules` (`"mcp, grpc"`): `AI_TOOLS_PYTHON`, else
+/// `target/py-venv/bin/python` (`.ci/run` makes it). Without one the caller
+/// is told why and skips, unless `AI_TOOLS_REQUIRE_MCP` is set, as in CI:
+/// then this fails.
+pub fn python_importing(modules: &str) -> Option<PathBuf> {
+    let candidates: Vec<PathBuf> = std::env::var_os("AI_TOOLS_PYTHON")
+        .map(PathBuf::from)
+        .into_iter()
+        .chain([workspace().join("target/py-venv/bin/python")])
+        .collect();
+    let found = candidates.into_iter().find(|p| {
+        Command::new(p)
+            .args(["-c", &format!("import {modules}")])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    });
+    if found.is_none() {
+        let reason =
+            format!("no Python that imports {modules} (set AI_TOOLS_PYTHON or run .ci/run)");
+        assert!(
+            std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
+            "AI_TOOLS_REQUIRE_MCP is set: {reason}"
+        );
+        eprintln!("SKIPPED: {reason}");
+    }
+    found
+}
+
+/// The tree of npm's `google-proto-files` (installed in `tests/node` by
+/// `npm ci`), if it holds `file`; else the caller is told why and skips,
+/// unless `AI_TOOLS_REQUIRE_NODE` is set (`.ci/run` sets it): then this
+/// fails.
+pub fn published_tree(file: &str) -> Option<PathBuf> {
+    let tree = workspace().join("tests/node/node_modules/google-proto-files");
+    if tree.join(file).is_file() {
+        return Some(tree);
+    }
+    let reason =
+        "tests/node/node_modules/google-proto-files is not installed (run `npm ci` in tests/node)";
+    assert!(
+        std::env::var_os("AI_TOOLS_REQUIRE_NODE").is_none(),
+        "{reason}"
+    );
+    eprintln!("skipped: {reason}");
+    None
+}
+
 /// The links service, with `grpc.reflection.v1`, on loopback, and the
 /// runtime it runs on (`runtime.block_on(server.shutdown())` stops it).
 pub fn links_server() -> (tokio::runtime::Runtime, RunningServer) {

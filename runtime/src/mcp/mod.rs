@@ -1101,27 +1101,32 @@ impl McpServer {
         }
     }
 
+    /// Checks a tool as listed against the dialect's checker.
+    fn check_listed(&self, tool: &rmcp::model::Tool, strict: bool) -> Result<(), ServeError> {
+        let schema = Value::Object(tool.input_schema.as_ref().clone());
+        let violations = ai_tools_schema::check::check(self.dialect, strict, &schema);
+        if violations.is_empty() {
+            return Ok(());
+        }
+        Err(ServeError::Rendering {
+            tool: tool.name.to_string(),
+            dialect: self.dialect,
+            host: self.host,
+            violations: violations
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join("; "),
+        })
+    }
+
     /// Checks the toolkit once and freezes what every session shares.
     fn prepare(self, oauth: handler::Guard) -> Result<Arc<Shared>, ServeError> {
         let listed = self.listed()?;
         // Every rendering `ai_tools!` and the toolkit check is the exact
         // host's; the host's own is checked here, once, before serving.
         for (tool, strict) in &listed {
-            let schema = Value::Object(tool.input_schema.as_ref().clone());
-            let strict = *strict;
-            let violations = ai_tools_schema::check::check(self.dialect, strict, &schema);
-            if !violations.is_empty() {
-                return Err(ServeError::Rendering {
-                    tool: tool.name.to_string(),
-                    dialect: self.dialect,
-                    host: self.host,
-                    violations: violations
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                });
-            }
+            self.check_listed(tool, *strict)?;
         }
         let tools: Vec<rmcp::model::Tool> = listed.into_iter().map(|(tool, _)| tool).collect();
         let mut timed: Vec<&String> = self.calls.per_tool.keys().collect();
@@ -1199,20 +1204,7 @@ impl McpServer {
             }
         })?;
         for tool in &catalog.meta_tools {
-            let schema = Value::Object(tool.input_schema.as_ref().clone());
-            let violations = ai_tools_schema::check::check(self.dialect, false, &schema);
-            if !violations.is_empty() {
-                return Err(ServeError::Rendering {
-                    tool: tool.name.to_string(),
-                    dialect: self.dialect,
-                    host: self.host,
-                    violations: violations
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                });
-            }
+            self.check_listed(tool, false)?;
         }
         Ok(Some(Arc::new(catalog)))
     }

@@ -25,6 +25,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use ai_tools_schema::inbound::kind_of;
 use serde_json::{Value, json};
 
 use crate::toolkit::Toolkit;
@@ -159,7 +160,7 @@ impl Catalog {
             Some(other) => {
                 return Err(format!(
                     "`query` is {}, not a string: send the words to search for as a string",
-                    kind(other)
+                    kind_of(other)
                 ));
             }
             None => return Err("`query` is missing: say in words what the tool should do".into()),
@@ -177,7 +178,7 @@ impl Catalog {
             Some(other) => {
                 return Err(format!(
                     "`limit` is {}, not a number: send a whole number from 1 to {MAX_SEARCH_LIMIT}",
-                    kind(other)
+                    kind_of(other)
                 ));
             }
         };
@@ -218,7 +219,7 @@ impl Catalog {
             Some(other) => {
                 return Err(format!(
                     "`toolset` is {}, not a string: send a toolset's name as search_tools returns it",
-                    kind(other)
+                    kind_of(other)
                 ));
             }
             None => {
@@ -258,18 +259,6 @@ impl Catalog {
         } else {
             format!("did you mean {}?", close.join(" or "))
         }
-    }
-}
-
-/// What a JSON value is, for a sentence.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }
 
