@@ -13,12 +13,10 @@ use std::path::PathBuf;
 
 use proc_macro::TokenStream;
 
-/// Expands an annotated proto file into static tool definitions and a typed
-/// executor. Documented in the `ai-tools` crate.
-///
-/// The arguments are parsed inside [`expand::ai_tools`], not with
-/// `parse_macro_input!`, so that a mistake in them still gets the stand-in
-/// items beside its error.
+// The documentation is the `ai-tools` crate's, on its re-export: a doc
+// comment here would be appended to it. The arguments are parsed inside
+// `expand::ai_tools`, not with `parse_macro_input!`, so that a mistake in
+// them still gets the stand-in items beside its error.
 #[proc_macro]
 pub fn ai_tools(input: TokenStream) -> TokenStream {
     let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR")

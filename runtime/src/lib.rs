@@ -1,14 +1,55 @@
-//! ai-tools: proto files as the single source of truth for what an LLM agent may do.
+//! Proto files as the single source of truth for what an LLM agent may do.
 //!
-//! `ai_tools!` turns annotated RPCs into [`AgentTool`] definitions and a
-//! typed executor. This crate holds what runs: the
-//! [`ProtoExecutor`](executor::ProtoExecutor) behind
-//! every generated executor (model arguments → gRPC call → aliased JSON),
-//! the per-conversation [`AliasManager`] that shows UUIDs to the model as
-//! `link-1`, [`Sessions`] that scope one alias namespace per conversation,
-//! and the [`Transport`]s calls travel over
-//! ([`TonicTransport`](transport::TonicTransport),
-//! [`InProcessTransport`](transport::InProcessTransport)).
+//! Annotate the RPCs a model may call in a `.proto`; [`ai_tools!`] reads it
+//! at compile time (pure Rust, no `protoc`) and generates the tool
+//! definitions (name, description, the JSON Schema of the arguments for
+//! OpenAI, Anthropic and Gemini, checked against each provider's limits)
+//! and an executor that runs a model's tool call as the gRPC call, showing
+//! the model short aliases (`link-1`) instead of UUIDs.
+//!
+//! # From a proto to tools
+//!
+//! An annotated RPC (from the repository's `proto/links/v1/links.proto`;
+//! the annotation protos are served by the macro: import them, do not copy
+//! them):
+//!
+//! ```proto
+//! import "ai/context/v1/annotations.proto";
+//!
+//! service LinksService {
+//!   rpc CreateLink(CreateLinkRequest) returns (CreateLinkResponse) {
+//!     option (ai.context.v1.rpc_tool) = {
+//!       name: "links_create"
+//!       description: "Create a short link that redirects to a destination URL."
+//!       strict: true
+//!     };
+//!   }
+//! }
+//! ```
+//!
+//! [`ai_tools!`] expands it in a module of your crate (the path is relative
+//! to the crate's directory, `CARGO_MANIFEST_DIR`), and `all_tools()` gives
+//! every tool of the file, an [`AgentTool`] each, to hand to a model:
+//!
+//! ```
+//! mod gentools {
+//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//! }
+//!
+//! for tool in gentools::all_tools() {
+//!     // the JSON Schema of the arguments, for OpenAI's `parameters`
+//!     let parameters = tool.parameters_for(ai_tools::schema::Dialect::OpenAi);
+//!     println!("{} {} {parameters}", tool.name, tool.description);
+//! }
+//!
+//! let create = &gentools::LINKS_CREATE;
+//! assert_eq!(create.name, "links_create");
+//! assert_eq!(create.description, "Create a short link that redirects to a destination URL.");
+//! assert!(create.strict);
+//! ```
+//!
+//! The README's Quickstart builds this in a new crate, step by step, and
+//! serves the proto with tonic ([`build`], with feature `build`).
 //!
 //! # Executing tool calls
 //!
@@ -83,9 +124,87 @@
 //! assert!(sessions.alias_manager("another-conversation").resolve("link-1").is_none());
 //! # }
 //! ```
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `tonic` | yes | [`TonicTransport`](transport::TonicTransport): calls over a `tonic::transport::Channel` |
+//! | `tls` | no | TLS and mTLS to backends: `TonicTransport::builder` with `https://` URLs (rustls with ring) |
+//! | `redis` | no | [`RedisStore`]: a conversation's aliases in Redis, shared by replicas and kept across restarts |
+//! | `redis-cluster` | no | [`RedisStore::connect_cluster`]: the same store on a Redis Cluster |
+//! | `reflection` | no | [`ToolSet::from_reflection`]: tools from a live server's gRPC reflection |
+//! | `mcp` | no | [`mcp`]: serve a [`Toolkit`] over the Model Context Protocol (stdio, streamable HTTP) |
+//! | `oauth` | no | [`McpServer::with_oauth`]: the MCP HTTP endpoint as an OAuth 2.1 resource server |
+//! | `tool-search` | no | [`ToolIndex`]: ranked search over a toolkit's tools, for large APIs |
+//! | `async-openai` | no | [`openai`]: conversions into `async-openai`'s tool types |
+//! | `build` | no | [`build`]: annotated protos compiled in a build script for `tonic-prost-build` (for `[build-dependencies]`) |
+//!
+//! # Where to go next
+//!
+//! - **The macro**: [`ai_tools!`] (arguments, where it looks for the proto,
+//!   what it generates, its compile errors) and the [`AgentTool`]s it
+//!   generates; the schema rules and provider dialects are in [`schema`].
+//! - **Running calls**: the generated executor wraps an
+//!   [`executor::ProtoExecutor`]; calls travel over a [`Transport`]
+//!   ([`transport::TonicTransport`], [`transport::InProcessTransport`]) with
+//!   per-call [`CallOptions`] (credentials, deadlines), and come back as a
+//!   [`ToolResult`].
+//! - **Aliases and conversations**: [`Sessions`], [`AliasManager`], and the
+//!   [`store`]s that keep aliases beyond one process.
+//! - **Tools of your own and tools at run time**: [`NativeTool`] with
+//!   `#[derive(ToolInput)]` ([`input`]) for hand-written tools, a
+//!   [`Toolkit`] that holds generated and native tools together, and
+//!   [`tool_set::ToolSet`] for tools from descriptors known only at run time.
+//! - **Serving**: [`mcp`] (feature `mcp`) serves a toolkit over the
+//!   Model Context Protocol; [`build`] (feature `build`) compiles your
+//!   protos for a tonic server.
+//! - **The guide**: the repository's README walks through all of it, from
+//!   the Quickstart to running several replicas, securing the gateway and
+//!   large APIs.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The links to items behind a feature: to the item where the feature is
+// on (docs.rs builds them all), else to the feature table above.
+#![doc = ""]
+#![cfg_attr(feature = "build", doc = "[`build`]: crate::build")]
+#![cfg_attr(not(feature = "build"), doc = "[`build`]: #cargo-features")]
+#![cfg_attr(feature = "mcp", doc = "[`mcp`]: crate::mcp")]
+#![cfg_attr(not(feature = "mcp"), doc = "[`mcp`]: #cargo-features")]
+#![cfg_attr(feature = "async-openai", doc = "[`openai`]: crate::openai")]
+#![cfg_attr(not(feature = "async-openai"), doc = "[`openai`]: #cargo-features")]
+#![cfg_attr(feature = "redis", doc = "[`RedisStore`]: crate::store::RedisStore")]
+#![cfg_attr(not(feature = "redis"), doc = "[`RedisStore`]: #cargo-features")]
+#![cfg_attr(
+    feature = "redis-cluster",
+    doc = "[`RedisStore::connect_cluster`]: crate::store::RedisStore::connect_cluster"
+)]
+#![cfg_attr(
+    not(feature = "redis-cluster"),
+    doc = "[`RedisStore::connect_cluster`]: #cargo-features"
+)]
+#![cfg_attr(
+    feature = "reflection",
+    doc = "[`ToolSet::from_reflection`]: crate::tool_set::ToolSet::from_reflection"
+)]
+#![cfg_attr(
+    not(feature = "reflection"),
+    doc = "[`ToolSet::from_reflection`]: #cargo-features"
+)]
+#![cfg_attr(
+    feature = "oauth",
+    doc = "[`McpServer::with_oauth`]: crate::mcp::McpServer::with_oauth"
+)]
+#![cfg_attr(
+    not(feature = "oauth"),
+    doc = "[`McpServer::with_oauth`]: #cargo-features"
+)]
+#![cfg_attr(
+    feature = "tool-search",
+    doc = "[`ToolIndex`]: crate::toolkit::search::ToolIndex"
+)]
+#![cfg_attr(not(feature = "tool-search"), doc = "[`ToolIndex`]: #cargo-features")]
 
 // `#[derive(ToolInput)]` expands to paths under `::ai_tools`: this name lets
 // the crate's own tests use it.
