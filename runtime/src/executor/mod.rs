@@ -1,4 +1,17 @@
 //! Turns a model's tool call into a gRPC call and the response into aliased JSON.
+//!
+//! # Tracing
+//!
+//! Every call is a [`tracing`] span `ai_tools.call` (level INFO; fields
+//! `tool`, `rpc.service`, `rpc.method`, and `error`, the kind of failure
+//! when there is one, never its text), over one DEBUG span per step:
+//! `ai_tools.arguments` (parse, check and resolve the model's arguments,
+//! aliases included), `ai_tools.grpc` (the call, `streaming` saying whether
+//! the method streams; a stream is collected inside it) and
+//! `ai_tools.response` (`bytes`: the answer written as aliased JSON). With
+//! no subscriber installed a span costs a check of a static. The caller's
+//! W3C trace context goes to the service as gRPC metadata (see
+//! [`CallOptions`]), so one trace spans agent, gateway and service.
 
 mod sentences;
 mod stream;
@@ -14,6 +27,7 @@ use prost_reflect::{
     SerializeOptions,
 };
 use serde_json::{Map, Value};
+use tracing::Instrument as _;
 
 use crate::alias::{AliasError, AliasManager, WalkPlan};
 pub use crate::inbound::Arguments;
@@ -379,12 +393,28 @@ impl<T: Transport> ProtoExecutor<T> {
         args: Arguments<'_>,
         options: &CallOptions,
     ) -> ToolResult {
-        match self.call(tool, args, options).await {
-            Ok(output) => ToolResult::ok(output),
-            Err(error) => {
-                ToolResult::error(failure_sentence(tool.name, &self.aliases, error).await)
+        // One span a call, and one a step (see the module docs, "Tracing"):
+        // with no subscriber installed, each is a check of a static and
+        // nothing is recorded.
+        let span = tracing::info_span!(
+            "ai_tools.call",
+            tool = tool.name,
+            rpc.service = tool.method.service,
+            rpc.method = tool.method.method,
+            error = tracing::field::Empty,
+        );
+        let recorded = span.clone();
+        async {
+            match self.call(tool, args, options).await {
+                Ok(output) => ToolResult::ok(output),
+                Err(error) => {
+                    recorded.record("error", error.kind());
+                    ToolResult::error(failure_sentence(tool.name, &self.aliases, error).await)
+                }
             }
         }
+        .instrument(span)
+        .await
     }
 
     async fn call(
@@ -394,16 +424,27 @@ impl<T: Transport> ProtoExecutor<T> {
         options: &CallOptions,
     ) -> Result<String, CallError> {
         let method = self.method(tool)?;
-        let request = self.build_request(&method.input(), args, options).await?;
+        let request = self
+            .build_request(&method.input(), args, options)
+            .instrument(tracing::debug_span!("ai_tools.arguments"))
+            .await?;
         if method.is_server_streaming() {
-            return self.collect_stream(tool, &method, request, options).await;
+            return self
+                .collect_stream(tool, &method, request, options)
+                .instrument(tracing::debug_span!("ai_tools.grpc", streaming = true))
+                .await;
         }
         let response = self
             .transport
             .unary_encoded(&method, request, options)
+            .instrument(tracing::debug_span!("ai_tools.grpc", streaming = false))
             .await
             .map_err(CallError::Status)?;
         self.aliased_json_of_encoded(tool, &method.output(), &response)
+            .instrument(tracing::debug_span!(
+                "ai_tools.response",
+                bytes = response.len()
+            ))
             .await
     }
 

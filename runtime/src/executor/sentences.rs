@@ -25,6 +25,22 @@ pub(super) enum CallError {
     Internal(String),
 }
 
+impl CallError {
+    /// The kind of failure, as a trace records it (never the message,
+    /// which may hold what the model or the service sent).
+    pub(super) fn kind(&self) -> &'static str {
+        match self {
+            CallError::Arguments(_) => "arguments",
+            CallError::Status(_) => "status",
+            CallError::Unreadable(_) => "unreadable_response",
+            CallError::AliasLimit(_) => "alias_limit",
+            CallError::StoreBeforeCall(_) => "store_before_call",
+            CallError::StoreAfterCall(_) => "store_after_call",
+            CallError::Internal(_) => "internal",
+        }
+    }
+}
+
 /// What the model is told when `tool`'s call failed with `error`.
 pub(super) async fn failure_sentence(
     tool: &str,
