@@ -19,7 +19,8 @@ pub(crate) const METHOD_OPTIONS: i32 = 4;
 /// one leading space stripped, joined with `\n`, trimmed; `None` if empty or
 /// the file has no source info.
 ///
-/// The comments of a file are indexed once per pool (see [`Comments`]).
+/// The comments of a file are indexed once per descriptor pool, so a lookup
+/// does not scan the file.
 pub fn leading_comment(file: &FileDescriptor, path: &[i32]) -> Option<String> {
     shared_index(file).get(path).cloned()
 }
