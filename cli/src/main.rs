@@ -29,6 +29,8 @@ SOURCE (where the service's descriptors come from; exactly one):
                             (protoc --include_imports --include_source_info
                             --descriptor_set_out, or buf build -o)
     --proto FILE [-I DIR]…  a .proto compiled here, imports under the -I directories
+                            (default: the path's first directory, as ai_tools!
+                            does: proto for proto/links/v1/links.proto)
 
 OPTIONS:
     --grpc URL              the gRPC server, e.g. http://127.0.0.1:50051, or
@@ -864,7 +866,7 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
 /// proto's own directory.
 fn compile_proto(proto: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Failure> {
     let includes: Vec<PathBuf> = if includes.is_empty() {
-        vec![proto.parent().map(PathBuf::from).unwrap_or_default()]
+        vec![default_include(proto)]
     } else {
         includes.to_vec()
     };
@@ -879,10 +881,52 @@ fn compile_proto(proto: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Failure>
     compiler.open_file(name).map_err(|e| {
         // Where the error is (an imported file's line and column), else
         // the proto asked for.
-        let at = ai_tools_schema::error_location(&e).unwrap_or_else(|| proto.display().to_string());
+        let at = ai_tools_schema::error_location(&e).map_or_else(
+            || proto.display().to_string(),
+            |at| as_reached(&at, &includes),
+        );
         Failure::Run(format!("{at}: {e}"))
     })?;
     Ok(compiler.encode_file_descriptor_set())
+}
+
+/// The include directory of `--proto` without `-I`, by `ai_tools!`'s rule:
+/// the first directory of a relative path (`proto` for
+/// `proto/links/v1/links.proto`, so that its imports, written from that
+/// root, resolve), the current directory for a bare file name; an absolute
+/// path's own directory.
+fn default_include(proto: &Path) -> PathBuf {
+    if proto.is_absolute() {
+        return proto.parent().map(PathBuf::from).unwrap_or_default();
+    }
+    let mut parts = proto.components();
+    match (parts.next(), parts.next()) {
+        (Some(first), Some(_)) => PathBuf::from(first.as_os_str()),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// `location` (`file:line:column`, or a file, named as protox names it:
+/// under its include directory) with the file as the user reaches it from
+/// here: joined to the include directory that holds it
+/// (`proto/links/v1/links.proto:9:23`, not `links/v1/links.proto:9:23`).
+fn as_reached(location: &str, includes: &[PathBuf]) -> String {
+    let mut parts = location.rsplitn(3, ':');
+    let (column, line, file) = (parts.next(), parts.next(), parts.next());
+    let (file, position) = match (file, line, column) {
+        (Some(file), Some(line), Some(column))
+            if line.parse::<u32>().is_ok() && column.parse::<u32>().is_ok() =>
+        {
+            (file, format!(":{line}:{column}"))
+        }
+        _ => (location, String::new()),
+    };
+    let reached = includes
+        .iter()
+        .map(|dir| dir.join(file))
+        .find(|path| path.is_file())
+        .map_or_else(|| file.to_owned(), |path| path.display().to_string());
+    format!("{reached}{position}")
 }
 
 async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
@@ -1385,6 +1429,40 @@ mod tests {
         assert!(none.include_tools.is_empty() && none.exclude_tools.is_empty() && !none.read_only);
         assert!(usage_error("tools --proto x --include").contains("`--include` needs a value"));
         assert!(usage_error("tools --proto x --exclude").contains("`--exclude` needs a value"));
+    }
+
+    #[test]
+    fn the_default_include_is_the_macros() {
+        assert_eq!(
+            default_include(Path::new("proto/links/v1/links.proto")),
+            PathBuf::from("proto")
+        );
+        assert_eq!(
+            default_include(Path::new("links.proto")),
+            PathBuf::from(".")
+        );
+        assert_eq!(
+            default_include(Path::new("/srv/api/v1/api.proto")),
+            PathBuf::from("/srv/api/v1")
+        );
+    }
+
+    #[test]
+    fn a_location_names_the_file_as_reached_from_here() {
+        // The tests run in the crate's directory; the protos are one up.
+        let includes = [PathBuf::from("../proto")];
+        assert_eq!(
+            as_reached("links/v1/links.proto:9:23", &includes),
+            "../proto/links/v1/links.proto:9:23"
+        );
+        assert_eq!(
+            as_reached("links/v1/links.proto", &includes),
+            "../proto/links/v1/links.proto"
+        );
+        assert_eq!(
+            as_reached("nowhere.proto:1:2", &includes),
+            "nowhere.proto:1:2"
+        );
     }
 
     #[test]

@@ -247,6 +247,97 @@ fn a_proto_imports_the_annotations_and_well_known_types_without_copies() {
     assert_eq!(names("mcp", &json), ["ping"]);
 }
 
+/// Without `-I`, the include directory is the path's first directory, as
+/// `ai_tools!` has it: a proto whose imports are written from that root
+/// compiles, and an error in it names the file as the user wrote it, from
+/// here, with its line and column.
+#[test]
+fn without_dash_i_the_proto_root_is_the_paths_first_directory_and_errors_are_clickable() {
+    let output = ai_tools(&[
+        "tools",
+        "--proto",
+        "proto/links/v1/links.proto",
+        "--dialect",
+        "mcp",
+    ]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+
+    let dir = std::env::temp_dir().join(format!("ai-tools-cli-clickable-{}", std::process::id()));
+    let v1 = dir.join("proto/broken/v1");
+    std::fs::create_dir_all(&v1).expect("a temporary directory");
+    std::fs::write(
+        v1.join("common.proto"),
+        "syntax = \"proto3\";\npackage broken.v1;\nmessage Thing {\n  string id = 1\n}\n",
+    )
+    .expect("written");
+    std::fs::write(
+        v1.join("broken.proto"),
+        "syntax = \"proto3\";\npackage broken.v1;\nimport \"broken/v1/common.proto\";\n",
+    )
+    .expect("written");
+    let output = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
+        .args(["tools", "--proto", "proto/broken/v1/broken.proto"])
+        .current_dir(&dir)
+        .output()
+        .expect("the binary runs");
+    std::fs::remove_dir_all(&dir).expect("removed");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("proto/broken/v1/common.proto:5:1: "),
+        "the imported file's error, named from here: {stderr}"
+    );
+}
+
+/// `--service` takes a glob over the services, and a service named twice
+/// (or by a name and a glob) is exposed once; a glob that matches no
+/// service is an error naming them.
+#[test]
+fn a_service_glob_exposes_every_service_it_matches_once() {
+    let operations = [
+        "tools",
+        "--proto",
+        "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
+        "-I",
+        "proto/third_party/googleapis",
+    ];
+    let listed = |services: &[&str]| {
+        let mut args = operations.to_vec();
+        for service in services {
+            args.extend(["--service", service]);
+        }
+        let output = ai_tools(&args);
+        assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+        let json: serde_json::Value = serde_json::from_str(&text(&output.stdout)).expect("JSON");
+        names("mcp", &json)
+    };
+    let once = listed(&["google.longrunning.Operations"]);
+    assert!(once.len() >= 4, "{once:?}");
+    assert_eq!(
+        listed(&[
+            "google.longrunning.Operations",
+            "google.longrunning.Operations"
+        ]),
+        once
+    );
+    assert_eq!(listed(&["google.longrunning.*"]), once);
+    assert_eq!(
+        listed(&["google.longrunning.*", "google.longrunning.Operations"]),
+        once
+    );
+
+    let mut args = operations.to_vec();
+    args.extend(["--service", "google.nothing.*"]);
+    let output = ai_tools(&args);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        text(&output.stderr)
+            .contains("service pattern `google.nothing.*` matches no service; the services are"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
 #[test]
 fn a_file_that_is_not_there_fails_naming_it() {
     let output = ai_tools(&[

@@ -314,6 +314,7 @@ impl ServerHandler for Handler {
         if let Some(catalog) = self.state.shared.catalog.clone() {
             match self.meta_tool(&catalog, &mut request, &context).await {
                 MetaCall::Answered(result) => return Ok(to_call_tool_result(result).into()),
+                MetaCall::Refused(error) => return Err(error),
                 MetaCall::CallTool | MetaCall::NotMeta => {}
             }
         }
@@ -403,6 +404,9 @@ enum MetaCall {
     CallTool,
     /// Answered here.
     Answered(ToolResult),
+    /// Refused as a protocol error, as a direct call would be.
+    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
+    Refused(ErrorData),
 }
 
 impl Handler {
@@ -441,6 +445,15 @@ impl Handler {
         context: &RequestContext<RoleServer>,
     ) -> MetaCall {
         use super::tool_search::{CALL_TOOL, ENABLE_TOOLSET, SEARCH_TOOLS};
+        if !super::tool_search::Catalog::is_meta(&request.name) {
+            return MetaCall::NotMeta;
+        }
+        // The session is its owner's, as for any call (the edge checks it
+        // too).
+        #[cfg(feature = "oauth")]
+        if let Err(refused) = self.check_owner(context, &session_id(context)) {
+            return MetaCall::Refused(refused);
+        }
         let arguments = request.arguments.clone().unwrap_or_default();
         match request.name.as_ref() {
             SEARCH_TOOLS => {
@@ -475,6 +488,11 @@ impl Handler {
                     })
                     .map(String::as_str)
                     .collect();
+                if usable.is_empty() {
+                    return MetaCall::Answered(ToolResult::error(format!(
+                        "{ENABLE_TOOLSET}: none of the tools of {toolset} is open to you"
+                    )));
+                }
                 if !keeps_state {
                     return MetaCall::Answered(ToolResult::ok(format!(
                         "This request has no MCP session to keep a toolset enabled in, so the tool list stays as it is. Call the tools of {toolset} through {CALL_TOOL}: {}.",
@@ -505,7 +523,8 @@ impl Handler {
                 };
                 let target_arguments = match arguments.get("arguments") {
                     Some(Value::Object(arguments)) => arguments.clone(),
-                    None => serde_json::Map::new(),
+                    // As a direct call without arguments.
+                    None | Some(Value::Null) => serde_json::Map::new(),
                     Some(_) => {
                         return MetaCall::Answered(ToolResult::error(format!(
                             "{CALL_TOOL}: `arguments` must be an object holding {name}'s arguments, following its inputSchema"

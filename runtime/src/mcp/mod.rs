@@ -1197,12 +1197,13 @@ impl McpServer {
         {
             return Err(ServeError::MetaToolName(clash.name().to_owned()));
         }
-        let catalog = tool_search::Catalog::new(&toolkit, search).map_err(|unknown| {
-            ServeError::UnknownToolset {
-                toolset: unknown.toolset,
-                known: unknown.known,
-            }
-        })?;
+        let catalog =
+            tool_search::Catalog::new(&toolkit, search, self.dialect).map_err(|unknown| {
+                ServeError::UnknownToolset {
+                    toolset: unknown.toolset,
+                    known: unknown.known,
+                }
+            })?;
         for tool in &catalog.meta_tools {
             self.check_listed(tool, false)?;
         }

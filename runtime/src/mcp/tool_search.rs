@@ -17,6 +17,13 @@
 //!   that never list again. It is the same call as `tools/call` of that
 //!   tool: the same validation, scopes, deadline and aliases.
 //!
+//! A host that asks its user to approve each tool sees `call_tool`, not the
+//! tool it calls, nor that tool's hints (`destructiveHint`). Inside the
+//! server the call is checked as a direct one (OAuth tool scopes
+//! included), but a host's own approval is not: where that approval
+//! matters, serve write tools only to tokens that need them
+//! (`--tool-scopes`), or serve tool search with `--read-only`.
+//!
 //! A toolset is a gRPC service ([`Tool::toolset`](crate::toolkit::Tool::toolset)). The enabled toolsets
 //! belong to an MCP session (or to stdio's one client): a stateless request
 //! (MCP 2026-07-28) has no session to keep them in, so there `tools/list`
@@ -25,6 +32,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use ai_tools_schema::Dialect;
 use ai_tools_schema::inbound::kind_of;
 use serde_json::{Value, json};
 
@@ -43,6 +51,9 @@ pub const CALL_TOOL: &str = "call_tool";
 pub const DEFAULT_SEARCH_LIMIT: usize = 5;
 /// The most tools one search returns: each comes with its whole schema.
 pub const MAX_SEARCH_LIMIT: usize = 20;
+/// The longest query a search takes, in bytes: a request of a few
+/// sentences, where the cost of ranking grows with every word.
+pub const MAX_QUERY_BYTES: usize = 1024;
 
 /// How a server shows a model a few tools at a time; see the
 /// [module docs](self).
@@ -102,7 +113,11 @@ pub(super) struct UnknownToolset {
 
 impl Catalog {
     /// The catalog of `toolkit`, starting with `search`'s toolsets.
-    pub(super) fn new(toolkit: &Toolkit, search: &ToolSearch) -> Result<Self, UnknownToolset> {
+    pub(super) fn new(
+        toolkit: &Toolkit,
+        search: &ToolSearch,
+        dialect: Dialect,
+    ) -> Result<Self, UnknownToolset> {
         let mut toolset_of = BTreeMap::new();
         let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for tool in toolkit.tools() {
@@ -129,7 +144,7 @@ impl Catalog {
             toolset_of,
             members,
             initial,
-            meta_tools: meta_tools(),
+            meta_tools: meta_tools(dialect),
         })
     }
 
@@ -153,6 +168,12 @@ impl Catalog {
         listed: impl Fn(&str) -> Option<rmcp::model::Tool>,
     ) -> Result<String, String> {
         let query = match arguments.get("query") {
+            Some(Value::String(query)) if query.len() > MAX_QUERY_BYTES => {
+                return Err(format!(
+                    "`query` is {} bytes long: say what the tool should do in at most {MAX_QUERY_BYTES}",
+                    query.len()
+                ));
+            }
             Some(Value::String(query)) if !query.trim().is_empty() => query,
             Some(Value::String(_)) => {
                 return Err("`query` is empty: say in words what the tool should do".into());
@@ -167,8 +188,9 @@ impl Catalog {
         };
         let limit = match arguments.get("limit") {
             None | Some(Value::Null) => DEFAULT_SEARCH_LIMIT,
-            Some(Value::Number(n)) => match n.as_u64() {
-                Some(n @ 1..) if n <= MAX_SEARCH_LIMIT as u64 => n as usize,
+            // 5.0 is an integer to JSON Schema, as 5 is.
+            Some(Value::Number(n)) => match n.as_f64().filter(|f| f.fract() == 0.0) {
+                Some(f) if (1.0..=MAX_SEARCH_LIMIT as f64).contains(&f) => f as usize,
                 _ => {
                     return Err(format!(
                         "`limit` is {n}: send a whole number from 1 to {MAX_SEARCH_LIMIT}, or leave it out for {DEFAULT_SEARCH_LIMIT}"
@@ -187,10 +209,11 @@ impl Catalog {
                 "`{unknown}` is not a parameter of {SEARCH_TOOLS}; it takes `query` and `limit`"
             ));
         }
+        // Filtered before it is cut: a caller whose token opens fewer tools
+        // still gets the best `limit` of those it may use.
         let found: Vec<Value> = self
             .index
-            .search(query, limit)
-            .into_iter()
+            .ranked(query)
             .filter_map(|found| {
                 let tool = listed(&found.name)?;
                 Some(json!({
@@ -200,6 +223,7 @@ impl Catalog {
                     "inputSchema": Value::Object(tool.input_schema.as_ref().clone()),
                 }))
             })
+            .take(limit)
             .collect();
         let note = if found.is_empty() {
             "No tool matches those words: try other words for what the tool should do."
@@ -262,11 +286,16 @@ impl Catalog {
     }
 }
 
-/// The meta-tools' definitions. Their schemas are plain enough for every
-/// dialect; the server checks them as it checks every listed tool.
-fn meta_tools() -> Vec<rmcp::model::Tool> {
+/// The meta-tools' definitions in `dialect`: plain objects of strings and
+/// integers, closed (`additionalProperties: false`) where the dialect
+/// allows it (Gemini's does not). The server checks them as it checks
+/// every listed tool.
+pub(super) fn meta_tools(dialect: Dialect) -> Vec<rmcp::model::Tool> {
     let tool = |name: &'static str, description: &'static str, schema: Value| {
-        let schema = schema.as_object().cloned().unwrap_or_default();
+        let mut schema = schema.as_object().cloned().unwrap_or_default();
+        if dialect == Dialect::Gemini {
+            schema.remove("additionalProperties");
+        }
         let mut tool = rmcp::model::Tool::new(name, description, std::sync::Arc::new(schema));
         tool.annotations = Some(rmcp::model::ToolAnnotations::from_raw(
             None,
@@ -310,11 +339,31 @@ fn meta_tools() -> Vec<rmcp::model::Tool> {
                 "type": "object",
                 "properties": {
                     "name": {"type": "string", "description": "The tool's name, as search_tools returns it."},
-                    "arguments": {"type": "object", "description": "The tool's arguments, following its inputSchema."}
+                    "arguments": {"type": "object", "description": "The tool's arguments, following its inputSchema (leave it out for a tool that takes none)."}
                 },
-                "required": ["name", "arguments"],
+                "required": ["name"],
                 "additionalProperties": false
             }),
         ),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_meta_tools_pass_every_dialects_checker() {
+        for dialect in Dialect::ALL {
+            for tool in meta_tools(dialect) {
+                let schema = Value::Object(tool.input_schema.as_ref().clone());
+                let violations = ai_tools_schema::check::check(dialect, false, &schema);
+                assert!(
+                    violations.is_empty(),
+                    "{} in {dialect}: {violations:?}",
+                    tool.name
+                );
+            }
+        }
+    }
 }

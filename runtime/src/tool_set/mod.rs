@@ -425,7 +425,9 @@ fn services_named(pool: &DescriptorPool, named: &[String]) -> Result<Vec<String>
     let mut problems = Vec::new();
     for name in named {
         if !name.contains(['*', '?', '[', '{']) {
-            services.push(name.clone());
+            if !services.contains(name) {
+                services.push(name.clone());
+            }
             continue;
         }
         let glob = match globset::Glob::new(name) {

@@ -18,7 +18,7 @@
 use std::collections::BTreeSet;
 
 use ai_tools_schema::Dialect;
-use bm25::{Document, Language, SearchEngine, SearchEngineBuilder};
+use bm25::{Embedder, EmbedderBuilder, Language, Scorer};
 use serde_json::Value;
 
 use super::{Tool, Toolkit};
@@ -42,7 +42,8 @@ use super::{Tool, Toolkit};
 /// assert!(found.len() <= 3);
 /// ```
 pub struct ToolIndex {
-    engine: SearchEngine<usize>,
+    embedder: Embedder,
+    scorer: Scorer<usize>,
     names: Vec<String>,
 }
 
@@ -68,35 +69,45 @@ pub struct ToolMatch {
 impl ToolIndex {
     /// Indexes every tool of `toolkit`.
     pub fn new(toolkit: &Toolkit) -> Self {
-        let documents: Vec<Document<usize>> = toolkit
-            .tools()
-            .iter()
-            .enumerate()
-            .map(|(i, tool)| Document::new(i, document(tool)))
-            .collect();
+        let documents: Vec<String> = toolkit.tools().iter().map(document).collect();
+        let corpus: Vec<&str> = documents.iter().map(String::as_str).collect();
+        let embedder: Embedder =
+            EmbedderBuilder::with_fit_to_corpus(Language::English, &corpus).build();
+        let mut scorer = Scorer::new();
+        for (i, text) in documents.iter().enumerate() {
+            scorer.upsert(&i, embedder.embed(text));
+        }
         let names = toolkit
             .tools()
             .iter()
             .map(|t| t.name().to_owned())
             .collect();
-        let engine =
-            SearchEngineBuilder::<usize>::with_documents(Language::English, documents).build();
-        Self { engine, names }
+        Self {
+            embedder,
+            scorer,
+            names,
+        }
     }
 
     /// The tools that best match `query`, best first, at most `limit` of
     /// them; none when no word of the query occurs in any tool.
     pub fn search(&self, query: &str, limit: usize) -> Vec<ToolMatch> {
-        self.engine
-            .search(&words(query), limit)
-            .into_iter()
-            .filter_map(|found| {
-                Some(ToolMatch {
-                    name: self.names.get(found.document.id)?.clone(),
-                    score: found.score,
-                })
+        self.ranked(query).take(limit).collect()
+    }
+
+    /// Every tool that matches `query` at all, best first: tools of equal
+    /// score in toolkit order, so that one query always gives one answer.
+    /// For a caller that filters before it takes the first few (a
+    /// [`search`](Self::search) would cut first).
+    pub fn ranked(&self, query: &str) -> impl Iterator<Item = ToolMatch> + '_ {
+        let mut found = self.scorer.matches(&self.embedder.embed(&words(query)));
+        found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
+        found.into_iter().filter_map(|found| {
+            Some(ToolMatch {
+                name: self.names.get(found.id)?.clone(),
+                score: found.score,
             })
-            .collect()
+        })
     }
 
     /// How many tools are indexed.
@@ -140,11 +151,12 @@ fn document(tool: &Tool) -> String {
 /// The everyday words for the verbs that start method names, across APIs
 /// (Google's AIP standard methods and the common custom ones): a model asks
 /// to "shut down" or "show" what a method calls `Stop` or `Get`. Added to
-/// the document of a method that starts with the verb.
+/// the document of a method that starts with the verb. Stop words ("all",
+/// "on", "down") are left out: the tokenizer drops them.
 const VERB_WORDS: &[(&str, &str)] = &[
     ("get", "show view describe details fetch read"),
-    ("list", "show all every which enumerate"),
-    ("aggregated", "all every across"),
+    ("list", "show every enumerate"),
+    ("aggregated", "every across"),
     ("insert", "create add new make provision"),
     ("create", "add new make provision"),
     ("delete", "remove drop destroy erase"),
@@ -152,8 +164,8 @@ const VERB_WORDS: &[(&str, &str)] = &[
     ("update", "change modify edit"),
     ("patch", "change modify edit update"),
     ("set", "change assign configure"),
-    ("start", "boot launch run power on"),
-    ("stop", "shut down halt power off"),
+    ("start", "boot launch run power"),
+    ("stop", "shut shutdown halt power"),
     ("reset", "restart reboot power cycle"),
     ("resize", "scale grow shrink size"),
     ("suspend", "pause hibernate"),

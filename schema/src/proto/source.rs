@@ -78,14 +78,16 @@ type PoolComments = (DescriptorPool, HashMap<String, Arc<CommentIndex>>);
 /// The comment index of `file`, built once per pool.
 fn shared_index(file: &FileDescriptor) -> Arc<CommentIndex> {
     let pool = file.parent_pool();
-    let cached = RECENT
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .iter()
-        .find(|(kept, _)| kept == pool)
-        .and_then(|(_, files)| files.get(file.name()).cloned());
-    if let Some(index) = cached {
-        return index;
+    {
+        let mut recent = RECENT.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(at) = recent.iter().position(|(kept, _)| kept == pool) {
+            // Used last: kept longest.
+            let entry = recent.remove(at);
+            recent.push(entry);
+            if let Some(index) = recent.last().and_then(|(_, files)| files.get(file.name())) {
+                return Arc::clone(index);
+            }
+        }
     }
     // Built without the lock: another thread may build it too, and the
     // first one kept wins.
@@ -111,7 +113,7 @@ fn index_comments(file: &FileDescriptor) -> CommentIndex {
     let mut index = HashMap::new();
     for location in &info.location {
         if let Some(text) = location.leading_comments.as_deref().and_then(clean_comment) {
-            // The first location of a path wins, as with a linear scan.
+            // The first location of a path that has a comment wins.
             index.entry(location.path.clone()).or_insert(text);
         }
     }
