@@ -120,7 +120,7 @@ fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
         .collect();
     assert!(requests.len() >= 100, "{}", requests.len());
 
-    let index = ToolIndex::new(&toolkit);
+    let index = ToolIndex::new(toolkit);
     let everything = toolkit.tools().len();
     let (recall, mrr, misses) = measure(&requests, |text| {
         index
