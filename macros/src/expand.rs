@@ -981,6 +981,7 @@ mod tests {
             hints: ai_tools_schema::ToolHints::default(),
             output_prefix: None,
             timeout: None,
+            examples: vec![],
         }
     }
 

@@ -29,6 +29,11 @@
 //! namespaces and `tool_search`, Anthropic's tool search tool) has rules of
 //! its own: see [`deferred`](crate::deferred).
 //!
+//! Values are checked too: [`check_arguments`] holds a tool call's
+//! arguments (or an example of them) to the schema the tool was given, and
+//! [`check_input_examples`] an Anthropic tool's `input_examples` to the
+//! rules Anthropic documents for them.
+//!
 //! # Examples
 //!
 //! ```
@@ -54,8 +59,13 @@ use serde_json::{Map, Value};
 
 use crate::Dialect;
 use crate::names::push_pointer_token;
+
+mod arguments;
+
 use crate::nested::{Member, each_nested, holds_definitions};
 use crate::render::Profile;
+pub(crate) use arguments::admitted;
+pub use arguments::{check_arguments, check_input_examples};
 
 /// OpenAI: total object properties in one schema.
 pub const OPENAI_MAX_PROPERTIES: usize = 5000;
@@ -153,6 +163,13 @@ pub enum Rule {
     /// A tool field the provider does not accept beside tool search
     /// (Anthropic: `input_examples`; [`deferred`](crate::deferred)).
     NotWithToolSearch,
+    /// A value its schema does not admit ([`check_arguments`]; the path is
+    /// the value's, in the arguments).
+    NotAdmitted,
+    /// An Anthropic `input_examples` that is not an array of objects, or an
+    /// example its tool's `input_schema` does not admit
+    /// ([`check_input_examples`]).
+    InputExample,
 }
 
 /// One broken rule, at one node.

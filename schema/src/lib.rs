@@ -11,6 +11,9 @@
 //! 3. [`check`] verifies that any JSON Schema value obeys a provider's
 //!    documented limits, so a rendering can be tested against them.
 //! 4. [`names`] is the one home of the tool-name and alias-prefix rules.
+//! 5. [`examples`] checks a tool's example arguments (`rpc_tool.examples`)
+//!    with the inbound pipeline and the canonical schema, and writes them
+//!    in a rendering's form (Anthropic's `input_examples`).
 //!
 //! The same rules run at compile time (inside the `ai_tools!` macro) and at run
 //! time (for hand-written tools whose schema a derive composes from [`ir`]).
@@ -79,6 +82,7 @@ use std::fmt;
 pub mod build;
 pub mod check;
 pub mod deferred;
+pub mod examples;
 pub mod host;
 pub mod inbound;
 pub mod ir;
@@ -282,6 +286,11 @@ pub struct ToolSpec {
     /// The tool's own deadline (`rpc_tool.timeout`), over the server's
     /// default; `None` when the annotation sets none.
     pub timeout: Option<std::time::Duration>,
+    /// Example arguments (`rpc_tool.examples`), each one whole arguments
+    /// object in the form the canonical schema states, checked when the
+    /// tool was read ([`examples`]); rendered as Anthropic's
+    /// `input_examples` ([`input_examples`](Self::input_examples)).
+    pub examples: Vec<serde_json::Value>,
 }
 
 impl ToolSpec {
@@ -321,6 +330,7 @@ impl ToolSpec {
     ///     hints: ToolHints::default(),
     ///     output_prefix: None,
     ///     timeout: None,
+    ///     examples: vec![],
     /// };
     /// let (rendered, violations) = spec.render_checked();
     /// assert!(violations.is_empty(), "{violations:?}");
@@ -358,6 +368,7 @@ impl ToolSpec {
     ///     hints: ToolHints::default(),
     ///     output_prefix: None,
     ///     timeout: None,
+    ///     examples: vec![],
     /// };
     /// assert_eq!(spec.violations(), spec.render_checked().1);
     /// ```
@@ -381,6 +392,105 @@ impl ToolSpec {
                 self.name
             ));
         }
+        if dialect == Dialect::Anthropic {
+            self.check_examples(schema, violations);
+        }
+    }
+
+    /// The examples' own problems (checked when read from a proto; a spec
+    /// may be built by hand), and Anthropic's rules for them in the
+    /// rendering `input_schema`: each shaped example admitted, and read back
+    /// by the executor as the example it was shaped from.
+    fn check_examples(&self, input_schema: &serde_json::Value, violations: &mut Vec<String>) {
+        let Some(input_examples) = self.anthropic_examples(input_schema) else {
+            return;
+        };
+        let canonical = render::parameters(&self.parameters, Dialect::JsonSchema, false);
+        for (i, example) in self.examples.iter().enumerate() {
+            let problems = examples::problems(&self.parameters, &canonical, example);
+            if !problems.is_empty() {
+                violations.push(format!(
+                    "tool `{}`: example {} does not fit the tool: {}",
+                    self.name,
+                    i + 1,
+                    problems.join("; ")
+                ));
+            }
+        }
+        let tool = serde_json::json!({
+            "input_schema": input_schema,
+            "input_examples": input_examples,
+        });
+        for violation in check::check_input_examples(&tool) {
+            violations.push(format!(
+                "tool `{}` cannot be rendered for {}: {violation}",
+                self.name,
+                Dialect::Anthropic
+            ));
+        }
+        let shaped = input_examples.as_array().map_or(&[][..], Vec::as_slice);
+        for (i, (example, shaped)) in self.examples.iter().zip(shaped).enumerate() {
+            if !examples::reads_back(&self.parameters, example, shaped) {
+                violations.push(format!(
+                    "tool `{}` cannot be rendered for {}: example {} as rendered ({shaped}) does not read back as the example",
+                    self.name,
+                    Dialect::Anthropic,
+                    i + 1
+                ));
+            }
+        }
+    }
+
+    /// The examples in the form of the Anthropic rendering of the tool's
+    /// parameters, as its `input_examples` (an array); `None` when the tool
+    /// has none. The other dialects document no examples field, and a host
+    /// profile's renderings (MCP) carry none (see [`examples`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// use serde_json::json;
+    /// let spec = ToolSpec {
+    ///     name: "label".into(),
+    ///     description: "Label a thing.".into(),
+    ///     strict: true,
+    ///     service: "p.S".into(),
+    ///     method: "Label".into(),
+    ///     request: "p.Req".into(),
+    ///     response: "p.Resp".into(),
+    ///     parameters: Schema::object(
+    ///         Object::new().property("labels", Schema::map(Schema::string(), Schema::string()), true),
+    ///     ),
+    ///     request_aliases: vec![],
+    ///     response_aliases: vec![],
+    ///     title: None,
+    ///     hints: ToolHints::default(),
+    ///     output_prefix: None,
+    ///     timeout: None,
+    ///     examples: vec![json!({"labels": {"team": "web"}})],
+    /// };
+    /// // Anthropic strict gives a map as `{key, value}` entries: so does the example.
+    /// assert_eq!(
+    ///     spec.input_examples(),
+    ///     Some(json!([{"labels": [{"key": "team", "value": "web"}]}]))
+    /// );
+    /// assert!(spec.violations().is_empty());
+    /// ```
+    pub fn input_examples(&self) -> Option<serde_json::Value> {
+        self.anthropic_examples(&self.render(Dialect::Anthropic))
+    }
+
+    /// The examples shaped for `input_schema`, the Anthropic rendering.
+    fn anthropic_examples(&self, input_schema: &serde_json::Value) -> Option<serde_json::Value> {
+        (!self.examples.is_empty()).then(|| {
+            serde_json::Value::Array(
+                self.examples
+                    .iter()
+                    .map(|example| examples::shape(input_schema, example))
+                    .collect(),
+            )
+        })
     }
 
     /// The parameters in every dialect as minified JSON text, unchecked:
@@ -407,6 +517,7 @@ impl ToolSpec {
     ///     hints: ToolHints::default(),
     ///     output_prefix: None,
     ///     timeout: None,
+    ///     examples: vec![],
     /// };
     /// assert_eq!(spec.rendered(), spec.render_checked().0);
     /// ```
@@ -419,14 +530,21 @@ impl ToolSpec {
         let mut render = |dialect: Dialect| {
             let schema = self.render(dialect);
             inspect(dialect, &schema);
-            schema.to_string()
+            schema
         };
+        let canonical = render(Dialect::JsonSchema).to_string();
+        let openai = render(Dialect::OpenAi).to_string();
+        let anthropic = render(Dialect::Anthropic);
+        let input_examples = self
+            .anthropic_examples(&anthropic)
+            .map(|examples| examples.to_string());
         RenderedTool {
-            canonical: render(Dialect::JsonSchema),
-            openai: render(Dialect::OpenAi),
-            anthropic: render(Dialect::Anthropic),
-            gemini: render(Dialect::Gemini),
-            gemini_json_schema: render(Dialect::GeminiJsonSchema),
+            canonical,
+            openai,
+            anthropic: anthropic.to_string(),
+            gemini: render(Dialect::Gemini).to_string(),
+            gemini_json_schema: render(Dialect::GeminiJsonSchema).to_string(),
+            input_examples,
         }
     }
 }
@@ -445,6 +563,10 @@ pub struct RenderedTool {
     pub gemini: String,
     /// Gemini `parametersJsonSchema`.
     pub gemini_json_schema: String,
+    /// Anthropic `input_examples`: the tool's examples in the form of
+    /// [`anthropic`](Self::anthropic), a JSON array; `None` when the tool
+    /// has none ([`ToolSpec::input_examples`]).
+    pub input_examples: Option<String>,
 }
 
 /// What a tool does to the world, as MCP's tool annotations say it.

@@ -12,6 +12,8 @@
 //! title = "Get an operation"   # optional; also `strict`, `destructive`
 //! timeout = "30s"               # optional: the tool's deadline, over the server's default
 //! read_only = true              # optional: it changes nothing
+//! # optional: example calls, each one JSON object of the arguments
+//! examples = ['{"name": "operations/build-42"}']
 //!
 //! # A method of a service exposed whole keeps its derived name and its
 //! # comment: an entry without `name` marks it read-only and nothing else.
@@ -37,6 +39,11 @@
 //! `idempotency_level` already (`NO_SIDE_EFFECTS`: annotate it in one
 //! place; `IDEMPOTENT`: it may change something), and one that is
 //! `destructive` too: each located at the key.
+//!
+//! `examples` are `rpc_tool.examples`: each string the JSON text of one
+//! whole arguments object, checked against the tool's schema once the
+//! overlay is written in ([`crate::examples`]); one that does not fit is
+//! an error located at its string in the overlay.
 //!
 //! TOML, not a text-format proto: every diagnostic must point into the
 //! overlay at `file:line:column`, and a TOML parser keeps the span of every
@@ -81,8 +88,8 @@ use toml::Spanned;
 use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
 use crate::proto::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL, METHOD_OPTIONS,
-    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency, leading_comment,
-    option_location, option_location_field,
+    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
+    leading_comment, option_location, option_location_field,
 };
 use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
@@ -111,6 +118,8 @@ struct MethodOverlay {
     /// `true`: the method changes nothing (`false` is refused: it is what
     /// leaving the key out says).
     read_only: Option<Spanned<bool>>,
+    /// Example calls, each the JSON text of one arguments object.
+    examples: Option<Spanned<Vec<Spanned<String>>>>,
 }
 
 impl MethodOverlay {
@@ -133,6 +142,7 @@ impl MethodOverlay {
             ("title", self.title.is_some()),
             ("destructive", self.destructive.is_some()),
             ("timeout", self.timeout.is_some()),
+            ("examples", self.examples.is_some()),
         ]
         .into_iter()
         .filter_map(|(key, given)| given.then_some(key))
@@ -642,6 +652,26 @@ pub fn annotate(
                 duration.set_field_by_number(2, Value::I32(nanos));
                 def.set_field_by_number(RPC_TOOL_TIMEOUT, Value::Message(duration));
             }
+            if let Some(examples) = &entry.examples {
+                let takes_examples = rpc_tool_type
+                    .get_field(RPC_TOOL_EXAMPLES)
+                    .is_some_and(|f| f.is_list() && f.kind() == prost_reflect::Kind::String);
+                if !takes_examples {
+                    diags.push(overlay.diagnostic(
+                        examples,
+                        format!(
+                            "`{}` has no `examples` field (number {RPC_TOOL_EXAMPLES}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
+                            rpc_tool_type.full_name()
+                        ),
+                    ));
+                    continue;
+                }
+                let texts = examples.get_ref().iter();
+                def.set_field_by_number(
+                    RPC_TOOL_EXAMPLES,
+                    Value::List(texts.map(|t| Value::String(t.get_ref().clone())).collect()),
+                );
+            }
             if let Some(at) = entry.read_only.as_ref().filter(|_| entry.read_only()) {
                 read_only.push((at, method.clone()));
             }
@@ -864,12 +894,49 @@ pub fn annotate(
             format!("the annotated descriptors do not build: {e}"),
         )]
     })?;
+    if let Some(overlay) = overlay {
+        let problems = example_problems(&pool, overlay);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+    }
     Ok(Annotated {
         pool,
         encoded,
         left_out,
         relocations,
     })
+}
+
+/// The overlay's examples that do not fit their tool's schema (in `pool`,
+/// annotated), each located at its string in the overlay. A request past
+/// the bounds of a tool is not checked here: reading the tools says so.
+fn example_problems(pool: &DescriptorPool, overlay: &Overlay) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    for (selector, entry) in &overlay.methods {
+        let Some(examples) = &entry.examples else {
+            continue;
+        };
+        let Some(method) = <MethodDescriptor as Element>::find(pool, selector.get_ref()) else {
+            continue;
+        };
+        let Some(schema) = crate::proto::request_schema(&method) else {
+            continue;
+        };
+        let texts: Vec<String> = examples
+            .get_ref()
+            .iter()
+            .map(|t| t.get_ref().clone())
+            .collect();
+        let checked = crate::examples::check_examples(&schema, &texts);
+        for ((i, checked), at) in checked.into_iter().enumerate().zip(examples.get_ref()) {
+            if let Err(why) = checked {
+                let message = crate::examples::diagnostic(method.name(), i, &texts[i], &why);
+                problems.push(overlay.diagnostic(at, message));
+            }
+        }
+    }
+    problems
 }
 
 /// `tool_field.required = false` for each of `plain`, the plain fields of
@@ -1628,6 +1695,86 @@ service Books {
                 "tools.toml:12:9: `t.UpdateBookRequest.author` already has an inline `tool_field` option (test.proto:10:3); annotate it in one place",
                 "tools.toml:9:9: no field `t.UpdateBookRequest.titel` in the protos; did you mean `t.UpdateBookRequest.title`?",
             ]
+        );
+    }
+
+    #[test]
+    fn the_overlay_gives_a_tool_its_examples() {
+        let method = "[methods.\"t.Books.UpdateBook\"]\nname = \"books_update\"\ndescription = \"Update.\"\n";
+        let full = r#"{"book_id": "b-1", "title": "Dune", "author": "Frank Herbert", "pages": 412, "details": {"publisher": "Chilton", "year": 1965}, "isbn": "9780441013593", "tags": ["sf"], "labels": {"shelf": "a"}}"#;
+        // Annotated from the overlay, the tool keeps the inline rule: every
+        // plain field is required (the year is `optional`).
+        let minimal = r#"{"book_id": "b-2", "title": "Emma", "author": "Jane Austen", "pages": 474, "details": {"publisher": "John Murray"}, "isbn": "9780141439587", "tags": [], "labels": {}}"#;
+        let examples_of = |examples: &str| {
+            tools_with_overlay(&format!("{method}examples = {examples}\n")).map(|tools| {
+                let tool = tools
+                    .iter()
+                    .find(|t| t.name == "books_update")
+                    .expect("the tool");
+                tool.examples.clone()
+            })
+        };
+        let examples = examples_of(&format!("['{full}', '{minimal}']")).expect("they fit");
+        assert_eq!(
+            examples,
+            [
+                serde_json::from_str::<serde_json::Value>(full).expect("JSON"),
+                serde_json::from_str(minimal).expect("JSON"),
+            ]
+        );
+        // The inline tool has none; a tool without the key has none.
+        let tools = tools_with_overlay(method).expect("tools");
+        assert!(tools.iter().all(|t| t.examples.is_empty()), "{tools:?}");
+
+        // An example that does not fit: located at its own string, the
+        // value at fault named.
+        let many = minimal.replace("474", "\"many\"");
+        let problems = examples_of(&format!("[\n  '{minimal}',\n  '{many}',\n]"))
+            .expect_err("pages is no number");
+        assert_eq!(problems.len(), 1, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("tools.toml:6:3: rpc `UpdateBook`: example 2 (`{\"book_id\": \"b-2\"")
+                && problems[0].ends_with("…`) does not fit the tool: `pages` is `many`, which is not a whole number in digits; send a whole number"),
+            "{problems:#?}"
+        );
+        // Accepted inbound (proto3 sends defaults for what is missing), but
+        // the schema requires it.
+        let untitled = minimal.replace(r#""title": "Emma", "#, "");
+        let problems = examples_of(&format!("['{untitled}']")).expect_err("no title");
+        assert!(
+            problems[0].ends_with(
+                "does not fit the tool: the example lacks `title`, which the schema requires"
+            ),
+            "{problems:#?}"
+        );
+        // Not JSON; a key the schema does not have.
+        let problems = examples_of("['{\"book_id\": ', '{\"book_id\": \"b\", \"colour\": 1}']")
+            .expect_err("two bad examples");
+        assert_eq!(problems.len(), 2, "{problems:#?}");
+        assert!(
+            problems[0].starts_with("tools.toml:4:13: ") && problems[0].contains("is not JSON"),
+            "{problems:#?}"
+        );
+        assert!(
+            problems[1].starts_with("tools.toml:4:29: ")
+                && problems[1].contains("unknown argument `colour`"),
+            "{problems:#?}"
+        );
+        // Not a list of strings: the TOML parser says where.
+        let wrong = tools_with_overlay(&format!("{method}examples = [{{ book_id = \"b\" }}]\n"))
+            .expect_err("a table");
+        assert!(wrong[0].starts_with("tools.toml:4:"), "{wrong:#?}");
+        // A tool's key: not on an entry of hints only.
+        let hints_only = Overlay::parse(
+            "tools.toml",
+            "[methods.\"t.Books.Annotated\"]\nread_only = true\nexamples = ['{}']\n",
+        )
+        .expect_err("examples without a tool");
+        assert!(
+            hints_only[0]
+                .to_string()
+                .contains("gives `examples` but no `name` and `description`"),
+            "{hints_only:#?}"
         );
     }
 

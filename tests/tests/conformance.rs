@@ -269,3 +269,87 @@ fn the_toolkits_anthropic_list_stays_within_the_strict_budgets() {
         "the corpus overspends Anthropic's budgets, so some strict tools lose `strict`"
     );
 }
+
+/// The examples of the corpus (`rpc_tool.examples` in `links.proto` and
+/// `conformance.proto`) go to Anthropic as `input_examples`, in the form of
+/// each tool's `input_schema`, and pass Anthropic's checkers: the tool's
+/// schema admits every example (Anthropic answers 400 otherwise).
+#[test]
+fn the_anthropic_lists_carry_examples_that_pass_the_checker() {
+    use ai_tools::schema::check::{check, check_input_examples};
+    use ai_tools_tests::tools::links;
+
+    let transport = ai_tools::transport::InProcessTransport::new;
+    let aliases = std::sync::Arc::new(ai_tools::AliasManager::new());
+    let toolkit = ai_tools::Toolkit::builder()
+        .generated(links::Executor::with_alias_manager(
+            transport(),
+            aliases.clone(),
+        ))
+        .generated(conformance::Executor::with_alias_manager(
+            transport(),
+            aliases,
+        ))
+        .build()
+        .expect("valid toolkit");
+    let list = toolkit.to_anthropic();
+    let list = list.as_array().expect("an array of tools");
+    let with_examples: Vec<&str> = list
+        .iter()
+        .filter(|tool| tool.get("input_examples").is_some())
+        .map(|tool| tool["name"].as_str().expect("a name"))
+        .collect();
+    assert_eq!(
+        with_examples,
+        ["links_create", "links_update", "conformance_maps"]
+    );
+    for tool in list {
+        let strict = tool.get("strict").and_then(Value::as_bool).unwrap_or(false);
+        assert_eq!(check(Dialect::Anthropic, strict, &tool["input_schema"]), []);
+        assert_eq!(check_input_examples(tool), [], "{}", tool["name"]);
+    }
+
+    // Strict, so every map goes as `{key, value}` entries and a `Struct`
+    // or `Value` object as its JSON text: the example too.
+    let maps = list
+        .iter()
+        .find(|tool| tool["name"] == "conformance_maps")
+        .expect("the maps tool");
+    let example = &maps["input_examples"][0]["maps"];
+    assert_eq!(
+        example["labels"],
+        serde_json::json!([{"key": "team", "value": "web"}])
+    );
+    assert_eq!(
+        example["flags"],
+        serde_json::json!([{"key": true, "value": "PRIORITY_HIGH"}])
+    );
+    assert_eq!(example["structs"][0]["value"], r#"{"owner":"ops"}"#);
+    // As written in the proto, the example is not the strict form.
+    let mut unshaped = maps.clone();
+    unshaped["input_examples"][0]["maps"]["labels"] = serde_json::json!({"team": "web"});
+    let refused = check_input_examples(&unshaped);
+    assert_eq!(refused.len(), 1, "{refused:#?}");
+    assert_eq!(refused[0].rule, Rule::InputExample);
+    assert_eq!(refused[0].path, "/input_examples/0/maps/labels");
+
+    // The same examples from the macro's statics and from a tool set built
+    // at run time.
+    assert_eq!(
+        links::LINKS_CREATE
+            .input_examples()
+            .map(|text| serde_json::from_str::<Value>(text).expect("JSON")),
+        Some(list[0]["input_examples"].clone())
+    );
+    let set = ai_tools::tool_set::ToolSet::from_descriptor_set(
+        &links::descriptor_pool().encode_to_vec(),
+        &ai_tools::tool_set::ToolSetOptions::new(),
+    )
+    .expect("a tool set");
+    let from_set: Vec<Option<&str>> = set.tools().iter().map(|t| t.input_examples()).collect();
+    let from_macro: Vec<Option<&str>> = links::all_tools()
+        .iter()
+        .map(|t| t.input_examples())
+        .collect();
+    assert_eq!(from_set, from_macro);
+}

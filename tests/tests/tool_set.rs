@@ -63,12 +63,45 @@ fn an_overlay_and_whole_services_give_the_macros_tools_at_run_time() {
         ]
     );
 
+    // The overlay's `examples`, the same in both too.
+    let examples: Vec<_> = set
+        .tools()
+        .iter()
+        .map(|t| (t.name, t.input_examples()))
+        .collect();
+    assert_eq!(
+        examples,
+        [
+            ("lro_list", None),
+            ("lro_get", Some(r#"[{"name":"operation-1"}]"#)),
+            ("lro_cancel", None),
+        ]
+    );
+
     let set = ToolSet::from_descriptor_set(
         &bytes,
         &ToolSetOptions::new().service("google.longrunning.Operations"),
     )
     .expect("tools");
     assert_same(set.tools(), longrunning_whole::all_tools());
+}
+
+#[test]
+fn an_example_that_does_not_fit_is_refused_where_it_is_written() {
+    let bytes = operations_descriptor_set();
+    let text = "[methods.\"google.longrunning.Operations.GetOperation\"]\n\
+                name = \"lro_get\"\n\
+                description = \"Get an operation.\"\n\
+                examples = ['{\"name\": \"operation-1\"}', '{\"name\": \"operations/build-42\"}']\n\n\
+                [fields.\"google.longrunning.GetOperationRequest.name\"]\n\
+                alias_prefix = \"operation\"\n";
+    let overlay = Overlay::parse("bad.tools.toml", text).expect("valid TOML");
+    let error = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().overlay(overlay))
+        .expect_err("a UUID-carrying field takes an alias");
+    assert_eq!(
+        error.to_string(),
+        "bad.tools.toml:4:40: rpc `GetOperation`: example 2 (`{\"name\": \"operations/build-42\"}`) does not fit the tool: `name` is `operations/build-42`; a model sends this field's ids as aliases, such as `operation-1`, which the executor resolves in the conversation"
+    );
 }
 
 #[test]

@@ -91,12 +91,14 @@ pub const fn renderings(
     anthropic: &'static str,
     gemini: &'static str,
     gemini_json_schema: &'static str,
+    input_examples: Option<&'static str>,
 ) -> Renderings {
     Renderings {
         openai,
         anthropic,
         gemini,
         gemini_json_schema,
+        input_examples,
     }
 }
 

@@ -112,10 +112,45 @@ impl AgentTool {
     /// `schema::proto::MAX_NESTING_DEPTH` messages, a few JSON levels each,
     /// so parsing them without the limit stays well within a stack.
     pub(crate) fn parameters_value(&self, dialect: Dialect) -> Value {
-        let mut reader = serde_json::Deserializer::from_str(self.parameters_for(dialect));
-        reader.disable_recursion_limit();
-        Value::deserialize(&mut reader).unwrap_or(Value::Null)
+        parse_unbounded(self.parameters_for(dialect))
     }
+
+    /// The tool's examples (`rpc_tool.examples`, checked when the tool was
+    /// built) as Anthropic's `input_examples`: a JSON array in the form of
+    /// the Anthropic rendering, as minified JSON text; `None` when the
+    /// tool has none. No other dialect documents a field for examples.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// let examples: serde_json::Value =
+    ///     serde_json::from_str(gentools::LINKS_CREATE.input_examples().unwrap()).unwrap();
+    /// assert_eq!(examples[0]["destination"], "https://example.com/spring-sale");
+    /// assert_eq!(gentools::LINKS_LIST.input_examples(), None);
+    /// ```
+    pub fn input_examples(&self) -> Option<&'static str> {
+        self.schemas.get().1.input_examples
+    }
+
+    /// [`input_examples`](Self::input_examples) as a JSON value.
+    pub(crate) fn input_examples_value(&self) -> Option<Value> {
+        self.input_examples().map(parse_unbounded)
+    }
+}
+
+/// JSON text serde_json wrote (in the macro, or a `ToolSet` at run time),
+/// parsed without serde_json's limit of 128 levels: a deeply nested
+/// request renders deeper, and its schema would read as `null`.
+/// Renderings are bounded by `schema::proto::MAX_NESTING_DEPTH` messages,
+/// a few JSON levels each, so parsing them without the limit stays well
+/// within a stack.
+fn parse_unbounded(text: &str) -> Value {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    reader.disable_recursion_limit();
+    Value::deserialize(&mut reader).unwrap_or(Value::Null)
 }
 
 /// Where a tool's schemas come from.
@@ -148,6 +183,7 @@ impl Schemas {
                         anthropic: &tool.anthropic,
                         gemini: &tool.gemini,
                         gemini_json_schema: &tool.gemini_json_schema,
+                        input_examples: tool.input_examples.as_deref(),
                     },
                 )
             }
@@ -241,6 +277,10 @@ pub struct Renderings {
     pub gemini: &'static str,
     /// Gemini `functionDeclarations[].parametersJsonSchema` (JSON Schema).
     pub gemini_json_schema: &'static str,
+    /// Anthropic `input_examples` (a JSON array in the form of
+    /// [`anthropic`](Self::anthropic)); `None` when the tool has no
+    /// examples. See [`AgentTool::input_examples`].
+    pub input_examples: Option<&'static str>,
 }
 
 /// The gRPC method behind a tool.

@@ -572,6 +572,7 @@ fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> A
                     leak(&rendered.anthropic),
                     leak(&rendered.gemini),
                     leak(&rendered.gemini_json_schema),
+                    rendered.input_examples.as_deref().map(leak),
                 ),
             ),
             method_ref(

@@ -147,6 +147,10 @@ impl Toolkit {
     /// generated tool nothing is deferred, and this is
     /// [`to_anthropic`](Self::to_anthropic).
     ///
+    /// No tool keeps its `input_examples` (`rpc_tool.examples`): the page
+    /// says the tool search tool "is not compatible with tool use
+    /// examples", and a request with both is refused.
+    ///
     /// Before its first search the model reads only the search tool and
     /// the tools not deferred; a search loads the 3–5 tools it finds most
     /// relevant. The page lists the models that support tool search.
@@ -171,6 +175,9 @@ impl Toolkit {
     /// assert_eq!(tools[0], json!({"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}));
     /// assert_eq!(tools[1]["name"], "links_create");
     /// assert_eq!(tools[1]["defer_loading"], true);
+    /// // `links_create` has examples; beside tool search they are left out.
+    /// assert!(toolkit.to_anthropic()[0].get("input_examples").is_some());
+    /// assert!(tools[1].get("input_examples").is_none());
     /// assert_eq!(check_anthropic_tool_search(tools), []);
     /// ```
     pub fn to_anthropic_tool_search(&self, search: AnthropicToolSearch) -> Value {
@@ -183,6 +190,9 @@ impl Toolkit {
             .into_iter()
             .zip(&self.tools)
             .map(|(mut shape, tool)| {
+                if let Some(shape) = shape.as_object_mut() {
+                    shape.remove("input_examples");
+                }
                 if matches!(tool.kind, Kind::Generated { .. }) {
                     shape["defer_loading"] = Value::Bool(true);
                     deferred = true;
@@ -354,11 +364,15 @@ mod tests {
             let tools = array(&rendered);
             assert_eq!(check_anthropic_tool_search(tools), Vec::<Violation>::new());
             assert_eq!(tools[0], search.definition());
-            // The rest is `to_anthropic`, the generated tools deferred.
+            // The rest is `to_anthropic`, the generated tools deferred,
+            // without examples.
             assert_eq!(tools.len(), toolkit.tools().len() + 1);
             for ((shape, plain), tool) in tools[1..].iter().zip(array(&plain)).zip(toolkit.tools())
             {
                 let mut expected = plain.clone();
+                if let Some(expected) = expected.as_object_mut() {
+                    expected.remove("input_examples");
+                }
                 if tool.agent_tool().is_some() {
                     expected["defer_loading"] = json!(true);
                 }

@@ -645,8 +645,10 @@ impl Toolkit {
     }
 
     /// Every tool in the shape of Anthropic's `tools`:
-    /// `[{name, description, input_schema}]`, with `strict: true` for strict
-    /// tools as long as the request stays within Anthropic's strict budgets
+    /// `[{name, description, input_schema}]`, with the tool's examples
+    /// (`rpc_tool.examples`) as `input_examples` where it has some, and
+    /// `strict: true` for strict tools as long as the request stays within
+    /// Anthropic's strict budgets
     /// (at most [`ANTHROPIC_MAX_STRICT_TOOLS`](ai_tools_schema::check::ANTHROPIC_MAX_STRICT_TOOLS)
     /// strict tools, [`ANTHROPIC_MAX_OPTIONAL_PARAMETERS`](ai_tools_schema::check::ANTHROPIC_MAX_OPTIONAL_PARAMETERS)
     /// optional and [`ANTHROPIC_MAX_UNION_PARAMETERS`](ai_tools_schema::check::ANTHROPIC_MAX_UNION_PARAMETERS)
@@ -1022,7 +1024,8 @@ impl Tool {
         })
     }
 
-    /// This tool in Anthropic's shape.
+    /// This tool in Anthropic's shape, with its examples as
+    /// `input_examples` when it has some.
     ///
     /// # Examples
     ///
@@ -1035,6 +1038,9 @@ impl Tool {
         });
         if self.is_strict() {
             tool["strict"] = Value::Bool(true);
+        }
+        if let Some(examples) = self.agent_tool().and_then(AgentTool::input_examples_value) {
+            tool["input_examples"] = examples;
         }
         tool
     }

@@ -33,6 +33,8 @@ pub(super) struct ToolDefinition {
     pub(super) destructive: Option<bool>,
     /// `timeout` as written: seconds and nanos.
     pub(super) timeout: Option<(i64, i32)>,
+    /// `examples` as written: the JSON text of each.
+    pub(super) examples: Vec<String>,
 }
 
 /// The number of `destructive` in `rpc_tool`'s `ToolDefinition`.
@@ -40,6 +42,9 @@ pub(crate) const RPC_TOOL_DESTRUCTIVE: u32 = 5;
 
 /// The number of `timeout` in `rpc_tool`'s `ToolDefinition`.
 pub(crate) const RPC_TOOL_TIMEOUT: u32 = 6;
+
+/// The number of `examples` in `rpc_tool`'s `ToolDefinition`.
+pub(crate) const RPC_TOOL_EXAMPLES: u32 = 7;
 
 /// The longest deadline `rpc_tool.timeout` may give a tool: one day.
 pub const MAX_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
@@ -145,6 +150,7 @@ impl Annotations {
                 .has_field_by_number(RPC_TOOL_DESTRUCTIVE)
                 .then(|| bool_field(msg, RPC_TOOL_DESTRUCTIVE)),
             timeout: duration_field(msg, RPC_TOOL_TIMEOUT),
+            examples: strings_field(msg, RPC_TOOL_EXAMPLES),
         })
     }
 
@@ -197,6 +203,18 @@ pub(crate) fn idempotency(method: &MethodDescriptor) -> i32 {
 fn string_field(msg: &DynamicMessage, number: u32) -> Option<String> {
     msg.get_field_by_number(number)
         .and_then(|v| v.as_str().map(str::to_owned))
+}
+
+/// The values of the repeated string field `number` (none when the copy of
+/// the annotation protos that declared the option is older than it).
+fn strings_field(msg: &DynamicMessage, number: u32) -> Vec<String> {
+    match msg.get_field_by_number(number).as_deref() {
+        Some(Value::List(items)) => items
+            .iter()
+            .filter_map(|item| item.as_str().map(str::to_owned))
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The seconds and nanos of the `google.protobuf.Duration` field `number`,

@@ -73,6 +73,8 @@ impl Annotations {
             request_aliases: self.aliases(&request),
             response_aliases: self.aliases(&response),
             output_prefix: self.output_prefix(&response),
+            // Checked against the parameters by the caller.
+            examples: Vec::new(),
         }
     }
 

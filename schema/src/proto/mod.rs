@@ -104,7 +104,7 @@ pub use source::{leading_comment, method_diagnostic};
 // For `overlay`, which writes these annotations from outside the proto.
 pub(crate) use annotations::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL,
-    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
+    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
 };
 pub(crate) use fields::is_deprecated;
 pub(crate) use source::{METHOD_OPTIONS, option_location, option_location_field};
@@ -132,8 +132,10 @@ use well_known::well_known;
 /// (or a repeated string) or not matching `^[a-z][a-z0-9_]*$`, a
 /// `tool_field.required` that contradicts the field (`false` on a
 /// `field_behavior = REQUIRED` or proto2 `required` field; `true` on a field
-/// left out of the schema or on a member of a oneof of two or more), and a
-/// file without any annotated method.
+/// left out of the schema or on a member of a oneof of two or more), an
+/// example (`rpc_tool.examples`) that does not fit the tool's schema (see
+/// [`examples`](crate::examples)), and a file without any annotated
+/// method.
 ///
 /// # Examples
 ///
@@ -185,7 +187,7 @@ pub fn tools_in_file_each(
 
     for service in fd.services() {
         for method in service.methods() {
-            let Some(def) = ann.rpc_tool(&method) else {
+            let Some(mut def) = ann.rpc_tool(&method) else {
                 continue;
             };
             // Locations are looked up only for a diagnostic: a lookup scans
@@ -305,7 +307,22 @@ pub fn tools_in_file_each(
                 ));
                 continue;
             }
-            each(ann.tool_spec(&method, def, recursive));
+            let texts = std::mem::take(&mut def.examples);
+            let mut spec = ann.tool_spec(&method, def, recursive);
+            for (i, checked) in crate::examples::check_examples(&spec.parameters, &texts)
+                .into_iter()
+                .enumerate()
+            {
+                match checked {
+                    Ok(example) => spec.examples.push(example),
+                    Err(problems) => diags.push(diag(
+                        &fd,
+                        option_field(&method, RPC_TOOL_EXAMPLES as i32),
+                        crate::examples::diagnostic(rpc, i, &texts[i], &problems),
+                    )),
+                }
+            }
+            each(spec);
             tools += 1;
         }
     }
@@ -413,6 +430,22 @@ pub fn tools_in_file_each(
 pub fn message_schema(message: &MessageDescriptor) -> Schema {
     let ann = Annotations::new(message.parent_pool());
     ann.root_schema(message, recursive_messages(&ann, message))
+}
+
+/// The parameters of `method`'s tool as [`tools_in_file`] builds them
+/// (annotations read from its pool); `None` for a request past
+/// [`MAX_NESTING_DEPTH`] or [`MAX_SPELLED_OUT_FIELDS`], which
+/// [`tools_in_file`] refuses, saying so.
+pub(crate) fn request_schema(method: &MethodDescriptor) -> Option<Schema> {
+    let ann = Annotations::new(method.parent_pool());
+    let request = method.input();
+    let recursive = recursive_messages(&ann, &request);
+    if too_deep_chain(&ann, &request, &recursive).is_some()
+        || spelled_out_fields(&ann, &request, &recursive) > MAX_SPELLED_OUT_FIELDS
+    {
+        return None;
+    }
+    Some(ann.root_schema(&request, recursive))
 }
 
 /// The fields of the messages `roots` reach (well-known types and map

@@ -838,6 +838,87 @@ service S {{
 }
 
 #[test]
+fn rpc_tool_examples_are_checked_and_kept() {
+    let body = r#"
+message Req {
+  string name = 1;
+  optional int64 size = 2;
+  map<string, string> labels = 3;
+}
+service S {
+  rpc Put(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = {
+      name: "put"
+      description: "Put it."
+      strict: true
+      examples: '{"name": "a", "labels": {}}'
+      examples: '{"name": "b", "size": 9007199254740993, "labels": {"team": "web"}}'
+    };
+  }
+  rpc Get(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: "get" description: "Get it." };
+  }
+}
+"#;
+    let tools = tools(body);
+    assert_eq!(
+        tools[0].examples,
+        [
+            json!({"name": "a", "labels": {}}),
+            json!({"name": "b", "size": 9_007_199_254_740_993_i64, "labels": {"team": "web"}}),
+        ]
+    );
+    assert!(tools[1].examples.is_empty());
+    // Anthropic strict gives the map as entries: so do its examples.
+    assert_eq!(
+        tools[0].input_examples(),
+        Some(json!([
+            {"name": "a", "labels": []},
+            {"name": "b", "size": 9_007_199_254_740_993_i64, "labels": [{"key": "team", "value": "web"}]}
+        ]))
+    );
+    assert_eq!(tools[0].violations(), Vec::<String>::new());
+    assert_eq!(tools[1].input_examples(), None);
+    let (rendered, _) = tools[0].render_checked();
+    assert_eq!(
+        rendered.input_examples.as_deref(),
+        Some(
+            r#"[{"name":"a","labels":[]},{"name":"b","size":9007199254740993,"labels":[{"key":"team","value":"web"}]}]"#
+        )
+    );
+}
+
+#[test]
+fn diagnostic_example_that_does_not_fit() {
+    let diags = diagnostics(
+        r#"
+message Req {
+  string name = 1;
+  repeated int32 sizes = 2;
+}
+service S {
+  rpc Put(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = {
+      name: "put"
+      description: "Put it."
+      examples: '{"name": "a", "sizes": [1, "two"]}'
+      examples: '{"name": "b", "sizes": []}'
+      examples: 'name=c'
+    };
+  }
+}
+"#,
+    );
+    assert_eq!(
+        diags,
+        [
+            "test.proto:13:5: rpc `Put`: example 1 (`{\"name\": \"a\", \"sizes\": [1, \"two\"]}`) does not fit the tool: `sizes[1]` is `two`, which is not a whole number in digits; send a whole number",
+            "test.proto:13:5: rpc `Put`: example 3 (`name=c`) does not fit the tool: the example is not JSON (expected ident at line 1 column 2); write the tool's arguments as one JSON object, e.g. `{\"name\": \"value\"}`",
+        ]
+    );
+}
+
+#[test]
 fn aliases_and_output_prefix() {
     let body = r#"
 message Item {
