@@ -395,3 +395,16 @@ impl Object {
         self
     }
 }
+
+/// The deepest one tool's request may nest messages: a chain of message
+/// fields, each inside the last, of at most this many messages (a recursive
+/// message ends a chain: it is a reference).
+///
+/// Building, rendering and checking a schema recurse a few calls per level,
+/// so without a bound a proto (or a server's reflection) that chains
+/// messages a few thousand deep would overflow the stack instead of ending
+/// with an error. At this depth every step fits in a 2 MiB stack (the
+/// default of a spawned thread and of a tokio worker) even in a debug build,
+/// and it is deeper than requests nest in practice: OpenAI's strict mode
+/// takes 10 levels of objects, and protobuf's own decoders stop at 100.
+pub const MAX_NESTING_DEPTH: usize = 32;

@@ -728,7 +728,7 @@ impl Renderer {
                     Some(def)
                         if !self.p.refs
                             && count < RECURSION_UNROLL
-                            && depth < crate::proto::MAX_NESTING_DEPTH =>
+                            && depth < crate::ir::MAX_NESTING_DEPTH =>
                     {
                         self.spelled_out.insert(name.clone(), self.path_text());
                         self.ref_stack.push(name.clone());
