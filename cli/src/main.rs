@@ -85,6 +85,10 @@ OPTIONS:
                             javascript (default: 64-bit integers as strings of
                             digits, which JSON.parse cannot round; no $ref) or
                             exact (a client that changes nothing)
+    --log-format text|json  the logs on stderr: lines of text (default) or one
+                            JSON object a line; RUST_LOG filters them (default
+                            warn,ai_tools=info; ai_tools=debug adds a span per
+                            step of each tool call)
     -h, --help              this help
     -V, --version           the version
 
@@ -232,6 +236,8 @@ struct Args {
     dialect: Option<String>,
     /// `tools --stats`: what the list costs, not the list.
     stats: bool,
+    /// `--log-format`.
+    log_format: LogFormat,
     host_profile: Option<ai_tools::schema::HostProfile>,
     calls: CallLimits,
     http_limits: HttpLimits,
@@ -295,8 +301,8 @@ impl ScopeFlags {
                 .map_err(|e| Failure::Usage(format!("`--alias-scope-header {name}`: {e}")))?;
         }
         if self.single_user {
-            eprintln!(
-                "ai-tools: --single-user: stateless requests (MCP 2026-07-28) share one local alias scope"
+            tracing::info!(
+                "--single-user: stateless requests (MCP 2026-07-28) share one local alias scope"
             );
             server = server.with_single_user(true);
         }
@@ -654,6 +660,18 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
             "--exclude" => args.exclude_tools.push(value(&arg)?),
             "--read-only" => args.read_only = true,
             "--tool-search" => args.tool_search = true,
+            "--log-format" => {
+                let format = value(&arg)?;
+                args.log_format = match format.as_str() {
+                    "text" => LogFormat::Text,
+                    "json" => LogFormat::Json,
+                    _ => {
+                        return Err(usage(format!(
+                            "`--log-format {format}`: use `text` or `json`"
+                        )));
+                    }
+                };
+            }
             "--toolset" => args.toolsets.push(value(&arg)?),
             "--overlay" => args.overlay = Some(value("--overlay")?.into()),
             "--service" => args.services.push(value("--service")?),
@@ -962,13 +980,13 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
     }
     let set = if args.reflection {
         let url = args.grpc.as_deref().unwrap_or_default();
-        eprintln!(
-            "ai-tools: reading the descriptors of {url} by reflection (at most {:?})",
+        tracing::info!(
+            "reading the descriptors of {url} by reflection (at most {:?})",
             options.reflection_timeout
         );
         let report = |n: usize| {
             if n.is_multiple_of(25) {
-                eprintln!("ai-tools: {n} files fetched");
+                tracing::info!("{n} files fetched");
             }
         };
         let builder = args.tls.builder(url)?;
@@ -1002,10 +1020,10 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
         };
         ToolSet::from_descriptor_set(&bytes, &options).map_err(|e| Failure::Run(e.to_string()))?
     };
-    eprintln!("ai-tools: {} tools", set.tools().len());
+    tracing::info!("{} tools", set.tools().len());
     for method in set.left_out() {
-        eprintln!(
-            "ai-tools: {method} is not a tool: client- and bidirectional-streaming methods cannot be"
+        tracing::warn!(
+            "{method} is not a tool: client- and bidirectional-streaming methods cannot be"
         );
     }
     Ok(set)
@@ -1153,7 +1171,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         server = server.with_tool_search(search);
     }
     if args.stdio {
-        eprintln!("ai-tools: serving {url} over MCP on stdio");
+        tracing::info!("serving {url} over MCP on stdio");
         server
             .serve_stdio()
             .await
@@ -1169,7 +1187,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         server
             .check_address(local)
             .map_err(|e| Failure::Usage(e.to_string()))?;
-        eprintln!("ai-tools: serving {url} over MCP at http://{local}/mcp");
+        tracing::info!("serving {url} over MCP at http://{local}/mcp");
         server
             .serve_http_until(listener, ai_tools::mcp::shutdown_signal())
             .await
@@ -1178,6 +1196,51 @@ async fn run(args: Args) -> Result<(), Failure> {
 }
 
 mod stats;
+
+/// The format of the logs on stderr (`--log-format`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum LogFormat {
+    /// Lines of text.
+    #[default]
+    Text,
+    /// One JSON object a line, for a log collector.
+    Json,
+}
+
+/// The filter of the logs when `RUST_LOG` says nothing: the command's own
+/// news and the runtime's, warnings of everything else.
+const DEFAULT_LOG_FILTER: &str = "warn,ai_tools=info";
+
+/// Logs to stderr (stdout carries MCP over stdio, or the tools), as
+/// `format` says, filtered by `RUST_LOG` or else [`DEFAULT_LOG_FILTER`].
+/// A `RUST_LOG` that does not parse is said, and the default used.
+fn logs(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let (filter, bad) = match std::env::var("RUST_LOG") {
+        Ok(text) if !text.trim().is_empty() => match EnvFilter::try_new(&text) {
+            Ok(filter) => (filter, None),
+            Err(e) => (
+                EnvFilter::new(DEFAULT_LOG_FILTER),
+                Some(format!("{text}: {e}")),
+            ),
+        },
+        _ => (EnvFilter::new(DEFAULT_LOG_FILTER), None),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(false);
+    let installed = match format {
+        LogFormat::Text => builder.try_init(),
+        LogFormat::Json => builder.json().try_init(),
+    };
+    if let Err(e) = installed {
+        eprintln!("ai-tools: the logs could not be set up: {e}");
+    }
+    if let Some(bad) = bad {
+        tracing::warn!("RUST_LOG is not a filter ({bad}); using {DEFAULT_LOG_FILTER}");
+    }
+}
 
 /// jemalloc with background threads, not the system allocator: it returns
 /// the memory of expired sessions to the OS, which glibc's malloc kept (see
@@ -1198,6 +1261,7 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    logs(args.log_format);
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {

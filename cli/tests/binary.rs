@@ -82,8 +82,64 @@ fn tools_prints_json_and_only_json_on_stdout() {
         assert!(tool["function"]["parameters"].is_object(), "{tool:#}");
     }
     // The logs are on stderr.
-    assert!(stderr.contains("ai-tools: 5 tools"), "{stderr}");
-    assert!(!stdout.contains("ai-tools:"), "{stdout}");
+    assert!(stderr.contains("INFO ai_tools: 5 tools"), "{stderr}");
+    assert!(!stdout.contains("5 tools"), "{stdout}");
+}
+
+/// `--log-format json`: every line on stderr is one JSON object with its
+/// level and message; RUST_LOG filters them, and one that does not parse is
+/// said and the default used.
+#[test]
+fn logs_are_json_lines_when_asked_and_rust_log_filters_them() {
+    let output = ai_tools(&[
+        "tools",
+        LINKS[0],
+        LINKS[1],
+        LINKS[2],
+        LINKS[3],
+        "--log-format",
+        "json",
+    ]);
+    assert_eq!(output.status.code(), Some(0));
+    let stderr = text(&output.stderr);
+    let lines: Vec<serde_json::Value> = stderr
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect();
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["level"] == "INFO" && l["fields"]["message"] == "5 tools"),
+        "{stderr}"
+    );
+
+    let quiet = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
+        .args(["tools", LINKS[0], LINKS[1], LINKS[2], LINKS[3]])
+        .current_dir(workspace())
+        .env("RUST_LOG", "error")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(quiet.status.code(), Some(0));
+    assert_eq!(
+        text(&quiet.stderr),
+        "",
+        "RUST_LOG=error leaves out the news"
+    );
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
+        .args(["tools", LINKS[0], LINKS[1], LINKS[2], LINKS[3]])
+        .current_dir(workspace())
+        .env("RUST_LOG", "[nope")
+        .output()
+        .expect("the binary runs");
+    let stderr = text(&bad.stderr);
+    assert!(
+        stderr.contains("RUST_LOG is not a filter ([nope") && stderr.contains("5 tools"),
+        "{stderr}"
+    );
+    let usage = ai_tools(&["tools", LINKS[0], LINKS[1], "--log-format", "xml"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(text(&usage.stderr).contains("`--log-format xml`: use `text` or `json`"));
 }
 
 #[test]
