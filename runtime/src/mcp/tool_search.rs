@@ -352,6 +352,85 @@ pub(super) fn meta_tools(dialect: Dialect) -> Vec<rmcp::model::Tool> {
 mod tests {
     use super::*;
 
+    /// A catalog of one generated toolset (the links service) and one
+    /// native tool.
+    fn catalog() -> Catalog {
+        #[derive(serde::Deserialize, crate::ToolInput)]
+        struct Input {
+            text: String,
+        }
+        let echo = crate::NativeTool::new::<Input, _, _>(
+            "echo",
+            "Echo the text.",
+            |_, i: Input| async move { i.text },
+        );
+        static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
+            std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+        let toolkit = Toolkit::builder()
+            .generated(crate::executor::ProtoExecutor::new(
+                &[],
+                &POOL,
+                crate::transport::InProcessTransport::new(),
+            ))
+            .native(echo)
+            .build()
+            .expect("a toolkit");
+        Catalog::new(&toolkit, &ToolSearch::new(), Dialect::Anthropic).expect("a catalog")
+    }
+
+    fn searched(arguments: Value) -> Result<String, String> {
+        let Value::Object(arguments) = arguments else {
+            panic!("an object")
+        };
+        catalog().search(&arguments, |name| {
+            Some(rmcp::model::Tool::new(
+                name.to_owned(),
+                "d",
+                std::sync::Arc::new(serde_json::Map::new()),
+            ))
+        })
+    }
+
+    #[test]
+    fn a_search_holds_its_arguments_to_their_bounds() {
+        let found = searched(json!({"query": "echo the text"})).expect("found");
+        assert!(found.contains("\"name\":\"echo\""), "{found}");
+        assert!(
+            searched(json!({"query": "echo", "limit": 5.0})).is_ok(),
+            "5.0 is 5"
+        );
+        let long = "word ".repeat(MAX_QUERY_BYTES / 5 + 1);
+        assert_eq!(
+            searched(json!({ "query": long })).unwrap_err(),
+            format!(
+                "`query` is {} bytes long: say what the tool should do in at most {MAX_QUERY_BYTES}",
+                long.len()
+            )
+        );
+        for (arguments, problem) in [
+            (json!({"query": " "}), "`query` is empty"),
+            (json!({}), "`query` is missing"),
+            (json!({"query": 3}), "`query` is a number, not a string"),
+            (
+                json!({"query": "x", "limit": 0}),
+                "`limit` is 0: send a whole number from 1 to 20",
+            ),
+            (json!({"query": "x", "limit": 21}), "`limit` is 21"),
+            (json!({"query": "x", "limit": 2.5}), "`limit` is 2.5"),
+            (
+                json!({"query": "x", "limit": "5"}),
+                "`limit` is a string, not a number",
+            ),
+            (
+                json!({"query": "x", "page": 2}),
+                "`page` is not a parameter of search_tools",
+            ),
+        ] {
+            let refused = searched(arguments.clone()).unwrap_err();
+            assert!(refused.starts_with(problem), "{arguments}: {refused}");
+        }
+    }
+
     #[test]
     fn the_meta_tools_pass_every_dialects_checker() {
         for dialect in Dialect::ALL {
