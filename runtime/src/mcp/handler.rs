@@ -527,7 +527,8 @@ impl Handler {
                     None | Some(Value::Null) => serde_json::Map::new(),
                     Some(_) => {
                         return MetaCall::Answered(ToolResult::error(format!(
-                            "{CALL_TOOL}: `arguments` must be an object holding {name}'s arguments, following its inputSchema"
+                            "{CALL_TOOL}: `arguments` must be an object holding {}'s arguments, following its inputSchema",
+                            ai_tools_schema::inbound::shorten(&name)
                         )));
                     }
                 };
