@@ -67,8 +67,13 @@ OPTIONS:
                             call_tool (and the --toolset tools): the model
                             searches the others, for APIs with more tools than
                             a model or host takes (README \"Large APIs\")
-    --toolset SERVICE       (mcp --tool-search) list this service's tools from
-                            the start (fully qualified; repeatable)
+    --toolset NAME          (mcp --tool-search) list this toolset's tools from
+                            the start: a service (fully qualified) or a
+                            --define-toolset name (repeatable)
+    --define-toolset NAME=GLOB[,GLOB...]
+                            (mcp --tool-search) a toolset of the tools that
+                            match the globs (as --include's), beside the one
+                            per service (repeatable)
     --forward-header NAME   (mcp --http) copy this request header into each call's
                             gRPC metadata (repeatable)
     --dialect DIALECT       (tools) the shape of the list: mcp (default: what
@@ -230,6 +235,8 @@ struct Args {
     /// `--tool-search` and its `--toolset`s.
     tool_search: bool,
     toolsets: Vec<String>,
+    /// `--define-toolset NAME=GLOB[,GLOB…]`.
+    defined_toolsets: Vec<(String, Vec<String>)>,
     forward_headers: Vec<String>,
     stdio: bool,
     http: Option<String>,
@@ -673,6 +680,21 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
                 };
             }
             "--toolset" => args.toolsets.push(value(&arg)?),
+            "--define-toolset" => {
+                let given = value(&arg)?;
+                let (name, globs) = given
+                    .split_once('=')
+                    .filter(|(name, globs)| !name.is_empty() && !globs.is_empty())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "`--define-toolset {given}`: give NAME=GLOB[,GLOB...], e.g. reading='*_list,*_get'"
+                        ))
+                    })?;
+                args.defined_toolsets.push((
+                    name.to_owned(),
+                    globs.split(',').map(str::to_owned).collect(),
+                ));
+            }
             "--overlay" => args.overlay = Some(value("--overlay")?.into()),
             "--service" => args.services.push(value("--service")?),
             "--plain-fields" => {
@@ -828,6 +850,11 @@ fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure
     if args.plain_fields.is_some() && args.services.is_empty() {
         return Err(usage(
             "`--plain-fields` is for the services exposed whole: give `--service NAME`".into(),
+        ));
+    }
+    if !args.defined_toolsets.is_empty() && !args.tool_search {
+        return Err(usage(
+            "`--define-toolset` makes a toolset for `--tool-search`: give `--tool-search`".into(),
         ));
     }
     if !args.toolsets.is_empty() && !args.tool_search {
@@ -1163,11 +1190,15 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
     if args.tool_search {
         let search = args
+            .defined_toolsets
+            .iter()
+            .fold(ai_tools::mcp::ToolSearch::new(), |search, (name, globs)| {
+                search.define(name.clone(), globs.clone())
+            });
+        let search = args
             .toolsets
             .iter()
-            .fold(ai_tools::mcp::ToolSearch::new(), |search, toolset| {
-                search.toolset(toolset.clone())
-            });
+            .fold(search, |search, toolset| search.toolset(toolset.clone()));
         server = server.with_tool_search(search);
     }
     if args.stdio {
@@ -1544,6 +1575,27 @@ mod tests {
                 .contains("give `--tool-search`")
         );
         assert!(usage_error("tools --proto x --tool-search").contains("is for `mcp`"));
+        let defined = parsed(
+            "mcp --grpc u --proto x --stdio --tool-search --define-toolset reading=*_list,a.v1.S/Get*",
+        )
+        .ok()
+        .flatten()
+        .expect("parses");
+        assert_eq!(
+            defined.defined_toolsets,
+            [(
+                "reading".to_owned(),
+                vec!["*_list".to_owned(), "a.v1.S/Get*".to_owned()]
+            )]
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --stdio --tool-search --define-toolset reading")
+                .contains("give NAME=GLOB[,GLOB...]")
+        );
+        assert!(
+            usage_error("mcp --grpc u --proto x --stdio --define-toolset r=x")
+                .contains("give `--tool-search`")
+        );
     }
 
     #[test]

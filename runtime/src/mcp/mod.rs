@@ -372,6 +372,11 @@ pub enum ServeError {
         /// The toolsets there are, joined with `, `.
         known: String,
     },
+    /// A toolset of [`ToolSearch::define`] cannot be made: its name is
+    /// taken, or a pattern is not a glob or matches no tool.
+    #[cfg(feature = "tool-search")]
+    #[error("{0}")]
+    ToolsetDefinition(String),
     /// A tool has the name of one of tool-search mode's meta-tools.
     #[cfg(feature = "tool-search")]
     #[error(
@@ -1198,10 +1203,14 @@ impl McpServer {
             return Err(ServeError::MetaToolName(clash.name().to_owned()));
         }
         let catalog =
-            tool_search::Catalog::new(&toolkit, search, self.dialect).map_err(|unknown| {
-                ServeError::UnknownToolset {
-                    toolset: unknown.toolset,
-                    known: unknown.known,
+            tool_search::Catalog::new(&toolkit, search, self.dialect).map_err(|problem| {
+                match problem {
+                    tool_search::ToolsetProblem::Unknown { toolset, known } => {
+                        ServeError::UnknownToolset { toolset, known }
+                    }
+                    tool_search::ToolsetProblem::Definition(problem) => {
+                        ServeError::ToolsetDefinition(problem)
+                    }
                 }
             })?;
         for tool in &catalog.meta_tools {

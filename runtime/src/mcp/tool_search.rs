@@ -73,8 +73,11 @@ pub const MAX_QUERY_BYTES: usize = 1024;
 #[non_exhaustive]
 pub struct ToolSearch {
     /// The toolsets listed from the start, by name (a gRPC service, fully
-    /// qualified); none unless set.
+    /// qualified, or a name [`define`](Self::define)d); none unless set.
     pub toolsets: Vec<String>,
+    /// Toolsets of the operator's own: a name and the globs of the tools in
+    /// it (see [`define`](Self::define)).
+    pub defined: Vec<(String, Vec<String>)>,
 }
 
 impl ToolSearch {
@@ -88,14 +91,42 @@ impl ToolSearch {
         self.toolsets.push(toolset.into());
         self
     }
+
+    /// A toolset named `name` of the tools that match any of `patterns`:
+    /// globs on the tool name or, with a `/`, on `package.Service/Method`,
+    /// by the rule of [`select`](ai_tools_schema::select) (a pattern that
+    /// matches no tool stops the server at start). A tool is listed when
+    /// any toolset it is in is enabled, and a search names its defined
+    /// toolset first. A name may not be a service's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::mcp::ToolSearch;
+    ///
+    /// let search = ToolSearch::new()
+    ///     .define("links-read", ["links_list", "workflow_steps_*"])
+    ///     .toolset("links-read");
+    /// assert_eq!(search.defined[0].0, "links-read");
+    /// ```
+    pub fn define<I, S>(mut self, name: impl Into<String>, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.defined
+            .push((name.into(), patterns.into_iter().map(Into::into).collect()));
+        self
+    }
 }
 
 /// What every session of a server in tool-search mode shares: the index,
 /// which toolset each tool is in, and the meta-tools' definitions.
 pub(super) struct Catalog {
     index: ToolIndex,
-    /// Tool name → its toolset; tools without one are not here.
-    toolset_of: BTreeMap<String, String>,
+    /// Tool name → its toolsets, defined ones first; tools without one are
+    /// not here.
+    toolset_of: BTreeMap<String, Vec<String>>,
     /// Toolset → its tools' names, in toolkit order.
     members: BTreeMap<String, Vec<String>>,
     /// The toolsets a session starts with.
@@ -104,11 +135,13 @@ pub(super) struct Catalog {
     pub(super) meta_tools: Vec<rmcp::model::Tool>,
 }
 
-/// A toolset named at start-up that no tool belongs to.
+/// Why the toolsets cannot be made.
 #[derive(Debug)]
-pub(super) struct UnknownToolset {
-    pub(super) toolset: String,
-    pub(super) known: String,
+pub(super) enum ToolsetProblem {
+    /// A toolset named at start-up that no tool belongs to.
+    Unknown { toolset: String, known: String },
+    /// A defined toolset's name is taken, or its patterns are wrong.
+    Definition(String),
 }
 
 impl Catalog {
@@ -117,12 +150,62 @@ impl Catalog {
         toolkit: &Toolkit,
         search: &ToolSearch,
         dialect: Dialect,
-    ) -> Result<Self, UnknownToolset> {
-        let mut toolset_of = BTreeMap::new();
+    ) -> Result<Self, ToolsetProblem> {
+        use ai_tools_schema::select::{Selection, Subject};
+        let mut toolset_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (name, patterns) in &search.defined {
+            let taken = members.contains_key(name)
+                || toolkit
+                    .tools()
+                    .iter()
+                    .any(|t| t.toolset() == Some(name.as_str()));
+            if taken || name.is_empty() {
+                return Err(ToolsetProblem::Definition(format!(
+                    "toolset `{name}` is defined twice, or is a service's name: give it a name of its own"
+                )));
+            }
+            let problem = |problems: Vec<ai_tools_schema::select::Problem>| {
+                ToolsetProblem::Definition(format!(
+                    "toolset `{name}`: {}",
+                    problems
+                        .iter()
+                        .map(|p| p.message())
+                        .collect::<Vec<_>>()
+                        .join("; ")
+                ))
+            };
+            let selection = Selection::new(patterns, &[], false).map_err(problem)?;
+            let chosen = selection
+                .apply(toolkit.tools().iter().collect(), |tool| {
+                    match tool.agent_tool() {
+                        Some(agent) => Subject::of_method(
+                            tool.name(),
+                            agent.method.service,
+                            agent.method.method,
+                            tool.hints().read_only,
+                        ),
+                        None => Subject::without_method(tool.name(), tool.hints().read_only),
+                    }
+                })
+                .map_err(problem)?;
+            for tool in chosen {
+                toolset_of
+                    .entry(tool.name().to_owned())
+                    .or_default()
+                    .push(name.clone());
+                members
+                    .entry(name.clone())
+                    .or_default()
+                    .push(tool.name().to_owned());
+            }
+        }
         for tool in toolkit.tools() {
             if let Some(toolset) = tool.toolset() {
-                toolset_of.insert(tool.name().to_owned(), toolset.to_owned());
+                toolset_of
+                    .entry(tool.name().to_owned())
+                    .or_default()
+                    .push(toolset.to_owned());
                 members
                     .entry(toolset.to_owned())
                     .or_default()
@@ -132,7 +215,7 @@ impl Catalog {
         let mut initial = BTreeSet::new();
         for toolset in &search.toolsets {
             if !members.contains_key(toolset) {
-                return Err(UnknownToolset {
+                return Err(ToolsetProblem::Unknown {
                     toolset: toolset.clone(),
                     known: members.keys().cloned().collect::<Vec<_>>().join(", "),
                 });
@@ -157,7 +240,7 @@ impl Catalog {
     pub(super) fn listed(&self, name: &str, enabled: &BTreeSet<String>) -> bool {
         self.toolset_of
             .get(name)
-            .is_none_or(|toolset| enabled.contains(toolset))
+            .is_none_or(|toolsets| toolsets.iter().any(|t| enabled.contains(t)))
     }
 
     /// The answer to [`SEARCH_TOOLS`]: the best tools' definitions as
@@ -218,7 +301,7 @@ impl Catalog {
                 let tool = listed(&found.name)?;
                 Some(json!({
                     "name": tool.name,
-                    "toolset": self.toolset_of.get(found.name.as_str()),
+                    "toolset": self.toolset_of.get(found.name.as_str()).and_then(|t| t.first()),
                     "description": tool.description,
                     "inputSchema": Value::Object(tool.input_schema.as_ref().clone()),
                 }))
@@ -375,7 +458,8 @@ mod tests {
             .native(echo)
             .build()
             .expect("a toolkit");
-        Catalog::new(&toolkit, &ToolSearch::new(), Dialect::Anthropic).expect("a catalog")
+        Catalog::new(&toolkit, &ToolSearch::new(), Dialect::Anthropic)
+            .unwrap_or_else(|e| panic!("{e:?}"))
     }
 
     fn searched(arguments: Value) -> Result<String, String> {
@@ -429,6 +513,84 @@ mod tests {
             let refused = searched(arguments.clone()).unwrap_err();
             assert!(refused.starts_with(problem), "{arguments}: {refused}");
         }
+    }
+
+    mod links {
+        ai_tools::ai_tools!("proto/links/v1/links.proto");
+    }
+
+    fn links_toolkit() -> Toolkit {
+        Toolkit::builder()
+            .generated(links::Executor::new(
+                crate::transport::InProcessTransport::new(),
+            ))
+            .build()
+            .expect("a toolkit")
+    }
+
+    #[test]
+    fn a_defined_toolset_lists_its_tools_and_is_named_first() {
+        let search = ToolSearch::new()
+            .define(
+                "reading",
+                ["links_list", "links.v1.WorkflowStepsService/Delete*"],
+            )
+            .toolset("reading");
+        let catalog = Catalog::new(&links_toolkit(), &search, Dialect::Anthropic)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let enabled = catalog.initial.clone();
+        let listed: Vec<&str> = ["links_create", "links_list", "workflow_steps_delete"]
+            .into_iter()
+            .filter(|name| catalog.listed(name, &enabled))
+            .collect();
+        assert_eq!(listed, ["links_list", "workflow_steps_delete"]);
+        assert_eq!(
+            catalog.toolset_of["links_list"],
+            ["reading", "links.v1.LinksService"],
+            "the defined toolset first, its service after"
+        );
+        let (name, tools) = catalog
+            .toolset(
+                json!({"toolset": "reading"})
+                    .as_object()
+                    .expect("an object"),
+            )
+            .expect("a toolset");
+        assert_eq!(
+            (name, tools),
+            (
+                "reading",
+                &["links_list".to_owned(), "workflow_steps_delete".to_owned()][..]
+            )
+        );
+    }
+
+    #[test]
+    fn a_defined_toolset_that_cannot_be_made_is_said_at_start() {
+        let problem = |search: ToolSearch| match Catalog::new(
+            &links_toolkit(),
+            &search,
+            Dialect::Anthropic,
+        ) {
+            Err(ToolsetProblem::Definition(problem)) => problem,
+            other => panic!("{:?}", other.map(|_| ())),
+        };
+        assert!(
+            problem(ToolSearch::new().define("reading", ["link_*"]))
+                .starts_with("toolset `reading`: include pattern `link_*` matches no tool name"),
+        );
+        assert_eq!(
+            problem(ToolSearch::new().define("links.v1.LinksService", ["links_list"])),
+            "toolset `links.v1.LinksService` is defined twice, or is a service's name: give it a name of its own"
+        );
+        assert!(
+            problem(
+                ToolSearch::new()
+                    .define("a", ["links_*"])
+                    .define("a", ["links_*"])
+            )
+            .contains("defined twice")
+        );
     }
 
     #[test]
