@@ -151,7 +151,7 @@ impl Catalog {
         search: &ToolSearch,
         dialect: Dialect,
     ) -> Result<Self, ToolsetProblem> {
-        use ai_tools_schema::select::{Selection, Subject};
+        use ai_tools_schema::select::Selection;
         let mut toolset_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
         for (name, patterns) in &search.defined {
@@ -178,15 +178,7 @@ impl Catalog {
             let selection = Selection::new(patterns, &[], false).map_err(problem)?;
             let chosen = selection
                 .apply(toolkit.tools().iter().collect(), |tool| {
-                    match tool.agent_tool() {
-                        Some(agent) => Subject::of_method(
-                            tool.name(),
-                            agent.method.service,
-                            agent.method.method,
-                            tool.hints().read_only,
-                        ),
-                        None => Subject::without_method(tool.name(), tool.hints().read_only),
-                    }
+                    crate::toolkit::subject(tool)
                 })
                 .map_err(problem)?;
             for tool in chosen {

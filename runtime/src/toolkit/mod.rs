@@ -388,7 +388,7 @@ impl ToolkitBuilder {
 }
 
 /// `tool` as the selection sees it: a native tool is no proto method.
-fn subject(tool: &Tool) -> Subject<'_> {
+pub(crate) fn subject(tool: &Tool) -> Subject<'_> {
     match &tool.kind {
         Kind::Generated { tool, .. } => Subject::of_method(
             tool.name,
