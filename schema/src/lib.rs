@@ -88,6 +88,7 @@ pub mod inbound;
 pub mod ir;
 pub mod names;
 mod nested;
+pub mod output;
 pub mod overlay;
 pub mod proto;
 pub mod render;

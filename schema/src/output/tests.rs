@@ -1,0 +1,156 @@
+use serde_json::json;
+
+use super::{ResultShape, result_schema};
+use crate::test_support::compile;
+
+const PROTO: &str = r#"
+syntax = "proto3";
+package t.v1;
+import "google/protobuf/timestamp.proto";
+import "google/protobuf/empty.proto";
+message Tag { string label = 1; }
+message Node { string node_id = 1; repeated Node children = 2; Tag tag = 3; }
+message Resp {
+  string owner_id = 1;
+  Tag first = 2;
+  repeated Tag more = 3;
+  map<int64, Tag> by_number = 4;
+  map<bool, string> flags = 5;
+  Node tree = 6;
+  Resp next = 7;
+  google.protobuf.Timestamp at = 8;
+  double ratio = 9;
+  uint64 big = 10;
+  bytes blob = 11;
+  Color color = 12;
+}
+message Single { Tag only = 1; }
+enum Color { COLOR_UNSPECIFIED = 0; RED = 1; }
+service S {
+  rpc A(Single) returns (Resp);
+  rpc B(Single) returns (google.protobuf.Empty);
+  rpc C(Single) returns (google.protobuf.Timestamp);
+}
+"#;
+
+fn message(name: &str) -> prost_reflect::MessageDescriptor {
+    compile(PROTO).get_message_by_name(name).unwrap()
+}
+
+#[test]
+fn names_are_json_names_and_nothing_is_required() {
+    let schema = result_schema(&message("t.v1.Resp"), ResultShape::Unary, []).unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    assert!(properties.contains_key("ownerId") && !properties.contains_key("owner_id"));
+    assert!(properties.contains_key("byNumber"));
+    assert!(schema.get("required").is_none());
+    assert_eq!(schema["additionalProperties"], false);
+}
+
+#[test]
+fn a_type_used_twice_or_recursive_is_defined_once_and_the_root_is_hash() {
+    let schema = result_schema(&message("t.v1.Resp"), ResultShape::Unary, []).unwrap();
+    let p = &schema["properties"];
+    // Tag: first, more, by_number's values and Node.tag.
+    assert_eq!(p["first"]["$ref"], "#/$defs/t.v1.Tag");
+    assert_eq!(p["more"]["items"]["$ref"], "#/$defs/t.v1.Tag");
+    assert_eq!(
+        p["byNumber"]["additionalProperties"]["$ref"],
+        "#/$defs/t.v1.Tag"
+    );
+    // Node reaches itself; the root is referred to as `#`.
+    assert_eq!(p["tree"]["$ref"], "#/$defs/t.v1.Node");
+    assert_eq!(
+        schema["$defs"]["t.v1.Node"]["properties"]["children"]["items"]["$ref"],
+        "#/$defs/t.v1.Node"
+    );
+    assert_eq!(p["next"]["$ref"], "#");
+    let defs: Vec<&String> = schema["$defs"].as_object().unwrap().keys().collect();
+    assert_eq!(defs, ["t.v1.Node", "t.v1.Tag"]);
+}
+
+#[test]
+fn a_type_used_once_is_written_in_place() {
+    let schema = result_schema(&message("t.v1.Single"), ResultShape::Unary, []).unwrap();
+    assert_eq!(
+        schema["properties"]["only"]["properties"]["label"]["type"],
+        "string"
+    );
+    assert!(schema.get("$defs").is_none());
+}
+
+#[test]
+fn scalars_are_written_as_protojson_writes_them() {
+    let schema = result_schema(&message("t.v1.Resp"), ResultShape::Unary, []).unwrap();
+    let p = &schema["properties"];
+    assert_eq!(
+        p["big"],
+        json!({"type": "string", "pattern": "^(0|[1-9][0-9]*)$"})
+    );
+    assert_eq!(p["ratio"]["type"], json!(["number", "string"]));
+    assert_eq!(p["at"], json!({"type": "string", "format": "date-time"}));
+    assert_eq!(
+        p["byNumber"]["propertyNames"]["pattern"],
+        "^(0|-?[1-9][0-9]*)$"
+    );
+    assert_eq!(
+        p["flags"]["propertyNames"]["enum"],
+        json!(["true", "false"])
+    );
+    assert_eq!(p["blob"]["contentEncoding"], "base64");
+    assert_eq!(
+        p["color"]["anyOf"][0]["enum"],
+        json!(["COLOR_UNSPECIFIED", "RED"])
+    );
+    assert_eq!(p["color"]["anyOf"][1]["type"], "integer");
+}
+
+#[test]
+fn aliased_strings_say_so_in_every_message_that_has_them() {
+    let aliases = [
+        ("t.v1.Resp", "owner_id", "user"),
+        ("t.v1.Node", "node_id", "node"),
+    ];
+    let schema = result_schema(&message("t.v1.Resp"), ResultShape::Unary, aliases).unwrap();
+    let owner = schema["properties"]["ownerId"]["description"]
+        .as_str()
+        .unwrap();
+    assert!(owner.contains("`user-1`"), "{owner}");
+    let node = &schema["$defs"]["t.v1.Node"]["properties"]["nodeId"]["description"];
+    assert!(node.as_str().unwrap().contains("`node-1`"));
+    assert!(
+        schema["$defs"]["t.v1.Tag"]["properties"]["label"]
+            .get("description")
+            .is_none()
+    );
+}
+
+#[test]
+fn a_stream_is_an_object_of_messages_and_a_recursive_response_is_defined() {
+    let schema = result_schema(&message("t.v1.Resp"), ResultShape::ServerStream, []).unwrap();
+    assert_eq!(schema["required"], json!(["messages"]));
+    assert_eq!(
+        schema["properties"]["messages"]["items"]["$ref"],
+        "#/$defs/t.v1.Resp"
+    );
+    assert_eq!(
+        schema["$defs"]["t.v1.Resp"]["properties"]["next"]["$ref"],
+        "#/$defs/t.v1.Resp"
+    );
+}
+
+#[test]
+fn a_well_known_response_is_described_only_where_it_is_an_object() {
+    let empty = result_schema(&message("google.protobuf.Empty"), ResultShape::Unary, []).unwrap();
+    assert_eq!(
+        empty,
+        json!({"type": "object", "additionalProperties": false})
+    );
+    let timestamp = message("google.protobuf.Timestamp");
+    assert!(result_schema(&timestamp, ResultShape::Unary, []).is_none());
+    let stream = result_schema(&timestamp, ResultShape::ServerStream, []).unwrap();
+    assert_eq!(
+        stream["properties"]["messages"]["items"]["format"],
+        "date-time"
+    );
+}
