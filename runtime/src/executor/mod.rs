@@ -602,7 +602,10 @@ fn tool_index(
 }
 
 /// The method `tool` calls, from `pool`.
-fn method_in(pool: &DescriptorPool, tool: &AgentTool) -> Result<MethodDescriptor, String> {
+pub(crate) fn method_in(
+    pool: &DescriptorPool,
+    tool: &AgentTool,
+) -> Result<MethodDescriptor, String> {
     let service = pool
         .get_service_by_name(tool.method.service)
         .ok_or_else(|| {

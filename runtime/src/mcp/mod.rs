@@ -196,7 +196,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::alias::AliasManager;
 use crate::sessions::Sessions;
-use crate::toolkit::{Toolkit, ToolkitError};
+use crate::toolkit::{Tool, Toolkit, ToolkitError};
 use crate::transport::CallOptions;
 
 #[cfg(feature = "oauth")]
@@ -259,6 +259,32 @@ pub fn default_sessions() -> Sessions<()> {
 
 /// The path the streamable-HTTP endpoint is served at: `http://ADDR/mcp`.
 pub const HTTP_PATH: &str = "/mcp";
+
+/// The most bytes of one tool's `outputSchema` (minified JSON) that
+/// [`McpServer::with_output_schemas`] lists unless
+/// [`McpServer::with_max_output_schema_bytes`] says otherwise: 8 KiB, about
+/// 2,000 tokens, beyond which a response type costs the model more to read
+/// than most results it describes.
+pub const DEFAULT_MAX_OUTPUT_SCHEMA_BYTES: usize = 8 * 1024;
+
+/// `tool`'s output schema, when it has one no longer than `max_bytes`; a
+/// longer one is left out, with a warning naming the tool.
+fn output_schema_within(tool: &Tool, max_bytes: usize) -> Option<Arc<rmcp::model::JsonObject>> {
+    let Value::Object(schema) = tool.output_schema()? else {
+        return None;
+    };
+    let bytes = serde_json::to_string(&schema).map_or(usize::MAX, |text| text.len());
+    if bytes > max_bytes {
+        tracing::warn!(
+            tool = tool.name(),
+            bytes,
+            max_bytes,
+            "the tool's output schema is longer than the most listed; it is listed without one"
+        );
+        return None;
+    }
+    Some(Arc::new(schema))
+}
 
 /// Why an MCP server could not start or stopped with an error.
 ///
@@ -432,6 +458,10 @@ pub struct McpServer {
     oauth: Option<OAuth>,
     #[cfg(feature = "tool-search")]
     tool_search: Option<tool_search::ToolSearch>,
+    /// Whether tools are listed with their `outputSchema`.
+    output_schemas: bool,
+    /// The most bytes of an `outputSchema` listed.
+    max_output_schema_bytes: usize,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -513,6 +543,8 @@ impl McpServer {
             oauth: None,
             #[cfg(feature = "tool-search")]
             tool_search: None,
+            output_schemas: false,
+            max_output_schema_bytes: DEFAULT_MAX_OUTPUT_SCHEMA_BYTES,
         }
     }
 
@@ -891,6 +923,58 @@ impl McpServer {
         self
     }
 
+    /// Lists each tool's `outputSchema` ([`Tool::output_schema`]): the
+    /// JSON Schema of its result, which every successful result's
+    /// `structuredContent` validates against, for hosts and programs that
+    /// take results as data (default off, as some hosts count output
+    /// schemas against the model's context). Results carry
+    /// `structuredContent` either way.
+    ///
+    /// A schema longer than [`with_max_output_schema_bytes`](Self::with_max_output_schema_bytes)
+    /// (default [`DEFAULT_MAX_OUTPUT_SCHEMA_BYTES`]) is left out of the list,
+    /// with a warning naming the tool: that tool is listed without one, as
+    /// every tool is with this off, and its results are the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use ai_tools::transport::InProcessTransport;
+    ///
+    /// let toolkit = ai_tools::Toolkit::builder()
+    ///     .generated(gentools::Executor::new(InProcessTransport::new()))
+    ///     .build()
+    ///     .unwrap();
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(toolkit).with_output_schemas(true);
+    /// let tools = server.tools().unwrap();
+    /// let schema = tools[0].output_schema.as_ref().unwrap();
+    /// assert_eq!(schema["type"], "object");
+    /// ```
+    pub fn with_output_schemas(mut self, enabled: bool) -> Self {
+        self.output_schemas = enabled;
+        self
+    }
+
+    /// The most bytes of one tool's `outputSchema` (as minified JSON) that
+    /// [`with_output_schemas`](Self::with_output_schemas) lists (default
+    /// [`DEFAULT_MAX_OUTPUT_SCHEMA_BYTES`]); a tool whose schema is longer is
+    /// listed without one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_output_schemas(true)
+    ///     .with_max_output_schema_bytes(32 * 1024);
+    /// # let _ = server;
+    /// ```
+    pub fn with_max_output_schema_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_schema_bytes = bytes;
+        self
+    }
+
     /// The name and version the server reports in `initialize`
     /// (default `ai-tools` and this crate's version).
     ///
@@ -1091,10 +1175,12 @@ impl McpServer {
                 .tools()
                 .iter()
                 .map(|t| {
-                    (
-                        to_mcp_tool_for_host(t, self.dialect, self.host),
-                        t.is_strict(),
-                    )
+                    let mut listed = to_mcp_tool_for_host(t, self.dialect, self.host);
+                    if self.output_schemas {
+                        listed.output_schema =
+                            output_schema_within(t, self.max_output_schema_bytes);
+                    }
+                    (listed, t.is_strict())
                 })
                 .collect()
         };

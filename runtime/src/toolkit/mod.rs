@@ -8,13 +8,14 @@ pub mod search;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
+use ai_tools_schema::output::{self, ResultShape};
 use ai_tools_schema::select::{Problem, Selection, Subject};
 use ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names, render};
 use prost_reflect::DescriptorPool;
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
-use crate::executor::ProtoExecutor;
+use crate::executor::{ProtoExecutor, method_in};
 use crate::inbound::{Arguments, request_schema};
 use crate::memo::Memo;
 use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
@@ -766,6 +767,27 @@ fn generated_for_host(
     Value::clone(&rendered)
 }
 
+/// The result schema of a generated tool, made once per tool.
+fn generated_output_schema(
+    tool: &'static AgentTool,
+    pool: &'static DescriptorPool,
+) -> Arc<Option<Value>> {
+    static MADE: LazyLock<Memo<usize, Option<Value>>> = LazyLock::new(Memo::new);
+    MADE.get_or(std::ptr::from_ref(tool) as usize, || {
+        let method = method_in(pool, tool).ok()?;
+        let shape = if method.is_server_streaming() {
+            ResultShape::ServerStream
+        } else {
+            ResultShape::Unary
+        };
+        let aliases = tool
+            .response_aliases
+            .iter()
+            .map(|alias| (alias.message, alias.field, alias.prefix));
+        output::result_schema(&method.output(), shape, aliases)
+    })
+}
+
 /// One tool of a [`Toolkit`]: generated or native.
 ///
 /// # Examples
@@ -976,6 +998,45 @@ impl Tool {
                 generated_for_host(tool, source.descriptor_pool(), dialect, host)
             }
             Kind::Native(tool) => tool.parameters_for_host(dialect, host),
+        }
+    }
+
+    /// The JSON Schema of this tool's result when the call succeeds: the
+    /// protojson the executor writes for the method's response (or
+    /// `{"messages": [...]}` for a server stream), aliases described by
+    /// their prefix; see [`ai_tools_schema::output`] for the rules. An MCP
+    /// server declares it as the tool's `outputSchema` where
+    /// [`McpServer::with_output_schemas`](crate::mcp::McpServer::with_output_schemas)
+    /// asks for it.
+    ///
+    /// `None` for a native tool (its result is text), and for a unary
+    /// method whose response protojson writes as something other than an
+    /// object (a `google.protobuf.Timestamp`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use ai_tools::transport::InProcessTransport;
+    ///
+    /// let executor = gentools::Executor::new(InProcessTransport::new());
+    /// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+    ///
+    /// let schema = toolkit.get("links_create").unwrap().output_schema().unwrap();
+    /// let link = &schema["properties"]["link"]["properties"];
+    /// assert_eq!(link["id"]["type"], "string");
+    /// assert!(link["id"]["description"].as_str().unwrap().contains("`link-1`"));
+    /// // protojson names: `page_theme_id` is written `pageThemeId`.
+    /// assert!(link["pageThemeId"]["description"].as_str().unwrap().contains("`theme-1`"));
+    /// ```
+    pub fn output_schema(&self) -> Option<Value> {
+        match &self.kind {
+            Kind::Generated { tool, source } => {
+                Option::clone(&generated_output_schema(tool, source.descriptor_pool()))
+            }
+            Kind::Native(_) => None,
         }
     }
 
