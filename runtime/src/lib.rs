@@ -139,6 +139,7 @@
 //! | `tool-search` | no | [`ToolIndex`]: ranked search over a toolkit's tools, for large APIs |
 //! | `async-openai` | no | [`openai`]: conversions into `async-openai`'s tool types |
 //! | `build` | no | [`build`]: annotated protos compiled in a build script for `tonic-prost-build` (for `[build-dependencies]`) |
+//! | `genai` | no | [`genai`]: a toolkit's tools as genai `Tool`s, a model's `ToolCall` run into a `ToolResponse`, one alias namespace per conversation (genai 0.7) |
 //!
 //! # Where to go next
 //!
@@ -170,6 +171,8 @@
 #![doc = ""]
 #![cfg_attr(feature = "build", doc = "[`build`]: crate::build")]
 #![cfg_attr(not(feature = "build"), doc = "[`build`]: #cargo-features")]
+#![cfg_attr(feature = "genai", doc = "[`genai`]: crate::genai")]
+#![cfg_attr(not(feature = "genai"), doc = "[`genai`]: #cargo-features")]
 #![cfg_attr(feature = "mcp", doc = "[`mcp`]: crate::mcp")]
 #![cfg_attr(not(feature = "mcp"), doc = "[`mcp`]: #cargo-features")]
 #![cfg_attr(feature = "async-openai", doc = "[`openai`]: crate::openai")]
@@ -223,6 +226,8 @@ pub mod alias;
 pub use ai_tools_schema::build;
 pub mod executor;
 mod expiring;
+#[cfg(feature = "genai")]
+pub mod genai;
 mod inbound;
 pub mod input;
 #[cfg(feature = "mcp")]
