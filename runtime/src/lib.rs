@@ -138,6 +138,7 @@
 //! | `oauth` | no | [`McpServer::with_oauth`]: the MCP HTTP endpoint as an OAuth 2.1 resource server |
 //! | `tool-search` | no | [`ToolIndex`]: ranked search over a toolkit's tools, for large APIs |
 //! | `async-openai` | no | [`openai`]: conversions into `async-openai`'s tool types |
+//! | `rig` | no | [`rig`]: a toolkit's tools for rig agents (rig 0.44), one alias namespace per conversation, retrieval documents for rig's tool retrieval |
 //! | `build` | no | [`build`]: annotated protos compiled in a build script for `tonic-prost-build` (for `[build-dependencies]`) |
 //! | `genai` | no | [`genai`]: a toolkit's tools as genai `Tool`s, a model's `ToolCall` run into a `ToolResponse`, one alias namespace per conversation (genai 0.7) |
 //!
@@ -177,6 +178,8 @@
 #![cfg_attr(not(feature = "mcp"), doc = "[`mcp`]: #cargo-features")]
 #![cfg_attr(feature = "async-openai", doc = "[`openai`]: crate::openai")]
 #![cfg_attr(not(feature = "async-openai"), doc = "[`openai`]: #cargo-features")]
+#![cfg_attr(feature = "rig", doc = "[`rig`]: crate::rig")]
+#![cfg_attr(not(feature = "rig"), doc = "[`rig`]: #cargo-features")]
 #![cfg_attr(feature = "redis", doc = "[`RedisStore`]: crate::store::RedisStore")]
 #![cfg_attr(not(feature = "redis"), doc = "[`RedisStore`]: #cargo-features")]
 #![cfg_attr(
@@ -236,6 +239,8 @@ mod memo;
 #[cfg(feature = "async-openai")]
 pub mod openai;
 mod result;
+#[cfg(feature = "rig")]
+pub mod rig;
 mod sessions;
 pub mod store;
 pub mod tool;

@@ -121,8 +121,9 @@ impl ToolIndex {
     }
 }
 
-/// The text a tool is found by (see the [module docs](self)).
-fn document(tool: &Tool) -> String {
+/// The text a tool is found by (see the [module docs](self)); also its
+/// retrieval document for rig (`ai_tools::rig::embedding_documents`).
+pub(crate) fn document(tool: &Tool) -> String {
     let mut parts: Vec<String> = Vec::new();
     let name = words(tool.name());
     parts.push(name.clone());
