@@ -1,0 +1,117 @@
+//! Output schemas as an MCP server lists them: off unless asked for, the
+//! tool's own [`Tool::output_schema`] when on, and left out past the size
+//! cap. That every result validates against its schema is shown with real
+//! checkers by `cli/tests/output_schemas.rs`.
+//!
+//! [`Tool::output_schema`]: ai_tools::toolkit::Tool::output_schema
+
+use std::sync::Arc;
+
+use ai_tools::mcp::{DEFAULT_MAX_OUTPUT_SCHEMA_BYTES, McpServer};
+use ai_tools::transport::InProcessTransport;
+use ai_tools::{AliasManager, NativeTool, ToolInput, Toolkit};
+use ai_tools_tests::tools::{feed, links};
+use serde_json::Value;
+
+/// Shout it.
+#[derive(serde::Deserialize, ToolInput)]
+struct ShoutInput {
+    /// What to shout.
+    text: String,
+}
+
+fn toolkit() -> Toolkit {
+    let shout =
+        NativeTool::new::<ShoutInput, _, _>("shout", "Shout.", |_, input: ShoutInput| async move {
+            input.text.to_uppercase()
+        });
+    let aliases = Arc::new(AliasManager::new());
+    Toolkit::builder()
+        .alias_manager(aliases.clone())
+        .generated(links::Executor::with_alias_manager(
+            InProcessTransport::new(),
+            aliases.clone(),
+        ))
+        .generated(feed::Executor::with_alias_manager(
+            InProcessTransport::new(),
+            aliases,
+        ))
+        .native(shout)
+        .build()
+        .unwrap()
+}
+
+fn schema_bytes(tool: &ai_tools::toolkit::Tool) -> usize {
+    serde_json::to_string(&tool.output_schema().unwrap())
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn no_tool_lists_an_output_schema_unless_the_server_asks() {
+    let tools = McpServer::from_toolkit(toolkit()).tools().unwrap();
+    assert!(tools.iter().all(|t| t.output_schema.is_none()));
+}
+
+#[test]
+fn each_generated_tool_lists_its_own_output_schema_and_a_native_tool_none() {
+    let toolkit = toolkit();
+    let listed = McpServer::from_toolkit(toolkit)
+        .with_output_schemas(true)
+        .tools()
+        .unwrap();
+    let toolkit = self::toolkit();
+    for tool in toolkit.tools() {
+        let entry = listed.iter().find(|t| t.name == tool.name()).unwrap();
+        let listed_schema = entry
+            .output_schema
+            .as_ref()
+            .map(|s| Value::Object((**s).clone()));
+        assert_eq!(listed_schema, tool.output_schema(), "{}", tool.name());
+        if tool.native().is_some() {
+            assert!(listed_schema.is_none());
+        } else {
+            let schema = listed_schema.unwrap();
+            assert_eq!(schema["type"], "object", "{}", tool.name());
+            assert!(schema_bytes(tool) <= DEFAULT_MAX_OUTPUT_SCHEMA_BYTES);
+        }
+    }
+    // A server-streaming method's result collects its messages.
+    let stream = toolkit
+        .tools()
+        .iter()
+        .find(|t| {
+            t.agent_tool()
+                .is_some_and(|a| feed::all_tools().contains(&a))
+        })
+        .unwrap();
+    let schema = stream.output_schema().unwrap();
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["messages"]),
+        "{}",
+        stream.name()
+    );
+}
+
+#[test]
+fn a_schema_longer_than_the_cap_is_left_out_and_one_at_the_cap_is_listed() {
+    let toolkit = toolkit();
+    let create = toolkit.get("links_create").unwrap();
+    let at_cap = schema_bytes(create);
+    let listed = |max: usize| {
+        McpServer::from_toolkit(self::toolkit())
+            .with_output_schemas(true)
+            .with_max_output_schema_bytes(max)
+            .tools()
+            .unwrap()
+            .into_iter()
+            .find(|t| t.name == "links_create")
+            .unwrap()
+    };
+    assert!(listed(at_cap).output_schema.is_some());
+    let cut = listed(at_cap - 1);
+    assert!(cut.output_schema.is_none());
+    // The tool itself is still listed, input schema and all.
+    assert_eq!(cut.input_schema["type"], "object");
+}
