@@ -84,12 +84,13 @@
 //! and no schema holds `$ref`; a call that still sends a 64-bit integer as
 //! a number past 2^53 is refused as possibly rounded, asking for its digits.
 //!
-//! No `outputSchema` is declared: a tool's output is protojson with aliases
-//! in place of ids and default values left out, which a schema derived from
-//! the response message would not describe exactly, and a host that
-//! validates `structuredContent` against a declared schema refuses every
-//! mismatch. A successful output that is a JSON object is sent both as text
-//! (what hosts show the model) and as `structuredContent`.
+//! A successful output that is a JSON object is sent both as text (what
+//! hosts show the model) and as `structuredContent`. With
+//! [`McpServer::with_output_schemas`] each tool also declares its
+//! `outputSchema`: not the response message's shape but the form the
+//! executor writes it in (protojson, ids as aliases, fields at their default
+//! left out; `ai_tools_schema::output`), so a host that validates
+//! `structuredContent` against it never refuses a result.
 //!
 //! # Limits of the HTTP edge
 //!
