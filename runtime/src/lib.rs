@@ -258,15 +258,16 @@ pub use transport::{CallOptions, Transport};
 
 /// The README's Rust examples, compiled (and, unless marked `no_run`, run)
 /// as doctests so that the README cannot drift from the API. Its examples
-/// use the `tonic`, `tls`, `mcp` and `redis-cluster` features, on in
-/// `cargo test --workspace --all-features`. `README.md` beside this crate's
+/// use the `tonic`, `tls`, `mcp`, `redis-cluster` and `genai` features, on
+/// in `cargo test --workspace --all-features`. `README.md` beside this crate's
 /// `Cargo.toml` links to the workspace's README, and is packaged with it.
 #[cfg(all(
     doctest,
     feature = "tonic",
     feature = "tls",
     feature = "mcp",
-    feature = "redis-cluster"
+    feature = "redis-cluster",
+    feature = "genai"
 ))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
