@@ -258,16 +258,18 @@ pub use transport::{CallOptions, Transport};
 
 /// The README's Rust examples, compiled (and, unless marked `no_run`, run)
 /// as doctests so that the README cannot drift from the API. Its examples
-/// use the `tonic`, `tls`, `mcp`, `redis-cluster` and `genai` features, on
-/// in `cargo test --workspace --all-features`. `README.md` beside this crate's
-/// `Cargo.toml` links to the workspace's README, and is packaged with it.
+/// use the `tonic`, `tls`, `mcp`, `redis-cluster`, `genai` and `rig`
+/// features, on in `cargo test --workspace --all-features`. `README.md`
+/// beside this crate's `Cargo.toml` links to the workspace's README, and is
+/// packaged with it.
 #[cfg(all(
     doctest,
     feature = "tonic",
     feature = "tls",
     feature = "mcp",
     feature = "redis-cluster",
-    feature = "genai"
+    feature = "genai",
+    feature = "rig"
 ))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
