@@ -469,36 +469,45 @@ async fn two_conversations_keep_separate_aliases() {
 }
 
 /// What genai does to a strict tool's schema before sending it
-/// (`sanitize_json_schema`) changes none of the renderings it is given.
-#[tokio::test]
-async fn genai_sends_strict_schemas_unchanged() {
-    let backend = LinksBackend::with_links(0);
-    let server = serve(backend).await.unwrap();
-    let sessions = Sessions::new(
-        TonicTransport::new(server.channel().unwrap()),
-        Duration::from_secs(60),
-    );
-    let toolkit = toolkit_for(&sessions, "c");
+/// (`sanitize_json_schema`) changes none of the renderings it is given,
+/// over every shape the corpora hold: recursion, maps, oneofs, `Struct`,
+/// `Value`, 64-bit integers, googleapis' and etcd's messages.
+#[test]
+fn genai_sends_strict_schemas_unchanged() {
+    use ai_tools::transport::InProcessTransport;
+    use ai_tools_tests::tools::{conformance, etcd, google_types, shapes};
+    let toolkits = [
+        Toolkit::builder().generated(links::Executor::new(InProcessTransport::new())),
+        Toolkit::builder().generated(conformance::Executor::new(InProcessTransport::new())),
+        Toolkit::builder().generated(shapes::Executor::new(InProcessTransport::new())),
+        Toolkit::builder().generated(google_types::Executor::new(InProcessTransport::new())),
+        Toolkit::builder().generated(etcd::Executor::new(InProcessTransport::new())),
+    ];
     let mut strict = 0;
-    for (dialect, sanitizer) in [
-        (Dialect::OpenAi, JsonSchemaDialect::OpenAiStrictTool),
-        (Dialect::Anthropic, JsonSchemaDialect::AnthropicStructured),
-    ] {
-        for tool in toolkit.to_genai_tools(dialect) {
-            if tool.strict != Some(true) {
-                continue;
+    for toolkit in toolkits {
+        let toolkit = toolkit.build().unwrap();
+        for (dialect, sanitizer) in [
+            (Dialect::OpenAi, JsonSchemaDialect::OpenAiStrictTool),
+            (Dialect::Anthropic, JsonSchemaDialect::AnthropicStructured),
+        ] {
+            // Every tool as if strict, whatever the budget: each rendering
+            // genai could be handed with `strict` set.
+            for tool in toolkit.tools() {
+                if !tool.is_strict() {
+                    continue;
+                }
+                strict += 1;
+                let schema = tool.parameters(dialect);
+                assert_eq!(
+                    sanitize_json_schema(&schema, sanitizer),
+                    schema,
+                    "{dialect} {}",
+                    tool.name()
+                );
             }
-            strict += 1;
-            let schema = tool.schema.unwrap();
-            assert_eq!(
-                sanitize_json_schema(&schema, sanitizer),
-                schema,
-                "{dialect} {}",
-                tool.name
-            );
         }
     }
-    assert!(strict >= 2, "links.proto has strict tools");
+    assert!(strict >= 20, "only {strict} strict renderings");
 }
 
 // ---- genai's own client, against providers on loopback -------------------
