@@ -8,205 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ai_tools::mcp::{self, McpServer};
-use ai_tools::schema::overlay::{Overlay, PlainFields};
+use ai_tools::schema::overlay::Overlay;
 use ai_tools::store::{RedisStore, RedisStoreOptions};
 use ai_tools::{
     Sessions, Toolkit,
     tool_set::{ToolSet, ToolSetOptions},
     transport::{TonicTransport, TonicTransportBuilder, TransportError},
 };
-
-const HELP: &str = "\
-ai-tools: any gRPC service as tools for LLM agents
-
-USAGE:
-    ai-tools mcp   --grpc URL SOURCE [OPTIONS] (--stdio | --http ADDR)
-    ai-tools tools SOURCE [OPTIONS] [--dialect DIALECT] [--stats]
-
-SOURCE (where the service's descriptors come from; exactly one):
-    --reflection            the server's gRPC reflection (v1, else v1alpha); needs --grpc
-    --descriptor-set FILE   an encoded FileDescriptorSet with its imports
-                            (protoc --include_imports --include_source_info
-                            --descriptor_set_out, or buf build -o)
-    --proto FILE [-I DIR]…  a .proto compiled here, imports under the -I directories
-                            (default: the path's first directory, as ai_tools!
-                            does: proto for proto/links/v1/links.proto)
-
-OPTIONS:
-    --grpc URL              the gRPC server, e.g. http://127.0.0.1:50051, or
-                            https://host:port over TLS, verified against the
-                            system's roots
-    --ca-cert FILE          trust this CA (PEM) for the https:// server's
-                            certificate, instead of the system's roots
-    --client-cert FILE      with --client-key: present this certificate (PEM)
-                            to the https:// server (mTLS)
-    --client-key FILE       the private key (PEM) of --client-cert
-    --reflection-timeout SECS
-                            how long --reflection may take in all, connecting
-                            included (default 30; fractions allowed)
-    --overlay FILE          tool annotations from outside the protos (TOML)
-    --service NAME          expose every unary and server-streaming method of
-                            this service (fully qualified, or a glob such as
-                            'google.cloud.compute.v1.*'; repeatable)
-    --plain-fields optional|required
-                            whether the --service tools require the fields that
-                            are not optional, in a oneof or marked
-                            field_behavior = REQUIRED (default optional: the
-                            model sends only what it means to set)
-    --include GLOB          keep only the tools that match this or another
-                            --include (repeatable): a glob on the tool name
-                            (links_*) or, with a /, on the method written
-                            package.Service/Method (links.v1.LinksService/*)
-    --exclude GLOB          drop the tools that match (repeatable; wins over
-                            --include)
-    --read-only             keep only the read-only tools (methods with
-                            idempotency_level = NO_SIDE_EFFECTS), after
-                            --include and --exclude; a glob that matches no
-                            tool, or a choice that leaves none, is an error
-    --tool-search           (mcp) list only search_tools, enable_toolset and
-                            call_tool (and the --toolset tools): the model
-                            searches the others, for APIs with more tools than
-                            a model or host takes (README \"Large APIs\")
-    --toolset NAME          (mcp --tool-search) list this toolset's tools from
-                            the start: a service (fully qualified) or a
-                            --define-toolset name (repeatable)
-    --define-toolset NAME=GLOB[,GLOB...]
-                            (mcp --tool-search) a toolset of the tools that
-                            match the globs (as --include's), beside the one
-                            per service (repeatable)
-    --forward-header NAME   (mcp --http) copy this request header into each call's
-                            gRPC metadata (repeatable)
-    --dialect DIALECT       (tools) the shape of the list: mcp (default: what
-                            ai-tools mcp lists), openai, anthropic, gemini, or
-                            a provider's deferred loading: openai_tool_search
-                            (namespaces, defer_loading, tool_search) or
-                            anthropic_tool_search (defer_loading, the BM25
-                            tool search tool)
-    --stats                 (tools) instead of the list, what it costs per
-                            dialect (or the one --dialect names): its tools,
-                            bytes and tokens (o200k_base), and the largest
-                            tools
-    --host-profile NAME     what the MCP host does to schemas and arguments:
-                            javascript (default: 64-bit integers as strings of
-                            digits, which JSON.parse cannot round; no $ref) or
-                            exact (a client that changes nothing)
-    --log-format text|json  the logs on stderr: lines of text (default) or one
-                            JSON object a line; RUST_LOG filters them (default
-                            warn,ai_tools=info; ai_tools=debug adds a span per
-                            step of each tool call)
-    -h, --help              this help
-    -V, --version           the version
-
-SECURITY (mcp --http; the README's \"Securing the gateway\" has the details):
-    --oauth-issuer URL      check every request's bearer token: an OAuth 2.1
-                            resource server trusting this authorization server
-    --oauth-audience URI    this server's resource URI as clients reach it
-                            (https://tools.example.com/mcp): the audience every
-                            token must name
-    --oauth-jwks URL        the issuer's key set (default: from its metadata)
-    --oauth-introspection URL
-                            check opaque tokens at this RFC 7662 endpoint, as
-                            --oauth-client-id with the secret read from
-                            --oauth-client-secret-file FILE
-    --required-scope S      a scope every token needs, else 403 (repeatable)
-    --tool-scopes READ,WRITE
-                            read-only tools need READ (or WRITE), others WRITE;
-                            tools/list shows each caller what its token opens
-    --claim-header CLAIM=HEADER
-                            send the token's validated claim to the service as
-                            this gRPC metadata (repeatable); the token itself
-                            is never sent, and --forward-header authorization
-                            is refused with --oauth-issuer
-    --max-sessions-per-caller N
-                            MCP sessions one caller (token issuer and
-                            subject) holds at once (default 16); past it
-                            initialize gets 429 with Retry-After
-    --backend-token-file FILE, --backend-token-env VAR
-                            (mcp) the gateway's own credential to the service,
-                            sent as authorization: Bearer <token> (a file or an
-                            environment variable: a flag's value would show
-                            in ps)
-
-ALIASES (mcp; the README's \"MCP sessions and aliases\" has the details):
-    --alias-scope-header NAME
-                            (mcp --http) a stateless request (MCP 2026-07-28,
-                            no session) keeps its aliases under this header's
-                            value: only behind a proxy that sets it on every
-                            request (after the OAuth principal, if any)
-    --single-user           (mcp --http, loopback only) stateless requests
-                            with no other identity share one alias scope
-    --redis URL             keep the aliases in Redis (redis://host:port), so
-                            that several gateways share them
-    --redis-cluster URL     the same on a Redis Cluster (a seed node;
-                            repeatable)
-
-CALLS (mcp; the README's Limits section has them all):
-    --call-timeout SECS     the deadline of every tool call, sent to the service
-                            as grpc-timeout (default 50: under the 60 s after
-                            which most MCP hosts give up; 0 for none)
-    --tool-timeout NAME=SECS
-                            the deadline of one tool's calls, over
-                            --call-timeout (repeatable)
-
-HTTP LIMITS (mcp --http; the README's Limits section has them all):
-    --max-body-bytes N      the largest request body (default 327680: the
-                            256 KiB argument limit plus 64 KiB of JSON-RPC
-                            envelope); larger is refused with 413 unread
-    --max-sessions N        MCP sessions held at once (default 1000); past
-                            it initialize gets 503 with Retry-After
-    --session-idle-timeout SECS
-                            a session without a message ends (default 300)
-    --max-connections N     open connections (default 1024); past it new
-                            ones wait, unaccepted, until one closes
-    --header-timeout SECS   a request's headers, then its body, must arrive
-                            within this (default 10)
-    --idle-timeout SECS     a connection with no request in progress and no
-                            byte sent is closed (default 60)
-    --allowed-origin ORIGIN a browser Origin accepted besides loopback ones,
-                            e.g. https://app.example.com:443 or
-                            https://app.example.com:* (repeatable); any other
-                            Origin gets 403, none at all passes
-    --keep-calls-on-disconnect
-                            let a tool call run to its end when its client's
-                            connection closes (default: cancel it at the
-                            service)
-
-Methods annotated with rpc_tool in the protos are tools; --overlay and
---service add tools to protos you cannot edit; --include, --exclude and
---read-only choose among them. Ids in fields marked with an
-alias_prefix reach the model as aliases (link-1), one namespace per MCP
-session or, for a stateless request, per caller. On an address that is
-not loopback, mcp --http needs a way to tell callers apart: --oauth-issuer
-or --alias-scope-header.
-
-EXAMPLES:
-    # Serve a server with reflection over MCP on stdio, every method of one service:
-    ai-tools mcp --grpc http://127.0.0.1:50051 --reflection --service pkg.v1.Things --stdio
-
-    # The same over streamable HTTP at http://127.0.0.1:8080/mcp, per-user auth:
-    ai-tools mcp --grpc http://127.0.0.1:50051 --descriptor-set api.binpb \\
-        --overlay tools.toml --http 127.0.0.1:8080 --forward-header authorization
-
-    # Only callers with a token from auth.example.com, who the service sees by id:
-    ai-tools mcp --grpc https://api.internal:443 --reflection --http 0.0.0.0:8080 \\
-        --oauth-issuer https://auth.example.com \\
-        --oauth-audience https://tools.example.com/mcp --required-scope mcp:use \\
-        --claim-header sub=x-user-id --backend-token-file /run/secrets/backend-token
-
-    # A server over mTLS, its certificate signed by a private CA:
-    ai-tools mcp --grpc https://links.internal:443 --reflection --stdio \\
-        --ca-cert ca.pem --client-cert gateway.pem --client-key gateway.key
-
-    # Only the tools of one service that change nothing, every other one left out:
-    ai-tools mcp --grpc http://127.0.0.1:50051 --reflection --service pkg.v1.Things \\
-        --include 'pkg.v1.Things/*' --read-only --stdio
-
-    # Tool definitions for OpenAI, from a proto on disk:
-    ai-tools tools --proto api/v1/service.proto -I proto --dialect openai
-
-EXIT STATUS:
-    0 success, 1 the tools could not be built or served, 2 a usage error
-";
 
 /// A usage error (exit 2) or a failure (exit 1).
 #[derive(Debug)]
@@ -215,64 +23,38 @@ enum Failure {
     Run(String),
 }
 
-#[derive(Default)]
-struct Args {
-    command: String,
-    grpc: Option<String>,
-    tls: TlsFiles,
-    reflection: bool,
-    reflection_timeout: Option<Duration>,
-    descriptor_set: Option<PathBuf>,
-    proto: Option<PathBuf>,
-    includes: Vec<PathBuf>,
-    overlay: Option<PathBuf>,
-    services: Vec<String>,
-    plain_fields: Option<PlainFields>,
-    /// `--include`, `--exclude` and `--read-only`: which tools are kept.
-    include_tools: Vec<String>,
-    exclude_tools: Vec<String>,
-    read_only: bool,
-    /// `--tool-search` and its `--toolset`s.
-    tool_search: bool,
-    toolsets: Vec<String>,
-    /// `--define-toolset NAME=GLOB[,GLOB…]`.
-    defined_toolsets: Vec<(String, Vec<String>)>,
-    forward_headers: Vec<String>,
-    stdio: bool,
-    http: Option<String>,
-    dialect: Option<String>,
-    /// `tools --stats`: what the list costs, not the list.
-    stats: bool,
-    /// `--log-format`.
-    log_format: LogFormat,
-    host_profile: Option<ai_tools::schema::HostProfile>,
-    calls: CallLimits,
-    http_limits: HttpLimits,
-    auth: AuthFlags,
-    scopes: ScopeFlags,
-}
-
 /// Where `mcp` keeps aliases and whose they are: the scope of a stateless
 /// request, and a store shared by replicas.
-#[derive(Default, Debug, PartialEq)]
+#[derive(clap::Args, Default, Debug, PartialEq)]
+#[command(
+    next_help_heading = "Aliases (the README's \"MCP sessions and aliases\" has the details)"
+)]
 struct ScopeFlags {
+    /// (--http) A stateless request (MCP 2026-07-28, no session) keeps its
+    /// aliases under this header's value: only behind a proxy that sets it
+    /// on every request (after the OAuth principal, if any)
+    #[arg(long, value_name = "NAME")]
     alias_scope_header: Option<String>,
+    /// (--http, loopback only) Stateless requests with no other identity
+    /// share one alias scope
+    #[arg(long)]
     single_user: bool,
+    /// Keep the aliases in Redis (redis://host:port), so that several
+    /// gateways share them
+    #[arg(long, value_name = "URL", hide_env_values = true)]
     redis: Option<String>,
+    /// The same on a Redis Cluster (a seed node; repeatable;
+    /// AI_TOOLS_REDIS_CLUSTER holds one)
+    #[arg(long = "redis-cluster", value_name = "URL", hide_env_values = true)]
     redis_cluster: Vec<String>,
 }
 
 impl ScopeFlags {
     fn check(&self, args: &Args) -> Result<(), Failure> {
         let usage = |m: &str| Err(Failure::Usage(m.to_owned()));
-        if (self.alias_scope_header.is_some() || self.single_user) && args.http.is_none() {
+        if (self.alias_scope_header.is_some() || self.single_user) && args.serve.http.is_none() {
             return usage(
                 "`--alias-scope-header` and `--single-user` choose the alias scope of stateless HTTP requests: they are for `mcp --http` (over stdio the scope is the process)",
-            );
-        }
-        if (self.redis.is_some() || !self.redis_cluster.is_empty()) && args.command != "mcp" {
-            return usage(
-                "`--redis` and `--redis-cluster` keep `mcp`'s aliases: they are for `mcp`",
             );
         }
         if self.redis.is_some() && !self.redis_cluster.is_empty() {
@@ -319,19 +101,57 @@ impl ScopeFlags {
 
 /// The security flags of `mcp`: OAuth for the callers, a credential for the
 /// service.
-#[derive(Default, Debug, PartialEq)]
+#[derive(clap::Args, Default, Debug, PartialEq)]
+#[command(
+    next_help_heading = "Security (mcp --http; the README's \"Securing the gateway\" has the details)"
+)]
 struct AuthFlags {
+    /// Check every request's bearer token: an OAuth 2.1 resource server
+    /// trusting this authorization server
+    #[arg(long = "oauth-issuer", value_name = "URL")]
     issuer: Option<String>,
+    /// This server's resource URI as clients reach it
+    /// (https://tools.example.com/mcp): the audience every token must name
+    #[arg(long = "oauth-audience", value_name = "URI")]
     audience: Option<String>,
+    /// The issuer's key set (default: from its metadata)
+    #[arg(long = "oauth-jwks", value_name = "URL")]
     jwks: Option<String>,
+    /// Check opaque tokens at this RFC 7662 endpoint, as --oauth-client-id
+    /// with the secret read from --oauth-client-secret-file
+    #[arg(long = "oauth-introspection", value_name = "URL")]
     introspection: Option<String>,
+    /// (--oauth-introspection) The client id the gateway introspects as
+    #[arg(long = "oauth-client-id", value_name = "ID")]
     client_id: Option<String>,
+    /// (--oauth-introspection) The file holding the client's secret
+    #[arg(long = "oauth-client-secret-file", value_name = "FILE")]
     client_secret_file: Option<PathBuf>,
+    /// A scope every token needs, else 403 (repeatable;
+    /// AI_TOOLS_REQUIRED_SCOPE takes several, comma-separated)
+    #[arg(long = "required-scope", value_name = "S", value_delimiter = ',')]
     required_scopes: Vec<String>,
+    /// Read-only tools need READ (or WRITE), others WRITE; tools/list shows
+    /// each caller what its token opens
+    #[arg(long, value_name = "READ,WRITE", value_parser = flags::Checked::new(flags::tool_scopes, &[]))]
     tool_scopes: Option<(String, String)>,
+    /// Send the token's validated claim to the service as this gRPC metadata
+    /// (repeatable; AI_TOOLS_CLAIM_HEADER holds one); the token itself is
+    /// never sent, and --forward-header authorization is refused with
+    /// --oauth-issuer
+    #[arg(long = "claim-header", value_name = "CLAIM=HEADER", value_parser = flags::Checked::new(flags::claim_header, &[]))]
     claim_headers: Vec<(String, String)>,
+    /// MCP sessions one caller (token issuer and subject) holds at once
+    /// (default 16); past it initialize gets 429 with Retry-After
+    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
     max_sessions_per_caller: Option<usize>,
+    /// The gateway's own credential to the service, sent as authorization:
+    /// Bearer <token>, read from this file (not a flag's value, which would
+    /// show in ps)
+    #[arg(long, value_name = "FILE")]
     backend_token_file: Option<PathBuf>,
+    /// The same, read from this environment variable
+    #[arg(long, value_name = "VAR")]
     backend_token_env: Option<String>,
 }
 
@@ -362,10 +182,8 @@ impl AuthFlags {
                 "give the backend token once: `--backend-token-file` or `--backend-token-env`",
             );
         }
-        if self.backend_token_given() && args.command != "mcp" {
-            return usage("`--backend-token-file` and `--backend-token-env` are for `mcp`");
-        }
         let forwards_authorization = args
+            .serve
             .forward_headers
             .iter()
             .any(|h| h.eq_ignore_ascii_case("authorization"));
@@ -377,7 +195,7 @@ impl AuthFlags {
         if !self.oauth_given() {
             return Ok(());
         }
-        if args.command != "mcp" || args.http.is_none() {
+        if args.command != "mcp" || args.serve.http.is_none() {
             return usage(
                 "the OAuth flags protect `mcp --http`: over stdio the client runs the server itself and sends no tokens",
             );
@@ -477,10 +295,19 @@ fn read_secret(flag: &str, path: &Path) -> Result<String, Failure> {
 
 /// `--ca-cert`, `--client-cert` and `--client-key`: TLS to the `--grpc`
 /// server.
-#[derive(Default, Debug, PartialEq)]
+#[derive(clap::Args, Default, Debug, PartialEq)]
+#[command(next_help_heading = "TLS to the server (--grpc https://)")]
 struct TlsFiles {
+    /// Trust this CA (PEM) for the https:// server's certificate, instead of
+    /// the system's roots
+    #[arg(long, value_name = "FILE")]
     ca_cert: Option<PathBuf>,
+    /// With --client-key: present this certificate (PEM) to the https://
+    /// server (mTLS)
+    #[arg(long, value_name = "FILE")]
     client_cert: Option<PathBuf>,
+    /// The private key (PEM) of --client-cert
+    #[arg(long, value_name = "FILE")]
     client_key: Option<PathBuf>,
 }
 
@@ -538,21 +365,28 @@ fn transport_failure(e: TransportError) -> Failure {
     }
 }
 
+/// A deadline, or none (`--call-timeout 0`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Deadline(Option<Duration>);
+
 /// The deadlines of `mcp`'s tool calls given on the command line.
-#[derive(Default, Debug, PartialEq)]
+#[derive(clap::Args, Default, Debug, PartialEq)]
+#[command(next_help_heading = "Calls (the README's Limits section has them all)")]
 struct CallLimits {
-    /// `Some(None)`: no deadline; `None` keeps the server's default.
-    timeout: Option<Option<Duration>>,
+    /// The deadline of every tool call, sent to the service as grpc-timeout
+    /// (default 50: under the 60 s after which most MCP hosts give up; 0 for
+    /// none)
+    #[arg(long = "call-timeout", value_name = "SECS", value_parser = flags::Checked::new(flags::deadline, &[]))]
+    timeout: Option<Deadline>,
+    /// The deadline of one tool's calls, over --call-timeout (repeatable;
+    /// AI_TOOLS_TOOL_TIMEOUT takes several, comma-separated)
+    #[arg(long = "tool-timeout", value_name = "NAME=SECS", value_delimiter = ',', value_parser = flags::Checked::new(flags::tool_timeout, &[]))]
     per_tool: Vec<(String, Duration)>,
 }
 
 impl CallLimits {
-    fn is_empty(&self) -> bool {
-        *self == Self::default()
-    }
-
     fn apply(&self, mut server: McpServer) -> McpServer {
-        if let Some(timeout) = self.timeout {
+        if let Some(Deadline(timeout)) = self.timeout {
             server = server.with_call_timeout(timeout);
         }
         for (tool, timeout) in &self.per_tool {
@@ -564,15 +398,41 @@ impl CallLimits {
 
 /// The `mcp --http` limits given on the command line; `None` keeps the
 /// server's default.
-#[derive(Default, Debug, PartialEq)]
+#[derive(clap::Args, Default, Debug, PartialEq)]
+#[command(next_help_heading = "HTTP limits (mcp --http; the README's Limits section has them all)")]
 struct HttpLimits {
+    /// The largest request body (default 327680: the 256 KiB argument limit
+    /// plus 64 KiB of JSON-RPC envelope); larger is refused with 413 unread
+    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
     max_body_bytes: Option<usize>,
+    /// MCP sessions held at once (default 1000); past it initialize gets 503
+    /// with Retry-After
+    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
     max_sessions: Option<usize>,
+    /// A session without a message ends (default 300)
+    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
     session_idle_timeout: Option<Duration>,
+    /// Open connections (default 1024); past it new ones wait, unaccepted,
+    /// until one closes
+    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
     max_connections: Option<usize>,
+    /// A request's headers, then its body, must arrive within this (default
+    /// 10)
+    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
     header_timeout: Option<Duration>,
+    /// A connection with no request in progress and no byte sent is closed
+    /// (default 60)
+    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
     idle_timeout: Option<Duration>,
+    /// A browser Origin accepted besides loopback ones, e.g.
+    /// https://app.example.com:443 or https://app.example.com:* (repeatable;
+    /// AI_TOOLS_ALLOWED_ORIGIN takes several, comma-separated); any other
+    /// Origin gets 403, none at all passes
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", value_delimiter = ',', value_parser = flags::Checked::new(flags::origin, &[]))]
     allowed_origins: Vec<String>,
+    /// Let a tool call run to its end when its client's connection closes
+    /// (default: cancel it at the service)
+    #[arg(long)]
     keep_calls_on_disconnect: bool,
 }
 
@@ -604,306 +464,6 @@ impl HttpLimits {
             .with_allowed_origins(self.allowed_origins.iter().cloned())
             .with_cancel_on_disconnect(!self.keep_calls_on_disconnect)
     }
-}
-
-/// A positive number of seconds, fractions allowed.
-fn seconds(flag: &str, text: &str) -> Result<Duration, Failure> {
-    text.parse::<f64>()
-        .ok()
-        .filter(|s| *s > 0.0)
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| {
-            Failure::Usage(format!(
-                "`{flag} {text}`: give a positive number of seconds"
-            ))
-        })
-}
-
-/// A positive whole number.
-fn count(flag: &str, text: &str) -> Result<usize, Failure> {
-    text.parse::<usize>()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| Failure::Usage(format!("`{flag} {text}`: give a positive whole number")))
-}
-
-fn parse(mut argv: impl Iterator<Item = String>) -> Result<Option<Args>, Failure> {
-    let mut args = Args::default();
-    let usage = |m: String| Failure::Usage(m);
-    while let Some(arg) = argv.next() {
-        let mut value = |name: &str| {
-            argv.next()
-                .ok_or_else(|| usage(format!("`{name}` needs a value")))
-        };
-        match arg.as_str() {
-            "-h" | "--help" => return Ok(None),
-            "-V" | "--version" => {
-                println!("ai-tools {}", env!("CARGO_PKG_VERSION"));
-                std::process::exit(0);
-            }
-            "--grpc" => args.grpc = Some(value("--grpc")?),
-            "--ca-cert" => args.tls.ca_cert = Some(value(&arg)?.into()),
-            "--client-cert" => args.tls.client_cert = Some(value(&arg)?.into()),
-            "--client-key" => args.tls.client_key = Some(value(&arg)?.into()),
-            "--reflection" => args.reflection = true,
-            "--reflection-timeout" => {
-                let secs = value("--reflection-timeout")?;
-                let timeout = secs
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|s| *s > 0.0)
-                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "`--reflection-timeout {secs}`: give a positive number of seconds"
-                        ))
-                    })?;
-                args.reflection_timeout = Some(timeout);
-            }
-            "--descriptor-set" => args.descriptor_set = Some(value("--descriptor-set")?.into()),
-            "--proto" => args.proto = Some(value("--proto")?.into()),
-            "-I" => args.includes.push(value("-I")?.into()),
-            "--include" => args.include_tools.push(value(&arg)?),
-            "--exclude" => args.exclude_tools.push(value(&arg)?),
-            "--read-only" => args.read_only = true,
-            "--tool-search" => args.tool_search = true,
-            "--log-format" => {
-                let format = value(&arg)?;
-                args.log_format = match format.as_str() {
-                    "text" => LogFormat::Text,
-                    "json" => LogFormat::Json,
-                    _ => {
-                        return Err(usage(format!(
-                            "`--log-format {format}`: use `text` or `json`"
-                        )));
-                    }
-                };
-            }
-            "--toolset" => args.toolsets.push(value(&arg)?),
-            "--define-toolset" => {
-                let given = value(&arg)?;
-                let (name, globs) = given
-                    .split_once('=')
-                    .filter(|(name, globs)| !name.is_empty() && !globs.is_empty())
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "`--define-toolset {given}`: give NAME=GLOB[,GLOB...], e.g. reading='*_list,*_get'"
-                        ))
-                    })?;
-                args.defined_toolsets.push((
-                    name.to_owned(),
-                    globs.split(',').map(str::to_owned).collect(),
-                ));
-            }
-            "--overlay" => args.overlay = Some(value("--overlay")?.into()),
-            "--service" => args.services.push(value("--service")?),
-            "--plain-fields" => {
-                let choice = value("--plain-fields")?;
-                args.plain_fields = Some(match choice.as_str() {
-                    "optional" => PlainFields::Optional,
-                    "required" => PlainFields::Required,
-                    _ => {
-                        return Err(usage(format!(
-                            "`--plain-fields {choice}`: use `optional` (only fields marked field_behavior = REQUIRED are required) or `required` (every field that is not optional or in a oneof)"
-                        )));
-                    }
-                });
-            }
-            "--forward-header" => args.forward_headers.push(value("--forward-header")?),
-            "--oauth-issuer" => args.auth.issuer = Some(value(&arg)?),
-            "--oauth-audience" => args.auth.audience = Some(value(&arg)?),
-            "--oauth-jwks" => args.auth.jwks = Some(value(&arg)?),
-            "--oauth-introspection" => args.auth.introspection = Some(value(&arg)?),
-            "--oauth-client-id" => args.auth.client_id = Some(value(&arg)?),
-            "--oauth-client-secret-file" => {
-                args.auth.client_secret_file = Some(value(&arg)?.into());
-            }
-            "--required-scope" => args.auth.required_scopes.push(value(&arg)?),
-            "--tool-scopes" => {
-                let given = value(&arg)?;
-                let pair = given
-                    .split_once(',')
-                    .filter(|(read, write)| {
-                        !read.is_empty() && !write.is_empty() && !write.contains(',')
-                    })
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "`--tool-scopes {given}`: give READ,WRITE, e.g. tools:read,tools:write"
-                        ))
-                    })?;
-                args.auth.tool_scopes = Some((pair.0.to_owned(), pair.1.to_owned()));
-            }
-            "--claim-header" => {
-                let given = value(&arg)?;
-                let pair = given
-                    .split_once('=')
-                    .filter(|(claim, header)| !claim.is_empty() && !header.is_empty())
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "`--claim-header {given}`: give CLAIM=HEADER, e.g. sub=x-user-id"
-                        ))
-                    })?;
-                args.auth
-                    .claim_headers
-                    .push((pair.0.to_owned(), pair.1.to_ascii_lowercase()));
-            }
-            "--max-sessions-per-caller" => {
-                args.auth.max_sessions_per_caller = Some(count(&arg, &value(&arg)?)?);
-            }
-            "--backend-token-file" => args.auth.backend_token_file = Some(value(&arg)?.into()),
-            "--backend-token-env" => args.auth.backend_token_env = Some(value(&arg)?),
-            "--max-body-bytes" => {
-                args.http_limits.max_body_bytes = Some(count(&arg, &value(&arg)?)?);
-            }
-            "--max-sessions" => args.http_limits.max_sessions = Some(count(&arg, &value(&arg)?)?),
-            "--session-idle-timeout" => {
-                args.http_limits.session_idle_timeout = Some(seconds(&arg, &value(&arg)?)?);
-            }
-            "--max-connections" => {
-                args.http_limits.max_connections = Some(count(&arg, &value(&arg)?)?);
-            }
-            "--header-timeout" => {
-                args.http_limits.header_timeout = Some(seconds(&arg, &value(&arg)?)?);
-            }
-            "--idle-timeout" => {
-                args.http_limits.idle_timeout = Some(seconds(&arg, &value(&arg)?)?);
-            }
-            "--allowed-origin" => {
-                let origin = value(&arg)?;
-                if origin != "null" && !origin.contains("://") {
-                    return Err(usage(format!(
-                        "`--allowed-origin {origin}`: give scheme://host:port, scheme://host:* for any port, or null"
-                    )));
-                }
-                args.http_limits.allowed_origins.push(origin);
-            }
-            "--keep-calls-on-disconnect" => args.http_limits.keep_calls_on_disconnect = true,
-            "--alias-scope-header" => {
-                args.scopes.alias_scope_header = Some(value("--alias-scope-header")?);
-            }
-            "--single-user" => args.scopes.single_user = true,
-            "--redis" => args.scopes.redis = Some(value("--redis")?),
-            "--redis-cluster" => args.scopes.redis_cluster.push(value("--redis-cluster")?),
-            "--call-timeout" => {
-                let secs = value(&arg)?;
-                args.calls.timeout = Some(if secs.parse::<f64>() == Ok(0.0) {
-                    None
-                } else {
-                    Some(seconds(&arg, &secs).map_err(|_| {
-                        usage(format!(
-                            "`--call-timeout {secs}`: give a positive number of seconds, or 0 for no deadline"
-                        ))
-                    })?)
-                });
-            }
-            "--tool-timeout" => {
-                let given = value(&arg)?;
-                let (tool, secs) = given
-                    .split_once('=')
-                    .filter(|(tool, _)| !tool.is_empty())
-                    .ok_or_else(|| {
-                        usage(format!(
-                            "`--tool-timeout {given}`: give NAME=SECS, e.g. reports_generate=300"
-                        ))
-                    })?;
-                let timeout = seconds(&arg, secs).map_err(|_| {
-                    usage(format!(
-                        "`--tool-timeout {given}`: give a positive number of seconds after `=`"
-                    ))
-                })?;
-                args.calls.per_tool.push((tool.to_owned(), timeout));
-            }
-            "--stdio" => args.stdio = true,
-            "--http" => args.http = Some(value("--http")?),
-            "--dialect" => args.dialect = Some(value("--dialect")?),
-            "--stats" => args.stats = true,
-            "--host-profile" => {
-                let name = value("--host-profile")?;
-                args.host_profile = Some(name.parse().map_err(|e| usage(format!("{e}")))?);
-            }
-            command @ ("mcp" | "tools") if args.command.is_empty() => {
-                args.command = command.to_owned();
-            }
-            other => {
-                return Err(usage(format!(
-                    "unexpected argument `{other}`; see `ai-tools --help`"
-                )));
-            }
-        }
-    }
-    if args.command.is_empty() {
-        return Err(usage(
-            "name a command: `mcp` or `tools`; see `ai-tools --help`".into(),
-        ));
-    }
-    let sources = usize::from(args.reflection)
-        + usize::from(args.descriptor_set.is_some())
-        + usize::from(args.proto.is_some());
-    if sources != 1 {
-        return Err(usage(
-            "give exactly one of `--reflection`, `--descriptor-set FILE` and `--proto FILE`".into(),
-        ));
-    }
-    if args.reflection_timeout.is_some() && !args.reflection {
-        return Err(usage("`--reflection-timeout` is for `--reflection`".into()));
-    }
-    if args.plain_fields.is_some() && args.services.is_empty() {
-        return Err(usage(
-            "`--plain-fields` is for the services exposed whole: give `--service NAME`".into(),
-        ));
-    }
-    if !args.defined_toolsets.is_empty() && !args.tool_search {
-        return Err(usage(
-            "`--define-toolset` makes a toolset for `--tool-search`: give `--tool-search`".into(),
-        ));
-    }
-    if !args.toolsets.is_empty() && !args.tool_search {
-        return Err(usage(
-            "`--toolset` says which tools `--tool-search` lists from the start: give `--tool-search`"
-                .into(),
-        ));
-    }
-    if args.tool_search && args.command != "mcp" {
-        return Err(usage("`--tool-search` is for `mcp`".into()));
-    }
-    args.tls.check(args.grpc.as_deref())?;
-    args.auth.check(&args)?;
-    args.scopes.check(&args)?;
-    if args.reflection && args.grpc.is_none() {
-        return Err(usage(
-            "`--reflection` asks the server: give `--grpc URL`".into(),
-        ));
-    }
-    if args.command == "mcp" {
-        if args.grpc.is_none() {
-            return Err(usage("`mcp` calls a server: give `--grpc URL`".into()));
-        }
-        if args.stdio == args.http.is_some() {
-            return Err(usage(
-                "`mcp` serves over one transport: give `--stdio` or `--http ADDR`".into(),
-            ));
-        }
-        if args.dialect.is_some() || args.stats {
-            return Err(usage("`--dialect` and `--stats` are for `tools`".into()));
-        }
-        if args.stdio && !args.http_limits.is_empty() {
-            return Err(usage(
-                "the HTTP limits (`--max-body-bytes`, `--max-sessions`, …) are for `mcp --http`"
-                    .into(),
-            ));
-        }
-    } else if args.stdio
-        || args.http.is_some()
-        || !args.forward_headers.is_empty()
-        || !args.http_limits.is_empty()
-        || !args.calls.is_empty()
-    {
-        return Err(usage(
-            "`--stdio`, `--http`, `--forward-header`, the deadlines and the HTTP limits are for `mcp`"
-                .into(),
-        ));
-    }
-    Ok(Some(args))
 }
 
 /// `--proto`: `proto` compiled as `ai_tools!` compiles it
@@ -976,7 +536,7 @@ fn as_reached(location: &str, includes: &[PathBuf]) -> String {
 
 async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
     let mut options = ToolSetOptions::new();
-    if let Some(path) = &args.overlay {
+    if let Some(path) = &args.common.choice.overlay {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure::Run(format!("the overlay {}: {e}", path.display())))?;
         let overlay = Overlay::parse(&path.display().to_string(), &text).map_err(|d| {
@@ -989,24 +549,24 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
         })?;
         options = options.overlay(overlay);
     }
-    for service in &args.services {
+    for service in &args.common.choice.services {
         options = options.service(service.clone());
     }
-    if let Some(plain_fields) = args.plain_fields {
+    if let Some(plain_fields) = args.common.choice.plain_fields {
         options = options.plain_fields(plain_fields);
     }
-    for pattern in &args.include_tools {
+    for pattern in &args.common.choice.include_tools {
         options = options.include(pattern.clone());
     }
-    for pattern in &args.exclude_tools {
+    for pattern in &args.common.choice.exclude_tools {
         options = options.exclude(pattern.clone());
     }
-    options = options.read_only(args.read_only);
-    if let Some(timeout) = args.reflection_timeout {
+    options = options.read_only(args.common.choice.read_only);
+    if let Some(timeout) = args.common.source.reflection_timeout {
         options = options.reflection_timeout(timeout);
     }
-    let set = if args.reflection {
-        let url = args.grpc.as_deref().unwrap_or_default();
+    let set = if args.common.source.reflection {
+        let url = args.common.source.grpc.as_deref().unwrap_or_default();
         tracing::info!(
             "reading the descriptors of {url} by reflection (at most {:?})",
             options.reflection_timeout
@@ -1016,7 +576,7 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
                 tracing::info!("{n} files fetched");
             }
         };
-        let builder = args.tls.builder(url)?;
+        let builder = args.common.tls.builder(url)?;
         // Over TLS, connect first: a certificate that does not verify is
         // said as such, naming the host, and the reflection has what is
         // left of its timeout.
@@ -1039,10 +599,13 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
             .await
             .map_err(|e| Failure::Run(format!("{url}: {e}")))?
     } else {
-        let bytes = match (&args.descriptor_set, &args.proto) {
+        let bytes = match (
+            &args.common.source.descriptor_set,
+            &args.common.source.proto,
+        ) {
             (Some(path), _) => std::fs::read(path)
                 .map_err(|e| Failure::Run(format!("the descriptor set {}: {e}", path.display())))?,
-            (None, Some(proto)) => compile_proto(proto, &args.includes)?,
+            (None, Some(proto)) => compile_proto(proto, &args.common.source.includes)?,
             (None, None) => unreachable!("parse requires a source"),
         };
         ToolSet::from_descriptor_set(&bytes, &options).map_err(|e| Failure::Run(e.to_string()))?
@@ -1067,7 +630,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             .generated(set.executor(transport))
             .build()
             .map_err(|e| Failure::Run(e.to_string()))?;
-        let host = args.host_profile.unwrap_or_default();
+        let host = args.common.host_profile.unwrap_or_default();
         // The provider's shape, each tool's parameters rendered for the host.
         let for_host = |mut all: serde_json::Value, list: &str, at: &str, dialect| {
             let tools = toolkit.tools();
@@ -1132,8 +695,8 @@ async fn run(args: Args) -> Result<(), Failure> {
                 }
             })
         };
-        let text = if args.stats {
-            let dialects: Vec<&str> = match args.dialect.as_deref() {
+        let text = if args.listing.stats {
+            let dialects: Vec<&str> = match args.listing.dialect.as_deref() {
                 Some(one) => vec![one],
                 None => vec![
                     "openai",
@@ -1150,7 +713,10 @@ async fn run(args: Args) -> Result<(), Failure> {
             }
             text
         } else {
-            format!("{:#}", listing(args.dialect.as_deref().unwrap_or("mcp"))?)
+            format!(
+                "{:#}",
+                listing(args.listing.dialect.as_deref().unwrap_or("mcp"))?
+            )
         };
         // A closed pipe (`| head`) is the reader's choice, not a failure.
         let mut out = std::io::stdout().lock();
@@ -1161,13 +727,14 @@ async fn run(args: Args) -> Result<(), Failure> {
             _ => Ok(()),
         };
     }
-    let url = args.grpc.clone().unwrap_or_default();
+    let url = args.common.source.grpc.clone().unwrap_or_default();
     let transport = args
+        .common
         .tls
         .builder(&url)?
         .connect_lazy()
         .map_err(transport_failure)?;
-    let sessions = Arc::new(args.scopes.sessions().await?);
+    let sessions = Arc::new(args.serve.scopes.sessions().await?);
     let server = McpServer::new(move |aliases| {
         Toolkit::builder()
             .alias_manager(aliases.clone())
@@ -1176,39 +743,42 @@ async fn run(args: Args) -> Result<(), Failure> {
     })
     .with_sessions(sessions)
     .with_server_info("ai-tools", env!("CARGO_PKG_VERSION"))
-    .with_host_profile(args.host_profile.unwrap_or_default())
-    .forward_headers(args.forward_headers.iter().map(String::as_str))
+    .with_host_profile(args.common.host_profile.unwrap_or_default())
+    .forward_headers(args.serve.forward_headers.iter().map(String::as_str))
     .map_err(|e| Failure::Usage(e.to_string()))?;
     let mut server = args
+        .serve
         .scopes
-        .apply(args.calls.apply(args.http_limits.apply(server)))?;
-    if let Some(credential) = args.auth.backend_credential()? {
+        .apply(args.serve.calls.apply(args.serve.http_limits.apply(server)))?;
+    if let Some(credential) = args.serve.auth.backend_credential()? {
         server = server.with_call_options(credential);
     }
-    if let Some(oauth) = args.auth.oauth()? {
+    if let Some(oauth) = args.serve.auth.oauth()? {
         server = server.with_oauth(oauth);
     }
-    if args.tool_search {
+    if args.serve.tool_search {
         let search = args
+            .serve
             .defined_toolsets
             .iter()
             .fold(ai_tools::mcp::ToolSearch::new(), |search, (name, globs)| {
                 search.define(name.clone(), globs.clone())
             });
         let search = args
+            .serve
             .toolsets
             .iter()
             .fold(search, |search, toolset| search.toolset(toolset.clone()));
         server = server.with_tool_search(search);
     }
-    if args.stdio {
+    if args.serve.stdio {
         tracing::info!("serving {url} over MCP on stdio");
         server
             .serve_stdio()
             .await
             .map_err(|e| Failure::Run(e.to_string()))
     } else {
-        let addr = args.http.unwrap_or_default();
+        let addr = args.serve.http.unwrap_or_default();
         let listener = tokio::net::TcpListener::bind(&addr)
             .await
             .map_err(|e| Failure::Run(format!("cannot listen on {addr}: {e}")))?;
@@ -1226,7 +796,11 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
+mod config;
+mod flags;
 mod stats;
+
+use flags::{Args, Parsed};
 
 /// The format of the logs on stderr (`--log-format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -1273,6 +847,18 @@ fn logs(format: LogFormat) {
     }
 }
 
+/// `text` on stdout; a closed pipe (`| head`) is the reader's choice, not
+/// a failure.
+fn write_stdout(text: &str) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Failure::Run(format!("writing to stdout: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// jemalloc with background threads, not the system allocator: it returns
 /// the memory of expired sessions to the OS, which glibc's malloc kept (see
 /// RELIABILITY.md, "Memory after sessions expire").
@@ -1281,19 +867,35 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 #[tokio::main]
 async fn main() -> ExitCode {
-    let args = match parse(std::env::args().skip(1)) {
-        Ok(Some(args)) => args,
-        Ok(None) => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
+    let args = match flags::parse(std::env::args_os().collect()) {
+        Ok(Parsed::Run(args)) => args,
+        Ok(Parsed::Print(text)) => {
+            return match write_stdout(&text) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(Failure::Usage(message) | Failure::Run(message)) => {
+                    eprintln!("ai-tools: {message}");
+                    ExitCode::from(1)
+                }
+            };
+        }
+        Ok(Parsed::Completions(shell)) => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut flags::command(), "ai-tools", &mut script);
+            return match write_stdout(&String::from_utf8_lossy(&script)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(Failure::Usage(message) | Failure::Run(message)) => {
+                    eprintln!("ai-tools: {message}");
+                    ExitCode::from(1)
+                }
+            };
         }
         Err(Failure::Usage(message) | Failure::Run(message)) => {
             eprintln!("ai-tools: {message}");
             return ExitCode::from(2);
         }
     };
-    logs(args.log_format);
-    match run(args).await {
+    logs(args.common.log_format.unwrap_or_default());
+    match run(*args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
             eprintln!("ai-tools: {message}");
@@ -1309,9 +911,19 @@ async fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ai_tools::schema::overlay::PlainFields;
 
+    /// `line` parsed as the command line after `ai-tools` (in the test
+    /// process's environment, which sets no `AI_TOOLS_` flag).
     fn parsed(line: &str) -> Result<Option<Args>, Failure> {
-        parse(line.split_whitespace().map(str::to_owned))
+        let argv = std::iter::once("ai-tools")
+            .chain(line.split_whitespace())
+            .map(std::ffi::OsString::from)
+            .collect();
+        match flags::parse(argv)? {
+            Parsed::Run(args) => Ok(Some(*args)),
+            Parsed::Print(_) | Parsed::Completions(_) => Ok(None),
+        }
     }
 
     fn usage_error(line: &str) -> String {
@@ -1329,9 +941,9 @@ mod tests {
             .flatten()
             .expect("parses");
         assert_eq!(args.command, "mcp");
-        assert!(args.reflection);
-        assert_eq!(args.services, ["a.B", "c.D"]);
-        assert_eq!(args.forward_headers, ["authorization"]);
+        assert!(args.common.source.reflection);
+        assert_eq!(args.common.choice.services, ["a.B", "c.D"]);
+        assert_eq!(args.serve.forward_headers, ["authorization"]);
         assert!(matches!(parsed("--help"), Ok(None)));
     }
 
@@ -1342,8 +954,11 @@ mod tests {
         assert!(usage_error("tools --reflection").contains("--grpc URL"));
         assert!(usage_error("mcp --descriptor-set x --stdio").contains("--grpc URL"));
         assert!(usage_error("mcp --grpc u --descriptor-set x").contains("--stdio"));
-        assert!(usage_error("tools --descriptor-set x --stdio").contains("are for `mcp`"));
-        assert!(usage_error("tools --descriptor-set").contains("needs a value"));
+        assert!(usage_error("tools --descriptor-set x --stdio").contains("`--stdio` is for `mcp`"));
+        assert!(
+            usage_error("tools --descriptor-set")
+                .contains("a value is required for '--descriptor-set <FILE>'")
+        );
         assert!(usage_error("tools --frobnicate").contains("unexpected argument"));
         assert!(
             usage_error("tools --grpc u --reflection --reflection-timeout 0")
@@ -1361,7 +976,10 @@ mod tests {
             .ok()
             .flatten()
             .expect("parses");
-        assert_eq!(args.reflection_timeout, Some(Duration::from_millis(2500)));
+        assert_eq!(
+            args.common.source.reflection_timeout,
+            Some(Duration::from_millis(2500))
+        );
     }
 
     #[test]
@@ -1375,7 +993,7 @@ mod tests {
         .flatten()
         .expect("parses");
         assert_eq!(
-            args.http_limits,
+            args.serve.http_limits,
             HttpLimits {
                 max_body_bytes: Some(1000),
                 max_sessions: Some(50),
@@ -1394,7 +1012,7 @@ mod tests {
             .ok()
             .flatten()
             .expect("parses");
-        assert!(keep.http_limits.keep_calls_on_disconnect);
+        assert!(keep.serve.http_limits.keep_calls_on_disconnect);
         assert!(
             usage_error("mcp --grpc u --proto x --stdio --keep-calls-on-disconnect")
                 .contains("are for `mcp --http`")
@@ -1419,18 +1037,18 @@ mod tests {
             usage_error("mcp --grpc u --proto x --stdio --max-connections 5")
                 .contains("are for `mcp --http`")
         );
-        assert!(usage_error("tools --proto x --max-sessions 5").contains("are for `mcp`"));
+        assert!(usage_error("tools --proto x --max-sessions 5").contains("is for `mcp`"));
     }
 
     #[test]
     fn deadlines_are_for_mcp_over_either_transport() {
-        let calls = |line: &str| parsed(line).ok().flatten().expect("parses").calls;
+        let calls = |line: &str| parsed(line).ok().flatten().expect("parses").serve.calls;
         assert_eq!(
             calls(
                 "mcp --grpc u --proto x --stdio --call-timeout 20 --tool-timeout a_b=300 --tool-timeout c=0.5"
             ),
             CallLimits {
-                timeout: Some(Some(Duration::from_secs(20))),
+                timeout: Some(Deadline(Some(Duration::from_secs(20)))),
                 per_tool: vec![
                     ("a_b".to_owned(), Duration::from_secs(300)),
                     ("c".to_owned(), Duration::from_millis(500)),
@@ -1439,7 +1057,7 @@ mod tests {
         );
         assert_eq!(
             calls("mcp --grpc u --proto x --http a --call-timeout 0").timeout,
-            Some(None),
+            Some(Deadline(None)),
             "0: no deadline"
         );
         assert_eq!(calls("mcp --grpc u --proto x --http a").timeout, None);
@@ -1459,12 +1077,12 @@ mod tests {
             usage_error("mcp --grpc u --proto x --http a --tool-timeout a_b=0")
                 .contains("positive number of seconds after `=`")
         );
-        assert!(usage_error("tools --proto x --call-timeout 5").contains("are for `mcp`"));
+        assert!(usage_error("tools --proto x --call-timeout 5").contains("is for `mcp`"));
     }
 
     #[test]
     fn tls_files_are_for_an_https_server() {
-        let tls = |line: &str| parsed(line).ok().flatten().expect("parses").tls;
+        let tls = |line: &str| parsed(line).ok().flatten().expect("parses").common.tls;
         assert_eq!(
             tls(
                 "mcp --grpc https://h:443 --proto x --stdio --ca-cert ca.pem --client-cert c.pem --client-key c.key"
@@ -1499,7 +1117,8 @@ mod tests {
             "TLS files without a server"
         );
         assert!(
-            usage_error("tools --grpc https://h --reflection --ca-cert").contains("needs a value")
+            usage_error("tools --grpc https://h --reflection --ca-cert")
+                .contains("a value is required")
         );
     }
 
@@ -1512,18 +1131,27 @@ mod tests {
         .ok()
         .flatten()
         .expect("parses");
-        assert_eq!(args.include_tools, ["links_*", "a.v1.S/*"]);
-        assert_eq!(args.exclude_tools, ["*_delete"]);
-        assert!(args.read_only);
+        assert_eq!(args.common.choice.include_tools, ["links_*", "a.v1.S/*"]);
+        assert_eq!(args.common.choice.exclude_tools, ["*_delete"]);
+        assert!(args.common.choice.read_only);
         assert_eq!(
-            args.includes,
+            args.common.source.includes,
             [PathBuf::from("proto")],
             "-I is the proto path"
         );
         let none = parsed("tools --proto x").ok().flatten().expect("parses");
-        assert!(none.include_tools.is_empty() && none.exclude_tools.is_empty() && !none.read_only);
-        assert!(usage_error("tools --proto x --include").contains("`--include` needs a value"));
-        assert!(usage_error("tools --proto x --exclude").contains("`--exclude` needs a value"));
+        let choice = &none.common.choice;
+        assert!(
+            choice.include_tools.is_empty() && choice.exclude_tools.is_empty() && !choice.read_only
+        );
+        assert!(
+            usage_error("tools --proto x --include")
+                .contains("a value is required for '--include <GLOB>'")
+        );
+        assert!(
+            usage_error("tools --proto x --exclude")
+                .contains("a value is required for '--exclude <GLOB>'")
+        );
     }
 
     #[test]
@@ -1568,13 +1196,15 @@ mod tests {
         .ok()
         .flatten()
         .expect("parses");
-        assert!(args.tool_search);
-        assert_eq!(args.toolsets, ["a.v1.S", "b.v1.T"]);
+        assert!(args.serve.tool_search);
+        assert_eq!(args.serve.toolsets, ["a.v1.S", "b.v1.T"]);
         assert!(
             usage_error("mcp --grpc u --proto x --stdio --toolset a.v1.S")
                 .contains("give `--tool-search`")
         );
-        assert!(usage_error("tools --proto x --tool-search").contains("is for `mcp`"));
+        assert!(
+            usage_error("tools --proto x --tool-search").contains("`--tool-search` is for `mcp`")
+        );
         let defined = parsed(
             "mcp --grpc u --proto x --stdio --tool-search --define-toolset reading=*_list,a.v1.S/Get*",
         )
@@ -1582,7 +1212,7 @@ mod tests {
         .flatten()
         .expect("parses");
         assert_eq!(
-            defined.defined_toolsets,
+            defined.serve.defined_toolsets,
             [(
                 "reading".to_owned(),
                 vec!["*_list".to_owned(), "a.v1.S/Get*".to_owned()]
@@ -1600,7 +1230,15 @@ mod tests {
 
     #[test]
     fn plain_fields_of_whole_services() {
-        let plain = |line: &str| parsed(line).ok().flatten().expect("parses").plain_fields;
+        let plain = |line: &str| {
+            parsed(line)
+                .ok()
+                .flatten()
+                .expect("parses")
+                .common
+                .choice
+                .plain_fields
+        };
         assert_eq!(plain("tools --proto x --service a.B"), None);
         assert_eq!(
             plain("tools --proto x --service a.B --plain-fields required"),
@@ -1621,7 +1259,8 @@ mod tests {
                 .contains("give `--service NAME`")
         );
         assert!(
-            usage_error("tools --proto x --service a.B --plain-fields").contains("needs a value")
+            usage_error("tools --proto x --service a.B --plain-fields")
+                .contains("a value is required")
         );
     }
 
@@ -1634,9 +1273,15 @@ mod tests {
         ))
         .unwrap()
         .unwrap();
-        assert_eq!(args.scopes.alias_scope_header.as_deref(), Some("X-User"));
-        assert!(args.scopes.single_user);
-        assert_eq!(args.scopes.redis_cluster, ["redis://a:1", "redis://b:2"]);
+        assert_eq!(
+            args.serve.scopes.alias_scope_header.as_deref(),
+            Some("X-User")
+        );
+        assert!(args.serve.scopes.single_user);
+        assert_eq!(
+            args.serve.scopes.redis_cluster,
+            ["redis://a:1", "redis://b:2"]
+        );
         for flags in ["--alias-scope-header x", "--single-user"] {
             assert!(usage_error(&format!("{base} --stdio {flags}")).contains("mcp --http"));
         }
@@ -1646,7 +1291,7 @@ mod tests {
             ))
             .contains("one alias store")
         );
-        assert!(usage_error("tools --proto x --redis redis://a:1").contains("are for `mcp`"));
+        assert!(usage_error("tools --proto x --redis redis://a:1").contains("is for `mcp`"));
         // The header name is checked when the server is built.
         let server = McpServer::new(|a| Toolkit::builder().alias_manager(a).build());
         let flags = ScopeFlags {
@@ -1669,14 +1314,14 @@ mod tests {
         .unwrap()
         .unwrap();
         assert_eq!(
-            args.auth.claim_headers,
+            args.serve.auth.claim_headers,
             [("sub".to_owned(), "x-user-id".to_owned())]
         );
         assert_eq!(
-            args.auth.tool_scopes,
+            args.serve.auth.tool_scopes,
             Some(("tools:read".to_owned(), "tools:write".to_owned()))
         );
-        assert!(args.auth.oauth().unwrap().is_some());
+        assert!(args.serve.auth.oauth().unwrap().is_some());
         assert!(
             usage_error(&format!("{base} --oauth-issuer https://auth.example"))
                 .contains("--oauth-audience URI")
@@ -1720,7 +1365,7 @@ mod tests {
             ))
             .contains("once")
         );
-        assert!(usage_error("tools --proto x --backend-token-env V").contains("for `mcp`"));
+        assert!(usage_error("tools --proto x --backend-token-env V").contains("is for `mcp`"));
     }
 
     #[test]
