@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ai_tools::rig::{ConversationTools, RigTools, embedding_documents};
-use ai_tools::{Sessions, Toolkit, transport::TonicTransport};
+use ai_tools::{CallOptions, Sessions, Toolkit, transport::TonicTransport};
 use ai_tools_tests::tools::links;
 use ai_tools_tests::{LinksBackend, Received, serve};
 use rig_agent::AgentBuilder;
@@ -148,7 +148,11 @@ async fn links_server(backend: LinksBackend) -> (ai_tools_tests::RunningServer, 
 async fn an_agent_sees_aliases_that_resolve_back_and_an_invented_one_refused() {
     let backend = LinksBackend::with_links(0);
     let (_server, tools) = links_server(backend.clone()).await;
-    let conversation = tools.conversation("conversation-1").unwrap();
+    // Every call of the conversation carries its user's metadata.
+    let conversation = tools
+        .conversation("conversation-1")
+        .unwrap()
+        .with_call_options(CallOptions::new().metadata("x-user", "user-42"));
 
     let (model, replay) = Replay::model([
         Turn::Call(
@@ -162,6 +166,10 @@ async fn an_agent_sees_aliases_that_resolve_back_and_an_invented_one_refused() {
         Turn::Call(
             "links_update",
             json!({"link_id": "link-7", "name": "invented"}),
+        ),
+        Turn::Call(
+            "links_update",
+            json!({"link_id": "link-1", "nmae": "misspelt"}),
         ),
         Turn::Text("Renamed link-1."),
     ]);
@@ -179,7 +187,7 @@ async fn an_agent_sees_aliases_that_resolve_back_and_an_invented_one_refused() {
 
     // The model was offered every tool of the toolkit, by name.
     let requests = replay.requests();
-    assert_eq!(requests.len(), 4, "one request per recorded turn");
+    assert_eq!(requests.len(), 5, "one request per recorded turn");
     let offered: Vec<String> = requests[0]
         .tools
         .iter()
@@ -222,6 +230,18 @@ async fn an_agent_sees_aliases_that_resolve_back_and_an_invented_one_refused() {
         "names the valid alias: {refused}"
     );
     assert!(!refused.contains(&created_uuid), "{refused}");
+
+    // So was a misspelt argument, named in what the model read.
+    let misspelt = last_message_texts(&requests[4]);
+    assert!(misspelt.contains("nmae"), "{misspelt}");
+    assert_eq!(backend.received().len(), 2);
+
+    // Both calls that ran carried the conversation's call options.
+    let calls = backend.requests();
+    assert_eq!(calls.len(), 2);
+    for (_, metadata) in calls {
+        assert_eq!(metadata.ascii("x-user"), Some("user-42"));
+    }
 }
 
 #[tokio::test]
