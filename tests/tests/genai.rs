@@ -510,6 +510,43 @@ fn genai_sends_strict_schemas_unchanged() {
     assert!(strict >= 20, "only {strict} strict renderings");
 }
 
+/// genai's Gemini adapter sends `parametersJsonSchema`: asked for Gemini's
+/// OpenAPI `parameters`, the tools are the JSON Schema rendering, which
+/// differs (no `nullable`, `additionalProperties` kept).
+#[test]
+fn gemini_tools_are_its_json_schema_rendering() {
+    use ai_tools::transport::InProcessTransport;
+    use ai_tools_tests::tools::shapes;
+    let toolkit = Toolkit::builder()
+        .generated(shapes::Executor::new(InProcessTransport::new()))
+        .build()
+        .unwrap();
+    let schemas = |dialect| -> Vec<Value> {
+        toolkit
+            .to_genai_tools(dialect)
+            .into_iter()
+            .map(|t| {
+                assert_eq!(t.strict, None, "Gemini has no strict");
+                t.schema.unwrap()
+            })
+            .collect()
+    };
+    let sent = schemas(Dialect::Gemini);
+    assert_eq!(sent, schemas(Dialect::GeminiJsonSchema));
+    let json_schema: Vec<Value> = toolkit
+        .tools()
+        .iter()
+        .map(|t| t.parameters(Dialect::GeminiJsonSchema))
+        .collect();
+    assert_eq!(sent, json_schema);
+    let openapi: Vec<Value> = toolkit
+        .tools()
+        .iter()
+        .map(|t| t.parameters(Dialect::Gemini))
+        .collect();
+    assert_ne!(sent, openapi);
+}
+
 // ---- genai's own client, against providers on loopback -------------------
 
 /// A provider on loopback: answers each request with the next scripted
