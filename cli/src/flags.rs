@@ -504,7 +504,15 @@ pub(crate) fn parse(argv: Vec<OsString>) -> Result<Parsed, Failure> {
         }
         Command::Completions { shell } => return Ok(Parsed::Completions(shell)),
     };
-    check(&args)?;
+    // A rule broken by a flag from the file says so: the file is not in
+    // sight on the command line.
+    check(&args).map_err(|failure| match (failure, &args.common.config) {
+        (Failure::Usage(message), Some(path)) => Failure::Usage(format!(
+            "{message} (with the flags of the config file {})",
+            path.display()
+        )),
+        (failure, _) => failure,
+    })?;
     Ok(Parsed::Run(Box::new(args)))
 }
 

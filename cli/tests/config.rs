@@ -1051,3 +1051,31 @@ fn the_readmes_config_file_is_accepted() {
     assert!(listed.contains(&"links_list".to_owned()), "{listed:?}");
     assert!(stderr.starts_with('{'), "log-format = \"json\": {stderr}");
 }
+
+/// `AI_TOOLS_CONFIG` names the file as `--config` does, and a rule between
+/// flags broken by the file's says the file took part.
+#[test]
+fn the_config_file_may_be_named_by_its_variable() {
+    let file = ConfigFile::new("by-variable", "include = [\"links_list\"]\n");
+    let output = ai_tools(
+        &["tools", "--proto", LINKS_PROTO],
+        &[("AI_TOOLS_CONFIG", file.path())],
+    );
+    assert_eq!(names(&output), ["links_list"]);
+
+    let clash = ConfigFile::new("clash", "plain-fields = \"required\"\n");
+    let output = ai_tools(
+        &["tools", "--proto", LINKS_PROTO, "--config", clash.path()],
+        &[],
+    );
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`--plain-fields` is for the services exposed whole")
+            && stderr.contains(&format!(
+                "(with the flags of the config file {})",
+                clash.path()
+            )),
+        "{stderr}"
+    );
+}
