@@ -520,7 +520,10 @@ fn describe(error: &protox::Error, located: &Located) -> String {
         .map(|help| format!(" ({help})"))
         .unwrap_or_default();
     match location {
-        Some(location) => format!("{location}: {message}{help}{hint}"),
+        Some(location) => format!(
+            "{}: {message}{help}{hint}",
+            located.shown_location(&location)
+        ),
         None => format!("{message}{help}{hint}"),
     }
 }
@@ -543,6 +546,7 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto");
         Located {
             file: root.join("links/v1/links.proto"),
+            base: root.clone(),
             includes: vec![root],
         }
     }
@@ -681,6 +685,7 @@ mod tests {
         let located = Located {
             file: root.join("o/v1/o.proto"),
             includes: vec![root.clone()],
+            base: root.clone(),
         };
         (root, located)
     }
@@ -752,6 +757,7 @@ mod tests {
         let shadowed = Located {
             file: located.file.clone(),
             includes: vec![root.join("first"), root.clone()],
+            base: root.clone(),
         };
         assert!(compile_thin(&shadowed, false, 0).is_none());
         let error = compile_with(&shadowed, false).err().expect("shadowed");
@@ -785,6 +791,7 @@ mod tests {
         let compiled = compile(&Located {
             file: root.join("svc.proto"),
             includes: vec![root.clone()],
+            base: root.clone(),
         })
         .unwrap();
         let own = std::fs::canonicalize(&own).unwrap();

@@ -115,6 +115,7 @@ fn generate(
         Some(annotate(
             input,
             &mut compiled,
+            &located,
             manifest_dir,
             invoking_file_dir,
             errors,
@@ -127,13 +128,20 @@ fn generate(
         Ok(tools) => tools,
         Err(diagnostics) => {
             if diagnostics.is_empty() {
-                errors.at(span, format!("`{}` has no usable tool", compiled.file_name));
+                errors.at(
+                    span,
+                    format!(
+                        "`{}` has no usable tool",
+                        located.shown(&compiled.file_name)
+                    ),
+                );
             }
             for diagnostic in diagnostics {
                 let diagnostic = match &annotated {
                     Some(annotated) => annotated.relocate(diagnostic),
                     None => diagnostic,
                 };
+                let diagnostic = shown(&located, diagnostic);
                 errors.at(span_of(input, &diagnostic), diagnostic);
             }
             return None;
@@ -179,10 +187,11 @@ fn generate(
                     &tool.method,
                     message,
                 );
-                match &annotated {
+                let diagnostic = match &annotated {
                     Some(annotated) => annotated.relocate(diagnostic),
                     None => diagnostic,
-                }
+                };
+                shown(&located, diagnostic)
             };
             for collision in collisions {
                 let first_at = place(&at(collision.first, String::new()));
@@ -238,6 +247,7 @@ fn selection_span(input: &MacroInput, problem: &Problem) -> Span {
 fn annotate(
     input: &MacroInput,
     compiled: &mut Compiled,
+    located: &locate::Located,
     manifest_dir: &Path,
     invoking_file_dir: Option<&Path>,
     errors: &mut Errors,
@@ -297,11 +307,23 @@ fn annotate(
         }
         Err(diagnostics) => {
             for diagnostic in diagnostics {
+                let diagnostic = shown(located, diagnostic);
                 errors.at(span_of(input, &diagnostic), diagnostic);
             }
             None
         }
     }
+}
+
+/// `diagnostic` naming its proto as the user's path does, relative to the
+/// crate (`proto/links/v1/links.proto:9:23`) rather than to the include
+/// directory, so the location opens from a terminal or an editor.
+fn shown(
+    located: &locate::Located,
+    mut diagnostic: ai_tools_schema::Diagnostic,
+) -> ai_tools_schema::Diagnostic {
+    diagnostic.file = located.shown(&diagnostic.file);
+    diagnostic
 }
 
 /// Where a diagnostic goes: under the overlay's path when it is located in
@@ -920,6 +942,7 @@ mod tests {
         let compiled = compile::compile(&locate::Located {
             file: root.join("t.proto"),
             includes: vec![root.clone()],
+            base: root.clone(),
         })
         .unwrap();
         let _ = std::fs::remove_dir_all(&root);

@@ -20,6 +20,45 @@ pub struct Located {
     pub file: PathBuf,
     /// Absolute include directories, in lookup order.
     pub includes: Vec<PathBuf>,
+    /// The base the user's paths are relative to (see the module docs).
+    pub base: PathBuf,
+}
+
+impl Located {
+    /// A proto named as the compiler names it (relative to the include
+    /// directory that holds it: `links/v1/links.proto`) as the user would
+    /// write it, relative to the base (`proto/links/v1/links.proto`), so a
+    /// diagnostic's `file:line:col` opens from the crate. A name found under
+    /// no include directory (an overlay's path, a well-known type) is kept.
+    pub fn shown(&self, name: &str) -> String {
+        let found = self.includes.iter().find(|dir| dir.join(name).is_file());
+        match found.and_then(|dir| dir.strip_prefix(&self.base).ok()) {
+            Some(dir) if dir.as_os_str().is_empty() => name.to_owned(),
+            Some(dir) => {
+                let mut shown: Vec<String> = dir
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                    .collect();
+                shown.push(name.to_owned());
+                shown.join("/")
+            }
+            None => name.to_owned(),
+        }
+    }
+
+    /// `location` (`name:line:col`, or a bare name) with its name [`shown`](Self::shown).
+    pub fn shown_location(&self, location: &str) -> String {
+        let mut parts = location.rsplitn(3, ':');
+        let (col, line, name) = (parts.next(), parts.next(), parts.next());
+        match (name, line, col) {
+            (Some(name), Some(line), Some(col))
+                if line.parse::<u32>().is_ok() && col.parse::<u32>().is_ok() =>
+            {
+                format!("{}:{line}:{col}", self.shown(name))
+            }
+            _ => self.shown(location),
+        }
+    }
 }
 
 /// Finds `path` by the rule of this module.
@@ -76,6 +115,7 @@ pub fn locate(
     Ok(Located {
         file: base.join(relative),
         includes,
+        base: base.clone(),
     })
 }
 
@@ -188,5 +228,28 @@ mod tests {
                 .unwrap_err()
                 .contains("not a `.proto`")
         );
+    }
+
+    #[test]
+    fn a_name_under_an_include_directory_is_shown_from_the_base() {
+        let tree = TempTree::new("shown", &["proto/links/v1/links.proto", "top.proto"]);
+        let located = locate("proto/links/v1/links.proto", &[], &tree.0, None).unwrap();
+        assert_eq!(
+            located.shown("links/v1/links.proto"),
+            "proto/links/v1/links.proto"
+        );
+        assert_eq!(
+            located.shown_location("links/v1/links.proto:9:23"),
+            "proto/links/v1/links.proto:9:23"
+        );
+        // Found under no include directory: kept as it is.
+        assert_eq!(
+            located.shown("google/protobuf/empty.proto"),
+            "google/protobuf/empty.proto"
+        );
+        assert_eq!(located.shown_location("overlay.toml:3"), "overlay.toml:3");
+        // The include directory is the base itself: the name is the path.
+        let top = locate("top.proto", &[], &tree.0, None).unwrap();
+        assert_eq!(top.shown_location("top.proto:1:1"), "top.proto:1:1");
     }
 }
