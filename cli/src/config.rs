@@ -1,14 +1,16 @@
 //! `--config FILE`: flags from a TOML file, under the command line and the
 //! environment.
 //!
-//! A key is a long flag without its dashes (`grpc`, `forward-header`,
-//! `proto-path` for `-I`); a switch takes `true` or `false`, a repeatable
-//! flag a list or one value, any other flag a string or a number. Keys at
-//! the top apply to whichever of `mcp` and `tools` has the flag, so one
-//! file serves both; the tables `[mcp]` and `[tools]` hold keys for one
-//! command, over the top's. The file becomes arguments after the command
-//! line's, only for the flags that neither the command line nor the
-//! environment set, so that clap checks its values as it checks theirs.
+//! A key is a long flag without its leading dashes (`grpc`,
+//! `forward-header`, `proto-path` for `-I`); a switch takes `true` or
+//! `false`, a repeatable flag a list or one value, any other flag a string
+//! or a number. Keys at the top apply to whichever of `mcp` and `tools` has
+//! the flag, so one file serves both; the tables `[mcp]` and `[tools]` hold
+//! keys for one command, over the top's. The file becomes arguments after
+//! the command line's, only for the flags that neither the command line nor
+//! the environment set, so that clap checks its values as it checks theirs.
+//! Of flags that exclude each other (`flags::ALTERNATIVES`), one set higher
+//! drops the file's others.
 //!
 //! The file holds no secrets: it is read by whoever can read it, and is
 //! often committed. A key that names one (`backend-token`) and a URL with a
@@ -225,7 +227,7 @@ fn check_key(
         .map(|fixed| format!("; did you mean `{fixed}`?"))
         .unwrap_or_default();
     Err(Failure::Usage(format!(
-        "the config file {file}: unknown key `{table}{key}`{hint} (the keys are the long flags without dashes, e.g. `grpc`, `forward-header`, `proto-path` for -I, and the tables [mcp] and [tools])"
+        "the config file {file}: unknown key `{table}{key}`{hint} (the keys are the long flags without their leading dashes, e.g. `grpc`, `forward-header`, `proto-path` for -I, and the tables [mcp] and [tools])"
     )))
 }
 

@@ -64,7 +64,7 @@ CONFIGURATION:
     Every flag may come from the environment instead, as AI_TOOLS_ and the
     flag's long name in capitals (--grpc: AI_TOOLS_GRPC, -I: AI_TOOLS_PROTO_PATH,
     --read-only: AI_TOOLS_READ_ONLY=true), or from a TOML file, --config FILE
-    (AI_TOOLS_CONFIG), whose keys are the long flags without dashes:
+    (AI_TOOLS_CONFIG), whose keys are the long flags, leading dashes dropped:
         grpc = \"http://127.0.0.1:50051\"
         reflection = true
         forward-header = [\"authorization\"]
