@@ -360,24 +360,26 @@ async fn arguments_as_providers_leave_them() {
     );
 }
 
-/// Two conversations at once over one session store: each has its own
-/// `link-1`, resolved to its own link, and neither resolves the other's.
-#[tokio::test]
+/// Two conversations at once, each a task of its own on a multi-threaded
+/// runtime (so `Conversation::answer` is `Send`), over one session store:
+/// each has its own `link-1`, resolved to its own link, and neither
+/// resolves the other's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_conversations_keep_separate_aliases() {
     let backend = LinksBackend::with_links(0);
     let server = serve(backend.clone()).await.unwrap();
-    let sessions = Sessions::new(
+    let sessions = Arc::new(Sessions::new(
         TonicTransport::new(server.channel().unwrap()),
         Duration::from_secs(60),
-    );
+    ));
 
     async fn run(
-        sessions: &Sessions<TonicTransport>,
-        id: &str,
+        sessions: Arc<Sessions<TonicTransport>>,
+        id: &'static str,
         links: usize,
     ) -> (Conversation, Vec<String>) {
         let mut conversation =
-            Conversation::new(toolkit_for(sessions, id), Dialect::GeminiJsonSchema);
+            Conversation::new(toolkit_for(&sessions, id), Dialect::GeminiJsonSchema);
         conversation.push(ChatMessage::user("Make links."));
         let mut created = Vec::new();
         for n in 0..links {
@@ -409,8 +411,11 @@ async fn two_conversations_keep_separate_aliases() {
         (conversation, created)
     }
 
-    let ((mut a, a_ids), (mut b, b_ids)) =
-        tokio::join!(run(&sessions, "a", 2), run(&sessions, "b", 1));
+    let (a, b) = tokio::join!(
+        tokio::spawn(run(sessions.clone(), "a", 2)),
+        tokio::spawn(run(sessions.clone(), "b", 1))
+    );
+    let ((mut a, a_ids), (mut b, b_ids)) = (a.unwrap(), b.unwrap());
     assert_eq!(a_ids, ["link-1", "link-2"]);
     assert_eq!(b_ids, ["link-1"]);
 
