@@ -50,5 +50,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         .compile_fds(books.file_descriptor_set())?;
 
+    // A long-running method (`lro/v1/reports.proto`) and the
+    // `google.longrunning.Operations` service that follows its operations,
+    // served by `tests/lro.rs`; in a directory of their own, so that the
+    // googleapis packages they bring leave the others' generated code alone.
+    let lro = ai_tools::build::compiler(
+        &["lro/v1/reports.proto"],
+        &["../proto", "../proto/third_party/googleapis"],
+    )?;
+    fs::write(
+        out.join("lro_descriptor.bin"),
+        lro.encode_file_descriptor_set(),
+    )?;
+    let lro_out = out.join("lro");
+    fs::create_dir_all(&lro_out)?;
+    tonic_prost_build::configure()
+        .build_client(false)
+        .build_server(true)
+        .out_dir(&lro_out)
+        .compile_fds(lro.file_descriptor_set())?;
+
     Ok(())
 }

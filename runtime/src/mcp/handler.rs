@@ -7,9 +7,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ai_tools_schema::HostProfile;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, InitializeRequestParams,
+    CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, CustomRequest,
+    CustomResult, DetailedTask, GetTaskParams, GetTaskResult, InitializeRequestParams,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-    ProtocolVersion, ServerConfig,
+    ProtocolVersion, ServerConfig, TaskPayload, TaskStatus,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -19,7 +20,9 @@ use super::convert::to_call_tool_result;
 use super::edge;
 use super::limits::CallLimits;
 use super::scope::Scope;
+use super::tasks::TaskRef;
 use crate::alias::AliasManager;
+use crate::executor::OperationState;
 use crate::result::ToolResult;
 use crate::sessions::Sessions;
 use crate::toolkit::{Toolkit, ToolkitError};
@@ -86,6 +89,9 @@ pub(super) struct Shared {
     pub(super) calls: CallLimits,
     #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
     pub(super) oauth: Guard,
+    /// The long-running tools listed (whose calls may become tasks, and
+    /// whose operations `operations_get` polls), when there are any.
+    pub(super) long_running: Option<Vec<String>>,
     /// Tool search's index and toolsets, when it is on.
     #[cfg(feature = "tool-search")]
     pub(super) catalog: Option<Arc<super::tool_search::Catalog>>,
@@ -173,9 +179,19 @@ impl Handler {
     /// The toolkit of the request's scope ([`super::scope`]): stdio's, the
     /// request's MCP session's, or, for a stateless request, the caller's
     /// that the edge found.
-    fn toolkit(&self, context: &RequestContext<RoleServer>) -> Result<Arc<Toolkit>, ErrorData> {
+    /// Returned with the key of the scope it is for (a single toolkit's is
+    /// the stdio session's).
+    fn scoped_toolkit(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(String, Arc<Toolkit>), ErrorData> {
         let (factory, sessions) = match &self.state.shared.source {
-            Source::Fixed(toolkit) => return Ok(toolkit.clone()),
+            Source::Fixed(toolkit) => {
+                return Ok((
+                    format!("fixed-{}", self.state.shared.stdio_session),
+                    toolkit.clone(),
+                ));
+            }
             Source::PerSession { factory, sessions } => (factory, sessions),
         };
         let id = match &self.state.fixed_id {
@@ -200,17 +216,19 @@ impl Handler {
                         None,
                     )
                 })?;
-            return build(factory.as_ref(), sessions.alias_manager(scope));
+            let toolkit = build(factory.as_ref(), sessions.alias_manager(scope))?;
+            return Ok((scope.key().to_owned(), toolkit));
         };
+        let key = scope.key().to_owned();
         let mut bound = self.bound();
         if let Some((kept, toolkit)) = bound.as_ref()
             && *kept == scope
         {
-            return Ok(toolkit.clone());
+            return Ok((key, toolkit.clone()));
         }
         let toolkit = build(factory.as_ref(), sessions.alias_manager(&scope))?;
         *bound = Some((scope, toolkit.clone()));
-        Ok(toolkit)
+        Ok((key, toolkit))
     }
 }
 
@@ -318,7 +336,18 @@ impl ServerHandler for Handler {
                 MetaCall::CallTool | MetaCall::NotMeta => {}
             }
         }
-        let toolkit = self.toolkit(&context)?;
+        let (scope_key, toolkit) = self.scoped_toolkit(&context)?;
+        if request.name == super::tasks::OPERATIONS_GET && self.state.shared.long_running.is_some()
+        {
+            let result = self
+                .operations_get(
+                    &toolkit,
+                    request.arguments.take().unwrap_or_default(),
+                    &context,
+                )
+                .await;
+            return Ok(to_call_tool_result(result).into());
+        }
         // The one lookup of the call: the toolkit runs what is found here.
         let Some(tool) = toolkit.get(&request.name) else {
             let known = toolkit.tools().iter().map(crate::toolkit::Tool::name);
@@ -338,6 +367,11 @@ impl ServerHandler for Handler {
             Ok(options) => options,
             Err(refused) => return Ok(to_call_tool_result(refused).into()),
         };
+        if self.as_task(tool, &context) {
+            return Ok(self
+                .start_task(&toolkit, &scope_key, tool, args, &options, &context)
+                .await);
+        }
         // Set by the HTTP edge: cancelled when the client's connection
         // closes before the response has been sent.
         let gone = context
@@ -391,6 +425,241 @@ impl ServerHandler for Handler {
             let _ = forwarder.await;
         }
         Ok(to_call_tool_result(result).into())
+    }
+
+    /// `tasks/get`: where the task's operation stands at the service
+    /// (`GetOperation`), a finished one's result the tool's answer.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let (scope, toolkit, task) = self.task_of(&request.task_id, &context)?;
+        let tool = task_tool(&toolkit, &task)?;
+        let options = self.task_call_options(tool, &toolkit, &context)?;
+        let state = toolkit
+            .poll_operation(tool, &task.operation, &options)
+            .await
+            .map_err(operation_error)?;
+        let detailed = match state {
+            OperationState::Running { metadata } => {
+                let mut base = task.task(&scope, TaskStatus::Working);
+                if let Some(metadata) = metadata {
+                    base = base.with_status_message(metadata);
+                }
+                DetailedTask::new(base, TaskPayload::Working)
+            }
+            OperationState::Done(result) => {
+                let result = match serde_json::to_value(to_call_tool_result(result)) {
+                    Ok(Value::Object(result)) => result,
+                    _ => {
+                        return Err(ErrorData::internal_error(
+                            "the finished task's result could not be written",
+                            None,
+                        ));
+                    }
+                };
+                DetailedTask::new(
+                    task.task(&scope, TaskStatus::Completed),
+                    TaskPayload::Completed { result },
+                )
+            }
+            OperationState::Cancelled(result) => DetailedTask::new(
+                task.task(&scope, TaskStatus::Cancelled)
+                    .with_status_message(result.output),
+                TaskPayload::Cancelled,
+            ),
+        };
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    /// `tasks/cancel`: asks the service to cancel the task's operation
+    /// (`CancelOperation`); `tasks/get` then says where it stands.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (_, toolkit, task) = self.task_of(&request.task_id, &context)?;
+        let tool = task_tool(&toolkit, &task)?;
+        let options = self.task_call_options(tool, &toolkit, &context)?;
+        toolkit
+            .cancel_operation(tool, &task.operation, &options)
+            .await
+            .map_err(operation_error)
+    }
+}
+
+/// The tool of `task` in `toolkit`.
+fn task_tool<'t>(
+    toolkit: &'t Toolkit,
+    task: &TaskRef,
+) -> Result<&'t crate::toolkit::Tool, ErrorData> {
+    toolkit.get(&task.tool).ok_or_else(|| {
+        ErrorData::invalid_params(
+            format!("the tool `{}` of this task is no longer served", task.tool),
+            None,
+        )
+    })
+}
+
+/// A failure to poll or cancel an operation as a JSON-RPC error: invalid
+/// params when the service does not know it (or has no Operations service),
+/// else an internal error that may pass.
+fn operation_error(error: crate::executor::OperationError) -> ErrorData {
+    if error.unknown {
+        ErrorData::invalid_params(error.message, None)
+    } else {
+        ErrorData::internal_error(error.message, None)
+    }
+}
+
+impl Handler {
+    /// Whether this call of `tool` is answered with a task: the tool is
+    /// long-running, the server advertises tasks, and the client declared
+    /// them (in this request or at `initialize`).
+    fn as_task(&self, tool: &crate::toolkit::Tool, context: &RequestContext<RoleServer>) -> bool {
+        self.state.shared.config.capabilities.supports_tasks()
+            && context
+                .client_capabilities()
+                .is_some_and(|caps| caps.supports_tasks())
+            && matches!(tool.long_running(), Some(Ok(_)))
+    }
+
+    /// Makes the call of long-running `tool` and answers with the task that
+    /// follows its operation; a call that fails is answered as any call.
+    async fn start_task(
+        &self,
+        toolkit: &Toolkit,
+        scope: &str,
+        tool: &crate::toolkit::Tool,
+        args: Value,
+        options: &CallOptions,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let started = tokio::select! {
+            started = toolkit.start_operation(tool, args.into(), options) => started,
+            () = context.ct.cancelled() => {
+                Err(ToolResult::error("the call was cancelled by the client"))
+            }
+        };
+        match started {
+            Ok(operation) => {
+                let task = TaskRef::new(tool.name(), operation);
+                CallToolResponse::Task(CreateTaskResult::new(task.task(scope, TaskStatus::Working)))
+            }
+            Err(result) => to_call_tool_result(result).into(),
+        }
+    }
+
+    /// The task `id` names in the request's scope, with the scope's key and
+    /// toolkit; an id given in another scope (or no id at all) is unknown.
+    fn task_of(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(String, Arc<Toolkit>, TaskRef), ErrorData> {
+        let (scope, toolkit) = self.scoped_toolkit(context)?;
+        let task = TaskRef::read(&scope, id).ok_or_else(|| {
+            ErrorData::invalid_params(
+                format!(
+                    "there is no task `{}` here: a task id works only in the session (or for the caller) that started it",
+                    ai_tools_schema::inbound::shorten(id)
+                ),
+                None,
+            )
+        })?;
+        Ok((scope, toolkit, task))
+    }
+
+    /// The options of a `tasks/get` or `tasks/cancel` of `tool`'s task:
+    /// those a call of `tool` would have (deadline, forwarded headers,
+    /// claims), or the refusal as a JSON-RPC error.
+    fn task_call_options(
+        &self,
+        tool: &crate::toolkit::Tool,
+        toolkit: &Toolkit,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallOptions, ErrorData> {
+        #[cfg(feature = "oauth")]
+        if let Some(refused) = self.scope_refusal(tool, context) {
+            return Err(ErrorData::invalid_request(refused.output, None));
+        }
+        self.call_options(tool, toolkit, context)
+            .map_err(|refused| ErrorData::invalid_request(refused.output, None))
+    }
+
+    /// A call of `operations_get`: where the named operation stands, a
+    /// finished one's result the answer of the tool that started it.
+    async fn operations_get(
+        &self,
+        toolkit: &Toolkit,
+        arguments: rmcp::model::JsonObject,
+        context: &RequestContext<RoleServer>,
+    ) -> ToolResult {
+        use super::tasks::OPERATIONS_GET;
+        let (name, tool_name) = match super::tasks::operations_get_arguments(&arguments) {
+            Ok(found) => found,
+            Err(problem) => return ToolResult::error(problem),
+        };
+        let long_running = self
+            .state
+            .shared
+            .long_running
+            .as_deref()
+            .unwrap_or_default();
+        let tool_name = match tool_name {
+            Some(tool) if long_running.contains(&tool) => tool,
+            Some(tool) => {
+                return ToolResult::error(format!(
+                    "{OPERATIONS_GET}: `{}` is not a tool that starts operations; give one of {}",
+                    ai_tools_schema::inbound::shorten(&tool),
+                    long_running.join(", ")
+                ));
+            }
+            None => match long_running {
+                [only] => only.clone(),
+                _ => {
+                    return ToolResult::error(format!(
+                        "{OPERATIONS_GET}: say which tool started the operation in `tool`: one of {}",
+                        long_running.join(", ")
+                    ));
+                }
+            },
+        };
+        let Some(tool) = toolkit.get(&tool_name) else {
+            return ToolResult::error(format!(
+                "{OPERATIONS_GET}: the tool {tool_name} is not served"
+            ));
+        };
+        #[cfg(feature = "oauth")]
+        if let Some(refused) = self.scope_refusal(tool, context) {
+            return refused;
+        }
+        let options = match self.call_options(tool, toolkit, context) {
+            Ok(options) => options,
+            Err(refused) => return refused,
+        };
+        // An alias the conversation gave out stands for its id.
+        let aliases = toolkit.alias_manager();
+        let _ = aliases.fetch_text(&name).await;
+        let operation = aliases.resolve(&name).unwrap_or_else(|| name.clone());
+        match toolkit.poll_operation(tool, &operation, &options).await {
+            Ok(OperationState::Running { metadata }) => {
+                let metadata = metadata
+                    .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+                    .unwrap_or(Value::Null);
+                let mut running = serde_json::Map::new();
+                running.insert("name".to_owned(), Value::String(name));
+                running.insert("done".to_owned(), Value::Bool(false));
+                if !metadata.is_null() {
+                    running.insert("metadata".to_owned(), metadata);
+                }
+                ToolResult::ok(Value::Object(running).to_string())
+            }
+            Ok(OperationState::Done(result) | OperationState::Cancelled(result)) => result,
+            Err(error) => ToolResult::error(format!("{OPERATIONS_GET}: {}", error.message)),
+        }
     }
 }
 

@@ -207,6 +207,7 @@ mod edge;
 mod handler;
 mod limits;
 mod scope;
+mod tasks;
 #[cfg(feature = "tool-search")]
 pub mod tool_search;
 
@@ -228,6 +229,7 @@ pub use limits::{
 };
 pub use scope::MAX_SCOPE_HEADER_BYTES;
 use scope::ScopeSources;
+pub use tasks::OPERATIONS_GET;
 #[cfg(feature = "tool-search")]
 pub use tool_search::ToolSearch;
 
@@ -410,7 +412,14 @@ pub enum ServeError {
         "tool `{0}` has the name of a meta-tool of tool search (search_tools, enable_toolset, call_tool); rename it, or serve without tool search"
     )]
     MetaToolName(String),
+    /// A tool is named `operations_get`, the tool the server lists beside
+    /// long-running tools ([`OPERATIONS_GET`]).
+    #[error("tool `{0}` has the name of the tool that polls long-running operations; rename it")]
+    OperationsToolName(String),
 }
+
+/// The tools as listed, each with whether it is strict.
+type Listed = Vec<(rmcp::model::Tool, bool)>;
 
 /// An MCP server of one [`Toolkit`] per alias scope (an MCP session, or a
 /// stateless caller): configure it, then serve it
@@ -1169,10 +1178,16 @@ impl McpServer {
         Ok(self.listed()?.into_iter().map(|(tool, _)| tool).collect())
     }
 
-    /// The tools as listed, each with whether it is strict.
+    /// The tools as listed, each with whether it is strict: the toolkit's,
+    /// and `operations_get` when some of them are long-running.
     fn listed(&self) -> Result<Vec<(rmcp::model::Tool, bool)>, ToolkitError> {
+        Ok(self.listed_with_long_running()?.0)
+    }
+
+    /// [`listed`](Self::listed), and the names of the long-running tools.
+    fn listed_with_long_running(&self) -> Result<(Listed, Vec<String>), ToolkitError> {
         let list = |toolkit: &Toolkit| {
-            toolkit
+            let mut listed: Listed = toolkit
                 .tools()
                 .iter()
                 .map(|t| {
@@ -1183,7 +1198,17 @@ impl McpServer {
                     }
                     (listed, t.is_strict())
                 })
-                .collect()
+                .collect();
+            let long_running: Vec<String> = toolkit
+                .tools()
+                .iter()
+                .filter(|t| matches!(t.long_running(), Some(Ok(_))))
+                .map(|t| t.name().to_owned())
+                .collect();
+            if !long_running.is_empty() {
+                listed.push((tasks::operations_get_tool(&long_running), false));
+            }
+            (listed, long_running)
         };
         match &self.source {
             Source::Fixed(toolkit) => Ok(list(toolkit)),
@@ -1214,7 +1239,15 @@ impl McpServer {
 
     /// Checks the toolkit once and freezes what every session shares.
     fn prepare(self, oauth: handler::Guard) -> Result<Arc<Shared>, ServeError> {
-        let listed = self.listed()?;
+        let (listed, long_running) = self.listed_with_long_running()?;
+        if let Some(clash) = long_running.first().and_then(|_| {
+            listed
+                .iter()
+                .filter(|(t, _)| t.name == tasks::OPERATIONS_GET)
+                .nth(1)
+        }) {
+            return Err(ServeError::OperationsToolName(clash.0.name.to_string()));
+        }
         // Every rendering `ai_tools!` and the toolkit check is the exact
         // host's; the host's own is checked here, once, before serving.
         for (tool, strict) in &listed {
@@ -1249,6 +1282,17 @@ impl McpServer {
         };
         #[cfg(not(feature = "tool-search"))]
         let capabilities = ServerCapabilities::builder().enable_tools().build();
+        // Long-running tools' calls become tasks for clients that take them.
+        let mut capabilities = capabilities;
+        if !long_running.is_empty() {
+            capabilities
+                .extensions
+                .get_or_insert_with(Default::default)
+                .insert(
+                    rmcp::model::TASKS_EXTENSION_ID.to_owned(),
+                    rmcp::model::JsonObject::new(),
+                );
+        }
         let mut config = ServerConfig::new(capabilities)
             .with_server_info(self.info)
             .with_protocol_version(MAX_PROTOCOL_VERSION);
@@ -1266,6 +1310,7 @@ impl McpServer {
             call_options: self.call_options,
             calls: self.calls,
             oauth,
+            long_running: (!long_running.is_empty()).then_some(long_running),
             #[cfg(feature = "tool-search")]
             catalog,
         }))

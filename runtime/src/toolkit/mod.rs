@@ -2,6 +2,8 @@
 //! ones, one alias namespace, one `execute`.
 
 pub mod deferred;
+#[cfg(feature = "mcp")]
+mod operations;
 #[cfg(feature = "tool-search")]
 pub mod search;
 
@@ -39,6 +41,10 @@ trait GeneratedSource: Send + Sync + 'static {
         args: Arguments<'a>,
         options: &'a CallOptions,
     ) -> BoxFuture<'a, ToolResult>;
+    /// Long-running methods (`google.longrunning`), for the MCP server's
+    /// tasks: see `executor/operations.rs`.
+    #[cfg(feature = "mcp")]
+    fn operations(&self) -> &dyn operations::Operations;
 }
 
 impl<T: Transport> GeneratedSource for ProtoExecutor<T> {
@@ -65,6 +71,11 @@ impl<T: Transport> GeneratedSource for ProtoExecutor<T> {
         options: &'a CallOptions,
     ) -> BoxFuture<'a, ToolResult> {
         Box::pin(ProtoExecutor::run(self, tool, args, options))
+    }
+
+    #[cfg(feature = "mcp")]
+    fn operations(&self) -> &dyn operations::Operations {
+        self
     }
 }
 

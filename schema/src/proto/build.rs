@@ -71,7 +71,7 @@ impl Annotations {
             response: response.full_name().to_owned(),
             parameters: self.root_schema(&request, recursive),
             request_aliases: self.aliases(&request),
-            response_aliases: self.aliases(&response),
+            response_aliases: self.response_aliases(method),
             output_prefix: self.output_prefix(&response),
             // Checked against the parameters by the caller.
             examples: Vec::new(),
@@ -79,8 +79,28 @@ impl Annotations {
     }
 
     fn aliases(&self, root: &MessageDescriptor) -> Vec<FieldAlias> {
+        self.aliases_of(std::slice::from_ref(root))
+    }
+
+    /// The aliases of what a method answers: its response's, and for a
+    /// long-running method also those of the types its operation packs
+    /// (`operation_info`), which the executor writes when the operation
+    /// is done.
+    fn response_aliases(&self, method: &MethodDescriptor) -> Vec<FieldAlias> {
+        let mut roots = vec![method.output()];
+        if let Some(Ok(operation)) = super::long_running::long_running(method) {
+            roots.push(operation.response);
+            roots.extend(operation.metadata);
+        }
+        self.aliases_of(&roots)
+    }
+
+    fn aliases_of(&self, roots: &[MessageDescriptor]) -> Vec<FieldAlias> {
         let mut messages = Vec::new();
-        reachable(root, &mut HashSet::new(), &mut messages);
+        let mut visited = HashSet::new();
+        for root in roots {
+            reachable(root, &mut visited, &mut messages);
+        }
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for message in messages {

@@ -89,6 +89,7 @@ mod bounds;
 mod build;
 mod fields;
 mod graph;
+mod long_running;
 mod source;
 mod well_known;
 
@@ -99,6 +100,9 @@ mod tests;
 pub use annotations::MAX_TOOL_TIMEOUT;
 pub use bounds::{MAX_NESTING_DEPTH, MAX_SPELLED_OUT_FIELDS};
 pub use build::is_choice;
+pub use long_running::{
+    LongRunning, OPERATION, OPERATION_INFO_EXTENSION, OPERATIONS_SERVICE, long_running,
+};
 pub use source::{leading_comment, method_diagnostic};
 
 // For `overlay`, which writes these annotations from outside the proto.

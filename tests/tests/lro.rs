@@ -1,0 +1,451 @@
+//! Long-running operations served as MCP tasks, against a real tonic
+//! backend that implements a long-running method
+//! (`proto/lro/v1/reports.proto`) and `google.longrunning.Operations` with
+//! real delays, behind a real `McpServer` on loopback over streamable HTTP.
+//!
+//! - A task-capable client, the official TypeScript client
+//!   (`@modelcontextprotocol/client`, `tests/node/tasks_host.mjs`), declares
+//!   the tasks extension at `initialize`: a call becomes a task, `tasks/get`
+//!   polls it until the unpacked, aliased report (or the failed operation's
+//!   error result) is its result, `tasks/cancel` reaches the backend's
+//!   `CancelOperation`, and the task id is refused in another session.
+//! - A client without tasks, the official Python SDK
+//!   (`tests/lro/operations_get.py`), gets the operation as JSON and
+//!   follows it with `operations_get`.
+//!
+//! Both need their runtime (Node.js 20+, `AI_TOOLS_NODE`; the Python venv
+//! with `mcp`, `AI_TOOLS_PYTHON`): without one its test is skipped, saying
+//! so, unless `AI_TOOLS_REQUIRE_NODE` / `AI_TOOLS_REQUIRE_MCP` is set.
+#![cfg(feature = "mcp")]
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use ai_tools::Toolkit;
+use ai_tools::mcp::{McpServer, ServeError};
+use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+use ai_tools::transport::TonicTransport;
+use ai_tools_tests::serve_router;
+use ai_tools_tests::support::{node_at_least, node_required};
+use tonic::{Request, Response, Status};
+
+/// The code tonic generates for `reports.proto` and the googleapis packages
+/// it brings (servers only).
+#[allow(clippy::all, missing_docs, dead_code)]
+mod pb {
+    pub mod lro {
+        pub mod v1 {
+            include!(concat!(env!("OUT_DIR"), "/lro/lro.v1.rs"));
+        }
+    }
+    pub mod google {
+        pub mod longrunning {
+            include!(concat!(env!("OUT_DIR"), "/lro/google.longrunning.rs"));
+        }
+        pub mod rpc {
+            include!(concat!(env!("OUT_DIR"), "/lro/google.rpc.rs"));
+        }
+    }
+}
+
+use pb::google::longrunning::operations_server::{Operations, OperationsServer};
+use pb::google::longrunning::{
+    CancelOperationRequest, DeleteOperationRequest, GetOperationRequest, ListOperationsRequest,
+    ListOperationsResponse, Operation, WaitOperationRequest, operation,
+};
+use pb::lro::v1::reports_service_server::{ReportsService, ReportsServiceServer};
+use pb::lro::v1::{BuildProgress, BuildReportRequest, Report};
+
+/// The header the server forwards, and the backend records on every call.
+const TENANT: &str = "x-tenant";
+
+/// What a report's row count is: past 2^53, so protojson writes it as a
+/// string of digits.
+const ROWS: i64 = 9_007_199_254_740_993;
+
+/// The MCP clients' time limit.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// One build the backend is running or ran.
+struct Build {
+    title: String,
+    started: Instant,
+    work: Duration,
+    fail: bool,
+    cancelled: bool,
+    report_id: String,
+}
+
+/// What the backend saw, for the test's assertions at the service.
+#[derive(Default)]
+struct Seen {
+    builds: HashMap<String, Build>,
+    /// The operation of each `CancelOperation`, in order.
+    cancels: Vec<String>,
+    /// Each Operations call: method and the tenant header it carried.
+    operations_calls: Vec<(&'static str, Option<String>)>,
+}
+
+#[derive(Clone, Default)]
+struct Backend {
+    seen: Arc<Mutex<Seen>>,
+}
+
+fn any<M: prost::Message>(message: &M, full_name: &str) -> prost_types::Any {
+    prost_types::Any {
+        type_url: format!("type.googleapis.com/{full_name}"),
+        value: message.encode_to_vec(),
+    }
+}
+
+fn tenant<T>(request: &Request<T>) -> Option<String> {
+    request
+        .metadata()
+        .get(TENANT)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+impl Backend {
+    fn operation(&self, name: &str) -> Result<Operation, Status> {
+        let seen = self.seen.lock().unwrap();
+        let build = seen
+            .builds
+            .get(name)
+            .ok_or_else(|| Status::not_found(format!("no operation {name}")))?;
+        let elapsed = build.started.elapsed();
+        let percent = (elapsed.as_millis() * 100 / build.work.as_millis().max(1)).min(100);
+        let mut op = Operation {
+            name: name.to_owned(),
+            metadata: Some(any(
+                &BuildProgress {
+                    percent: percent as u32,
+                },
+                "lro.v1.BuildProgress",
+            )),
+            done: false,
+            result: None,
+        };
+        if build.cancelled {
+            op.done = true;
+            op.result = Some(operation::Result::Error(pb::google::rpc::Status {
+                code: tonic::Code::Cancelled as i32,
+                message: format!("the build of {} was cancelled", build.title),
+                details: vec![],
+            }));
+        } else if elapsed >= build.work {
+            op.done = true;
+            op.result = Some(if build.fail {
+                operation::Result::Error(pb::google::rpc::Status {
+                    code: tonic::Code::FailedPrecondition as i32,
+                    message: format!("the dataset of {} has no rows", build.title),
+                    details: vec![],
+                })
+            } else {
+                operation::Result::Response(any(
+                    &Report {
+                        id: build.report_id.clone(),
+                        title: build.title.clone(),
+                        rows: ROWS,
+                    },
+                    "lro.v1.Report",
+                ))
+            });
+        }
+        Ok(op)
+    }
+}
+
+#[tonic::async_trait]
+impl ReportsService for Backend {
+    async fn build_report(
+        &self,
+        request: Request<BuildReportRequest>,
+    ) -> Result<Response<Operation>, Status> {
+        let request = request.into_inner();
+        let name = {
+            let mut seen = self.seen.lock().unwrap();
+            let n = seen.builds.len() + 1;
+            let name = format!("operations/build-{n}");
+            seen.builds.insert(
+                name.clone(),
+                Build {
+                    title: request.title,
+                    started: Instant::now(),
+                    work: Duration::from_millis(u64::from(request.work_ms.min(60_000))),
+                    fail: request.fail,
+                    cancelled: false,
+                    report_id: format!("7b0c3f1e-5d2a-4c8b-9e6f-{n:012x}"),
+                },
+            );
+            name
+        };
+        self.operation(&name).map(Response::new)
+    }
+}
+
+#[tonic::async_trait]
+impl Operations for Backend {
+    async fn list_operations(
+        &self,
+        _: Request<ListOperationsRequest>,
+    ) -> Result<Response<ListOperationsResponse>, Status> {
+        Err(Status::unimplemented("ListOperations"))
+    }
+
+    async fn get_operation(
+        &self,
+        request: Request<GetOperationRequest>,
+    ) -> Result<Response<Operation>, Status> {
+        let tenant = tenant(&request);
+        self.seen
+            .lock()
+            .unwrap()
+            .operations_calls
+            .push(("GetOperation", tenant));
+        self.operation(&request.into_inner().name)
+            .map(Response::new)
+    }
+
+    async fn delete_operation(
+        &self,
+        _: Request<DeleteOperationRequest>,
+    ) -> Result<Response<()>, Status> {
+        Err(Status::unimplemented("DeleteOperation"))
+    }
+
+    async fn cancel_operation(
+        &self,
+        request: Request<CancelOperationRequest>,
+    ) -> Result<Response<()>, Status> {
+        let tenant = tenant(&request);
+        let name = request.into_inner().name;
+        let mut seen = self.seen.lock().unwrap();
+        seen.operations_calls.push(("CancelOperation", tenant));
+        let build = seen
+            .builds
+            .get_mut(&name)
+            .ok_or_else(|| Status::not_found(format!("no operation {name}")))?;
+        build.cancelled = true;
+        seen.cancels.push(name);
+        Ok(Response::new(()))
+    }
+
+    async fn wait_operation(
+        &self,
+        _: Request<WaitOperationRequest>,
+    ) -> Result<Response<Operation>, Status> {
+        Err(Status::unimplemented("WaitOperation"))
+    }
+}
+
+/// The backend on loopback, with or without the Operations service.
+async fn start_backend(with_operations: bool) -> (Backend, ai_tools_tests::Server, SocketAddr) {
+    let backend = Backend::default();
+    let router =
+        tonic::transport::Server::builder().add_service(ReportsServiceServer::new(backend.clone()));
+    let router = if with_operations {
+        router.add_service(OperationsServer::new(backend.clone()))
+    } else {
+        router
+    };
+    let server = serve_router("127.0.0.1:0".parse().unwrap(), router)
+        .await
+        .expect("the backend starts");
+    let addr = server.addr;
+    (backend, server, addr)
+}
+
+fn tool_set() -> ToolSet {
+    ToolSet::from_descriptor_set(
+        include_bytes!(concat!(env!("OUT_DIR"), "/lro_descriptor.bin")),
+        &ToolSetOptions::default(),
+    )
+    .expect("the reports tools")
+}
+
+/// An MCP server of the reports tools over `backend`, one toolkit per
+/// session, forwarding [`TENANT`].
+fn mcp_server(backend: SocketAddr) -> McpServer {
+    let set = tool_set();
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{backend}"))
+        .expect("url")
+        .connect_lazy();
+    McpServer::new(move |aliases| {
+        Toolkit::builder()
+            .alias_manager(aliases.clone())
+            .generated(
+                set.executor_with_alias_manager(TonicTransport::new(channel.clone()), aliases),
+            )
+            .build()
+    })
+    .forward_headers([TENANT])
+    .expect("a forwardable header")
+    .with_server_info("lro", "1")
+}
+
+struct Running {
+    url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<Result<(), ServeError>>,
+}
+
+async fn serve(server: McpServer) -> Running {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(server.serve_http_until(listener, async {
+        let _ = stopped.await;
+    }));
+    Running { url, stop, serving }
+}
+
+impl Running {
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.serving).await;
+    }
+}
+
+/// Runs `program args` to its end within [`LIMIT`] on a blocking thread;
+/// its stdout, and whether it succeeded.
+async fn run(mut command: Command) -> (String, bool) {
+    tokio::task::spawn_blocking(move || {
+        let output = command.output().expect("the client starts");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        eprintln!("{stdout}\n{stderr}");
+        (stdout, output.status.success())
+    })
+    .await
+    .expect("the client thread")
+}
+
+/// The lines the client printed that failed a check.
+fn failures(stdout: &str) -> Vec<&str> {
+    stdout.lines().filter(|l| l.starts_with("FAIL")).collect()
+}
+
+fn skipped(reason: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {reason}");
+}
+
+fn tests_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn a_long_running_method_is_found_from_its_operation_info() {
+    let set = tool_set();
+    let pool = set.executor(ai_tools::transport::InProcessTransport::new());
+    let method = pool
+        .pool()
+        .get_service_by_name("lro.v1.ReportsService")
+        .unwrap()
+        .methods()
+        .next()
+        .unwrap();
+    let found = ai_tools::schema::proto::long_running(&method)
+        .unwrap()
+        .unwrap();
+    // `Report` and `BuildProgress` are bare names: the method's package's.
+    assert_eq!(found.response.full_name(), "lro.v1.Report");
+    assert_eq!(found.metadata.unwrap().full_name(), "lro.v1.BuildProgress");
+    // GetOperation returns an Operation but carries no operation_info.
+    let get = pool
+        .pool()
+        .get_service_by_name("google.longrunning.Operations")
+        .unwrap()
+        .methods()
+        .find(|m| m.name() == "GetOperation")
+        .unwrap();
+    assert!(ai_tools::schema::proto::long_running(&get).is_none());
+    // The report's id is aliased when the finished operation is written.
+    let tool = set.tools()[0];
+    assert!(
+        tool.response_aliases
+            .iter()
+            .any(|a| a.message == "lro.v1.Report" && a.field == "id" && a.prefix == "report")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_lists_operations_get_and_advertises_tasks_only_for_long_running_tools() {
+    let (_, _backend, addr) = start_backend(true).await;
+    let tools = mcp_server(addr).tools().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["reports_build", "operations_get"]);
+    // A server of no long-running tool lists no operations_get.
+    let plain = McpServer::new(|aliases| {
+        Toolkit::builder()
+            .alias_manager(aliases.clone())
+            .generated(ai_tools_tests::tools::links::Executor::with_alias_manager(
+                ai_tools::transport::InProcessTransport::new(),
+                aliases,
+            ))
+            .build()
+    });
+    assert!(
+        plain
+            .tools()
+            .unwrap()
+            .iter()
+            .all(|t| t.name != ai_tools::mcp::OPERATIONS_GET)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_capable_client_follows_a_build_as_a_task() {
+    let node = match node_at_least(20) {
+        Ok(node) => node,
+        Err(why) if !node_required() => return skipped(&why),
+        Err(why) => panic!("{why}"),
+    };
+    let (backend, _server, addr) = start_backend(true).await;
+    let running = serve(mcp_server(addr)).await;
+    let mut command = Command::new(node);
+    command
+        .arg(tests_dir().join("node/tasks_host.mjs"))
+        .arg(&running.url);
+    let (stdout, success) = tokio::time::timeout(LIMIT, run(command))
+        .await
+        .expect("the client ends in time");
+    running.stop().await;
+    assert!(failures(&stdout).is_empty(), "{:?}", failures(&stdout));
+    assert!(success, "the client failed:\n{stdout}");
+    assert!(stdout.contains("passed, 0 failed"), "{stdout}");
+
+    let seen = backend.seen.lock().unwrap();
+    // tasks/cancel reached CancelOperation, for the build it named.
+    let long = seen
+        .builds
+        .iter()
+        .find(|(_, b)| b.title == "long")
+        .map(|(name, _)| name.clone())
+        .expect("the long build started");
+    assert_eq!(seen.cancels, [long]);
+    // Every poll and cancel carried the caller's forwarded header, as a
+    // call of the tool does.
+    assert!(
+        seen.operations_calls
+            .iter()
+            .any(|(method, _)| *method == "GetOperation")
+    );
+    for (method, tenant) in &seen.operations_calls {
+        assert_eq!(tenant.as_deref(), Some("acme"), "{method}");
+    }
+    // Polled until done, not answered at once: the first build ran its
+    // course at the backend.
+    let first = seen
+        .builds
+        .get("operations/build-1")
+        .expect("a first build");
+    assert!(first.started.elapsed() >= first.work);
+}
