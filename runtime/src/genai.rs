@@ -30,11 +30,17 @@
 //! | Anthropic | [`Dialect::Anthropic`] | the tool's `strict`, within Anthropic's per-request budgets (as [`Toolkit::to_anthropic`]) |
 //! | Gemini | [`Dialect::GeminiJsonSchema`] ([`Dialect::Gemini`] is rendered as it: genai sends `parametersJsonSchema`) | unset (Gemini has none) |
 //!
+//! The adapters that front several providers (Vertex, Bedrock, OpenRouter,
+//! GitHub Copilot) and Cohere's have not been checked here; they carry the
+//! schema to the provider behind them, so start from that provider's
+//! dialect.
+//!
 //! These are the renderings `ai_tools!` checked against each provider's
 //! rules. genai rewrites a strict tool's schema for OpenAI and Anthropic
 //! (`genai::chat::sanitize_json_schema`); on these renderings that changes
-//! nothing, because they already are the strict subsets (the crate's tests
-//! hold it). Anthropic's `input_examples` are not sent: genai's `Tool` has
+//! nothing, because they already are the strict subsets
+//! (`tests/tests/genai.rs` holds it over every strict tool of the test
+//! corpora). Anthropic's `input_examples` are not sent: genai's `Tool` has
 //! no field for them.
 //!
 //! # Errors
