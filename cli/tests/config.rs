@@ -1079,3 +1079,18 @@ fn the_config_file_may_be_named_by_its_variable() {
         "{stderr}"
     );
 }
+
+/// One environment may serve both commands: `tools` does not read the
+/// variables of `mcp`'s flags, which it does not have.
+#[test]
+fn a_variable_of_the_other_commands_flag_is_not_read() {
+    let output = ai_tools(
+        &["tools", "--proto", LINKS_PROTO],
+        &[
+            ("AI_TOOLS_HTTP", "0.0.0.0:8080"),
+            ("AI_TOOLS_STDIO", "true"),
+            ("AI_TOOLS_MAX_SESSIONS", "0"),
+        ],
+    );
+    assert_eq!(names(&output), ALL_TOOLS);
+}
