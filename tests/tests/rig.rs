@@ -472,3 +472,53 @@ async fn bag_of_words_index(
     InMemoryVectorStore::from_documents_with_id_f(embedded, |tool| tool.name.clone())
         .index(embedder)
 }
+
+#[tokio::test]
+async fn each_conversation_is_offered_its_own_toolkit_s_tools() {
+    // A factory that builds a read-only toolkit every other time: what a
+    // conversation is offered follows its toolkit, though definitions are
+    // shared between conversations whose toolkits hold the same tools.
+    let backend = LinksBackend::with_links(0);
+    let server = serve(backend).await.expect("bind loopback");
+    let sessions = Arc::new(Sessions::new(
+        TonicTransport::new(server.channel().expect("url")),
+        Duration::from_secs(60),
+    ));
+    let transport = sessions.transport().clone();
+    let built = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let tools = RigTools::new(sessions, move |aliases| {
+        let read_only = built.fetch_add(1, std::sync::atomic::Ordering::SeqCst) % 2 == 1;
+        Toolkit::builder()
+            .alias_manager(aliases.clone())
+            .generated(links::Executor::with_alias_manager(
+                transport.clone(),
+                aliases,
+            ))
+            .read_only(read_only)
+            .build()
+    });
+    let names = |tools: &ConversationTools| -> Vec<String> {
+        tools
+            .dynamic_tools()
+            .iter()
+            .map(|t| t.name().to_string())
+            .collect()
+    };
+    for (id, read_only) in [("a", false), ("b", true), ("c", false), ("d", true)] {
+        let conversation = tools.conversation(id).unwrap();
+        let expected: Vec<String> = conversation
+            .toolkit()
+            .tools()
+            .iter()
+            .map(|t| t.name().to_owned())
+            .collect();
+        assert_eq!(expected.len() < 5, read_only, "{id}: {expected:?}");
+        assert_eq!(names(&conversation), expected, "{id}");
+        let schemas: Vec<String> = conversation
+            .tool_schemas()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(schemas, expected, "{id}");
+    }
+}
