@@ -4,7 +4,10 @@
 // `reports_build` tool starts a long-running operation. Run by
 // tests/tests/lro.rs:
 //
-//   node tasks_host.mjs http://127.0.0.1:PORT/mcp
+//   node tasks_host.mjs http://127.0.0.1:PORT/mcp http://127.0.0.1:PORT2/mcp
+//
+// The second server has the same tool over a backend without
+// `google.longrunning.Operations`.
 //
 // The client has no typed surface for SEP-2663 tasks (its docs: task
 // methods have "no SDK runtime"); it sends `tools/call`, `tasks/get` and
@@ -195,8 +198,32 @@ async function main() {
     return refused.message;
   });
 
+  await check('a call the executor refuses is answered at once, not as a task', async () => {
+    const result = await call(client, 'reports_build', { title: 'Q3', pages: 3 });
+    assert(result.taskId === undefined, `a task: ${JSON.stringify(result)}`);
+    assert(result.isError === true, `not an error: ${JSON.stringify(result)}`);
+    assert(/pages/.test(text(result)), text(result));
+    return text(result);
+  });
+
+  const bare = await connect(process.argv[3]);
+  await check('a backend without the Operations service: tasks/get says so', async () => {
+    const task = await call(bare, 'reports_build', { title: 'bare', work_ms: 100 });
+    assert(task.status === 'working', `status ${task.status}`);
+    let refused;
+    try {
+      await get(bare, task.taskId);
+    } catch (error) {
+      refused = error;
+    }
+    assert(refused?.code === -32602, `code ${refused?.code}: ${refused?.message}`);
+    assert(/does not implement google\.longrunning\.Operations/.test(refused.message), refused.message);
+    return refused.message;
+  });
+
   await client.close();
   await other.close();
+  await bare.close();
   const failed = results.filter((ok) => !ok).length;
   console.log(`${results.length - failed} passed, ${failed} failed`);
   process.exit(failed === 0 ? 0 : 1);

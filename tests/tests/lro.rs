@@ -27,10 +27,11 @@ use std::time::{Duration, Instant};
 
 use ai_tools::Toolkit;
 use ai_tools::mcp::{McpServer, ServeError};
+use ai_tools::schema::overlay::Overlay;
 use ai_tools::tool_set::{ToolSet, ToolSetOptions};
 use ai_tools::transport::TonicTransport;
 use ai_tools_tests::serve_router;
-use ai_tools_tests::support::{node_at_least, node_required};
+use ai_tools_tests::support::{node_at_least, node_required, python_importing};
 use tonic::{Request, Response, Status};
 
 /// The code tonic generates for `reports.proto` and the googleapis packages
@@ -86,8 +87,9 @@ struct Seen {
     builds: HashMap<String, Build>,
     /// The operation of each `CancelOperation`, in order.
     cancels: Vec<String>,
-    /// Each Operations call: method and the tenant header it carried.
-    operations_calls: Vec<(&'static str, Option<String>)>,
+    /// Each Operations call: method, operation and the tenant header it
+    /// carried.
+    operations_calls: Vec<(&'static str, String, Option<String>)>,
 }
 
 #[derive(Clone, Default)]
@@ -170,7 +172,8 @@ impl ReportsService for Backend {
         let name = {
             let mut seen = self.seen.lock().unwrap();
             let n = seen.builds.len() + 1;
-            let name = format!("operations/build-{n}");
+            // A UUID, which an overlay may give an alias prefix.
+            let name = format!("0c4e6a1d-3b2f-4d5e-8f70-{n:012x}");
             seen.builds.insert(
                 name.clone(),
                 Build {
@@ -202,13 +205,13 @@ impl Operations for Backend {
         request: Request<GetOperationRequest>,
     ) -> Result<Response<Operation>, Status> {
         let tenant = tenant(&request);
+        let name = request.into_inner().name;
         self.seen
             .lock()
             .unwrap()
             .operations_calls
-            .push(("GetOperation", tenant));
-        self.operation(&request.into_inner().name)
-            .map(Response::new)
+            .push(("GetOperation", name.clone(), tenant));
+        self.operation(&name).map(Response::new)
     }
 
     async fn delete_operation(
@@ -225,7 +228,8 @@ impl Operations for Backend {
         let tenant = tenant(&request);
         let name = request.into_inner().name;
         let mut seen = self.seen.lock().unwrap();
-        seen.operations_calls.push(("CancelOperation", tenant));
+        seen.operations_calls
+            .push(("CancelOperation", name.clone(), tenant));
         let build = seen
             .builds
             .get_mut(&name)
@@ -268,10 +272,41 @@ fn tool_set() -> ToolSet {
     .expect("the reports tools")
 }
 
+/// The operation of the build titled `title`.
+fn name_of(seen: &Seen, title: &str) -> String {
+    seen.builds
+        .iter()
+        .find(|(_, b)| b.title == title)
+        .map(|(name, _)| name.clone())
+        .unwrap_or_else(|| panic!("no build titled {title}"))
+}
+
+fn build_titled<'s>(seen: &'s Seen, title: &str) -> &'s Build {
+    &seen.builds[&name_of(seen, title)]
+}
+
 /// An MCP server of the reports tools over `backend`, one toolkit per
 /// session, forwarding [`TENANT`].
 fn mcp_server(backend: SocketAddr) -> McpServer {
-    let set = tool_set();
+    mcp_server_of(tool_set(), backend)
+}
+
+/// The reports tools with an overlay that gives an operation's name the
+/// alias prefix `operation`.
+fn tool_set_with_operation_aliases() -> ToolSet {
+    let overlay = Overlay::parse(
+        "operations.toml",
+        "[fields.\"google.longrunning.Operation.name\"]\nalias_prefix = \"operation\"\n",
+    )
+    .expect("an overlay");
+    ToolSet::from_descriptor_set(
+        include_bytes!(concat!(env!("OUT_DIR"), "/lro_descriptor.bin")),
+        &ToolSetOptions::default().overlay(overlay),
+    )
+    .expect("the reports tools, overlaid")
+}
+
+fn mcp_server_of(set: ToolSet, backend: SocketAddr) -> McpServer {
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{backend}"))
         .expect("url")
         .connect_lazy();
@@ -410,42 +445,85 @@ async fn a_task_capable_client_follows_a_build_as_a_task() {
     };
     let (backend, _server, addr) = start_backend(true).await;
     let running = serve(mcp_server(addr)).await;
+    // A backend that serves the method but not google.longrunning.Operations.
+    let (_, _bare_server, bare_addr) = start_backend(false).await;
+    let bare = serve(mcp_server(bare_addr)).await;
     let mut command = Command::new(node);
     command
         .arg(tests_dir().join("node/tasks_host.mjs"))
-        .arg(&running.url);
+        .arg(&running.url)
+        .arg(&bare.url);
     let (stdout, success) = tokio::time::timeout(LIMIT, run(command))
         .await
         .expect("the client ends in time");
     running.stop().await;
+    bare.stop().await;
     assert!(failures(&stdout).is_empty(), "{:?}", failures(&stdout));
     assert!(success, "the client failed:\n{stdout}");
     assert!(stdout.contains("passed, 0 failed"), "{stdout}");
 
     let seen = backend.seen.lock().unwrap();
     // tasks/cancel reached CancelOperation, for the build it named.
-    let long = seen
-        .builds
-        .iter()
-        .find(|(_, b)| b.title == "long")
-        .map(|(name, _)| name.clone())
-        .expect("the long build started");
+    let long = name_of(&seen, "long");
     assert_eq!(seen.cancels, [long]);
     // Every poll and cancel carried the caller's forwarded header, as a
     // call of the tool does.
     assert!(
         seen.operations_calls
             .iter()
-            .any(|(method, _)| *method == "GetOperation")
+            .any(|(method, _, _)| *method == "GetOperation")
     );
-    for (method, tenant) in &seen.operations_calls {
+    for (method, name, tenant) in &seen.operations_calls {
         assert_eq!(tenant.as_deref(), Some("acme"), "{method}");
+        assert!(seen.builds.contains_key(name), "{method} of {name}");
     }
     // Polled until done, not answered at once: the first build ran its
     // course at the backend.
-    let first = seen
-        .builds
-        .get("operations/build-1")
-        .expect("a first build");
+    let first = build_titled(&seen, "Q3");
     assert!(first.started.elapsed() >= first.work);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_tasks_follows_a_build_with_operations_get() {
+    let python = match python_importing("mcp") {
+        Ok(python) => python,
+        Err(why) if std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none() => return skipped(&why),
+        Err(why) => panic!("{why}"),
+    };
+    let (backend, _server, addr) = start_backend(true).await;
+    let running = serve(mcp_server_of(tool_set_with_operation_aliases(), addr)).await;
+    // A backend that serves the method but not google.longrunning.Operations.
+    let (_, _bare_server, bare_addr) = start_backend(false).await;
+    let bare = serve(mcp_server(bare_addr)).await;
+    let mut command = Command::new(python);
+    command
+        .arg(tests_dir().join("lro/operations_get.py"))
+        .arg(&running.url)
+        .arg(&bare.url);
+    let (stdout, success) = tokio::time::timeout(LIMIT, run(command))
+        .await
+        .expect("the client ends in time");
+    running.stop().await;
+    bare.stop().await;
+    assert!(failures(&stdout).is_empty(), "{:?}", failures(&stdout));
+    assert!(success, "the client failed:\n{stdout}");
+    assert!(stdout.contains("passed, 0 failed"), "{stdout}");
+
+    let seen = backend.seen.lock().unwrap();
+    // `operations_get` resolved the alias the call gave out: the backend
+    // was asked for the operation itself, never for its alias.
+    let q4 = name_of(&seen, "Q4");
+    let asked: Vec<&str> = seen
+        .operations_calls
+        .iter()
+        .map(|(_, name, _)| name.as_str())
+        .collect();
+    assert!(asked.contains(&q4.as_str()), "{asked:?}");
+    assert!(
+        asked.iter().all(|name| !name.starts_with("operation-")),
+        "{asked:?}"
+    );
+    assert!(seen.cancels.is_empty());
+    let built = build_titled(&seen, "Q4");
+    assert!(built.started.elapsed() >= built.work);
 }

@@ -337,7 +337,9 @@ impl ServerHandler for Handler {
             }
         }
         let (scope_key, toolkit) = self.scoped_toolkit(&context)?;
-        if request.name == super::tasks::OPERATIONS_GET && self.state.shared.long_running.is_some()
+        if request.name == super::tasks::OPERATIONS_GET
+            && self.state.shared.long_running.is_some()
+            && toolkit.get(&request.name).is_none()
         {
             let result = self
                 .operations_get(
@@ -640,10 +642,39 @@ impl Handler {
             Ok(options) => options,
             Err(refused) => return refused,
         };
-        // An alias the conversation gave out stands for its id.
+        // An alias of an operation's name (an overlay or the proto gives
+        // `Operation.name` a prefix) stands for the name the conversation
+        // was given; one it was never given is refused, as any call refuses
+        // an invented alias, rather than sent to the service.
         let aliases = toolkit.alias_manager();
-        let _ = aliases.fetch_text(&name).await;
-        let operation = aliases.resolve(&name).unwrap_or_else(|| name.clone());
+        let prefix = tool.agent_tool().and_then(|agent| {
+            agent
+                .response_aliases
+                .iter()
+                .find(|a| a.message == ai_tools_schema::proto::OPERATION && a.field == "name")
+                .map(|a| a.prefix)
+        });
+        let operation = match (prefix, ai_tools_schema::names::split_alias(&name)) {
+            (Some(prefix), Some((given, _))) if given == prefix => {
+                let _ = aliases.fetch_text(&name).await;
+                match aliases.resolve(&name) {
+                    Some(operation) => operation,
+                    None => {
+                        let known = aliases.aliases_of(prefix);
+                        return ToolResult::error(format!(
+                            "{OPERATIONS_GET}: `{}` is not an operation this conversation was given; {}",
+                            ai_tools_schema::inbound::shorten(&name),
+                            if known.is_empty() {
+                                format!("start one with {tool_name} first")
+                            } else {
+                                format!("the ones given are: {}", known.join(", "))
+                            }
+                        ));
+                    }
+                }
+            }
+            _ => name.clone(),
+        };
         match toolkit.poll_operation(tool, &operation, &options).await {
             Ok(OperationState::Running { metadata }) => {
                 let metadata = metadata

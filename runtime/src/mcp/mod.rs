@@ -412,10 +412,6 @@ pub enum ServeError {
         "tool `{0}` has the name of a meta-tool of tool search (search_tools, enable_toolset, call_tool); rename it, or serve without tool search"
     )]
     MetaToolName(String),
-    /// A tool is named `operations_get`, the tool the server lists beside
-    /// long-running tools ([`OPERATIONS_GET`]).
-    #[error("tool `{0}` has the name of the tool that polls long-running operations; rename it")]
-    OperationsToolName(String),
 }
 
 /// The tools as listed, each with whether it is strict.
@@ -1205,7 +1201,10 @@ impl McpServer {
                 .filter(|t| matches!(t.long_running(), Some(Ok(_))))
                 .map(|t| t.name().to_owned())
                 .collect();
-            if !long_running.is_empty() {
+            // A toolkit's own `operations_get` (an overlay may make
+            // GetOperation one) is served in place of the generated one.
+            let own = toolkit.get(tasks::OPERATIONS_GET).is_some();
+            if !long_running.is_empty() && !own {
                 listed.push((tasks::operations_get_tool(&long_running), false));
             }
             (listed, long_running)
@@ -1240,14 +1239,6 @@ impl McpServer {
     /// Checks the toolkit once and freezes what every session shares.
     fn prepare(self, oauth: handler::Guard) -> Result<Arc<Shared>, ServeError> {
         let (listed, long_running) = self.listed_with_long_running()?;
-        if let Some(clash) = long_running.first().and_then(|_| {
-            listed
-                .iter()
-                .filter(|(t, _)| t.name == tasks::OPERATIONS_GET)
-                .nth(1)
-        }) {
-            return Err(ServeError::OperationsToolName(clash.0.name.to_string()));
-        }
         // Every rendering `ai_tools!` and the toolkit check is the exact
         // host's; the host's own is checked here, once, before serving.
         for (tool, strict) in &listed {
