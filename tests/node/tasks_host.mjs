@@ -4,10 +4,11 @@
 // `reports_build` tool starts a long-running operation. Run by
 // tests/tests/lro.rs:
 //
-//   node tasks_host.mjs http://127.0.0.1:PORT/mcp http://127.0.0.1:PORT2/mcp
+//   node tasks_host.mjs URL BARE_URL UNTASKED_URL
 //
-// The second server has the same tool over a backend without
-// `google.longrunning.Operations`.
+// BARE_URL serves the same tool over a backend without
+// `google.longrunning.Operations`; UNTASKED_URL over the first backend, with
+// tasks turned off (`McpServer::with_tasks(false)`).
 //
 // The client has no typed surface for SEP-2663 tasks (its docs: task
 // methods have "no SDK runtime"); it sends `tools/call`, `tasks/get` and
@@ -221,9 +222,23 @@ async function main() {
     return refused.message;
   });
 
+  const untasked = await connect(process.argv[4]);
+  await check('a server with tasks off answers a task-capable client with the operation', async () => {
+    const caps = untasked.getServerCapabilities();
+    assert(caps?.extensions?.[TASKS] === undefined, `capabilities ${JSON.stringify(caps)}`);
+    const result = await call(untasked, 'reports_build', { title: 'plain', work_ms: 100 });
+    assert(result.taskId === undefined, `a task: ${JSON.stringify(result)}`);
+    const operation = JSON.parse(text(result));
+    assert(typeof operation.name === 'string' && operation.name.length > 0, text(result));
+    const { tools } = await untasked.listTools();
+    assert(tools.some((t) => t.name === 'operations_get'), 'no operations_get');
+    return operation;
+  });
+
   await client.close();
   await other.close();
   await bare.close();
+  await untasked.close();
   const failed = results.filter((ok) => !ok).length;
   console.log(`${results.length - failed} passed, ${failed} failed`);
   process.exit(failed === 0 ? 0 : 1);

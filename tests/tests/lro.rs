@@ -448,16 +448,19 @@ async fn a_task_capable_client_follows_a_build_as_a_task() {
     // A backend that serves the method but not google.longrunning.Operations.
     let (_, _bare_server, bare_addr) = start_backend(false).await;
     let bare = serve(mcp_server(bare_addr)).await;
+    let untasked = serve(mcp_server(addr).with_tasks(false)).await;
     let mut command = Command::new(node);
     command
         .arg(tests_dir().join("node/tasks_host.mjs"))
         .arg(&running.url)
-        .arg(&bare.url);
+        .arg(&bare.url)
+        .arg(&untasked.url);
     let (stdout, success) = tokio::time::timeout(LIMIT, run(command))
         .await
         .expect("the client ends in time");
     running.stop().await;
     bare.stop().await;
+    untasked.stop().await;
     assert!(failures(&stdout).is_empty(), "{:?}", failures(&stdout));
     assert!(success, "the client failed:\n{stdout}");
     assert!(stdout.contains("passed, 0 failed"), "{stdout}");

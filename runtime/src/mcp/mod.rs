@@ -468,6 +468,8 @@ pub struct McpServer {
     output_schemas: bool,
     /// The most bytes of an `outputSchema` listed.
     max_output_schema_bytes: usize,
+    /// Whether long-running tools' calls may become tasks.
+    tasks: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -551,6 +553,7 @@ impl McpServer {
             tool_search: None,
             output_schemas: false,
             max_output_schema_bytes: DEFAULT_MAX_OUTPUT_SCHEMA_BYTES,
+            tasks: true,
         }
     }
 
@@ -981,6 +984,27 @@ impl McpServer {
         self
     }
 
+    /// Whether a call of a long-running tool (one whose method returns
+    /// `google.longrunning.Operation` and names its types in
+    /// `operation_info`) becomes an MCP task for a client that declares the
+    /// tasks extension (default on; the server advertises the extension
+    /// only when it lists such a tool). Off, every client gets the
+    /// operation as the call's result and follows it with
+    /// [`OPERATIONS_GET`], as a client without tasks does either way. See
+    /// the README, "Long-running operations".
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_tasks(false);
+    /// # let _ = server;
+    /// ```
+    pub fn with_tasks(mut self, enabled: bool) -> Self {
+        self.tasks = enabled;
+        self
+    }
+
     /// The name and version the server reports in `initialize`
     /// (default `ai-tools` and this crate's version).
     ///
@@ -1275,7 +1299,7 @@ impl McpServer {
         let capabilities = ServerCapabilities::builder().enable_tools().build();
         // Long-running tools' calls become tasks for clients that take them.
         let mut capabilities = capabilities;
-        if !long_running.is_empty() {
+        if self.tasks && !long_running.is_empty() {
             capabilities
                 .extensions
                 .get_or_insert_with(Default::default)
