@@ -169,6 +169,30 @@
 //!   handler is cancelled, and nothing of the call is registered in the
 //!   conversation's aliases.
 //!
+//! # Long-running operations as tasks
+//!
+//! A tool whose method returns `google.longrunning.Operation` and names its
+//! types in `google.longrunning.operation_info` is long-running
+//! ([`ai_tools_schema::proto::long_running`]). Serving one, the server
+//! advertises the MCP tasks extension (`io.modelcontextprotocol/tasks`,
+//! through rmcp) unless [`McpServer::with_tasks`] turns it off:
+//!
+//! - a `tools/call` from a client that declares the extension (at
+//!   `initialize` or in the request's `_meta`) makes the gRPC call and
+//!   answers with a task; `tasks/get` calls
+//!   `google.longrunning.Operations/GetOperation` on the same backend, with
+//!   the options the tool's calls have (forwarded headers, claims,
+//!   deadline), and once the operation is done its result is the tool's:
+//!   the response unpacked from its `Any` and written as any answer is
+//!   (protojson, ids as aliases), or an error result with the operation's
+//!   status. `tasks/cancel` calls `CancelOperation`;
+//! - a task id works only in the scope (session or caller) it was given
+//!   in, and the server keeps no state for it: the operation lives at the
+//!   service;
+//! - every other client gets the operation itself as the call's result and
+//!   follows it with the tool [`OPERATIONS_GET`], listed beside the
+//!   long-running tools, which takes the operation's name or its alias.
+//!
 //! # Errors and shutdown
 //!
 //! Every failure of a call — bad arguments, an invented alias, a gRPC error,
