@@ -478,16 +478,26 @@ impl ConversationTools {
     /// `builder` with every tool, offered to the model on every request,
     /// and its conversation named with this conversation's id (the id rig's
     /// conversation memory keys its history by, when the agent has a
-    /// memory). For an API with more tools than a model should see at
-    /// once, see [`agent_retrieving`](Self::agent_retrieving).
+    /// memory). An empty id, whose aliases are thrown away with the tools,
+    /// names no conversation, so that no memory is shared under it either.
+    /// For an API with more tools than a model should see at once, see
+    /// [`agent_retrieving`](Self::agent_retrieving).
     ///
     /// # Examples
     ///
     /// See the [module docs](self).
     pub fn agent(&self, builder: AgentBuilder<NoToolConfig>) -> AgentBuilder<WithBuilderTools> {
-        builder
-            .conversation(self.conversation_id.as_str())
-            .dynamic_tools(self.dynamic_tools())
+        self.named(builder).dynamic_tools(self.dynamic_tools())
+    }
+
+    /// `builder` with its conversation named by this conversation's id,
+    /// unless it is empty (see [`agent`](Self::agent)).
+    fn named(&self, builder: AgentBuilder<NoToolConfig>) -> AgentBuilder<NoToolConfig> {
+        if self.conversation_id.is_empty() {
+            builder
+        } else {
+            builder.conversation(self.conversation_id.as_str())
+        }
     }
 
     /// `builder` with the tools chosen per request: the `sample` tools
@@ -512,8 +522,7 @@ impl ConversationTools {
         I: VectorStoreIndex<Filter = F> + 'static,
         F: DynamicSearchFilter + Send + Sync + 'static,
     {
-        builder
-            .conversation(self.conversation_id.as_str())
+        self.named(builder)
             .retrieved_tools(sample, index, self.tool_set())
     }
 

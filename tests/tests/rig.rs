@@ -522,3 +522,82 @@ async fn each_conversation_is_offered_its_own_toolkit_s_tools() {
         assert_eq!(schemas, expected, "{id}");
     }
 }
+
+#[tokio::test]
+async fn one_id_keys_both_rig_memory_and_the_aliases_across_turns() {
+    use rig_core::memory::{ConversationMemory, InMemoryConversationMemory};
+
+    let backend = LinksBackend::with_links(0);
+    let (_server, tools) = links_server(backend.clone()).await;
+    let memory = InMemoryConversationMemory::new();
+
+    // Turn 1: a fresh agent creates a link; rig keeps the turn in memory.
+    let (model, _) = Replay::model([
+        Turn::Call("links_create", json!({"destination": "https://a.example/"})),
+        Turn::Text("Created link-1."),
+    ]);
+    let agent = tools
+        .conversation("memory-1")
+        .unwrap()
+        .agent(AgentBuilder::new(model).memory(memory.clone()))
+        .build();
+    agent
+        .prompt("Shorten it.")
+        .max_turns(5)
+        .run()
+        .await
+        .unwrap();
+    let kept = memory.load(&"memory-1".into()).await.unwrap();
+    let mut texts = Vec::new();
+    strings(&serde_json::to_value(&kept).unwrap(), &mut texts);
+    assert!(
+        texts.iter().any(|t| t.contains(r#""id":"link-1""#)),
+        "{texts:?}"
+    );
+
+    // Turn 2: another agent of the same conversation reads that history,
+    // and the alias in it still resolves: the same id keys both.
+    let (model, replay) = Replay::model([
+        Turn::Call(
+            "links_update",
+            json!({"link_id": "link-1", "name": "second turn"}),
+        ),
+        Turn::Text("Renamed."),
+    ]);
+    let agent = tools
+        .conversation("memory-1")
+        .unwrap()
+        .agent(AgentBuilder::new(model).memory(memory.clone()))
+        .build();
+    agent.prompt("Rename it.").max_turns(5).run().await.unwrap();
+    let mut seen = Vec::new();
+    strings(
+        &serde_json::to_value(&replay.requests()[0].chat_history).unwrap(),
+        &mut seen,
+    );
+    assert!(
+        seen.iter().any(|t| t.contains("Created link-1.")),
+        "{seen:?}"
+    );
+    let created = backend.links()[0].id.clone();
+    let updates: Vec<_> = backend
+        .received()
+        .into_iter()
+        .filter_map(|r| match r {
+            Received::UpdateLink(u) => Some(u.link_id),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(updates, [created]);
+
+    // An empty id has a throwaway namespace, so it names no conversation
+    // and rig keeps no history under it for the next one to read.
+    let (model, _) = Replay::model([Turn::Text("ok")]);
+    let agent = tools
+        .conversation("")
+        .unwrap()
+        .agent(AgentBuilder::new(model).memory(memory.clone()))
+        .build();
+    agent.prompt("Hello.").max_turns(2).run().await.unwrap();
+    assert!(memory.load(&"".into()).await.unwrap().is_empty());
+}
