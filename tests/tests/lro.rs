@@ -12,6 +12,9 @@
 //! - A client without tasks, the official Python SDK
 //!   (`tests/lro/operations_get.py`), gets the operation as JSON and
 //!   follows it with `operations_get`.
+//! - A stateless caller (protocol 2026-07-28, raw JSON-RPC over HTTP, whose
+//!   scope is a header) declares tasks in a request's `_meta`, and its task
+//!   id is refused to another caller.
 //!
 //! Both need their runtime (Node.js 20+, `AI_TOOLS_NODE`; the Python venv
 //! with `mcp`, `AI_TOOLS_PYTHON`): without one its test is skipped, saying
@@ -529,4 +532,131 @@ async fn a_client_without_tasks_follows_a_build_with_operations_get() {
     assert!(seen.cancels.is_empty());
     let built = build_titled(&seen, "Q4");
     assert!(built.started.elapsed() >= built.work);
+}
+
+/// One stateless request (MCP 2026-07-28: no session) of `method` from
+/// `principal`, declaring the tasks extension or not; its JSON-RPC answer.
+async fn stateless(
+    addr: SocketAddr,
+    principal: &str,
+    method: &str,
+    name: &str,
+    params: serde_json::Value,
+    tasks: bool,
+) -> serde_json::Value {
+    use ai_tools_tests::http::{exchange, http_request};
+    let capabilities = if tasks {
+        serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
+    } else {
+        serde_json::json!({})
+    };
+    let mut params = params;
+    params["_meta"] = serde_json::json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    });
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+        .to_string();
+    let headers = [
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+        ("Mcp-Name", name),
+        ("x-principal", principal),
+        (TENANT, "acme"),
+    ];
+    let response = exchange(
+        addr,
+        &http_request("POST", "/mcp", &headers, &body),
+        Duration::from_secs(30),
+    )
+    .await;
+    let message = response.message();
+    // A JSON-RPC error may come with an HTTP error status; a result never.
+    if message.get("error").is_none() {
+        assert_eq!(response.status, 200, "{response:?}");
+    }
+    message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stateless_caller_declares_tasks_per_request_and_keeps_its_tasks() {
+    let (backend, _server, addr) = start_backend(true).await;
+    let server = mcp_server(addr)
+        .with_alias_scope_header("x-principal")
+        .unwrap();
+    let running = serve(server).await;
+    let mcp: SocketAddr = running
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let arguments = serde_json::json!({"name": "reports_build", "arguments": {"title": "stateless", "work_ms": 400}});
+
+    // Declared in this request's `_meta`: a task.
+    let started = stateless(
+        mcp,
+        "alice",
+        "tools/call",
+        "reports_build",
+        arguments.clone(),
+        true,
+    )
+    .await;
+    let task = &started["result"];
+    assert_eq!(task["resultType"], "task", "{started}");
+    assert_eq!(task["status"], "working", "{started}");
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    let params = serde_json::json!({ "taskId": id });
+
+    // Another caller is refused the id; the caller polls it to its end.
+    let stolen = stateless(mcp, "bob", "tasks/get", &id, params.clone(), true).await;
+    assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let done = loop {
+        let state = stateless(mcp, "alice", "tasks/get", &id, params.clone(), true).await;
+        let result = &state["result"];
+        if result["status"] != "working" {
+            break result.clone();
+        }
+        assert!(Instant::now() < deadline, "{state}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(done["status"], "completed", "{done}");
+    let written: serde_json::Value =
+        serde_json::from_str(done["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(written["title"], "stateless");
+    assert_eq!(
+        written["id"], "report-1",
+        "the caller's first report: {written}"
+    );
+
+    // tasks/get without the extension declared is refused by rmcp:
+    // missing required client capability.
+    let undeclared = stateless(mcp, "alice", "tasks/get", &id, params, false).await;
+    assert_eq!(undeclared["error"]["code"], -32021, "{undeclared}");
+    // Not declared: the call answers with the operation, as before.
+    let plain = stateless(
+        mcp,
+        "alice",
+        "tools/call",
+        "reports_build",
+        arguments,
+        false,
+    )
+    .await;
+    let text = plain["result"]["content"][0]["text"].as_str().unwrap();
+    let operation: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert!(plain["result"].get("taskId").is_none(), "{plain}");
+    assert!(
+        backend
+            .seen
+            .lock()
+            .unwrap()
+            .builds
+            .contains_key(operation["name"].as_str().unwrap())
+    );
+    running.stop().await;
 }
