@@ -106,3 +106,117 @@ pub fn long_running(method: &MethodDescriptor) -> Option<Result<LongRunning, Str
         metadata: resolve(&text(2)),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::compile_files;
+
+    /// A minimal `google.longrunning` (what a long-running method needs of
+    /// googleapis' `operations.proto`).
+    const OPERATIONS: &str = r#"syntax = "proto3";
+package google.longrunning;
+import "google/protobuf/any.proto";
+import "google/protobuf/descriptor.proto";
+extend google.protobuf.MethodOptions { OperationInfo operation_info = 1049; }
+message Operation { string name = 1; google.protobuf.Any metadata = 2; bool done = 3; }
+message OperationInfo { string response_type = 1; string metadata_type = 2; }
+"#;
+
+    /// `rpc`'s verdict in a file of package `p.v1` that declares `Done` and
+    /// imports `other.proto` (package `q`, declaring `Done` and `Progress`).
+    fn verdict(rpc: &str) -> Option<Result<(String, Option<String>), String>> {
+        let main = format!(
+            r#"syntax = "proto3";
+package p.v1;
+import "google/longrunning/operations.proto";
+import "google/protobuf/empty.proto";
+import "other.proto";
+message Done {{}}
+message Request {{}}
+message Plain {{}}
+service S {{
+{rpc}
+}}
+"#
+        );
+        let other = "syntax = \"proto3\";\npackage q;\nmessage Done {}\nmessage Progress {}\n";
+        let pool = compile_files(
+            &[
+                ("google/longrunning/operations.proto", OPERATIONS),
+                ("other.proto", other),
+                ("main.proto", &main),
+            ],
+            "main.proto",
+        );
+        let method = pool
+            .get_service_by_name("p.v1.S")
+            .and_then(|s| s.methods().next())
+            .expect("the rpc");
+        long_running(&method).map(|found| {
+            found.map(|lro| {
+                (
+                    lro.response.full_name().to_owned(),
+                    lro.metadata.map(|m| m.full_name().to_owned()),
+                )
+            })
+        })
+    }
+
+    fn found(
+        response: &str,
+        metadata: Option<&str>,
+    ) -> Option<Result<(String, Option<String>), String>> {
+        Some(Ok((response.to_owned(), metadata.map(str::to_owned))))
+    }
+
+    #[test]
+    fn a_bare_name_is_the_methods_package_and_a_dotted_one_is_absolute() {
+        let rpc = r#"rpc M(Request) returns (google.longrunning.Operation) {
+  option (google.longrunning.operation_info) = { response_type: "Done" metadata_type: "q.Progress" };
+}"#;
+        assert_eq!(verdict(rpc), found("p.v1.Done", Some("q.Progress")));
+        let rpc = r#"rpc M(Request) returns (google.longrunning.Operation) {
+  option (google.longrunning.operation_info) = { response_type: ".q.Done" };
+}"#;
+        assert_eq!(verdict(rpc), found("q.Done", None));
+        let rpc = r#"rpc M(Request) returns (google.longrunning.Operation) {
+  option (google.longrunning.operation_info) = { response_type: "google.protobuf.Empty" metadata_type: "Nowhere" };
+}"#;
+        // A metadata type the pool lacks is left out, not an error.
+        assert_eq!(verdict(rpc), found("google.protobuf.Empty", None));
+    }
+
+    #[test]
+    fn only_an_operation_with_operation_info_is_long_running() {
+        assert_eq!(
+            verdict("rpc M(Request) returns (google.longrunning.Operation);"),
+            None
+        );
+        let rpc = r#"rpc M(Request) returns (Plain) {
+  option (google.longrunning.operation_info) = { response_type: "Done" };
+}"#;
+        assert_eq!(verdict(rpc), None);
+    }
+
+    #[test]
+    fn a_response_type_that_is_missing_or_unknown_says_so() {
+        let rpc = r#"rpc M(Request) returns (google.longrunning.Operation) {
+  option (google.longrunning.operation_info) = { metadata_type: "Done" };
+}"#;
+        let Some(Err(why)) = verdict(rpc) else {
+            panic!("no response_type is an error")
+        };
+        assert!(
+            why.contains("p.v1.S/M") && why.contains("no response_type"),
+            "{why}"
+        );
+        let rpc = r#"rpc M(Request) returns (google.longrunning.Operation) {
+  option (google.longrunning.operation_info) = { response_type: "Nowhere" };
+}"#;
+        let Some(Err(why)) = verdict(rpc) else {
+            panic!("an unknown response_type is an error")
+        };
+        assert!(why.contains("`Nowhere`"), "{why}");
+    }
+}
