@@ -205,6 +205,19 @@ pub(crate) struct Common {
     /// ai_tools=debug adds a span per step of each tool call)
     #[arg(long, value_name = "text|json", value_parser = Checked::new(log_format, &["text", "json"]), help_heading = "Host, logs and configuration")]
     pub log_format: Option<crate::LogFormat>,
+    /// List each tool's outputSchema: the JSON Schema of its results, the
+    /// protojson it writes (README "Typed results"); off by default, as
+    /// some hosts count output schemas against the model's context
+    #[arg(long, help_heading = "Host, logs and configuration")]
+    pub output_schemas: bool,
+    /// (--output-schemas) The most bytes of one tool's outputSchema; a
+    /// longer one is left out, with a warning naming the tool (default 8192)
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help_heading = "Host, logs and configuration"
+    )]
+    pub max_output_schema_bytes: Option<usize>,
     /// Flags from this TOML file, under those given on the command line or
     /// in the environment: keys named as the long flags (grpc, forward-header
     /// = [..]), tables [mcp] and [tools] for one command; no secrets
@@ -214,6 +227,18 @@ pub(crate) struct Common {
         help_heading = "Host, logs and configuration"
     )]
     pub config: Option<PathBuf>,
+}
+
+impl Common {
+    /// `server` listing output schemas as `--output-schemas` and
+    /// `--max-output-schema-bytes` say.
+    pub fn output_schemas(&self, server: ai_tools::mcp::McpServer) -> ai_tools::mcp::McpServer {
+        let server = server.with_output_schemas(self.output_schemas);
+        match self.max_output_schema_bytes {
+            Some(bytes) => server.with_max_output_schema_bytes(bytes),
+            None => server,
+        }
+    }
 }
 
 /// Where the descriptors come from.
@@ -670,6 +695,11 @@ fn check(args: &Args) -> Result<(), Failure> {
     }
     if args.common.choice.plain_fields.is_some() && args.common.choice.services.is_empty() {
         return usage("`--plain-fields` is for the services exposed whole: give `--service NAME`");
+    }
+    if args.common.max_output_schema_bytes.is_some() && !args.common.output_schemas {
+        return usage(
+            "`--max-output-schema-bytes` bounds what `--output-schemas` lists: give `--output-schemas`",
+        );
     }
     let serve = &args.serve;
     if !serve.defined_toolsets.is_empty() && !serve.tool_search {

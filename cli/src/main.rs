@@ -627,7 +627,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             .connect_lazy()
             .map_err(transport_failure)?;
         let toolkit = Toolkit::builder()
-            .generated(set.executor(transport))
+            .generated(set.executor(transport.clone()))
             .build()
             .map_err(|e| Failure::Run(e.to_string()))?;
         let host = args.common.host_profile.unwrap_or_default();
@@ -673,21 +673,19 @@ async fn run(args: Args) -> Result<(), Failure> {
                 "anthropic_tool_search" => toolkit.to_anthropic_tool_search(
                     ai_tools::toolkit::deferred::AnthropicToolSearch::Bm25,
                 ),
-                // What `ai-tools mcp` lists.
-                "mcp" => serde_json::Value::Array(
-                    toolkit
+                // What `ai-tools mcp` lists, made as it makes it.
+                "mcp" => {
+                    let toolkit = Toolkit::builder()
+                        .generated(set.executor(transport.clone()))
+                        .build()
+                        .map_err(|e| Failure::Run(e.to_string()))?;
+                    let listed = args
+                        .common
+                        .output_schemas(McpServer::from_toolkit(toolkit).with_host_profile(host))
                         .tools()
-                        .iter()
-                        .map(|tool| {
-                            serde_json::to_value(ai_tools::mcp::to_mcp_tool_for_host(
-                                tool,
-                                ai_tools::mcp::MCP_DIALECT,
-                                host,
-                            ))
-                            .unwrap_or_default()
-                        })
-                        .collect(),
-                ),
+                        .map_err(|e| Failure::Run(e.to_string()))?;
+                    serde_json::to_value(listed).map_err(|e| Failure::Run(e.to_string()))?
+                }
                 other => {
                     return Err(Failure::Usage(format!(
                         "unknown dialect `{other}`: use openai, anthropic, gemini, mcp, openai_tool_search or anthropic_tool_search"
@@ -743,9 +741,12 @@ async fn run(args: Args) -> Result<(), Failure> {
     })
     .with_sessions(sessions)
     .with_server_info("ai-tools", env!("CARGO_PKG_VERSION"))
-    .with_host_profile(args.common.host_profile.unwrap_or_default())
-    .forward_headers(args.serve.forward_headers.iter().map(String::as_str))
-    .map_err(|e| Failure::Usage(e.to_string()))?;
+    .with_host_profile(args.common.host_profile.unwrap_or_default());
+    let server = args
+        .common
+        .output_schemas(server)
+        .forward_headers(args.serve.forward_headers.iter().map(String::as_str))
+        .map_err(|e| Failure::Usage(e.to_string()))?;
     let mut server = args
         .serve
         .scopes

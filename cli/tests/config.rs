@@ -271,6 +271,26 @@ fn cases() -> Vec<Case> {
         ),
         case("read-only", "tools", "true", LINKS, Tools(&["links_list"])),
         case(
+            "output-schemas",
+            "tools",
+            "true",
+            &["--proto", LINKS_PROTO, "--dialect", "mcp"],
+            Stdout("\"outputSchema\""),
+        ),
+        case(
+            "max-output-schema-bytes",
+            "tools",
+            "300",
+            &[
+                "--proto",
+                LINKS_PROTO,
+                "--dialect",
+                "mcp",
+                "--output-schemas",
+            ],
+            Stderr(0, "max_bytes=300"),
+        ),
+        case(
             "host-profile",
             "tools",
             "browser",

@@ -95,25 +95,17 @@ def methods_of(pool, fds_path):
 
 
 def is_map(f):
-    return (
-        f.type == FD.TYPE_MESSAGE
-        and f.message_type.GetOptions().map_entry
-        and f.label == FD.LABEL_REPEATED
-    )
+    return f.is_repeated and f.type == FD.TYPE_MESSAGE and f.message_type.GetOptions().map_entry
 
 
 def is_repeated(f):
-    return f.label == FD.LABEL_REPEATED
+    return f.is_repeated
 
 
 def real_oneof(f):
     oneof = f.containing_oneof
-    if oneof is None:
-        return None
-    # proto3 `optional` fields sit in a synthetic oneof of their own.
-    if getattr(f, "has_presence", False) and len(oneof.fields) == 1 and f.name.startswith(
-        oneof.name.lstrip("_")
-    ) and oneof.name.startswith("_"):
+    # A proto3 `optional` field sits alone in a synthetic oneof named `_field`.
+    if oneof is None or (len(oneof.fields) == 1 and oneof.name == "_" + f.name):
         return None
     return oneof
 
@@ -323,6 +315,9 @@ class Backend(grpc.GenericRpcHandler):
 # ------------------------------------------------------------ arguments
 
 
+# A message of the corpus with no required field, as an Any's payload.
+ANY_TYPE_URL = "type.googleapis.com/links.v1.Link"
+
 ALIAS_IN_DESCRIPTION = re.compile(r"An alias like `([A-Za-z0-9_]+)-1`")
 
 
@@ -334,14 +329,20 @@ def minimal(node, what):
         return node["enum"][0]
     for key in ("anyOf", "oneOf"):
         if key in node:
-            branches = [b for b in node[key] if b.get("type") != "null"] or node[key]
-            return minimal(branches[0], what)
+            # `null` where it is allowed: a strict rendering's way of leaving out.
+            if any(b.get("type") == "null" for b in node[key]):
+                return None
+            return minimal(node[key][0], what)
     kind = node.get("type")
     if isinstance(kind, list):
-        kind = next((k for k in kind if k != "null"), "null")
+        kind = "null" if "null" in kind else kind[0]
     if kind == "object" or (kind is None and "properties" in node):
         props = node.get("properties", {})
-        return {name: minimal(props[name], f"{what}.{name}") for name in node.get("required", [])}
+        return {
+            # A `google.protobuf.Any` needs a type the server's pool knows.
+            name: ANY_TYPE_URL if name == "@type" else minimal(props[name], f"{what}.{name}")
+            for name in node.get("required", [])
+        }
     if kind == "array":
         return [minimal(node.get("items", {}), f"{what}[]") for _ in range(node.get("minItems", 0))]
     if kind == "string":
@@ -353,8 +354,9 @@ def minimal(node, what):
             return "2024-01-01T00:00:00Z"
         if pattern:
             return hypothesis.find(st.from_regex(pattern, fullmatch=True), lambda s: True)
-        if "JSON-encoded" in node.get("description", ""):
-            return "{}"
+        description = node.get("description", "")
+        if "JSON-encoded" in description:
+            return json.dumps({"@type": ANY_TYPE_URL} if "google.protobuf.Any" in description else {})
         return "x" * max(1, node.get("minLength", 1))
     if kind in ("integer", "number"):
         lo = node.get("minimum", 0)

@@ -1017,8 +1017,7 @@ impl Tool {
     /// `{"messages": [...]}` for a server stream), aliases described by
     /// their prefix; see [`ai_tools_schema::output`] for the rules. An MCP
     /// server declares it as the tool's `outputSchema` where
-    /// [`McpServer::with_output_schemas`](crate::mcp::McpServer::with_output_schemas)
-    /// asks for it.
+    /// `McpServer::with_output_schemas` (feature `mcp`) asks for it.
     ///
     /// `None` for a native tool (its result is text), and for a unary
     /// method whose response protojson writes as something other than an
