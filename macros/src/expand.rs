@@ -849,6 +849,7 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
         request,
         response,
         timeout: tool_timeout,
+        output_schema,
         ..
     } = tool;
     let doc = doc_lines(description);
@@ -893,6 +894,10 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
             let nanos = timeout.subsec_nanos();
             quote! { ::ai_tools::__private::with_timeout(#tool, #seconds, #nanos) }
         }
+        None => tool,
+    };
+    let tool = match output_schema {
+        Some(listed) => quote! { ::ai_tools::__private::with_output_schema(#tool, #listed) },
         None => tool,
     };
     // Constructors, not struct literals: the structs are `#[non_exhaustive]`.
@@ -1005,6 +1010,7 @@ mod tests {
             output_prefix: None,
             timeout: None,
             examples: vec![],
+            output_schema: None,
         }
     }
 

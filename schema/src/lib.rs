@@ -292,6 +292,10 @@ pub struct ToolSpec {
     /// tool was read ([`examples`]); rendered as Anthropic's
     /// `input_examples` ([`input_examples`](Self::input_examples)).
     pub examples: Vec<serde_json::Value>,
+    /// Whether an MCP server lists the tool's `outputSchema`
+    /// (`rpc_tool.output_schema`): `Some(true)` whatever the server's
+    /// default, `Some(false)` never, `None` as the server says.
+    pub output_schema: Option<bool>,
 }
 
 impl ToolSpec {
@@ -332,6 +336,7 @@ impl ToolSpec {
     ///     output_prefix: None,
     ///     timeout: None,
     ///     examples: vec![],
+    ///     output_schema: None,
     /// };
     /// let (rendered, violations) = spec.render_checked();
     /// assert!(violations.is_empty(), "{violations:?}");
@@ -370,6 +375,7 @@ impl ToolSpec {
     ///     output_prefix: None,
     ///     timeout: None,
     ///     examples: vec![],
+    ///     output_schema: None,
     /// };
     /// assert_eq!(spec.violations(), spec.render_checked().1);
     /// ```
@@ -470,6 +476,7 @@ impl ToolSpec {
     ///     output_prefix: None,
     ///     timeout: None,
     ///     examples: vec![json!({"labels": {"team": "web"}})],
+    ///     output_schema: None,
     /// };
     /// // Anthropic strict gives a map as `{key, value}` entries: so does the example.
     /// assert_eq!(
@@ -519,6 +526,7 @@ impl ToolSpec {
     ///     output_prefix: None,
     ///     timeout: None,
     ///     examples: vec![],
+    ///     output_schema: None,
     /// };
     /// assert_eq!(spec.rendered(), spec.render_checked().0);
     /// ```

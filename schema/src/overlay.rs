@@ -9,7 +9,7 @@
 //! [methods."google.longrunning.Operations.GetOperation"]
 //! name = "operations_get"
 //! description = "Get the latest state of a long-running operation."
-//! title = "Get an operation"   # optional; also `strict`, `destructive`
+//! title = "Get an operation"   # optional; also `strict`, `destructive`, `output_schema`
 //! timeout = "30s"               # optional: the tool's deadline, over the server's default
 //! read_only = true              # optional: it changes nothing
 //! # optional: example calls, each one JSON object of the arguments
@@ -88,8 +88,8 @@ use toml::Spanned;
 use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
 use crate::proto::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL, METHOD_OPTIONS,
-    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
-    leading_comment, option_location, option_location_field,
+    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA, RPC_TOOL_TIMEOUT,
+    TOOL_FIELD_REQUIRED, idempotency, leading_comment, option_location, option_location_field,
 };
 use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
@@ -120,6 +120,9 @@ struct MethodOverlay {
     read_only: Option<Spanned<bool>>,
     /// Example calls, each the JSON text of one arguments object.
     examples: Option<Spanned<Vec<Spanned<String>>>>,
+    /// Whether an MCP server lists the tool's `outputSchema` whatever its
+    /// default (`rpc_tool.output_schema`).
+    output_schema: Option<Spanned<bool>>,
 }
 
 impl MethodOverlay {
@@ -143,6 +146,7 @@ impl MethodOverlay {
             ("destructive", self.destructive.is_some()),
             ("timeout", self.timeout.is_some()),
             ("examples", self.examples.is_some()),
+            ("output_schema", self.output_schema.is_some()),
         ]
         .into_iter()
         .filter_map(|(key, given)| given.then_some(key))
@@ -671,6 +675,22 @@ pub fn annotate(
                     RPC_TOOL_EXAMPLES,
                     Value::List(texts.map(|t| Value::String(t.get_ref().clone())).collect()),
                 );
+            }
+            if let Some(listed) = &entry.output_schema {
+                let takes_it = rpc_tool_type
+                    .get_field(RPC_TOOL_OUTPUT_SCHEMA)
+                    .is_some_and(|f| f.kind() == prost_reflect::Kind::Bool);
+                if !takes_it {
+                    diags.push(overlay.diagnostic(
+                        listed,
+                        format!(
+                            "`{}` has no `output_schema` field (number {RPC_TOOL_OUTPUT_SCHEMA}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
+                            rpc_tool_type.full_name()
+                        ),
+                    ));
+                    continue;
+                }
+                def.set_field_by_number(RPC_TOOL_OUTPUT_SCHEMA, Value::Bool(*listed.get_ref()));
             }
             if let Some(at) = entry.read_only.as_ref().filter(|_| entry.read_only()) {
                 read_only.push((at, method.clone()));

@@ -1,6 +1,7 @@
 //! Output schemas as an MCP server lists them: off unless asked for, the
-//! tool's own [`Tool::output_schema`] when on, and left out past the size
-//! cap. That every result validates against its schema is shown with real
+//! tool's own [`Tool::output_schema`] when on, left out past the size cap,
+//! and a tool's own `rpc_tool.output_schema` (here from an overlay) over
+//! both. That every result validates against its schema is shown with real
 //! checkers by `cli/tests/output_schemas.rs`.
 //!
 //! [`Tool::output_schema`]: ai_tools::toolkit::Tool::output_schema
@@ -114,4 +115,79 @@ fn a_schema_longer_than_the_cap_is_left_out_and_one_at_the_cap_is_listed() {
     assert!(cut.output_schema.is_none());
     // The tool itself is still listed, input schema and all.
     assert_eq!(cut.input_schema["type"], "object");
+}
+
+/// googleapis' operations.proto as published (unannotated), with an overlay
+/// that names its tools and says, for two of them, whether to list an
+/// output schema.
+fn operations_server() -> McpServer {
+    let googleapis =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto/third_party/googleapis");
+    let mut compiler = protox::Compiler::new([&googleapis]).unwrap();
+    compiler.include_imports(true);
+    compiler
+        .open_file(googleapis.join("google/longrunning/operations_proto.proto"))
+        .unwrap();
+    let overlay = ai_tools::schema::overlay::Overlay::parse(
+        "operations.tools.toml",
+        r#"
+[methods."google.longrunning.Operations.ListOperations"]
+name = "lro_list"
+description = "List the operations."
+output_schema = false
+
+[methods."google.longrunning.Operations.GetOperation"]
+name = "lro_get"
+description = "Get an operation."
+output_schema = true
+
+[methods."google.longrunning.Operations.CancelOperation"]
+name = "lro_cancel"
+description = "Cancel an operation."
+"#,
+    )
+    .unwrap();
+    let set = ai_tools::tool_set::ToolSet::from_descriptor_set(
+        &compiler.encode_file_descriptor_set(),
+        &ai_tools::tool_set::ToolSetOptions::new().overlay(overlay),
+    )
+    .unwrap();
+    let toolkit = Toolkit::builder()
+        .generated(set.executor(InProcessTransport::new()))
+        .build()
+        .unwrap();
+    McpServer::from_toolkit(toolkit)
+}
+
+/// The names of the tools `server` lists with an output schema.
+fn with_schema(server: McpServer) -> Vec<String> {
+    let mut names: Vec<String> = server
+        .tools()
+        .unwrap()
+        .into_iter()
+        .filter(|t| t.output_schema.is_some())
+        .map(|t| t.name.to_string())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn a_tools_own_output_schema_choice_wins_over_the_servers() {
+    // Off by default: only the tool that asks is listed with one.
+    assert_eq!(with_schema(operations_server()), ["lro_get"]);
+    // On: every tool but the one that declines.
+    assert_eq!(
+        with_schema(operations_server().with_output_schemas(true)),
+        ["lro_cancel", "lro_get"]
+    );
+    // The cap bounds the server's default, not what a tool asks for.
+    assert_eq!(
+        with_schema(
+            operations_server()
+                .with_output_schemas(true)
+                .with_max_output_schema_bytes(1)
+        ),
+        ["lro_get"]
+    );
 }

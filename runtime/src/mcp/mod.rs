@@ -297,9 +297,7 @@ pub const DEFAULT_MAX_OUTPUT_SCHEMA_BYTES: usize = 8 * 1024;
 /// `tool`'s output schema, when it has one no longer than `max_bytes`; a
 /// longer one is left out, with a warning naming the tool.
 fn output_schema_within(tool: &Tool, max_bytes: usize) -> Option<Arc<rmcp::model::JsonObject>> {
-    let Value::Object(schema) = tool.output_schema()? else {
-        return None;
-    };
+    let schema = output_schema_object(tool)?;
     let bytes = serde_json::to_string(&schema).map_or(usize::MAX, |text| text.len());
     if bytes > max_bytes {
         tracing::warn!(
@@ -310,7 +308,15 @@ fn output_schema_within(tool: &Tool, max_bytes: usize) -> Option<Arc<rmcp::model
         );
         return None;
     }
-    Some(Arc::new(schema))
+    Some(schema)
+}
+
+/// `tool`'s output schema as MCP lists it, whatever its size.
+fn output_schema_object(tool: &Tool) -> Option<Arc<rmcp::model::JsonObject>> {
+    match tool.output_schema()? {
+        Value::Object(schema) => Some(Arc::new(schema)),
+        _ => None,
+    }
 }
 
 /// Why an MCP server could not start or stopped with an error.
@@ -966,7 +972,10 @@ impl McpServer {
     /// A schema longer than [`with_max_output_schema_bytes`](Self::with_max_output_schema_bytes)
     /// (default [`DEFAULT_MAX_OUTPUT_SCHEMA_BYTES`]) is left out of the list,
     /// with a warning naming the tool: that tool is listed without one, as
-    /// every tool is with this off, and its results are the same.
+    /// every tool is with this off, and its results are the same. A tool
+    /// whose proto or overlay sets `rpc_tool.output_schema` is listed as
+    /// that says, over this and the cap: `true` with its schema, `false`
+    /// without.
     ///
     /// # Examples
     ///
@@ -1236,9 +1245,15 @@ impl McpServer {
                 .iter()
                 .map(|t| {
                     let mut listed = to_mcp_tool_for_host(t, self.dialect, self.host);
-                    if self.output_schemas {
-                        listed.output_schema =
-                            output_schema_within(t, self.max_output_schema_bytes);
+                    // The proto's (or overlay's) word for this tool, else the server's.
+                    match t.agent_tool().and_then(|tool| tool.output_schema) {
+                        Some(true) => listed.output_schema = output_schema_object(t),
+                        Some(false) => {}
+                        None if self.output_schemas => {
+                            listed.output_schema =
+                                output_schema_within(t, self.max_output_schema_bytes);
+                        }
+                        None => {}
                     }
                     (listed, t.is_strict())
                 })

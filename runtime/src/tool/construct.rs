@@ -59,7 +59,15 @@ pub const fn agent_tool(
             destructive: None,
         },
         timeout: None,
+        output_schema: None,
     }
+}
+
+/// `tool` with `rpc_tool.output_schema` set: whether an MCP server lists its
+/// `outputSchema` whatever the server's default.
+pub const fn with_output_schema(mut tool: AgentTool, listed: bool) -> AgentTool {
+    tool.output_schema = Some(listed);
+    tool
 }
 
 /// `tool` with its own deadline, `seconds` and `nanos` (`rpc_tool.timeout`).

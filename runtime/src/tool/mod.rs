@@ -54,6 +54,11 @@ pub struct AgentTool {
     /// overlay), over the server's default: a call whose options set no
     /// deadline gets this one. `None` when the annotation sets none.
     pub timeout: Option<std::time::Duration>,
+    /// Whether an MCP server lists the tool's `outputSchema`
+    /// (`rpc_tool.output_schema`, in the proto or an overlay): `Some(true)`
+    /// whatever the server's default, `Some(false)` never, `None` as the
+    /// server says (`McpServer::with_output_schemas`).
+    pub output_schema: Option<bool>,
 }
 
 impl AgentTool {

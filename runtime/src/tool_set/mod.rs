@@ -15,7 +15,8 @@ use crate::alias::{AliasManager, FieldPrefix};
 use crate::executor::ProtoExecutor;
 use crate::tool::AgentTool;
 use crate::tool::construct::{
-    agent_tool, field_prefix, method_ref, ready, renderings, with_hints, with_timeout,
+    agent_tool, field_prefix, method_ref, ready, renderings, with_hints, with_output_schema,
+    with_timeout,
 };
 use crate::transport::Transport;
 
@@ -590,8 +591,12 @@ fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> A
         spec.hints.idempotent,
         spec.hints.destructive,
     );
-    match spec.timeout {
+    let tool = match spec.timeout {
         Some(timeout) => with_timeout(tool, timeout.as_secs(), timeout.subsec_nanos()),
+        None => tool,
+    };
+    match spec.output_schema {
+        Some(listed) => with_output_schema(tool, listed),
         None => tool,
     }
 }

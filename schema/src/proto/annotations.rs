@@ -35,6 +35,8 @@ pub(super) struct ToolDefinition {
     pub(super) timeout: Option<(i64, i32)>,
     /// `examples` as written: the JSON text of each.
     pub(super) examples: Vec<String>,
+    /// `output_schema`, when set.
+    pub(super) output_schema: Option<bool>,
 }
 
 /// The number of `destructive` in `rpc_tool`'s `ToolDefinition`.
@@ -45,6 +47,9 @@ pub(crate) const RPC_TOOL_TIMEOUT: u32 = 6;
 
 /// The number of `examples` in `rpc_tool`'s `ToolDefinition`.
 pub(crate) const RPC_TOOL_EXAMPLES: u32 = 7;
+
+/// The number of `output_schema` in `rpc_tool`'s `ToolDefinition`.
+pub(crate) const RPC_TOOL_OUTPUT_SCHEMA: u32 = 8;
 
 /// The longest deadline `rpc_tool.timeout` may give a tool: one day.
 pub const MAX_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
@@ -151,6 +156,9 @@ impl Annotations {
                 .then(|| bool_field(msg, RPC_TOOL_DESTRUCTIVE)),
             timeout: duration_field(msg, RPC_TOOL_TIMEOUT),
             examples: strings_field(msg, RPC_TOOL_EXAMPLES),
+            output_schema: msg
+                .has_field_by_number(RPC_TOOL_OUTPUT_SCHEMA)
+                .then(|| bool_field(msg, RPC_TOOL_OUTPUT_SCHEMA)),
         })
     }
 

@@ -75,6 +75,7 @@ impl Annotations {
             output_prefix: self.output_prefix(&response),
             // Checked against the parameters by the caller.
             examples: Vec::new(),
+            output_schema: def.output_schema,
         }
     }
 

@@ -1355,3 +1355,23 @@ fn diagnostics_are_all_collected() {
     );
     assert_eq!(diags.len(), 3, "{diags:#?}");
 }
+
+#[test]
+fn rpc_tool_output_schema_is_read_as_written() {
+    let body = r#"
+message Req { string name = 1; }
+service S {
+  rpc On(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: "on" description: "On." output_schema: true };
+  }
+  rpc Off(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: "off" description: "Off." output_schema: false };
+  }
+  rpc Unset(Req) returns (Req) {
+    option (ai.context.v1.rpc_tool) = { name: "unset" description: "Unset." };
+  }
+}
+"#;
+    let chosen: Vec<Option<bool>> = tools(body).iter().map(|t| t.output_schema).collect();
+    assert_eq!(chosen, [Some(true), Some(false), None]);
+}
