@@ -440,6 +440,26 @@ async fn the_server_lists_operations_get_and_advertises_tasks_only_for_long_runn
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_running_tool_lists_an_output_schema_only_without_tasks() {
+    let (_, _backend, addr) = start_backend(true).await;
+    let schema_of = |server: McpServer| {
+        server
+            .tools()
+            .unwrap()
+            .into_iter()
+            .find(|t| t.name == "reports_build")
+            .unwrap()
+            .output_schema
+    };
+    // With tasks a call's result is the operation or the unpacked report,
+    // by client: no schema.
+    assert!(schema_of(mcp_server(addr).with_output_schemas(true)).is_none());
+    // Without them it is always the operation, which the schema describes.
+    let schema = schema_of(mcp_server(addr).with_output_schemas(true).with_tasks(false)).unwrap();
+    assert!(schema["properties"]["done"].is_object(), "{schema:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_task_capable_client_follows_a_build_as_a_task() {
     let node = match node_at_least(20) {
         Ok(node) => node,

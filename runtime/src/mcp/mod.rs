@@ -975,7 +975,11 @@ impl McpServer {
     /// every tool is with this off, and its results are the same. A tool
     /// whose proto or overlay sets `rpc_tool.output_schema` is listed as
     /// that says, over this and the cap: `true` with its schema, `false`
-    /// without.
+    /// without. A long-running tool (README "Long-running operations") is
+    /// listed without one while the server serves tasks
+    /// ([`with_tasks`](Self::with_tasks), on by default): its result is the
+    /// operation for a client without tasks and the unpacked response for
+    /// one with them, and no one schema is true of both.
     ///
     /// # Examples
     ///
@@ -1245,8 +1249,14 @@ impl McpServer {
                 .iter()
                 .map(|t| {
                     let mut listed = to_mcp_tool_for_host(t, self.dialect, self.host);
+                    // A long-running tool's result is the operation for a
+                    // client without tasks and the unpacked response for one
+                    // with them: no one schema is true of both, so none is
+                    // listed while tasks are served.
+                    let two_results = self.tasks && matches!(t.long_running(), Some(Ok(_)));
                     // The proto's (or overlay's) word for this tool, else the server's.
                     match t.agent_tool().and_then(|tool| tool.output_schema) {
+                        _ if two_results => {}
                         Some(true) => listed.output_schema = output_schema_object(t),
                         Some(false) => {}
                         None if self.output_schemas => {
