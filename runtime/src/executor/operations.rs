@@ -8,7 +8,7 @@ use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor, Value a
 use tracing::Instrument as _;
 
 use super::sentences::{CallError, failure_sentence, status_sentence};
-use super::{ProtoExecutor, aliases_after_call, response_plan, transcoded};
+use super::ProtoExecutor;
 use crate::inbound::Arguments;
 use crate::result::ToolResult;
 use crate::tool::AgentTool;
@@ -120,7 +120,7 @@ impl<T: Transport> ProtoExecutor<T> {
                 "metadata",
                 declared.as_ref().and_then(|d| d.metadata.as_ref()),
             ) {
-                Some((desc, bytes)) => self.written(tool, &desc, &bytes).await.ok(),
+                Some((desc, bytes)) => self.aliased_json_of_encoded(tool, &desc, &bytes).await.ok(),
                 None => None,
             };
             return Ok(OperationState::Running { metadata });
@@ -152,7 +152,7 @@ impl<T: Transport> ProtoExecutor<T> {
             ))));
         };
         Ok(OperationState::Done(
-            match self.written(tool, &desc, &bytes).await {
+            match self.aliased_json_of_encoded(tool, &desc, &bytes).await {
                 Ok(json) => ToolResult::ok(json),
                 Err(error) => {
                     ToolResult::error(failure_sentence(tool.name, &self.aliases, error).await)
@@ -237,25 +237,6 @@ impl<T: Transport> ProtoExecutor<T> {
             })?;
         let request = DynamicMessage::new(method.input());
         Ok((method, request))
-    }
-
-    /// A message of type `desc` in `bytes` written as `tool`'s answers are:
-    /// protojson, its ids given aliases.
-    async fn written(
-        &self,
-        tool: &'static AgentTool,
-        desc: &MessageDescriptor,
-        bytes: &[u8],
-    ) -> Result<String, CallError> {
-        let written = transcoded(&self.aliases, tool.response_aliases, desc, bytes)
-            .await
-            .map_err(aliases_after_call)?;
-        if let Some(json) = written {
-            return Ok(json);
-        }
-        let mut message = decode(desc, bytes)?;
-        self.aliased_json(&mut message, &response_plan(tool, desc))
-            .await
     }
 
     fn plain(&self, tool: &'static AgentTool, error: CallError) -> OperationError {
