@@ -7,8 +7,8 @@ use ai_tools_schema::proto::{LongRunning, OPERATIONS_SERVICE, long_running};
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor, Value as ProtoValue};
 use tracing::Instrument as _;
 
-use super::sentences::{CallError, failure_sentence, status_sentence};
 use super::ProtoExecutor;
+use super::sentences::{CallError, failure_sentence, status_sentence};
 use crate::inbound::Arguments;
 use crate::result::ToolResult;
 use crate::tool::AgentTool;
