@@ -9,7 +9,7 @@
 //! keys for one command, over the top's. The file becomes arguments after
 //! the command line's, only for the flags that neither the command line nor
 //! the environment set, so that clap checks its values as it checks theirs.
-//! Of flags that exclude each other (`flags::ALTERNATIVES`), one set higher
+//! Of flags that exclude each other (`sources::ALTERNATIVES`), one set higher
 //! drops the file's others.
 //!
 //! The file holds no secrets: it is read by whoever can read it, and is
@@ -26,7 +26,7 @@ use clap::ArgAction;
 use clap::parser::ValueSource;
 
 use crate::Failure;
-use crate::flags::{ALTERNATIVES, env_name};
+use crate::sources::{ALTERNATIVES, env_name};
 
 /// Words that make a key a secret's, and where such a secret goes instead.
 const SECRET_WORDS: [&str; 5] = ["secret", "token", "password", "credential", "private"];

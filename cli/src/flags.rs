@@ -18,10 +18,7 @@ use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
 
 use crate::Failure;
-
-/// The prefix of every flag's environment variable: `--grpc` is
-/// `AI_TOOLS_GRPC`, `--forward-header` `AI_TOOLS_FORWARD_HEADER`.
-pub(crate) const ENV_PREFIX: &str = "AI_TOOLS_";
+use crate::sources::{ALTERNATIVES, env_name};
 
 const TOP_TEMPLATE: &str = "\
 {about}
@@ -425,24 +422,6 @@ pub(crate) fn command() -> clap::Command {
         })
     })
 }
-
-/// The environment variable of the flag `--long`.
-pub(crate) fn env_name(long: &str) -> String {
-    format!(
-        "{ENV_PREFIX}{}",
-        long.to_ascii_uppercase().replace('-', "_")
-    )
-}
-
-/// Flags of which one at most is meant: given on the command line, one
-/// drops the others' environment variables and config-file keys, so that
-/// `--proto` overrides `AI_TOOLS_REFLECTION=true` rather than clashing.
-pub(crate) const ALTERNATIVES: [&[&str]; 4] = [
-    &["reflection", "descriptor-set", "proto"],
-    &["stdio", "http"],
-    &["backend-token-file", "backend-token-env"],
-    &["redis", "redis-cluster"],
-];
 
 /// `argv` (the program's name first) parsed: the command line, then the
 /// environment, then `--config`'s file, the first that sets a flag winning;

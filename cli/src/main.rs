@@ -799,6 +799,7 @@ async fn run(args: Args) -> Result<(), Failure> {
 
 mod config;
 mod flags;
+mod sources;
 mod stats;
 
 use flags::{Args, Parsed};
