@@ -21,7 +21,7 @@
 //! read_only = true
 //!
 //! [fields."google.longrunning.GetOperationRequest.name"]
-//! alias_prefix = "operation"   # also `skip`, `usage_notes`, `description`
+//! alias_prefix = "operation"   # also `skip`, `usage_notes`, `description`, `sensitive`
 //! required = true              # optional; `false` lets the model leave it out
 //! ```
 //!
@@ -89,7 +89,8 @@ use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
 use crate::proto::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL, METHOD_OPTIONS,
     RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA, RPC_TOOL_TIMEOUT,
-    TOOL_FIELD_REQUIRED, idempotency, leading_comment, option_location, option_location_field,
+    TOOL_FIELD_REQUIRED, TOOL_FIELD_SENSITIVE, idempotency, leading_comment, option_location,
+    option_location_field,
 };
 use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
@@ -164,6 +165,9 @@ struct FieldOverlay {
     usage_notes: Option<String>,
     description: Option<String>,
     required: Option<bool>,
+    /// `tool_field.sensitive`: no log writes the field's value.
+    #[serde(default)]
+    sensitive: bool,
 }
 
 #[derive(Deserialize)]
@@ -723,6 +727,22 @@ pub fn annotate(
                     continue;
                 }
                 def.set_field_by_number(TOOL_FIELD_REQUIRED, Value::Bool(required));
+            }
+            if entry.sensitive {
+                let takes_sensitive = tool_field_type
+                    .get_field(TOOL_FIELD_SENSITIVE)
+                    .is_some_and(|f| f.kind() == prost_reflect::Kind::Bool && !f.is_list());
+                if !takes_sensitive {
+                    diags.push(overlay.diagnostic(
+                        selector,
+                        format!(
+                            "`{}` has no `sensitive` field (number {TOOL_FIELD_SENSITIVE}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
+                            tool_field_type.full_name()
+                        ),
+                    ));
+                    continue;
+                }
+                def.set_field_by_number(TOOL_FIELD_SENSITIVE, Value::Bool(true));
             }
             relocate_to(&mut relocations, overlay, selector, &field);
             overlaid_fields.insert(field.full_name().to_owned(), edits.len());

@@ -408,14 +408,29 @@ impl<T: Transport> ProtoExecutor<T> {
             error = tracing::field::Empty,
         );
         let recorded = span.clone();
+        let started = std::time::Instant::now();
         async {
-            match self.call(tool, args, options).await {
-                Ok(output) => ToolResult::ok(output),
+            let (result, outcome) = match self.call(tool, args, options).await {
+                Ok(output) => (ToolResult::ok(output), "ok"),
                 Err(error) => {
-                    recorded.record("error", error.kind());
-                    ToolResult::error(failure_sentence(tool.name, &self.aliases, error).await)
+                    let kind = error.kind();
+                    recorded.record("error", kind);
+                    let sentence = failure_sentence(tool.name, &self.aliases, error).await;
+                    (ToolResult::error(sentence), kind)
                 }
-            }
+            };
+            // The one line a call writes at INFO (README "Logs"): what ran,
+            // how long it took, how it ended; never the arguments or the
+            // answer.
+            tracing::info!(
+                tool = tool.name,
+                rpc.service = tool.method.service,
+                rpc.method = tool.method.method,
+                duration_ms = started.elapsed().as_secs_f64() * 1e3,
+                outcome,
+                "tool call"
+            );
+            result
         }
         .instrument(span)
         .await
@@ -432,6 +447,9 @@ impl<T: Transport> ProtoExecutor<T> {
             .build_request(&method.input(), args, options)
             .instrument(tracing::debug_span!("ai_tools.arguments"))
             .await?;
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            debug_arguments(tool, &request);
+        }
         if method.is_server_streaming() {
             return self
                 .collect_stream(tool, &method, request, options)
@@ -671,6 +689,17 @@ fn response_plan(tool: &'static AgentTool, response: &MessageDescriptor) -> Arc<
         response.full_name().to_owned(),
     );
     PLANS.get_or(key, || WalkPlan::new(response, tool.response_aliases))
+}
+
+/// The request a call sends, at DEBUG: protojson, its ids resolved, every
+/// `tool_field.sensitive` field's value `"[redacted]"`.
+fn debug_arguments(tool: &AgentTool, request: &DynamicMessage) {
+    let Ok(mut arguments) = serde_json::to_value(request) else {
+        return;
+    };
+    use prost_reflect::ReflectMessage as _;
+    ai_tools_schema::proto::redact(&mut arguments, &request.descriptor());
+    tracing::debug!(tool = tool.name, %arguments, "tool call arguments");
 }
 
 /// Decodes the unshaped arguments, which the inbound rules have checked

@@ -90,6 +90,7 @@ mod build;
 mod fields;
 mod graph;
 mod long_running;
+mod sensitive;
 mod source;
 mod well_known;
 
@@ -103,6 +104,7 @@ pub use build::is_choice;
 pub use long_running::{
     LongRunning, OPERATION, OPERATION_INFO_EXTENSION, OPERATIONS_SERVICE, long_running,
 };
+pub use sensitive::{REDACTED, is_sensitive, redact};
 pub use source::{leading_comment, method_diagnostic};
 
 // For `overlay`, which writes these annotations from outside the proto.
@@ -112,6 +114,7 @@ pub(crate) use annotations::{
     TOOL_FIELD_REQUIRED, idempotency,
 };
 pub(crate) use fields::is_deprecated;
+pub(crate) use sensitive::TOOL_FIELD_SENSITIVE;
 pub(crate) use source::{METHOD_OPTIONS, option_location, option_location_field};
 
 use annotations::{Annotations, tool_timeout};

@@ -1375,3 +1375,51 @@ service S {
     let chosen: Vec<Option<bool>> = tools(body).iter().map(|t| t.output_schema).collect();
     assert_eq!(chosen, [Some(true), Some(false), None]);
 }
+
+#[test]
+fn sensitive_fields_are_redacted_at_any_depth_in_either_naming() {
+    let pool = crate::test_support::compile(
+        r#"
+syntax = "proto3";
+package t;
+import "ai/tools/v1/annotations.proto";
+message Card { string number = 1 [(ai.tools.v1.tool_field).sensitive = true]; string holder_name = 2; }
+message Req {
+  string api_key = 1 [(ai.tools.v1.tool_field).sensitive = true];
+  Card card = 2;
+  repeated Card cards = 3;
+  map<string, Card> by_name = 4;
+  string note = 5;
+}
+"#,
+    );
+    let req = pool.get_message_by_name("t.Req").unwrap();
+    assert!(super::is_sensitive(
+        &req.get_field_by_name("api_key").unwrap()
+    ));
+    assert!(!super::is_sensitive(
+        &req.get_field_by_name("note").unwrap()
+    ));
+    let mut value = json!({
+        "apiKey": "k-1",
+        "card": {"number": "4111", "holderName": "A"},
+        "cards": [{"number": "4222"}],
+        "by_name": {"a": {"number": "4333"}},
+        "note": "hello",
+    });
+    super::redact(&mut value, &req);
+    assert_eq!(
+        value,
+        json!({
+            "apiKey": "[redacted]",
+            "card": {"number": "[redacted]", "holderName": "A"},
+            "cards": [{"number": "[redacted]"}],
+            "by_name": {"a": {"number": "[redacted]"}},
+            "note": "hello",
+        })
+    );
+    // A map as `{key, value}` entries, as strict dialects send it.
+    let mut entries = json!({"by_name": [{"key": "a", "value": {"number": "4444"}}]});
+    super::redact(&mut entries, &req);
+    assert_eq!(entries["by_name"][0]["value"]["number"], "[redacted]");
+}
