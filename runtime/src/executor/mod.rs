@@ -9,7 +9,14 @@
 //! aliases included), `ai_tools.grpc` (the call, `streaming` saying whether
 //! the method streams; a stream is collected inside it) and
 //! `ai_tools.response` (`bytes`: the answer written as aliased JSON). With
-//! no subscriber installed a span costs a check of a static. The caller's
+//! no subscriber installed a span costs a check of a static.
+//!
+//! Two events: `tool call` at INFO when a call ends (the same three fields,
+//! `duration_ms` and `outcome`, `ok` or the kind of failure), and `tool call
+//! arguments` at DEBUG, the request as sent with every
+//! `tool_field.sensitive` field `"[redacted]"`
+//! ([`ai_tools_schema::proto::redact`]), built only when DEBUG is on. No
+//! span or INFO event holds the arguments or the answer. The caller's
 //! W3C trace context goes to the service as gRPC metadata (see
 //! [`CallOptions`]), so one trace spans agent, gateway and service.
 
