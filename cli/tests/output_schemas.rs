@@ -106,44 +106,54 @@ fn every_result_of_every_corpus_tool_validates_against_its_output_schema() {
     let set = dir.join("corpus.binpb");
     std::fs::write(&set, descriptor_set()).unwrap();
 
-    let output = Command::new(&python)
-        .arg(workspace().join("tests/output/harness.py"))
-        .arg("--ai-tools")
-        .arg(env!("CARGO_BIN_EXE_ai-tools"))
-        .arg("--descriptor-set")
-        .arg(&set)
-        .arg("--overlay")
-        .arg(workspace().join("tests/overlays/operations.tools.toml"))
-        .arg("--node-dir")
-        .arg(&node_dir)
-        .args(["--draws", DRAWS])
-        // The harness starts `node` by name: the one found above first.
-        .env("PATH", path_with(&node))
-        .output()
-        .unwrap();
+    // Each host profile the gateway lists for: without `$ref` (the
+    // default) and with it.
+    for host in ["javascript", "exact"] {
+        let output = Command::new(&python)
+            .arg(workspace().join("tests/output/harness.py"))
+            .arg("--ai-tools")
+            .arg(env!("CARGO_BIN_EXE_ai-tools"))
+            .arg("--descriptor-set")
+            .arg(&set)
+            .arg("--overlay")
+            .arg(workspace().join("tests/overlays/operations.tools.toml"))
+            .arg("--node-dir")
+            .arg(&node_dir)
+            .args(["--draws", DRAWS, "--host-profile", host])
+            // The harness starts `node` by name: the one found above first.
+            .env("PATH", path_with(&node))
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let summary: serde_json::Value = stdout
+            .lines()
+            .last()
+            .and_then(|line| serde_json::from_str(line).ok())
+            .unwrap_or_else(|| {
+                panic!("{host}: the harness printed no summary\n{stdout}\n{stderr}")
+            });
+        say(&format!("host profile {host}:\n{stdout}"));
+        assert!(
+            output.status.success() && summary["failures"] == 0,
+            "{host}: results that did not validate (see above)\n{stderr}"
+        );
+        // Every tool of the corpus is listed with a schema and was called.
+        assert_eq!(
+            summary["unlisted"],
+            serde_json::json!([]),
+            "{host}: {stdout}"
+        );
+        let corpus_tools = corpus_tool_count();
+        assert_eq!(summary["tools"], corpus_tools, "{host}: {stdout}");
+        assert!(
+            summary["results"].as_u64().unwrap() >= 5 * corpus_tools,
+            "{host}: {stdout}"
+        );
+    }
     if std::env::var_os("AI_TOOLS_KEEP_OUTPUT_DIR").is_none() {
         let _ = std::fs::remove_dir_all(&dir);
     }
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    let summary: serde_json::Value = stdout
-        .lines()
-        .last()
-        .and_then(|line| serde_json::from_str(line).ok())
-        .unwrap_or_else(|| panic!("the harness printed no summary\n{stdout}\n{stderr}"));
-    say(&stdout);
-    assert!(
-        output.status.success() && summary["failures"] == 0,
-        "results that did not validate (see above)\n{stderr}"
-    );
-    // Every tool of the corpus is listed with a schema and was called.
-    assert_eq!(summary["unlisted"], serde_json::json!([]), "{stdout}");
-    let corpus_tools = corpus_tool_count();
-    assert_eq!(summary["tools"], corpus_tools, "{stdout}");
-    assert!(
-        summary["results"].as_u64().unwrap() >= 5 * corpus_tools,
-        "{stdout}"
-    );
 }
 
 /// `PATH` with `node`'s directory first.

@@ -20,7 +20,7 @@
 //! | a string with an alias prefix | an alias (`link-1`) where the server sent a UUID, else the text as sent | `string`, the alias in the description |
 //! | a map | an object; integer and boolean keys as their text | `additionalProperties`, keys by `propertyNames` |
 //! | a message | an object of its fields; no others (unknown fields are dropped) | `additionalProperties: false` (`true` where the message has extension ranges) |
-//! | a message used more than once, or recursive | | a `$ref` into the root's `$defs` (the root itself is `#`) |
+//! | a message used more than once, or recursive | | a `$ref` into the root's `$defs` (the root itself is `#`); for a host that refuses `$ref` ([`result_schema_for`]), spelled out at each use, a recursive one [`RECURSION_UNROLL`] level deep and then `{"type": "object"}` |
 //! | well-known types | protojson's own forms | [see below](#well-known-types) |
 //!
 //! A oneof's members are properties like any other; protojson writes at
@@ -66,7 +66,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
 use serde_json::{Map, Value, json};
 
-use crate::render::{SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PATTERN};
+use crate::HostProfile;
+use crate::render::{RECURSION_UNROLL, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PATTERN};
 
 /// What a call of the method gives back: one response, or the messages of a
 /// server stream collected into one result.
@@ -110,6 +111,37 @@ pub fn result_schema<'a>(
     shape: ResultShape,
     aliases: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
 ) -> Option<Value> {
+    result_schema_for(response, shape, aliases, HostProfile::Exact)
+}
+
+/// [`result_schema`] for hosts of profile `host`: where the host refuses
+/// `$ref` ([`HostProfile::takes_refs`]), a message used twice is spelled
+/// out at each use and a recursive one is followed [`RECURSION_UNROLL`]
+/// level and then described as `{"type": "object"}` (true of what is
+/// written there, if less exact). The rest is the same for every host:
+/// the result's 64-bit integers are strings of digits already.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::HostProfile;
+/// use ai_tools_schema::output::{ResultShape, result_schema_for};
+///
+/// // `google.protobuf.DescriptorProto` nests itself (`nested_type`).
+/// let message = prost_reflect::DescriptorPool::global()
+///     .get_message_by_name("google.protobuf.DescriptorProto")
+///     .unwrap();
+/// let schema = result_schema_for(&message, ResultShape::Unary, [], HostProfile::JavaScript).unwrap();
+/// assert!(!schema.to_string().contains("$ref"));
+/// let exact = result_schema_for(&message, ResultShape::Unary, [], HostProfile::Exact).unwrap();
+/// assert!(exact.to_string().contains("$ref"));
+/// ```
+pub fn result_schema_for<'a>(
+    response: &MessageDescriptor,
+    shape: ResultShape,
+    aliases: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    host: HostProfile,
+) -> Option<Value> {
     let mut uses = Uses::default();
     uses.visit(response);
     let mut writer = Writer {
@@ -117,7 +149,13 @@ pub fn result_schema<'a>(
             .into_iter()
             .map(|(message, field, prefix)| ((message, field), prefix))
             .collect(),
-        shared: uses.shared(),
+        shared: if host.takes_refs() {
+            uses.shared()
+        } else {
+            HashSet::new()
+        },
+        refs: host.takes_refs(),
+        path: Vec::new(),
         root: None,
         defs: BTreeMap::new(),
     };
@@ -125,10 +163,11 @@ pub fn result_schema<'a>(
         ResultShape::Unary => match well_known(response) {
             Some(schema) if schema["type"] == "object" => schema,
             Some(_) => return None,
-            None => {
+            None if writer.refs => {
                 writer.root = Some(response.full_name().to_owned());
                 writer.object(response)
             }
+            None => writer.spelled_out(response),
         },
         ResultShape::ServerStream => json!({
             "type": "object",
@@ -228,6 +267,11 @@ struct Writer<'a> {
     aliases: HashMap<(&'a str, &'a str), &'a str>,
     /// Types written once into `$defs` and referred to.
     shared: HashSet<String>,
+    /// Whether the host takes `$ref`; without, every message is spelled out
+    /// and a recursive one cut.
+    refs: bool,
+    /// The messages being spelled out, outermost first (hosts without `$ref`).
+    path: Vec<String>,
     /// The unary result's type, referred to as `#`.
     root: Option<String>,
     defs: BTreeMap<String, Value>,
@@ -317,6 +361,9 @@ impl Writer<'_> {
             return schema;
         }
         let name = message.full_name();
+        if !self.refs {
+            return self.spelled_out(message);
+        }
         if self.root.as_deref() == Some(name) {
             return json!({"$ref": "#"});
         }
@@ -330,6 +377,26 @@ impl Writer<'_> {
             self.defs.insert(name.to_owned(), definition);
         }
         json!({"$ref": format!("#/$defs/{name}")})
+    }
+}
+
+impl Writer<'_> {
+    /// `message` spelled out for a host without `$ref`: a message already
+    /// spelled out [`RECURSION_UNROLL`] times on the way here is only said
+    /// to be an object.
+    fn spelled_out(&mut self, message: &MessageDescriptor) -> Value {
+        let name = message.full_name();
+        let around = self.path.iter().filter(|on_path| *on_path == name).count();
+        if around > RECURSION_UNROLL {
+            return json!({
+                "type": "object",
+                "description": format!("A `{name}`, as above (it nests itself)."),
+            });
+        }
+        self.path.push(name.to_owned());
+        let object = self.object(message);
+        self.path.pop();
+        object
     }
 }
 

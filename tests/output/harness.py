@@ -25,8 +25,10 @@ Arguments: each tool is called with the smallest arguments its
 take one are called after the tools whose results give one out.
 
 Usage: python harness.py --ai-tools BIN --descriptor-set FILE
-[--overlay FILE] [--draws N] [--only TOOL]; prints one line per tool and a
-summary; exits 1 on any failure.
+[--overlay FILE] [--draws N] [--only TOOL] [--host-profile javascript|exact]
+(the gateway's: the JavaScript one, the default, lists schemas without
+`$ref`, recursion cut; the exact one shares types through `$defs`); prints
+one line per tool and a summary; exits 1 on any failure.
 """
 
 import argparse
@@ -321,8 +323,14 @@ ANY_TYPE_URL = "type.googleapis.com/links.v1.Link"
 ALIAS_IN_DESCRIPTION = re.compile(r"An alias like `([A-Za-z0-9_]+)-1`")
 
 
-def minimal(node, what):
-    """The smallest value `node` (a listed inputSchema node) accepts."""
+def minimal(node, what, defs=None):
+    """The smallest value `node` (a listed inputSchema node, whose root's
+    `$defs` are `defs`) accepts."""
+    if "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if defs is None or name not in defs:
+            raise HarnessError(f"{what}: unresolved {node['$ref']}")
+        return minimal(defs[name], what, defs)
     if "const" in node:
         return node["const"]
     if "enum" in node:
@@ -332,7 +340,7 @@ def minimal(node, what):
             # `null` where it is allowed: a strict rendering's way of leaving out.
             if any(b.get("type") == "null" for b in node[key]):
                 return None
-            return minimal(node[key][0], what)
+            return minimal(node[key][0], what, defs)
     kind = node.get("type")
     if isinstance(kind, list):
         kind = "null" if "null" in kind else kind[0]
@@ -340,11 +348,13 @@ def minimal(node, what):
         props = node.get("properties", {})
         return {
             # A `google.protobuf.Any` needs a type the server's pool knows.
-            name: ANY_TYPE_URL if name == "@type" else minimal(props[name], f"{what}.{name}")
+            name: ANY_TYPE_URL if name == "@type" else minimal(props[name], f"{what}.{name}", defs)
             for name in node.get("required", [])
         }
     if kind == "array":
-        return [minimal(node.get("items", {}), f"{what}[]") for _ in range(node.get("minItems", 0))]
+        return [
+            minimal(node.get("items", {}), f"{what}[]", defs) for _ in range(node.get("minItems", 0))
+        ]
     if kind == "string":
         alias = ALIAS_IN_DESCRIPTION.search(node.get("description", ""))
         if alias:
@@ -411,6 +421,7 @@ def main():
     parser.add_argument("--node-dir", required=True)
     parser.add_argument("--draws", type=int, default=20)
     parser.add_argument("--only")
+    parser.add_argument("--host-profile", choices=["javascript", "exact"], default="javascript")
     args = parser.parse_args()
 
     pool = load_pool(args.descriptor_set)
@@ -428,6 +439,7 @@ def main():
     ]
     for overlay in args.overlay:
         gateway += ["--overlay", overlay]
+    gateway += ["--host-profile", args.host_profile]
     host = Host(args.node_dir, gateway)
     responses = Responses(pool)
     failures = []
@@ -496,8 +508,13 @@ def main():
     for tool in tools:
         if "outputSchema" not in tool:
             continue
+        # The JavaScript profile (the default) promises hosts that refuse
+        # `$ref` none; the exact one shares types through `$defs`.
+        if args.host_profile == "javascript" and "$ref" in json.dumps(tool["outputSchema"]):
+            failures.append((tool["name"], "the outputSchema holds a $ref"))
         try:
-            arguments = minimal(tool["inputSchema"], tool["name"])
+            schema = tool["inputSchema"]
+            arguments = minimal(schema, tool["name"], schema.get("$defs", {}))
         except HarnessError as e:
             failures.append((tool["name"], str(e)))
             continue

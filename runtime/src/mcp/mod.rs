@@ -296,8 +296,12 @@ pub const DEFAULT_MAX_OUTPUT_SCHEMA_BYTES: usize = 8 * 1024;
 
 /// `tool`'s output schema, when it has one no longer than `max_bytes`; a
 /// longer one is left out, with a warning naming the tool.
-fn output_schema_within(tool: &Tool, max_bytes: usize) -> Option<Arc<rmcp::model::JsonObject>> {
-    let schema = output_schema_object(tool)?;
+fn output_schema_within(
+    tool: &Tool,
+    host: HostProfile,
+    max_bytes: usize,
+) -> Option<Arc<rmcp::model::JsonObject>> {
+    let schema = output_schema_object(tool, host)?;
     let bytes = serde_json::to_string(&schema).map_or(usize::MAX, |text| text.len());
     if bytes > max_bytes {
         tracing::warn!(
@@ -311,9 +315,9 @@ fn output_schema_within(tool: &Tool, max_bytes: usize) -> Option<Arc<rmcp::model
     Some(schema)
 }
 
-/// `tool`'s output schema as MCP lists it, whatever its size.
-fn output_schema_object(tool: &Tool) -> Option<Arc<rmcp::model::JsonObject>> {
-    match tool.output_schema()? {
+/// `tool`'s output schema as MCP lists it for `host`, whatever its size.
+fn output_schema_object(tool: &Tool, host: HostProfile) -> Option<Arc<rmcp::model::JsonObject>> {
+    match tool.output_schema_for_host(host)? {
         Value::Object(schema) => Some(Arc::new(schema)),
         _ => None,
     }
@@ -962,7 +966,8 @@ impl McpServer {
         self
     }
 
-    /// Lists each tool's `outputSchema` ([`Tool::output_schema`]): the
+    /// Lists each tool's `outputSchema` ([`Tool::output_schema_for_host`],
+    /// for the server's host profile: by default without `$ref`): the
     /// JSON Schema of its result, which every successful result's
     /// `structuredContent` validates against, for hosts and programs that
     /// take results as data (default off, as some hosts count output
@@ -1257,11 +1262,11 @@ impl McpServer {
                     // The proto's (or overlay's) word for this tool, else the server's.
                     match t.agent_tool().and_then(|tool| tool.output_schema) {
                         _ if two_results => {}
-                        Some(true) => listed.output_schema = output_schema_object(t),
+                        Some(true) => listed.output_schema = output_schema_object(t, self.host),
                         Some(false) => {}
                         None if self.output_schemas => {
                             listed.output_schema =
-                                output_schema_within(t, self.max_output_schema_bytes);
+                                output_schema_within(t, self.host, self.max_output_schema_bytes);
                         }
                         None => {}
                     }

@@ -796,9 +796,10 @@ fn generated_for_host(
 fn generated_output_schema(
     tool: &'static AgentTool,
     pool: &'static DescriptorPool,
+    host: HostProfile,
 ) -> Arc<Option<Value>> {
-    static MADE: LazyLock<Memo<usize, Option<Value>>> = LazyLock::new(Memo::new);
-    MADE.get_or(std::ptr::from_ref(tool) as usize, || {
+    static MADE: LazyLock<Memo<(usize, HostProfile), Option<Value>>> = LazyLock::new(Memo::new);
+    MADE.get_or((std::ptr::from_ref(tool) as usize, host), || {
         let method = method_in(pool, tool).ok()?;
         let shape = if method.is_server_streaming() {
             ResultShape::ServerStream
@@ -809,7 +810,7 @@ fn generated_output_schema(
             .response_aliases
             .iter()
             .map(|alias| (alias.message, alias.field, alias.prefix));
-        output::result_schema(&method.output(), shape, aliases)
+        output::result_schema_for(&method.output(), shape, aliases, host)
     })
 }
 
@@ -1056,10 +1057,36 @@ impl Tool {
     /// assert!(link["pageThemeId"]["description"].as_str().unwrap().contains("`theme-1`"));
     /// ```
     pub fn output_schema(&self) -> Option<Value> {
+        self.output_schema_for_host(HostProfile::Exact)
+    }
+
+    /// [`output_schema`](Self::output_schema) for hosts of profile `host`:
+    /// for a host that refuses `$ref` (the default MCP profile,
+    /// [`HostProfile::JavaScript`]) every message type is spelled out and a
+    /// recursive one cut ([`ai_tools_schema::output::result_schema_for`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use ai_tools::schema::HostProfile;
+    /// use ai_tools::transport::InProcessTransport;
+    ///
+    /// let executor = gentools::Executor::new(InProcessTransport::new());
+    /// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+    /// let list = toolkit.get("links_list").unwrap();
+    /// let schema = list.output_schema_for_host(HostProfile::JavaScript).unwrap();
+    /// assert!(!schema.to_string().contains("$ref"));
+    /// ```
+    pub fn output_schema_for_host(&self, host: HostProfile) -> Option<Value> {
         match &self.kind {
-            Kind::Generated { tool, source } => {
-                Option::clone(&generated_output_schema(tool, source.descriptor_pool()))
-            }
+            Kind::Generated { tool, source } => Option::clone(&generated_output_schema(
+                tool,
+                source.descriptor_pool(),
+                host,
+            )),
             Kind::Native(_) => None,
         }
     }

@@ -154,3 +154,32 @@ fn a_well_known_response_is_described_only_where_it_is_an_object() {
         "date-time"
     );
 }
+
+#[test]
+fn for_a_host_without_refs_every_type_is_spelled_out_and_recursion_cut() {
+    use crate::HostProfile;
+    let resp = message("t.v1.Resp");
+    let schema =
+        super::result_schema_for(&resp, ResultShape::Unary, [], HostProfile::JavaScript).unwrap();
+    let text = schema.to_string();
+    assert!(!text.contains("$ref") && !text.contains("$defs"), "{text}");
+    let p = &schema["properties"];
+    assert_eq!(p["first"]["properties"]["label"]["type"], "string");
+    assert_eq!(p["more"]["items"]["properties"]["label"]["type"], "string");
+    // Node nests itself: spelled out one level more, then only an object.
+    let children = &p["tree"]["properties"]["children"]["items"];
+    assert_eq!(children["properties"]["nodeId"]["type"], "string");
+    let cut = &children["properties"]["children"]["items"];
+    assert_eq!(cut["type"], "object");
+    assert!(cut.get("properties").is_none());
+    // The response itself, as a field of itself.
+    assert_eq!(p["next"]["properties"]["next"]["type"], "object");
+    assert!(p["next"]["properties"]["next"].get("properties").is_none());
+    // The exact host keeps `$ref`.
+    let exact =
+        super::result_schema_for(&resp, ResultShape::Unary, [], HostProfile::Exact).unwrap();
+    assert_eq!(
+        exact,
+        super::result_schema(&resp, ResultShape::Unary, []).unwrap()
+    );
+}
