@@ -661,17 +661,11 @@ pub fn annotate(
                 def.set_field_by_number(RPC_TOOL_TIMEOUT, Value::Message(duration));
             }
             if let Some(examples) = &entry.examples {
-                let takes_examples = rpc_tool_type
-                    .get_field(RPC_TOOL_EXAMPLES)
-                    .is_some_and(|f| f.is_list() && f.kind() == prost_reflect::Kind::String);
-                if !takes_examples {
-                    diags.push(overlay.diagnostic(
-                        examples,
-                        format!(
-                            "`{}` has no `examples` field (number {RPC_TOOL_EXAMPLES}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
-                            rpc_tool_type.full_name()
-                        ),
-                    ));
+                let string = prost_reflect::Kind::String;
+                let lacks =
+                    lacks_field(&rpc_tool_type, RPC_TOOL_EXAMPLES, "examples", string, true);
+                if let Some(why) = lacks {
+                    diags.push(overlay.diagnostic(examples, why));
                     continue;
                 }
                 let texts = examples.get_ref().iter();
@@ -681,17 +675,16 @@ pub fn annotate(
                 );
             }
             if let Some(listed) = &entry.output_schema {
-                let takes_it = rpc_tool_type
-                    .get_field(RPC_TOOL_OUTPUT_SCHEMA)
-                    .is_some_and(|f| f.kind() == prost_reflect::Kind::Bool);
-                if !takes_it {
-                    diags.push(overlay.diagnostic(
-                        listed,
-                        format!(
-                            "`{}` has no `output_schema` field (number {RPC_TOOL_OUTPUT_SCHEMA}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
-                            rpc_tool_type.full_name()
-                        ),
-                    ));
+                let boolean = prost_reflect::Kind::Bool;
+                let lacks = lacks_field(
+                    &rpc_tool_type,
+                    RPC_TOOL_OUTPUT_SCHEMA,
+                    "output_schema",
+                    boolean,
+                    false,
+                );
+                if let Some(why) = lacks {
+                    diags.push(overlay.diagnostic(listed, why));
                     continue;
                 }
                 def.set_field_by_number(RPC_TOOL_OUTPUT_SCHEMA, Value::Bool(*listed.get_ref()));
@@ -729,17 +722,16 @@ pub fn annotate(
                 def.set_field_by_number(TOOL_FIELD_REQUIRED, Value::Bool(required));
             }
             if entry.sensitive {
-                let takes_sensitive = tool_field_type
-                    .get_field(TOOL_FIELD_SENSITIVE)
-                    .is_some_and(|f| f.kind() == prost_reflect::Kind::Bool && !f.is_list());
-                if !takes_sensitive {
-                    diags.push(overlay.diagnostic(
-                        selector,
-                        format!(
-                            "`{}` has no `sensitive` field (number {TOOL_FIELD_SENSITIVE}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
-                            tool_field_type.full_name()
-                        ),
-                    ));
+                let boolean = prost_reflect::Kind::Bool;
+                let lacks = lacks_field(
+                    &tool_field_type,
+                    TOOL_FIELD_SENSITIVE,
+                    "sensitive",
+                    boolean,
+                    false,
+                );
+                if let Some(why) = lacks {
+                    diags.push(overlay.diagnostic(selector, why));
                     continue;
                 }
                 def.set_field_by_number(TOOL_FIELD_SENSITIVE, Value::Bool(true));
@@ -1041,6 +1033,28 @@ fn extension(pool: &DescriptorPool, extendee: &str, number: u32) -> Option<Exten
 
 /// The message type of an annotation extension; `None` when a proto in the
 /// pool declares an extension of another type under the same number.
+/// Why the annotation type `annotation` (as the descriptors declare it)
+/// cannot carry the overlay key `key`, field `number` of kind `kind` (a
+/// list or not): a copy of the annotation protos older than that field.
+/// `None` when it can.
+fn lacks_field(
+    annotation: &MessageDescriptor,
+    number: u32,
+    key: &str,
+    kind: prost_reflect::Kind,
+    list: bool,
+) -> Option<String> {
+    let takes_it = annotation
+        .get_field(number)
+        .is_some_and(|f| f.kind() == kind && f.is_list() == list);
+    (!takes_it).then(|| {
+        format!(
+            "`{}` has no `{key}` field (number {number}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
+            annotation.full_name()
+        )
+    })
+}
+
 fn message_of(ext: &ExtensionDescriptor) -> Option<MessageDescriptor> {
     match ext.kind() {
         prost_reflect::Kind::Message(m) => Some(m),
@@ -1655,6 +1669,45 @@ service Books {
         );
         // Nothing to write, nothing missing.
         assert!(run(PlainFields::Required).is_ok());
+    }
+
+    #[test]
+    fn annotation_protos_older_than_output_schema_or_sensitive_are_an_error_at_the_key() {
+        // Older copies of both annotation protos, shadowing ours: no
+        // `rpc_tool.output_schema` (8), no `tool_field.sensitive` (6).
+        let old_tools = "syntax = \"proto3\";\npackage ai.tools.v1;\nimport \"google/protobuf/descriptor.proto\";\nmessage ToolFieldOptions { bool skip = 1; string alias_prefix = 2; string usage_notes = 3; string description = 4; optional bool required = 5; }\nextend google.protobuf.FieldOptions { ToolFieldOptions tool_field = 52105; }\n";
+        let old_context = "syntax = \"proto3\";\npackage ai.context.v1;\nimport \"google/protobuf/descriptor.proto\";\nmessage ToolDefinition { string name = 1; string description = 2; bool strict = 3; }\nextend google.protobuf.MethodOptions { ToolDefinition rpc_tool = 52104; }\n";
+        let source = "syntax = \"proto3\";\npackage t;\nimport \"ai/context/v1/annotations.proto\";\nimport \"ai/tools/v1/annotations.proto\";\nmessage Req { string name = 1; }\nservice Books { rpc Get(Req) returns (Req); }\n";
+        let pool = crate::test_support::compile_files(
+            &[
+                ("test.proto", source),
+                ("ai/tools/v1/annotations.proto", old_tools),
+                ("ai/context/v1/annotations.proto", old_context),
+            ],
+            "test.proto",
+        );
+        let overlay = Overlay::parse(
+            "tools.toml",
+            "[methods.\"t.Books.Get\"]\nname = \"get\"\ndescription = \"Get.\"\noutput_schema = true\n\n[fields.\"t.Req.name\"]\nsensitive = true\n",
+        )
+        .unwrap();
+        let problems = annotate_test(&pool, Some(&overlay), &[], PlainFields::Optional)
+            .expect_err("neither key can be written");
+        let texts: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        assert!(
+            texts.iter().any(|t| t.starts_with("tools.toml:4:")
+                && t.contains(
+                    "`ai.context.v1.ToolDefinition` has no `output_schema` field (number 8)"
+                )),
+            "{texts:#?}"
+        );
+        assert!(
+            texts.iter().any(|t| t.starts_with("tools.toml:6:")
+                && t.contains(
+                    "`ai.tools.v1.ToolFieldOptions` has no `sensitive` field (number 6)"
+                )),
+            "{texts:#?}"
+        );
     }
 
     /// The tools of `BOOKS` with `overlay_text` annotating
