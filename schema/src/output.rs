@@ -142,18 +142,21 @@ pub fn result_schema_for<'a>(
     aliases: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
     host: HostProfile,
 ) -> Option<Value> {
-    let mut uses = Uses::default();
-    uses.visit(response);
+    // Only a host that takes `$ref` shares types: the walk that finds them
+    // is for it alone.
+    let shared = if host.takes_refs() {
+        let mut uses = Uses::default();
+        uses.visit(response);
+        uses.shared()
+    } else {
+        HashSet::new()
+    };
     let mut writer = Writer {
         aliases: aliases
             .into_iter()
             .map(|(message, field, prefix)| ((message, field), prefix))
             .collect(),
-        shared: if host.takes_refs() {
-            uses.shared()
-        } else {
-            HashSet::new()
-        },
+        shared,
         refs: host.takes_refs(),
         path: Vec::new(),
         root: None,
