@@ -71,6 +71,10 @@ use crate::render::{RECURSION_UNROLL, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PAT
 
 /// What a call of the method gives back: one response, or the messages of a
 /// server stream collected into one result.
+///
+/// # Examples
+///
+/// See the [module docs](self).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ResultShape {
     /// A unary method: the result is the response message.
@@ -404,7 +408,7 @@ impl Writer<'_> {
 }
 
 /// What a string with an alias prefix holds, for the reader of a result.
-pub fn alias_description(prefix: &str) -> String {
+fn alias_description(prefix: &str) -> String {
     format!(
         "An alias like `{prefix}-1` standing for an id; pass it as it is to a tool that takes one."
     )

@@ -17,7 +17,14 @@ pub const REDACTED: &str = "[redacted]";
 ///
 /// # Examples
 ///
-/// See [`redact`].
+/// ```
+/// // The well-known types carry no `tool_field` option.
+/// let api = prost_reflect::DescriptorPool::global()
+///     .get_message_by_name("google.protobuf.Api")
+///     .unwrap();
+/// let name = api.get_field_by_name("name").unwrap();
+/// assert!(!ai_tools_schema::proto::is_sensitive(&name));
+/// ```
 pub fn is_sensitive(field: &FieldDescriptor) -> bool {
     let Some(extension) = field
         .parent_pool()
