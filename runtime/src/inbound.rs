@@ -192,6 +192,18 @@ fn alias_problem(
             }
             return text;
         }
+        Resolution::Lost => {
+            // Not invented and not expired: the alias store lost it in a
+            // failure, and the number is never given out again.
+            let mut text = format!(
+                "`{field}` got `{value}`, a {prefix} id this conversation was given but has lost (the alias store failed and lost it; it will never name another object): get it again by calling a tool that lists or returns {prefix} ids, and pass the id that call returns"
+            );
+            if !valid.is_empty() {
+                let _ = write!(text, "; the {prefix} ids held now are: ");
+                push_list(&mut text, valid);
+            }
+            return text;
+        }
         _ => format!(
             "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
         ),

@@ -17,7 +17,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use ai_tools::{Sessions, ToolResult, store::AliasStore, transport::TonicTransport};
+use ai_tools::{
+    Sessions, ToolResult,
+    store::{AliasStore, Floor},
+    transport::TonicTransport,
+};
 use serde_json::Value;
 use tokio::task::JoinHandle;
 
@@ -446,13 +450,16 @@ pub async fn time_store_requests(
     let aliases = ["link-1".to_owned()];
     let started = Instant::now();
     for _ in 0..n {
-        store.assign(conversation, &ids, 10).await.expect("assign");
+        store
+            .assign(conversation, &ids, 10, &Floor::default())
+            .await
+            .expect("assign");
     }
     let assign = started.elapsed() / n;
     let started = Instant::now();
     for _ in 0..n {
         store
-            .lookup(conversation, &aliases, &[])
+            .lookup(conversation, &aliases, &[], &Floor::default())
             .await
             .expect("lookup");
     }

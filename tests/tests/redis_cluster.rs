@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use ai_tools::{
     Sessions,
-    store::{AliasStore, RedisStore, RedisStoreOptions},
+    store::{AliasStore, Floor, RedisStore, RedisStoreOptions},
     transport::TonicTransport,
 };
 use ai_tools_tests::redis_suite::{
@@ -620,11 +620,19 @@ async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
     assert!(err.to_string().contains("non-empty hash tag"), "{err}");
     // (`Sessions` keeps the empty id's conversation private; the store refuses it too)
     let err = store
-        .assign("", &[("link".to_owned(), uuid.clone())], 10)
+        .assign(
+            "",
+            &[("link".to_owned(), uuid.clone())],
+            10,
+            &Floor::default(),
+        )
         .await
         .expect_err("refused");
     assert!(err.to_string().contains("non-empty hash tag"), "{err}");
-    let err = store.lookup("", &[], &[uuid]).await.expect_err("refused");
+    let err = store
+        .lookup("", &[], &[uuid], &Floor::default())
+        .await
+        .expect_err("refused");
     assert!(err.to_string().contains("non-empty hash tag"), "{err}");
     let mut options = cluster.options(&keys);
     options.key_prefix = "my{app}".into();
@@ -901,7 +909,12 @@ async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
         .await
         .expect("connect to redis");
     let err = store
-        .assign("wait-1", &[("link".to_owned(), uuid)], 10)
+        .assign(
+            "wait-1",
+            &[("link".to_owned(), uuid)],
+            10,
+            &Floor::default(),
+        )
         .await
         .expect_err("no replica acknowledges");
     assert!(

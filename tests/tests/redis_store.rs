@@ -465,3 +465,170 @@ async fn with_an_alias_idle_time_aliases_expire_least_recently_used_first_and_nu
         assert!(on_b.resolve(alias).is_some(), "{alias} was kept");
     }
 }
+
+/// The keys of `conversation` as they are now (`DUMP`), to be put back
+/// later: what a replica that lagged behind holds when it is promoted.
+async fn dump_keys(
+    raw: &mut redis::aio::MultiplexedConnection,
+    keys: &[String; 4],
+) -> Vec<(String, Option<Vec<u8>>)> {
+    let mut dumped = Vec::new();
+    for key in keys {
+        let payload: Option<Vec<u8>> = redis::cmd("DUMP")
+            .arg(key)
+            .query_async(raw)
+            .await
+            .expect("DUMP");
+        dumped.push((key.clone(), payload));
+    }
+    dumped
+}
+
+/// Puts the keys back as [`dump_keys`] found them: the writes since are lost.
+async fn restore_keys(
+    raw: &mut redis::aio::MultiplexedConnection,
+    dumped: &[(String, Option<Vec<u8>>)],
+) {
+    for (key, payload) in dumped {
+        let _: () = redis::cmd("DEL")
+            .arg(key)
+            .query_async(raw)
+            .await
+            .expect("DEL");
+        if let Some(payload) = payload {
+            let _: () = redis::cmd("RESTORE")
+                .arg(key)
+                .arg(600_000)
+                .arg(payload)
+                .query_async(raw)
+                .await
+                .expect("RESTORE");
+        }
+    }
+}
+
+/// Issue 39: a store that loses its last writes — a master killed while its
+/// replica lagged behind, the replica promoted — must never make one alias
+/// stand for two objects, and an alias it lost is told as lost, not as
+/// expired. The loss is made exactly: the conversation's keys are dumped
+/// after `book-3` and put back after `book-6`, which is what the promoted
+/// replica holds. Before the fix, the gateway that had shown `book-4..6`
+/// called `book-4` expired and gave it to the next new book.
+#[tokio::test]
+async fn a_store_that_lost_writes_never_gives_an_alias_twice_and_says_lost() {
+    let Some(redis) = Redis::shared_or_own("a_store_that_lost_writes").await else {
+        return;
+    };
+    let prefix = unique_prefix("lost-writes");
+    let gateway =
+        |store: RedisStore| Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store));
+    let store = redis.store(&prefix).await;
+    let keys = store.keys("scope");
+    let first = gateway(store);
+    let second = gateway(redis.store(&prefix).await);
+    let on_first = first.alias_manager("scope");
+    let books: Vec<String> = (0..9).map(|_| ai_tools_tests::new_uuid()).collect();
+    let mut raw = redis.raw().await;
+
+    for (n, uuid) in books[..3].iter().enumerate() {
+        assert_eq!(
+            on_first.register_all(&[("book", uuid)]).await.unwrap(),
+            [format!("book-{}", n + 1)]
+        );
+    }
+    let lagging_replica = dump_keys(&mut raw, &keys).await;
+    for (n, uuid) in books[3..6].iter().enumerate() {
+        assert_eq!(
+            on_first.register_all(&[("book", uuid)]).await.unwrap(),
+            [format!("book-{}", n + 4)]
+        );
+    }
+    restore_keys(&mut raw, &lagging_replica).await;
+
+    // the gateway that showed book-4 tells it as lost, and its floor makes
+    // the store keep 4..6 as lost for every gateway
+    on_first.fetch(&["book-4", "book-2"]).await.unwrap();
+    assert_eq!(
+        on_first.resolve_for_field("book", "book-4"),
+        Resolution::Lost
+    );
+    assert_eq!(
+        on_first.resolve("book-2").as_deref(),
+        Some(books[1].as_str())
+    );
+    assert_eq!(
+        on_first.register_all(&[("book", &books[6])]).await.unwrap(),
+        ["book-7"],
+        "a new book must not get a number the model has seen"
+    );
+    // the book whose alias was lost gets a new one, never its old number
+    assert_eq!(
+        on_first.register_all(&[("book", &books[3])]).await.unwrap(),
+        ["book-8"]
+    );
+
+    let on_second = second.alias_manager("scope");
+    on_second.fetch(&["book-5", "book-9"]).await.unwrap();
+    assert_eq!(
+        on_second.resolve_for_field("book", "book-5"),
+        Resolution::Lost
+    );
+    assert_eq!(
+        on_second.resolve_for_field("book", "book-9"),
+        Resolution::UnknownAlias
+    );
+    assert_eq!(
+        on_second
+            .register_all(&[("book", &books[8])])
+            .await
+            .unwrap(),
+        ["book-9"]
+    );
+}
+
+/// The same when the store lost the whole conversation (it was created on
+/// the master after the replica's last copy): the gateway that holds a
+/// fresh copy gives the store its epoch and counters back, so its aliases
+/// keep their meaning to it and are told as lost elsewhere, and numbering
+/// goes on past them.
+#[tokio::test]
+async fn a_store_that_lost_a_whole_conversation_takes_the_gateways_floor() {
+    let Some(redis) = Redis::shared_or_own("a_store_that_lost_a_whole_conversation").await else {
+        return;
+    };
+    let prefix = unique_prefix("lost-all");
+    let store = redis.store(&prefix).await;
+    let keys = store.keys("scope");
+    let first = Sessions::new((), Duration::from_secs(600)).with_store(Arc::new(store));
+    let second = Sessions::new((), Duration::from_secs(600))
+        .with_store(Arc::new(redis.store(&prefix).await));
+    let on_first = first.alias_manager("scope");
+    let books: Vec<String> = (0..4).map(|_| ai_tools_tests::new_uuid()).collect();
+    let mut raw = redis.raw().await;
+    let nothing = dump_keys(&mut raw, &keys).await;
+    on_first
+        .register_all(&[("book", &books[0]), ("book", &books[1])])
+        .await
+        .unwrap();
+    restore_keys(&mut raw, &nothing).await;
+
+    assert_eq!(
+        on_first.register_all(&[("book", &books[2])]).await.unwrap(),
+        ["book-3"]
+    );
+    on_first.fetch(&["book-1"]).await.unwrap();
+    assert_eq!(
+        on_first.resolve_for_field("book", "book-1"),
+        Resolution::Lost
+    );
+    let on_second = second.alias_manager("scope");
+    on_second.fetch(&["book-2", "book-3"]).await.unwrap();
+    assert_eq!(
+        on_second.resolve_for_field("book", "book-2"),
+        Resolution::Lost
+    );
+    assert_eq!(
+        on_second.resolve("book-3").as_deref(),
+        Some(books[2].as_str())
+    );
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 use prost_reflect::{DynamicMessage, ReflectMessage};
 use serde::{Deserialize, Serialize};
 
-use crate::store::{AliasStore, AssignError, StoreError, prefix_of};
+use crate::store::{AliasStore, AssignError, Floor, StoreError, prefix_of};
 
 mod walk;
 
@@ -187,6 +187,12 @@ pub enum Resolution {
     /// reached ([`AliasManager::with_expiry`]). Its number is never given
     /// out again.
     Expired,
+    /// An alias this conversation issued that its store lost (a failover
+    /// promoted a replica that lagged behind the write), or that the store
+    /// answered for a second object: it is never resolved, nor given out,
+    /// again. The model should get the object again from a tool that lists
+    /// or returns it.
+    Lost,
 }
 
 impl AliasManager {
@@ -584,6 +590,9 @@ impl AliasManager {
             }
             return found;
         }
+        if state.is_lost(&key) {
+            return Resolution::Lost;
+        }
         if state.is_expired(&key) {
             return Resolution::Expired;
         }
@@ -884,22 +893,28 @@ impl AliasManager {
         if aliases.is_empty() && uuids.is_empty() {
             return Ok(());
         }
+        let (floor, fresh) = self.floor(shared);
         let found = shared
             .store
-            .lookup(&shared.conversation, &aliases, &uuids)
+            .lookup(&shared.conversation, &aliases, &uuids, &floor)
             .await?;
         let mut state = self.lock();
-        state.enter_epoch(found.epoch.as_deref());
-        let expired = found
-            .expired
-            .iter()
-            .copied()
-            .chain(std::iter::repeat(false));
-        for ((alias, uuid), expired) in aliases.iter().zip(found.aliases).zip(expired) {
+        state.enter_epoch(found.epoch.as_deref(), fresh);
+        state.heard_now();
+        let flags = |list: &[bool]| list.to_vec().into_iter().chain(std::iter::repeat(false));
+        let flags = flags(&found.expired).zip(flags(&found.lost));
+        for ((alias, uuid), (expired, lost)) in aliases.iter().zip(found.aliases).zip(flags) {
             match (uuid, prefix_of(alias)) {
-                (Some(uuid), Some(prefix)) => state.learn(prefix, uuid, alias.clone()),
+                // One of the two lost writes when they disagree: neither
+                // meaning can be trusted, so the alias means nothing more.
+                (Some(uuid), Some(prefix)) => {
+                    if !state.learn(prefix, uuid, alias.clone()) {
+                        state.mark_lost(alias);
+                    }
+                }
                 // The store no longer holds it: neither does the copy, and
-                // an expired one is known as expired, not as invented.
+                // an expired or lost one is known as such, not as invented.
+                (None, Some(_)) if lost => state.mark_lost(alias),
                 (None, Some(_)) => {
                     state.forget_alias(alias);
                     if expired {
@@ -911,12 +926,28 @@ impl AliasManager {
         }
         for (uuid, known) in uuids.iter().zip(found.uuids) {
             for alias in known {
-                if let Some(prefix) = prefix_of(&alias) {
-                    state.learn(prefix, uuid.clone(), alias.clone());
+                if let Some(prefix) = prefix_of(&alias)
+                    && !state.learn(prefix, uuid.clone(), alias.clone())
+                {
+                    state.mark_lost(&alias);
                 }
             }
         }
         Ok(())
+    }
+
+    /// What this manager has seen, for the store (see [`Floor`]), and
+    /// whether the local copy is fresh: heard from the store within its
+    /// TTL. A stale copy may describe a conversation the store forgot, so
+    /// it is dropped and sends no floor.
+    fn floor(&self, shared: &Shared) -> (Floor, bool) {
+        let mut state = self.lock();
+        if state.heard_within(shared.store.ttl()) {
+            (state.floor(), true)
+        } else {
+            state.enter_epoch(None, false);
+            (Floor::default(), false)
+        }
     }
 
     /// [`fetch`](Self::fetch) for every string value of `value` (not its
@@ -1104,9 +1135,10 @@ impl AliasManager {
         shared: &Shared,
         ids: &[(String, String)],
     ) -> Result<Vec<String>, AliasError> {
+        let (floor, fresh) = self.floor(shared);
         let got = shared
             .store
-            .assign(&shared.conversation, ids, self.limit)
+            .assign(&shared.conversation, ids, self.limit, &floor)
             .await?;
         if got.aliases.len() != ids.len() {
             return Err(AliasError::Store(StoreError::unavailable(format!(
@@ -1116,9 +1148,22 @@ impl AliasManager {
             ))));
         }
         let mut state = self.lock();
-        state.enter_epoch(Some(&got.epoch));
+        state.enter_epoch(Some(&got.epoch), fresh);
+        state.heard_now();
+        let mut refused = None;
         for ((prefix, uuid), alias) in ids.iter().zip(&got.aliases) {
-            state.learn(prefix, uuid.clone(), alias.clone());
+            // A store that lost writes, and gave a number out again before
+            // any process that saw it sent its floor, answers an alias this
+            // copy holds for another object, or knows lost: never show it.
+            if !state.learn(prefix, uuid.clone(), alias.clone()) {
+                state.mark_lost(alias);
+                refused.get_or_insert_with(|| alias.clone());
+            }
+        }
+        if let Some(alias) = refused {
+            return Err(AliasError::Store(StoreError::unavailable(format!(
+                "the store gave out {alias} again, which this process saw given to another object before the store lost it; it is refused, and the object gets no alias"
+            ))));
         }
         Ok(got.aliases)
     }
@@ -1585,15 +1630,20 @@ mod tests {
                 .with_alias_idle(std::time::Duration::from_secs(3600)),
         );
         let ids: Vec<(String, String)> = (1..=3).map(|n| ("link".to_owned(), uuid(n))).collect();
-        store.assign("c", &ids, 3).await.unwrap();
+        store.assign("c", &ids, 3, &Floor::default()).await.unwrap();
         let mut four = ids.clone();
         four.push(("link".to_owned(), uuid(4)));
         assert_eq!(
-            store.assign("c", &four, 3).await,
+            store.assign("c", &four, 3, &Floor::default()).await,
             Err(AssignError::LimitReached { limit: 3 })
         );
         let held = store
-            .lookup("c", &["link-1".to_owned(), "link-4".to_owned()], &[])
+            .lookup(
+                "c",
+                &["link-1".to_owned(), "link-4".to_owned()],
+                &[],
+                &Floor::default(),
+            )
             .await
             .unwrap();
         assert_eq!(held.aliases[0], Some(uuid(1)));

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::AliasTable;
-use super::{AliasStore, AssignError, Assignment, Lookup, StoreError, new_epoch};
+use super::{AliasStore, AssignError, Assignment, Floor, Lookup, StoreError, new_epoch};
 use crate::expiring::ExpiringMap;
 use crate::transport::BoxFuture;
 
@@ -138,14 +138,41 @@ impl MemoryStore {
         Some(conversation)
     }
 
+    /// Applies a caller's floor (see [`Floor`]): a conversation held no
+    /// more takes the caller's epoch, and every counter rises to what the
+    /// caller has seen.
+    fn apply_floor(
+        conversations: &mut ExpiringMap<String, Conversation>,
+        id: &str,
+        now: Instant,
+        floor: &Floor,
+    ) {
+        let Some(epoch) = &floor.epoch else {
+            return;
+        };
+        if floor.counters.is_empty() && conversations.get(id, now).is_none() {
+            return;
+        }
+        let conversation = conversations.get_or_insert_with(id, now, || Conversation {
+            epoch: epoch.clone(),
+            state: AliasTable::default(),
+        });
+        for (prefix, seen) in &floor.counters {
+            conversation.state.raise_counter(prefix, *seen);
+        }
+    }
+
     fn assign_now(
         &self,
         id: &str,
         ids: &[(String, String)],
         limit: usize,
+        floor: &Floor,
     ) -> Result<Assignment, AssignError> {
         let now = Instant::now();
         let mut inner = self.lock();
+        Self::live(&mut inner, id, now, self.alias_idle);
+        Self::apply_floor(&mut inner, id, now, floor);
         let (new, len) = match Self::live(&mut inner, id, now, self.alias_idle) {
             Some(c) => (
                 ids.iter()
@@ -186,14 +213,18 @@ impl MemoryStore {
         })
     }
 
-    fn lookup_now(&self, id: &str, aliases: &[String], uuids: &[String]) -> Lookup {
+    fn lookup_now(&self, id: &str, aliases: &[String], uuids: &[String], floor: &Floor) -> Lookup {
+        let now = Instant::now();
         let mut inner = self.lock();
-        match Self::live(&mut inner, id, Instant::now(), self.alias_idle) {
+        Self::live(&mut inner, id, now, self.alias_idle);
+        Self::apply_floor(&mut inner, id, now, floor);
+        match Self::live(&mut inner, id, now, self.alias_idle) {
             None => Lookup {
                 epoch: None,
                 aliases: vec![None; aliases.len()],
                 uuids: vec![Vec::new(); uuids.len()],
                 expired: vec![false; aliases.len()],
+                lost: vec![false; aliases.len()],
             },
             Some(c) => {
                 let found: Vec<Option<String>> =
@@ -208,6 +239,7 @@ impl MemoryStore {
                 Lookup {
                     epoch: Some(c.epoch.clone()),
                     expired: aliases.iter().map(|a| c.state.is_expired(a)).collect(),
+                    lost: aliases.iter().map(|a| c.state.is_lost(a)).collect(),
                     aliases: found,
                     uuids,
                 }
@@ -222,8 +254,9 @@ impl AliasStore for MemoryStore {
         conversation: &'a str,
         ids: &'a [(String, String)],
         limit: usize,
+        floor: &'a Floor,
     ) -> BoxFuture<'a, Result<Assignment, AssignError>> {
-        let result = self.assign_now(conversation, ids, limit);
+        let result = self.assign_now(conversation, ids, limit, floor);
         Box::pin(async move { result })
     }
 
@@ -232,8 +265,9 @@ impl AliasStore for MemoryStore {
         conversation: &'a str,
         aliases: &'a [String],
         uuids: &'a [String],
+        floor: &'a Floor,
     ) -> BoxFuture<'a, Result<Lookup, StoreError>> {
-        let result = self.lookup_now(conversation, aliases, uuids);
+        let result = self.lookup_now(conversation, aliases, uuids, floor);
         Box::pin(async move { Ok(result) })
     }
 
@@ -275,19 +309,24 @@ mod tests {
     async fn assignment_is_all_or_nothing_and_stable() {
         let store = MemoryStore::new(Duration::from_secs(60));
         let got = store
-            .assign("c", &[id("link", 1), id("link", 2), id("theme", 1)], 4)
+            .assign(
+                "c",
+                &[id("link", 1), id("link", 2), id("theme", 1)],
+                4,
+                &Floor::default(),
+            )
             .await
             .unwrap();
         assert_eq!(got.aliases, ["link-1", "link-2", "theme-1"]);
         assert_eq!(
             store
-                .assign("c", &[id("link", 3), id("link", 4)], 4)
+                .assign("c", &[id("link", 3), id("link", 4)], 4, &Floor::default())
                 .await
                 .unwrap_err(),
             AssignError::LimitReached { limit: 4 }
         );
         let again = store
-            .assign("c", &[id("link", 2), id("link", 3)], 4)
+            .assign("c", &[id("link", 2), id("link", 3)], 4, &Floor::default())
             .await
             .unwrap();
         assert_eq!(again.aliases, ["link-2", "link-3"]);
@@ -297,6 +336,7 @@ mod tests {
                 "c",
                 &["theme-1".into(), "link-9".into()],
                 &[uuid(1), uuid(9)],
+                &Floor::default(),
             )
             .await
             .unwrap();
@@ -314,12 +354,21 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn idle_conversations_expire_and_begin_a_new_epoch() {
         let store = MemoryStore::new(Duration::from_millis(20));
-        let first = store.assign("c", &[id("link", 1)], 10).await.unwrap();
+        let first = store
+            .assign("c", &[id("link", 1)], 10, &Floor::default())
+            .await
+            .unwrap();
         tokio::time::advance(Duration::from_millis(40)).await;
-        let found = store.lookup("c", &["link-1".into()], &[]).await.unwrap();
+        let found = store
+            .lookup("c", &["link-1".into()], &[], &Floor::default())
+            .await
+            .unwrap();
         assert_eq!(found.epoch, None);
         assert_eq!(found.aliases, [None]);
-        let second = store.assign("c", &[id("link", 2)], 10).await.unwrap();
+        let second = store
+            .assign("c", &[id("link", 2)], 10, &Floor::default())
+            .await
+            .unwrap();
         assert_eq!(second.aliases, ["link-1"]);
         assert_ne!(first.epoch, second.epoch);
         store.remove("c").await.unwrap();

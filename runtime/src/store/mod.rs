@@ -103,6 +103,65 @@ pub struct Lookup {
     /// the limit): numbers are never given twice, so the answer is sure.
     /// Empty is read as all `false` (a store that expires nothing).
     pub expired: Vec<bool>,
+    /// For each requested alias, whether the store knows it lost it: the
+    /// number was given out, but the write that held it did not survive (a
+    /// failover promoted a replica that lagged behind). It is never given
+    /// out again. Empty is read as all `false`.
+    pub lost: Vec<bool>,
+}
+
+/// What a caller has already seen of a conversation, sent with every
+/// request so that the store never runs behind it.
+///
+/// A store that lost writes (a failover to a lagging replica) may hold a
+/// lower counter than the numbers a process has already shown to a model.
+/// With the caller's counters as a floor, the store raises its own before
+/// it gives out a number, so that `book-4` is never given to a second
+/// object, and keeps the numbers it skipped as *lost*
+/// ([`Lookup::lost`]). A store that holds nothing of the conversation (it
+/// lost it whole) takes the caller's epoch, so that the caller's copy
+/// stays valid.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ai_tools::store::{AliasStore, Floor, MemoryStore};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let store = MemoryStore::new(Duration::from_secs(1800));
+/// // a process that has seen `link-3` given out in epoch "e1"
+/// let floor = Floor { epoch: Some("e1".into()), counters: vec![("link".into(), 3)] };
+/// let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851".to_owned();
+/// let got = store.assign("c1", &[("link".into(), uuid)], 100, &floor).await.unwrap();
+/// assert_eq!(got.aliases, ["link-4"]);
+/// let found = store.lookup("c1", &["link-2".into()], &[], &Floor::default()).await.unwrap();
+/// assert_eq!(found.lost, [true]);
+/// # }
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Floor {
+    /// The epoch the caller's copy was learnt in (see [`Lookup::epoch`]);
+    /// `None` when the caller knows nothing of the conversation, or its
+    /// copy is older than the store's TTL. Without an epoch the counters
+    /// are not applied.
+    pub epoch: Option<String>,
+    /// For each prefix, the highest number the caller has seen given out.
+    pub counters: Vec<(String, u64)>,
+}
+
+impl Floor {
+    /// Whether the floor asks nothing of the store.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(ai_tools::store::Floor::default().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.epoch.is_none()
+    }
 }
 
 /// Why an [`AliasStore`] gave out no aliases; in either case nothing was
@@ -135,7 +194,10 @@ pub enum AssignError {
 /// one), whatever the size of the batch. Implementations must make
 /// [`assign`](Self::assign) atomic: two processes assigning the same UUID
 /// under the same prefix at once get one alias, and two UUIDs never share one.
-/// Every call that touches a conversation refreshes its idle TTL.
+/// Every call that touches a conversation refreshes its idle TTL. Both
+/// [`assign`](Self::assign) and [`lookup`](Self::lookup) first apply the
+/// caller's [`Floor`], in the same atomic step: a number a caller has seen
+/// is never given out again, even by a store that lost the write.
 ///
 /// Inputs are canonical: prefixes match `^[a-z][a-z0-9_]*$`, UUIDs are
 /// lowercase, aliases are lowercase and trimmed, batches hold no duplicates.
@@ -146,15 +208,15 @@ pub enum AssignError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ai_tools::store::{AliasStore, MemoryStore};
+/// use ai_tools::store::{AliasStore, Floor, MemoryStore};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let store = MemoryStore::new(Duration::from_secs(1800));
 /// let uuid = "d290f1ee-6c54-4b01-90e6-d701748f0851".to_owned();
-/// let got = store.assign("c1", &[("link".into(), uuid.clone())], 100).await.unwrap();
+/// let got = store.assign("c1", &[("link".into(), uuid.clone())], 100, &Floor::default()).await.unwrap();
 /// assert_eq!(got.aliases, ["link-1"]);
-/// let found = store.lookup("c1", &["link-1".into()], &[uuid]).await.unwrap();
+/// let found = store.lookup("c1", &["link-1".into()], &[uuid], &Floor::default()).await.unwrap();
 /// assert_eq!(found.aliases[0].as_deref(), Some("d290f1ee-6c54-4b01-90e6-d701748f0851"));
 /// assert_eq!(found.uuids[0], ["link-1"]);
 /// assert_eq!(store.list("c1", "link").await.unwrap(), ["link-1"]);
@@ -168,7 +230,9 @@ pub trait AliasStore: Send + Sync + fmt::Debug {
     /// aliases (an alias idle time is configured), when the least recently
     /// used ones that are not in `ids` are evicted to make room, and only a
     /// batch of more new ids than `limit` is refused. A store that expires
-    /// aliases never gives a number out twice in one conversation.
+    /// aliases never gives a number out twice in one conversation. Every
+    /// new number is past the caller's `floor` (see [`Floor`]), which is
+    /// applied first, and kept even when the batch is refused.
     ///
     /// # Errors
     ///
@@ -179,10 +243,12 @@ pub trait AliasStore: Send + Sync + fmt::Debug {
         conversation: &'a str,
         ids: &'a [(String, String)],
         limit: usize,
+        floor: &'a Floor,
     ) -> BoxFuture<'a, Result<Assignment, AssignError>>;
 
     /// Looks up, in one request, the UUIDs behind `aliases` and the aliases
-    /// of `uuids`.
+    /// of `uuids`, after applying the caller's `floor` (so that an alias
+    /// the store lost is answered as lost, [`Lookup::lost`]).
     ///
     /// # Errors
     ///
@@ -192,6 +258,7 @@ pub trait AliasStore: Send + Sync + fmt::Debug {
         conversation: &'a str,
         aliases: &'a [String],
         uuids: &'a [String],
+        floor: &'a Floor,
     ) -> BoxFuture<'a, Result<Lookup, StoreError>>;
 
     /// Every alias of `prefix` in `conversation`, in the order given out

@@ -12,14 +12,19 @@ use ::redis::cluster_async::ClusterConnection;
 use ::redis::{Cmd, ErrorKind, Pipeline, RedisError, Script, ServerErrorKind, Value};
 
 use super::{
-    AliasStore, AssignError, Assignment, Lookup, StoreError, new_epoch, number_of, prefix_of,
+    AliasStore, AssignError, Assignment, Floor, Lookup, StoreError, new_epoch, number_of, prefix_of,
 };
 use crate::transport::BoxFuture;
 
 /// The Lua both scripts start with: `forget(alias)` drops an alias from
-/// the conversation (KEYS: aliases, uuids, meta, used), and `expire(now,
+/// the conversation (KEYS: aliases, uuids, meta, used), `expire(now,
 /// idle)` forgets every alias unused for more than `idle` ms (none when
-/// `idle` is 0: the store does not expire aliases).
+/// `idle` is 0: the store does not expire aliases), and `floor(epoch,
+/// caller, first, count)` applies a caller's [`Floor`]: `count` pairs
+/// `prefix, number` from `ARGV[first]` raise the prefixes' counters, the
+/// numbers skipped kept as lost (`#lost:PREFIX` in meta, `first-last`
+/// ranges), and a conversation held no more takes the caller's epoch.
+/// `is_lost(prefix, n)` reads those ranges.
 macro_rules! expire_lua {
     () => {
         r"
@@ -42,6 +47,34 @@ local function forget(a)
   end
   redis.call('HINCRBY', KEYS[3], '#len', -1)
 end
+local function is_lost(p, n)
+  local ranges = redis.call('HGET', KEYS[3], '#lost:' .. p)
+  if not ranges then return false end
+  for first, last in string.gmatch(ranges, '(%d+)-(%d+)') do
+    if n >= tonumber(first) and n <= tonumber(last) then return true end
+  end
+  return false
+end
+local function floor(epoch, caller, first, count)
+  if caller == '' or count == 0 then return epoch end
+  if not epoch then
+    epoch = caller
+    redis.call('HSET', KEYS[3], '#epoch', epoch)
+  end
+  for i = first, first + 2 * count - 1, 2 do
+    local p, seen = ARGV[i], tonumber(ARGV[i + 1])
+    local last = tonumber(redis.call('HGET', KEYS[3], p) or '0')
+    if seen > last then
+      local f = '#lost:' .. p
+      local ranges = redis.call('HGET', KEYS[3], f)
+      local range = (last + 1) .. '-' .. seen
+      if ranges then range = ranges .. ' ' .. range end
+      redis.call('HSET', KEYS[3], f, range)
+      redis.call('HSET', KEYS[3], p, seen)
+    end
+  end
+  return epoch
+end
 local function expire(now, idle)
   if idle <= 0 then return end
   for _, a in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', '(' .. (now - idle))) do
@@ -58,9 +91,10 @@ end
 /// and every alias of the batch is marked used now.
 ///
 /// KEYS: aliases, uuids, meta, used. ARGV: ttl (ms), limit, a fresh epoch,
-/// now (ms), alias idle (ms, 0 for none), then `prefix, uuid` pairs
-/// (distinct). Returns `{epoch, alias…}`, or `{'#limit'}` with nothing
-/// written.
+/// now (ms), alias idle (ms, 0 for none), the caller's epoch (empty for
+/// none), the number `k` of floor pairs, the `k` pairs `prefix, number`,
+/// then `prefix, uuid` pairs (distinct). Returns `{epoch, alias…}`, or
+/// `{'#limit'}` with nothing written but the floor.
 const ASSIGN: &str = concat!(
     expire_lua!(),
     r"
@@ -68,11 +102,13 @@ local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local now = tonumber(ARGV[4])
 local idle = tonumber(ARGV[5])
+local floors = tonumber(ARGV[7])
+local ids = 8 + 2 * floors
 expire(now, idle)
-local epoch = redis.call('HGET', KEYS[3], '#epoch')
+local epoch = floor(redis.call('HGET', KEYS[3], '#epoch'), ARGV[6], 8, floors)
 local out = {}
 local new = 0
-for i = 6, #ARGV, 2 do
+for i = ids, #ARGV, 2 do
   local p, u = ARGV[i], ARGV[i + 1]
   local found = false
   local list = redis.call('HGET', KEYS[2], u)
@@ -114,7 +150,7 @@ if new > 0 then
   end
   for k = 1, #out do
     if not out[k] then
-      local p, u = ARGV[4 + 2 * k], ARGV[5 + 2 * k]
+      local p, u = ARGV[ids - 2 + 2 * k], ARGV[ids - 1 + 2 * k]
       local n = redis.call('HINCRBY', KEYS[3], p, 1)
       while redis.call('HEXISTS', KEYS[1], p .. '-' .. n) == 1 do
         n = redis.call('HINCRBY', KEYS[3], p, 1)
@@ -145,39 +181,47 @@ return res
 /// found is marked used now.
 ///
 /// KEYS: aliases, uuids, meta, used. ARGV: ttl (ms), the number of aliases,
-/// now (ms), alias idle (ms, 0 for none), the aliases, then the UUIDs.
-/// Returns `{epoch|nil, uuid|nil…, aliases|nil…, expired…}`, an expired
-/// flag (`1` or `0`) per alias: not held, and numbered at most the last
-/// number given out under its prefix.
+/// now (ms), alias idle (ms, 0 for none), the caller's epoch (empty for
+/// none), the number `k` of floor pairs, the `k` pairs `prefix, number`,
+/// the aliases, then the UUIDs. Returns `{epoch|nil, uuid|nil…,
+/// aliases|nil…, flag…}`, a flag per alias: `2` lost (in a lost range),
+/// `1` expired (not held, and numbered at most the last number given out
+/// under its prefix), `0` otherwise.
 const LOOKUP: &str = concat!(
     expire_lua!(),
     r"
 local now = tonumber(ARGV[3])
 local idle = tonumber(ARGV[4])
+local floors = tonumber(ARGV[6])
+local base = 7 + 2 * floors
 expire(now, idle)
-local epoch = redis.call('HGET', KEYS[3], '#epoch')
+local epoch = floor(redis.call('HGET', KEYS[3], '#epoch'), ARGV[5], 7, floors)
 local res = {epoch or false}
 local na = tonumber(ARGV[2])
-for i = 5, 4 + na do
+for i = base, base - 1 + na do
   local u = redis.call('HGET', KEYS[1], ARGV[i])
   res[#res + 1] = u
   if u and idle > 0 then redis.call('ZADD', KEYS[4], 'XX', now, ARGV[i]) end
 end
-for i = 5 + na, #ARGV do
+for i = base + na, #ARGV do
   local list = redis.call('HGET', KEYS[2], ARGV[i])
   res[#res + 1] = list
   if list and idle > 0 then
     for a in string.gmatch(list, '%S+') do redis.call('ZADD', KEYS[4], 'XX', now, a) end
   end
 end
-for i = 5, 4 + na do
+for i = base, base - 1 + na do
   local flag = '0'
-  if not res[i - 3] then
+  if not res[i - base + 2] then
     local p, n = string.match(ARGV[i], '^(.+)%-([1-9]%d*)$')
     if p then
       local last = tonumber(redis.call('HGET', KEYS[3], p) or '0')
       n = tonumber(n)
-      if n >= 1 and n <= last then flag = '1' end
+      if is_lost(p, n) then
+        flag = '2'
+      elseif n >= 1 and n <= last then
+        flag = '1'
+      end
     end
   end
   res[#res + 1] = flag
@@ -710,6 +754,65 @@ impl RedisStore {
         let acks: usize = ::redis::from_redis_value(acks.extract_error()?)?;
         Ok((reply, Some(acks)))
     }
+
+    /// `duration` in whole milliseconds, at least 1 (a `PEXPIRE` of 0
+    /// deletes the key).
+    fn duration_ms(duration: Duration) -> u64 {
+        u64::try_from(duration.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    /// Sets `fields` of the hash at `key` and gives the key `ttl` again, in
+    /// one round trip: the record of an MCP session that roams between
+    /// gateways (`mcp::session_store`), on the alias store's connection.
+    /// A pipeline, not a transaction: both commands name the one key, so a
+    /// cluster sends them to one node, in order.
+    pub(crate) async fn hash_set_with_ttl(
+        &self,
+        key: &str,
+        fields: &[(&str, &str)],
+        ttl: Duration,
+    ) -> Result<(), StoreError> {
+        let mut pipe = ::redis::pipe();
+        pipe.cmd("HSET").arg(key);
+        for (field, value) in fields {
+            pipe.arg(*field).arg(*value);
+        }
+        pipe.cmd("PEXPIRE").arg(key).arg(Self::duration_ms(ttl));
+        self.query_pipeline(&pipe)
+            .await
+            .map(|_| ())
+            .map_err(unavailable)
+    }
+
+    /// Every field of the hash at `key`, as bytes (the caller decides what
+    /// text it takes); none when there is no such key.
+    pub(crate) async fn hash_get_all(
+        &self,
+        key: &str,
+    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+        let mut cmd = ::redis::cmd("HGETALL");
+        cmd.arg(key);
+        let value = self.query(&cmd).await.map_err(unavailable)?;
+        ::redis::from_redis_value(value).map_err(unavailable)
+    }
+
+    /// Gives `key` `ttl` again; whether the key exists.
+    pub(crate) async fn expire_key(&self, key: &str, ttl: Duration) -> Result<bool, StoreError> {
+        let mut cmd = ::redis::cmd("PEXPIRE");
+        cmd.arg(key).arg(Self::duration_ms(ttl));
+        let value = self.query(&cmd).await.map_err(unavailable)?;
+        let set: i64 = ::redis::from_redis_value(value).map_err(unavailable)?;
+        Ok(set == 1)
+    }
+
+    /// Deletes `key`.
+    pub(crate) async fn delete_key(&self, key: &str) -> Result<(), StoreError> {
+        let mut cmd = ::redis::cmd("DEL");
+        cmd.arg(key);
+        self.query(&cmd).await.map(|_| ()).map_err(unavailable)
+    }
 }
 
 /// A Lua script and its SHA1.
@@ -737,6 +840,7 @@ impl AliasStore for RedisStore {
         conversation: &'a str,
         ids: &'a [(String, String)],
         limit: usize,
+        floor: &'a Floor,
     ) -> BoxFuture<'a, Result<Assignment, AssignError>> {
         Box::pin(async move {
             let ttl = self.ttl_ms().to_string();
@@ -744,6 +848,7 @@ impl AliasStore for RedisStore {
             let epoch = new_epoch();
             let (idle, now) = self.idle_and_now_ms();
             let (idle, now) = (idle.to_string(), now.to_string());
+            let floor = FloorArgs::new(floor);
             let mut args: Vec<&[u8]> = vec![
                 ttl.as_bytes(),
                 limit.as_bytes(),
@@ -751,6 +856,7 @@ impl AliasStore for RedisStore {
                 now.as_bytes(),
                 idle.as_bytes(),
             ];
+            floor.push(&mut args);
             for (prefix, uuid) in ids {
                 args.push(prefix.as_bytes());
                 args.push(uuid.as_bytes());
@@ -779,18 +885,21 @@ impl AliasStore for RedisStore {
         conversation: &'a str,
         aliases: &'a [String],
         uuids: &'a [String],
+        floor: &'a Floor,
     ) -> BoxFuture<'a, Result<Lookup, StoreError>> {
         Box::pin(async move {
             let ttl = self.ttl_ms().to_string();
             let count = aliases.len().to_string();
             let (idle, now) = self.idle_and_now_ms();
             let (idle, now) = (idle.to_string(), now.to_string());
+            let floor = FloorArgs::new(floor);
             let mut args: Vec<&[u8]> = vec![
                 ttl.as_bytes(),
                 count.as_bytes(),
                 now.as_bytes(),
                 idle.as_bytes(),
             ];
+            floor.push(&mut args);
             args.extend(aliases.iter().map(|a| a.as_bytes()));
             args.extend(uuids.iter().map(|u| u.as_bytes()));
             let reply = self.eval(&self.lookup, conversation, &args, false).await?;
@@ -801,12 +910,16 @@ impl AliasStore for RedisStore {
                 return Err(malformed("the lookup has the wrong length"));
             }
             let (found_aliases, rest) = rest.split_at(aliases.len());
-            let (found_uuids, expired) = rest.split_at(uuids.len());
+            let (found_uuids, flags) = rest.split_at(uuids.len());
             Ok(Lookup {
                 epoch: epoch.clone(),
-                expired: expired
+                expired: flags
                     .iter()
                     .map(|flag| flag.as_deref() == Some("1"))
+                    .collect(),
+                lost: flags
+                    .iter()
+                    .map(|flag| flag.as_deref() == Some("2"))
                     .collect(),
                 aliases: found_aliases.to_vec(),
                 uuids: found_uuids
@@ -853,6 +966,41 @@ impl AliasStore for RedisStore {
 
     fn ttl(&self) -> Duration {
         self.options.ttl
+    }
+}
+
+/// A [`Floor`] as the scripts' arguments: the caller's epoch (empty for
+/// none), the number of pairs, then `prefix, number` pairs.
+struct FloorArgs<'f> {
+    epoch: &'f str,
+    count: String,
+    counters: Vec<(&'f str, String)>,
+}
+
+impl<'f> FloorArgs<'f> {
+    fn new(floor: &'f Floor) -> Self {
+        let counters: Vec<(&str, String)> = match floor.epoch {
+            Some(_) => floor
+                .counters
+                .iter()
+                .map(|(prefix, n)| (prefix.as_str(), n.to_string()))
+                .collect(),
+            None => Vec::new(),
+        };
+        Self {
+            epoch: floor.epoch.as_deref().unwrap_or_default(),
+            count: counters.len().to_string(),
+            counters,
+        }
+    }
+
+    fn push<'a>(&'a self, args: &mut Vec<&'a [u8]>) {
+        args.push(self.epoch.as_bytes());
+        args.push(self.count.as_bytes());
+        for (prefix, n) in &self.counters {
+            args.push(prefix.as_bytes());
+            args.push(n.as_bytes());
+        }
     }
 }
 

@@ -50,6 +50,10 @@ pub(crate) struct AliasTable {
     swept: Option<u32>,
     /// The last [`Record::seq`] given.
     seq: u32,
+    /// When a store last answered for this copy (shared managers only):
+    /// past the store's TTL the copy may describe a conversation the store
+    /// forgot, and is not sent as a floor.
+    heard: Option<Instant>,
 }
 
 /// One registration: `prefix-number` stands for `uuid`.
@@ -102,10 +106,35 @@ struct PrefixTable {
     counter: u64,
     /// `dense[n - 1]`: the record of alias number `n`, or [`NO_RECORD`].
     dense: Vec<u32>,
+    /// The records of numbers past the dense table's reach; never one the
+    /// dense table covers (see [`set`](Self::set)).
     sparse: HashMap<u64, u32>,
+    /// Numbers the store lost (inclusive ranges): given out once, held no
+    /// longer, and never to be given out or resolved again.
+    lost: Vec<(u64, u64)>,
 }
 
 impl PrefixTable {
+    fn is_lost(&self, number: u64) -> bool {
+        self.lost
+            .iter()
+            .any(|&(first, last)| (first..=last).contains(&number))
+    }
+
+    /// Keeps `first..=last` as lost, merged with a range it touches.
+    fn add_lost(&mut self, first: u64, last: u64) {
+        if first > last {
+            return;
+        }
+        for range in &mut self.lost {
+            if first <= range.1.saturating_add(1) && range.0 <= last.saturating_add(1) {
+                *range = (range.0.min(first), range.1.max(last));
+                return;
+            }
+        }
+        self.lost.push((first, last));
+    }
+
     fn record_of(&self, number: u64) -> Option<u32> {
         let slot = usize::try_from(number.checked_sub(1)?).ok()?;
         match self.dense.get(slot) {
@@ -131,6 +160,21 @@ impl PrefixTable {
             Ok(slot) if number <= dense_len.saturating_add(DENSE_GAP) => {
                 if slot >= self.dense.len() {
                     self.dense.resize(slot + 1, NO_RECORD);
+                    // The dense table now reaches numbers kept sparse so far:
+                    // move them, or `record_of` would look only in the dense
+                    // slot and miss them.
+                    let reach = self.dense.len() as u64;
+                    let moved: Vec<u64> = self
+                        .sparse
+                        .keys()
+                        .copied()
+                        .filter(|&n| n <= reach)
+                        .collect();
+                    for n in moved {
+                        if let Some(r) = self.sparse.remove(&n) {
+                            self.dense[(n - 1) as usize] = r;
+                        }
+                    }
                 }
                 self.dense[slot] = record;
             }
@@ -142,26 +186,115 @@ impl PrefixTable {
 }
 
 impl AliasTable {
-    /// Drops the local copy when it was learnt in another epoch of the conversation.
-    pub(crate) fn enter_epoch(&mut self, epoch: Option<&str>) {
-        if self.epoch.as_deref() != epoch {
-            *self = AliasTable {
-                epoch: epoch.map(str::to_owned),
-                ..AliasTable::default()
-            };
+    /// Drops the local copy when it was learnt in another epoch of the
+    /// conversation. A copy that was `fresh` (heard from the store within
+    /// its TTL) and meets another epoch saw the store lose the conversation:
+    /// every number it had seen is kept as lost, so that none of them is
+    /// taken to mean a new object.
+    pub(crate) fn enter_epoch(&mut self, epoch: Option<&str>, fresh: bool) {
+        if self.epoch.as_deref() == epoch {
+            return;
+        }
+        let seen: Vec<(String, u64, Vec<(u64, u64)>)> = if fresh && self.epoch.is_some() {
+            self.prefixes
+                .iter()
+                .map(|t| (t.name.clone(), t.counter, t.lost.clone()))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        *self = AliasTable {
+            epoch: epoch.map(str::to_owned),
+            ..AliasTable::default()
+        };
+        for (prefix, counter, lost) in seen {
+            let p = self.prefix_index(&prefix);
+            let table = &mut self.prefixes[p];
+            table.lost = lost;
+            table.add_lost(1, counter);
+            table.counter = counter;
         }
     }
 
-    /// Records an alias the store gave out (no limit: the store enforces it).
-    pub(crate) fn learn(&mut self, prefix: &str, uuid: String, alias: String) {
-        let Some((alias_prefix, n)) = ai_tools_schema::names::split_alias(&alias) else {
+    /// Whether a store answered for this copy less than `ttl` ago: only
+    /// then can the store still hold what the copy describes.
+    pub(crate) fn heard_within(&self, ttl: std::time::Duration) -> bool {
+        self.heard.is_some_and(|at| at.elapsed() < ttl)
+    }
+
+    /// Notes that a store answered for this copy now.
+    pub(crate) fn heard_now(&mut self) {
+        self.heard = Some(Instant::now());
+    }
+
+    /// What this copy has seen, as a floor for the store (see
+    /// [`Floor`](super::Floor)); empty without an epoch.
+    pub(crate) fn floor(&self) -> super::Floor {
+        let Some(epoch) = &self.epoch else {
+            return super::Floor::default();
+        };
+        super::Floor {
+            epoch: Some(epoch.clone()),
+            counters: self
+                .prefixes
+                .iter()
+                .filter(|t| t.counter > 0)
+                .map(|t| (t.name.clone(), t.counter))
+                .collect(),
+        }
+    }
+
+    /// Raises `prefix`'s counter to `floor`, keeping the numbers it skips
+    /// as lost: a caller saw them given out, and this table never did.
+    pub(crate) fn raise_counter(&mut self, prefix: &str, floor: u64) {
+        let p = self.prefix_index(prefix);
+        let table = &mut self.prefixes[p];
+        if floor > table.counter {
+            let first = table.counter + 1;
+            table.add_lost(first, floor);
+            table.counter = floor;
+        }
+    }
+
+    /// Keeps `alias` (lowercase) as lost: the store no longer holds it and
+    /// says so, or it answered a second UUID for it. Its record, if any, is
+    /// dropped; the number is never resolved or given out again.
+    pub(crate) fn mark_lost(&mut self, alias: &str) {
+        let Some((prefix, n)) = Self::canonical(alias) else {
             return;
         };
+        self.forget_alias(alias);
+        let p = self.prefix_index(prefix);
+        let table = &mut self.prefixes[p];
+        table.add_lost(n, n);
+        table.counter = table.counter.max(n);
+    }
+
+    /// Whether `alias` (lowercase) is one the store lost.
+    pub(crate) fn is_lost(&self, alias: &str) -> bool {
+        let Some((prefix, n)) = Self::canonical(alias) else {
+            return false;
+        };
+        self.find_prefix(prefix)
+            .is_some_and(|p| self.prefixes[p].is_lost(n))
+    }
+
+    /// Records an alias the store gave out (no limit: the store enforces
+    /// it). `false` when it is refused: its number is lost, or held here for
+    /// another UUID — one alias never stands for two objects, whatever a
+    /// store that lost writes answers.
+    pub(crate) fn learn(&mut self, prefix: &str, uuid: String, alias: String) -> bool {
+        let Some((alias_prefix, n)) = ai_tools_schema::names::split_alias(&alias) else {
+            return false;
+        };
         if alias_prefix != prefix || n == 0 {
-            return;
+            return false;
         }
-        if self.lookup_alias(&alias).is_some() {
-            return;
+        if let Some((_, held)) = self.lookup_alias(&alias) {
+            return held == uuid;
+        }
+        if self.is_lost(&alias) {
+            return false;
         }
         // The store gave the UUID a new alias (the old one expired there):
         // the store's word wins over a stale copy.
@@ -169,12 +302,13 @@ impl AliasTable {
             self.forget_alias(&stale);
         }
         let Some(bytes) = uuid_bytes(&uuid) else {
-            return;
+            return false;
         };
         let p = self.prefix_index(prefix);
         let table = &mut self.prefixes[p];
         table.counter = table.counter.max(n);
         self.insert(p, bytes, n);
+        true
     }
 
     /// The aliases held.
@@ -190,8 +324,42 @@ impl AliasTable {
 
     /// The stamp of a use now: the second, and the next use's order.
     fn next_use(&mut self) -> (u32, u32) {
-        self.seq = self.seq.saturating_add(1);
+        // Never reached inside a batch: `checkpoint` renumbers half-way.
+        if self.seq == u32::MAX {
+            self.renumber_uses();
+        }
+        self.seq += 1;
         (self.now(), self.seq)
+    }
+
+    /// Gives the live records the uses `1..=n` in the order of their last
+    /// use, so that [`Record::seq`] never saturates (past which every use
+    /// would tie and least recently used would be arbitrary).
+    fn renumber_uses(&mut self) {
+        let mut live: Vec<(u32, usize)> = self
+            .records
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.prefix != DEAD)
+            .map(|(i, r)| (r.seq, i))
+            .collect();
+        live.sort_unstable();
+        for record in &mut self.records {
+            record.seq = 0;
+        }
+        let mut seq = 0;
+        for (_, index) in live {
+            seq += 1;
+            self.records[index].seq = seq;
+        }
+        self.seq = seq;
+    }
+
+    /// Sets the last use given, so that a test can reach the top of the
+    /// sequence without 2^32 uses.
+    #[cfg(test)]
+    pub(crate) fn set_last_use(&mut self, seq: u32) {
+        self.seq = seq;
     }
 
     /// Marks record `index` used now.
@@ -235,7 +403,7 @@ impl AliasTable {
         };
         self.find_prefix(prefix).is_some_and(|p| {
             let table = &self.prefixes[p];
-            n >= 1 && n <= table.counter && table.record_of(n).is_none()
+            n >= 1 && n <= table.counter && table.record_of(n).is_none() && !table.is_lost(n)
         })
     }
 
@@ -498,7 +666,7 @@ impl AliasTable {
         let table = &self.prefixes[p];
         let mut n = table.counter.saturating_add(1);
         // A restored snapshot may have been edited by hand; never reuse an alias.
-        while table.record_of(n).is_some() {
+        while table.record_of(n).is_some() || table.is_lost(n) {
             n = n.saturating_add(1);
         }
         self.prefixes[p].counter = n;
@@ -507,7 +675,13 @@ impl AliasTable {
     }
 
     /// What [`rollback`](Self::rollback) returns to.
-    pub(crate) fn checkpoint(&self) -> Checkpoint {
+    pub(crate) fn checkpoint(&mut self) -> Checkpoint {
+        // Renumbered here, between batches, the uses can never run out
+        // inside one (a batch stamps far fewer than 2^31 records), so a
+        // checkpoint's `seq` stays comparable until it is used.
+        if self.seq > u32::MAX / 2 {
+            self.renumber_uses();
+        }
         Checkpoint {
             records: self.records.len(),
             seq: self.seq,
