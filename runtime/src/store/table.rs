@@ -25,7 +25,7 @@ pub struct AliasEntry {
     pub uuid: String,
 }
 
-/// One conversation's aliases, compactly: one 32-byte record per
+/// One conversation's aliases, compactly: one 40-byte record per
 /// registration, an index from UUID to its first record, and per prefix a
 /// dense table from alias number to record. Alias and UUID strings are made
 /// on demand; `by_prefix` lists and snapshots are derived from the records.
@@ -774,5 +774,316 @@ impl AliasTable {
             }
         }
         self.prefixes[prefix].set(number, index);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn uuid(n: u64) -> String {
+        format!("{n:08x}-0000-4000-8000-000000000000")
+    }
+
+    /// Issue 39: numbers far apart were kept in the sparse map, and a later
+    /// number that grew the dense table over them hid them (learn 5000,
+    /// then 4000, then 8000: 5000 no longer resolved).
+    #[test]
+    fn a_dense_table_that_grows_over_sparse_numbers_keeps_them() {
+        let mut table = AliasTable::default();
+        for n in [5000, 4000, 8000, 12_000, 4500] {
+            assert!(table.learn("link", uuid(n), format!("link-{n}")));
+        }
+        for n in [5000, 4000, 8000, 12_000, 4500] {
+            assert_eq!(
+                table.uuid_of(&format!("link-{n}")),
+                Some(uuid(n)),
+                "link-{n}"
+            );
+        }
+        assert_eq!(table.entries().len(), 5);
+        assert!(!table.is_expired("link-5000"));
+        assert!(table.is_expired("link-4999"));
+    }
+
+    /// Issue 39: the order of last use saturated at `u32::MAX`, after which
+    /// every use tied and least recently used was decided by position.
+    #[test]
+    fn least_recently_used_stays_exact_past_the_top_of_the_use_counter() {
+        let mut table = AliasTable::default();
+        for n in 1..=3 {
+            table.register("link", uuid(n));
+        }
+        table.set_last_use(u32::MAX - 1);
+        // used last to first: link-3 is now the least recently used
+        for alias in ["link-3", "link-2", "link-1"] {
+            table.touch_alias(alias);
+        }
+        let checkpoint = table.checkpoint();
+        assert!(table.evict_least_recently_used(1, &checkpoint));
+        assert_eq!(
+            table.uuid_of("link-3"),
+            None,
+            "the least recently used goes"
+        );
+        assert!(table.uuid_of("link-1").is_some() && table.uuid_of("link-2").is_some());
+        // and a checkpoint near the top renumbers before a batch begins
+        table.set_last_use(u32::MAX - 1);
+        table.touch_alias("link-2");
+        let checkpoint = table.checkpoint();
+        table.register("link", uuid(4));
+        assert!(table.evict_least_recently_used(1, &checkpoint));
+        assert_eq!(table.uuid_of("link-1"), None);
+        assert!(table.uuid_of("link-2").is_some() && table.uuid_of("link-4").is_some());
+    }
+
+    #[test]
+    fn lost_numbers_are_never_resolved_learnt_or_given_again() {
+        let mut table = AliasTable::default();
+        table.enter_epoch(Some("e1"), false);
+        assert!(table.learn("book", uuid(1), "book-1".into()));
+        assert!(table.learn("book", uuid(2), "book-2".into()));
+        table.mark_lost("book-2");
+        assert!(table.is_lost("book-2") && !table.is_expired("book-2"));
+        assert!(!table.learn("book", uuid(3), "book-2".into()));
+        assert!(!table.learn("book", uuid(2), "book-2".into()));
+        assert!(
+            !table.learn("book", uuid(3), "book-1".into()),
+            "held for another UUID"
+        );
+        table.raise_counter("book", 5);
+        assert!((3..=5).all(|n| table.is_lost(&format!("book-{n}"))));
+        assert_eq!(table.register("book", uuid(9)), "book-6");
+        // an epoch change seen by a fresh copy: all it saw is lost
+        table.enter_epoch(Some("e2"), true);
+        assert!(table.is_lost("book-1") && table.is_lost("book-6"));
+        assert_eq!(table.floor().counters, [("book".to_owned(), 6)]);
+        // a stale copy starts over
+        table.enter_epoch(Some("e3"), false);
+        assert!(!table.is_lost("book-1"));
+        assert!(table.floor().counters.is_empty());
+    }
+
+    /// One step of the property test.
+    #[derive(Debug, Clone)]
+    enum Op {
+        /// Register UUID `u` under prefix `p`.
+        Register(usize, u64),
+        /// Learn that the store gave number `n` of prefix `p` to `u`.
+        Learn(usize, u64, u64),
+        /// The store no longer holds number `n` of prefix `p`.
+        Forget(usize, u64),
+        /// The store lost number `n` of prefix `p`.
+        Lose(usize, u64),
+        /// A caller has seen prefix `p` up to `n`.
+        Raise(usize, u64),
+        /// Use number `n` of prefix `p`.
+        Touch(usize, u64),
+        /// Make room for `k` by evicting the least recently used.
+        Evict(usize),
+        /// Save and restore through a snapshot's entries and counters.
+        Snapshot,
+    }
+
+    const PREFIXES: [&str; 2] = ["link", "step"];
+
+    fn op() -> impl Strategy<Value = Op> {
+        let p = 0..PREFIXES.len();
+        prop_oneof![
+            4 => (p.clone(), 0..12u64).prop_map(|(p, u)| Op::Register(p, u)),
+            2 => (p.clone(), 0..12u64, 1..16u64).prop_map(|(p, u, n)| Op::Learn(p, u, n)),
+            1 => (p.clone(), 1..16u64).prop_map(|(p, n)| Op::Forget(p, n)),
+            1 => (p.clone(), 1..16u64).prop_map(|(p, n)| Op::Lose(p, n)),
+            1 => (p.clone(), 1..20u64).prop_map(|(p, n)| Op::Raise(p, n)),
+            2 => (p.clone(), 1..16u64).prop_map(|(p, n)| Op::Touch(p, n)),
+            1 => (0..4usize).prop_map(Op::Evict),
+            1 => Just(Op::Snapshot),
+        ]
+    }
+
+    /// The table as plainly as it can be said: who holds each number, the
+    /// counters, the lost numbers, and the order of last use.
+    #[derive(Debug, Default)]
+    struct Model {
+        held: BTreeMap<(usize, u64), u64>,
+        counters: [u64; 2],
+        lost: BTreeSet<(usize, u64)>,
+        /// Held numbers, least recently used first.
+        uses: Vec<(usize, u64)>,
+    }
+
+    impl Model {
+        fn number_of(&self, p: usize, u: u64) -> Option<u64> {
+            self.held
+                .iter()
+                .find(|(key, held)| key.0 == p && **held == u)
+                .map(|(key, _)| key.1)
+        }
+
+        fn use_now(&mut self, key: (usize, u64)) {
+            self.uses.retain(|k| *k != key);
+            self.uses.push(key);
+        }
+
+        fn drop_number(&mut self, key: (usize, u64)) {
+            self.held.remove(&key);
+            self.uses.retain(|k| *k != key);
+        }
+
+        fn register(&mut self, p: usize, u: u64) -> u64 {
+            if let Some(n) = self.number_of(p, u) {
+                self.use_now((p, n));
+                return n;
+            }
+            let mut n = self.counters[p] + 1;
+            while self.held.contains_key(&(p, n)) || self.lost.contains(&(p, n)) {
+                n += 1;
+            }
+            self.counters[p] = n;
+            self.held.insert((p, n), u);
+            self.use_now((p, n));
+            n
+        }
+
+        fn learn(&mut self, p: usize, u: u64, n: u64) -> bool {
+            if let Some(&v) = self.held.get(&(p, n)) {
+                return v == u;
+            }
+            if self.lost.contains(&(p, n)) {
+                return false;
+            }
+            if let Some(old) = self.number_of(p, u) {
+                self.drop_number((p, old));
+            }
+            self.held.insert((p, n), u);
+            self.use_now((p, n));
+            self.counters[p] = self.counters[p].max(n);
+            true
+        }
+    }
+
+    fn alias(p: usize, n: u64) -> String {
+        format!("{}-{n}", PREFIXES[p])
+    }
+
+    fn check(table: &AliasTable, model: &Model) -> Result<(), TestCaseError> {
+        let entries: BTreeSet<(String, String)> = table
+            .entries()
+            .into_iter()
+            .map(|e| (e.alias, e.uuid))
+            .collect();
+        let expected: BTreeSet<(String, String)> = model
+            .held
+            .iter()
+            .map(|(&(p, n), &u)| (alias(p, n), uuid(u)))
+            .collect();
+        prop_assert_eq!(entries, expected);
+        for (p, prefix) in PREFIXES.iter().enumerate() {
+            let counter = table.counters().get(*prefix).copied().unwrap_or(0);
+            prop_assert_eq!(counter, model.counters[p], "counter of {}", prefix);
+            for n in 1..22 {
+                let a = alias(p, n);
+                let held = model.held.get(&(p, n)).map(|&u| uuid(u));
+                prop_assert_eq!(table.uuid_of(&a), held.clone(), "{}", a);
+                let lost = model.lost.contains(&(p, n));
+                prop_assert_eq!(table.is_lost(&a), lost, "lost {}", a);
+                let expired = held.is_none() && !lost && n <= model.counters[p];
+                prop_assert_eq!(table.is_expired(&a), expired, "expired {}", a);
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+
+        /// The table against the model over random orders of register,
+        /// learn, expire, lose, raise, use, evict and snapshot; and a number
+        /// the table gives out itself is one it has never seen before.
+        #[test]
+        fn the_table_behaves_as_its_model(ops in proptest::collection::vec(op(), 1..60)) {
+            let mut table = AliasTable::default();
+            let mut model = Model::default();
+            let mut seen: BTreeSet<(usize, u64)> = BTreeSet::new();
+            for op in ops {
+                match op {
+                    Op::Register(p, u) => {
+                        let fresh = model.number_of(p, u).is_none();
+                        let got = table.register(PREFIXES[p], uuid(u));
+                        let n = model.register(p, u);
+                        prop_assert_eq!(&got, &alias(p, n));
+                        prop_assert!(!(fresh && seen.contains(&(p, n))), "{} given out twice", got);
+                        seen.insert((p, n));
+                    }
+                    Op::Learn(p, u, n) => {
+                        let accepted = table.learn(PREFIXES[p], uuid(u), alias(p, n));
+                        prop_assert_eq!(accepted, model.learn(p, u, n));
+                        seen.insert((p, n));
+                    }
+                    Op::Forget(p, n) => {
+                        table.forget_alias(&alias(p, n));
+                        model.drop_number((p, n));
+                    }
+                    Op::Lose(p, n) => {
+                        seen.insert((p, n));
+                        table.mark_lost(&alias(p, n));
+                        model.drop_number((p, n));
+                        model.lost.insert((p, n));
+                        model.counters[p] = model.counters[p].max(n);
+                    }
+                    Op::Raise(p, n) => {
+                        seen.extend((1..=n).map(|m| (p, m)));
+                        table.raise_counter(PREFIXES[p], n);
+                        if n > model.counters[p] {
+                            model.lost.extend((model.counters[p] + 1..=n).map(|m| (p, m)));
+                            model.counters[p] = n;
+                        }
+                    }
+                    Op::Touch(p, n) => {
+                        table.touch_alias(&alias(p, n));
+                        if model.held.contains_key(&(p, n)) {
+                            model.use_now((p, n));
+                        }
+                    }
+                    Op::Evict(k) => {
+                        let checkpoint = table.checkpoint();
+                        let done = table.evict_least_recently_used(k, &checkpoint);
+                        prop_assert_eq!(done, model.uses.len() >= k);
+                        if done {
+                            for key in model.uses.drain(..k).collect::<Vec<_>>() {
+                                model.held.remove(&key);
+                            }
+                        }
+                    }
+                    Op::Snapshot => {
+                        let (entries, counters) = (table.entries(), table.counters());
+                        let mut restored = AliasTable::default();
+                        for entry in entries {
+                            prop_assert!(restored.learn(&entry.prefix, entry.uuid, entry.alias));
+                        }
+                        for (prefix, n) in counters {
+                            restored.set_counter(&prefix, n);
+                        }
+                        table = restored;
+                        // a snapshot keeps what is held and the counters,
+                        // not lost numbers, and its order of use is its
+                        // order of registration
+                        model.lost.clear();
+                        let mut order: Vec<(usize, u64)> = Vec::new();
+                        for e in table.entries() {
+                            let p = PREFIXES.iter().position(|q| *q == e.prefix).unwrap_or(0);
+                            let n = ai_tools_schema::names::split_alias(&e.alias).map_or(0, |(_, n)| n);
+                            order.push((p, n));
+                        }
+                        model.uses = order;
+                    }
+                }
+                check(&table, &model)?;
+            }
+        }
     }
 }
