@@ -65,8 +65,10 @@ impl ScopeFlags {
 
     /// The alias namespaces of the server: in memory, or in Redis; either
     /// way a scope is kept a day after its last use and each alias in it 30
-    /// minutes, the least recently used expiring at the limit.
-    async fn sessions(&self) -> Result<Sessions<()>, Failure> {
+    /// minutes, the least recently used expiring at the limit. With Redis,
+    /// the store too: MCP sessions over HTTP are kept in it beside their
+    /// aliases, so that they roam between gateways.
+    async fn sessions(&self) -> Result<(Sessions<()>, Option<RedisStore>), Failure> {
         let sessions = mcp::default_sessions();
         let mut options = RedisStoreOptions::default();
         options.ttl = mcp::SCOPE_IDLE_TTL;
@@ -77,10 +79,10 @@ impl ScopeFlags {
             RedisStore::connect_cluster(self.redis_cluster.iter().map(String::as_str), options)
                 .await
         } else {
-            return Ok(sessions);
+            return Ok((sessions, None));
         };
         let store = store.map_err(|e| Failure::Run(format!("the alias store: {e}")))?;
-        Ok(sessions.with_store(Arc::new(store)))
+        Ok((sessions.with_store(Arc::new(store.clone())), Some(store)))
     }
 
     fn apply(&self, mut server: McpServer) -> Result<McpServer, Failure> {
@@ -732,7 +734,8 @@ async fn run(args: Args) -> Result<(), Failure> {
         .builder(&url)?
         .connect_lazy()
         .map_err(transport_failure)?;
-    let sessions = Arc::new(args.serve.scopes.sessions().await?);
+    let (sessions, session_store) = args.serve.scopes.sessions().await?;
+    let sessions = Arc::new(sessions);
     let server = McpServer::new(move |aliases| {
         Toolkit::builder()
             .alias_manager(aliases.clone())
@@ -756,6 +759,13 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
     if let Some(oauth) = args.serve.auth.oauth()? {
         server = server.with_oauth(oauth);
+    }
+    // Over HTTP, sessions roam with their aliases between the gateways of
+    // one Redis.
+    if let Some(store) = session_store
+        && args.serve.http.is_some()
+    {
+        server = server.with_session_store(store);
     }
     if args.serve.tool_search {
         let search = args

@@ -1178,16 +1178,17 @@ pub(super) async fn authenticate(
     {
         return super::edge::unknown_session();
     }
-    if session.is_none() {
-        // Only an `initialize` starts a session, and only the edge knows
-        // the method: it applies the cap (a stateless call is not held to it).
-        request
-            .extensions_mut()
-            .insert(super::edge::CallerSessions {
-                owner: owner.clone(),
-                max: verifier.config.max_sessions_per_caller,
-            });
-    }
+    // Only an `initialize` starts a session, and only the edge knows the
+    // method: it applies the cap (a stateless call is not held to it) and
+    // binds the new session to its caller. A request naming a session held
+    // elsewhere (sessions that roam) is checked against the stored owner,
+    // and a restore is held to the cap too.
+    request
+        .extensions_mut()
+        .insert(super::edge::CallerSessions {
+            owner,
+            max: verifier.config.max_sessions_per_caller,
+        });
     // The caller's alias scope, for a request without a session: the one
     // place that decides scopes is told who this is.
     request
@@ -1198,16 +1199,7 @@ pub(super) async fn authenticate(
             principal.client_id.as_deref(),
         ));
     request.extensions_mut().insert(Arc::new(principal));
-    let response = next.run(request).await;
-    if session.is_none()
-        && let Some(id) = response
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok())
-    {
-        auth.sessions.set_owner(id, owner);
-    }
-    response
+    next.run(request).await
 }
 
 #[cfg(test)]

@@ -10,12 +10,18 @@
 //!   and checked to be JSON without building anything, before rmcp parses
 //!   it.
 //! - [`CappedSessions`], rmcp's [`LocalSessionManager`] with a cap on the
-//!   sessions it holds.
+//!   sessions it holds, and (feature `redis`, with
+//!   [`McpServer::with_session_store`](super::McpServer::with_session_store))
+//!   sessions that roam: a session this gateway does not hold is looked up
+//!   in the store, checked to be the caller's and within the caps, and
+//!   restored by rmcp ([`RoamingStore`]); one it holds is given its TTL in
+//!   the store again at each request, and ended here when the store no
+//!   longer has it.
 //! - [`serve`], the accept loop: a cap on open connections, a header-read
 //!   timeout and an idle timeout per connection, and a graceful drain.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
@@ -27,12 +33,14 @@ use axum::body::{Body, Bytes};
 use futures_core::Stream;
 use http::{Method, StatusCode};
 use http_body::{Frame, SizeHint};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage};
+use rmcp::model::{ClientJsonRpcMessage, GetExtensions, ServerJsonRpcMessage};
 use rmcp::transport::streamable_http_server::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
-use rmcp::transport::streamable_http_server::session::{EventStore, ServerSseMessage, SessionId};
+use rmcp::transport::streamable_http_server::session::{
+    EventStore, RestoreOutcome, ServerSseMessage, SessionId,
+};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
@@ -44,10 +52,13 @@ pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
 use super::limits::{HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS};
 use super::scope::{self, ScopeSources};
+#[cfg(feature = "redis")]
+use super::session_store::{LoadError, SessionRecords, owner_digest};
 
 /// rmcp's in-memory session manager, refusing a new session while it holds
 /// `max` of them. A session's slot is given back when the session closes: on
-/// the client's `DELETE`, at its idle expiry, or when the server stops.
+/// the client's `DELETE`, at its idle expiry, or when the server stops. A
+/// session restored from the store takes a slot as a new one does.
 pub(super) struct CappedSessions {
     inner: LocalSessionManager,
     slots: Arc<Semaphore>,
@@ -55,6 +66,13 @@ pub(super) struct CappedSessions {
     /// Who each session belongs to, when the server checks tokens: only its
     /// owner's requests may name it, whatever their method.
     owners: Mutex<HashMap<SessionId, String>>,
+    /// The sessions held here whose record the store has (written at their
+    /// handshake, or read to restore them): the others, whose record could
+    /// not be written, live on this gateway only.
+    persisted: Mutex<HashSet<SessionId>>,
+    /// Where sessions roam, when they do.
+    #[cfg(feature = "redis")]
+    records: Option<Arc<SessionRecords>>,
     max: usize,
 }
 
@@ -81,8 +99,33 @@ impl CappedSessions {
             slots: Arc::new(Semaphore::new(max)),
             held: Mutex::new(HashMap::new()),
             owners: Mutex::new(HashMap::new()),
+            persisted: Mutex::new(HashSet::new()),
+            #[cfg(feature = "redis")]
+            records: None,
             max,
         }
+    }
+
+    /// The same, with sessions that roam through `records`.
+    #[cfg(feature = "redis")]
+    pub(super) fn with_records(mut self, records: Option<Arc<SessionRecords>>) -> Self {
+        self.records = records;
+        self
+    }
+
+    /// Whether sessions roam: a session this server does not hold may be
+    /// in the store.
+    fn roams(&self) -> bool {
+        #[cfg(feature = "redis")]
+        return self.records.is_some();
+        #[cfg(not(feature = "redis"))]
+        false
+    }
+
+    fn persisted(&self) -> MutexGuard<'_, HashSet<SessionId>> {
+        self.persisted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn held(&self) -> MutexGuard<'_, HashMap<SessionId, OwnedSemaphorePermit>> {
@@ -93,9 +136,9 @@ impl CappedSessions {
         self.owners.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records that session `id`, just created, belongs to `owner`.
-    #[cfg_attr(not(feature = "oauth"), allow(dead_code))]
-    pub(super) fn set_owner(&self, id: &str, owner: String) {
+    /// Records that session `id`, just created or restored, belongs to
+    /// `owner`.
+    fn set_owner(&self, id: &str, owner: String) {
         if let Some((id, _)) = self.held().get_key_value(id) {
             let id = id.clone();
             self.owners().insert(id, owner);
@@ -125,6 +168,127 @@ impl CappedSessions {
             .await
             .unwrap_or(false)
     }
+
+    /// What a request of `caller` naming session `id` meets: the session
+    /// held here, one to restore from the store (when `restore`: a `POST`
+    /// or a `GET`, which rmcp restores; a `DELETE` only ends it), or no
+    /// session at all.
+    async fn named(&self, id: &SessionId, caller: Option<&CallerSessions>, restore: bool) -> Named {
+        let held = self.exists(id).await;
+        #[cfg(feature = "redis")]
+        if let Some(records) = &self.records {
+            return if held {
+                self.still_stored(records, id).await
+            } else {
+                self.stored(records, id, caller, restore).await
+            };
+        }
+        let _ = (caller, restore);
+        if held { Named::Held } else { Named::Unknown }
+    }
+
+    /// A session held here, which roams: its record's TTL is set again. A
+    /// record gone means the session ended elsewhere (its client's
+    /// `DELETE` reached another gateway) or went idle past its timeout
+    /// everywhere: this copy ends too.
+    #[cfg(feature = "redis")]
+    async fn still_stored(&self, records: &SessionRecords, id: &SessionId) -> Named {
+        if !self.persisted().contains(id) {
+            // Its record was never written: it lives here only.
+            return Named::Held;
+        }
+        match records.touch(id).await {
+            Ok(true) => Named::Held,
+            Ok(false) => {
+                let _ = SessionManager::close_session(self, id).await;
+                Named::Unknown
+            }
+            Err(e) => {
+                // The session is held here and its owner checked here: a
+                // store that does not answer does not end it.
+                tracing::warn!(
+                    error = %e,
+                    "the MCP session store did not answer; the session goes on on this gateway"
+                );
+                Named::Held
+            }
+        }
+    }
+
+    /// A session not held here: restorable if the store has it, it is the
+    /// caller's (an owner that differs, or one on one side only, is refused
+    /// as a session that does not exist, as on the gateway that holds it),
+    /// and (for a restore) the caps have room.
+    #[cfg(feature = "redis")]
+    async fn stored(
+        &self,
+        records: &SessionRecords,
+        id: &SessionId,
+        caller: Option<&CallerSessions>,
+        restore: bool,
+    ) -> Named {
+        let stored = match records.load(id).await {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return Named::Unknown,
+            Err(LoadError::Corrupt(why)) => {
+                tracing::warn!(
+                    problem = %why,
+                    "a stored MCP session is unreadable and is refused; its client must start a new session"
+                );
+                return Named::Unknown;
+            }
+            Err(LoadError::Unavailable(e)) => {
+                tracing::warn!(
+                    error = %e,
+                    "the MCP session store did not answer; a session not held on this gateway cannot be restored"
+                );
+                return Named::Refused(Refusal::store_unavailable());
+            }
+        };
+        if stored.owner != caller.map(|c| owner_digest(&c.owner)) {
+            return Named::Unknown;
+        }
+        if restore {
+            if self.is_full() {
+                return Named::Refused(Refusal::sessions_full(self.max));
+            }
+            if let Some(caller) = caller
+                && self.owned_by(&caller.owner) >= caller.max
+            {
+                return Named::Refused(caller_sessions_full(caller.max));
+            }
+        }
+        Named::Restorable
+    }
+}
+
+/// What a request naming a session meets ([`CappedSessions::named`]).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+enum Named {
+    /// The session is held here.
+    Held,
+    /// rmcp restores it from the store before serving the request.
+    Restorable,
+    /// No such session, or not the caller's: `404`.
+    Unknown,
+    /// Refused for another reason.
+    Refused(Refusal),
+}
+
+/// The owner an `initialize` binds its session to: the caller the
+/// authentication layer put on the request, if the server checks tokens.
+/// A restore replays the `initialize` with the request that named the
+/// session, whose caller the edge found to be the stored owner.
+fn caller_of(message: &ClientJsonRpcMessage) -> Option<String> {
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return None;
+    };
+    request
+        .request
+        .extensions()
+        .get::<http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<CallerSessions>())
+        .map(|caller| caller.owner.clone())
 }
 
 impl SessionManager for CappedSessions {
@@ -147,6 +311,11 @@ impl SessionManager for CappedSessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, Self::Error> {
+        // Bound before the session answers anything, and before rmcp
+        // writes its record, which carries the owner.
+        if let Some(owner) = caller_of(&message) {
+            self.set_owner(id, owner);
+        }
         Ok(SessionManager::initialize_session(&self.inner, id, message).await?)
     }
 
@@ -160,6 +329,7 @@ impl SessionManager for CappedSessions {
         // from the map either way.
         self.held().remove(id);
         self.owners().remove(id);
+        self.persisted().remove(id);
         Ok(closed?)
     }
 
@@ -194,8 +364,124 @@ impl SessionManager for CappedSessions {
         Ok(SessionManager::resume(&self.inner, id, last_event_id).await?)
     }
 
+    /// A session of the store, not held here: it takes a slot, as a new
+    /// one does (the edge checked there was one; a restore that lost the
+    /// race for it is refused here).
+    async fn restore_session(
+        &self,
+        id: SessionId,
+    ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
+        let slot = self
+            .slots
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| SessionsError::Full(self.max))?;
+        let outcome = SessionManager::restore_session(&self.inner, id.clone()).await?;
+        if let RestoreOutcome::Restored(_) = &outcome {
+            self.held().insert(id.clone(), slot);
+            self.persisted().insert(id);
+        }
+        Ok(outcome)
+    }
+
     fn event_store(&self) -> Option<Arc<dyn EventStore>> {
         SessionManager::event_store(&self.inner)
+    }
+}
+
+/// rmcp's session store over the records of [`SessionRecords`]: rmcp
+/// writes a session's state after its handshake (with the owner the
+/// `initialize` bound), reads it to restore a session it does not hold,
+/// and deletes it at the client's `DELETE`.
+#[cfg(feature = "redis")]
+pub(super) struct RoamingStore {
+    pub(super) sessions: Arc<CappedSessions>,
+    pub(super) records: Arc<SessionRecords>,
+}
+
+/// What rmcp's `#[async_trait]` methods return.
+#[cfg(feature = "redis")]
+type StoreFuture<'a, T> = Pin<
+    Box<
+        dyn Future<
+                Output = Result<
+                    T,
+                    rmcp::transport::streamable_http_server::session::SessionStoreError,
+                >,
+            > + Send
+            + 'a,
+    >,
+>;
+
+// Written out as `#[async_trait]` expands rmcp's trait, rather than taking
+// the macro as one more dependency for three methods.
+#[cfg(feature = "redis")]
+impl rmcp::transport::streamable_http_server::session::SessionStore for RoamingStore {
+    fn load<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        session_id: &'life1 str,
+    ) -> StoreFuture<
+        'async_trait,
+        Option<rmcp::transport::streamable_http_server::session::SessionState>,
+    >
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(async move {
+            match self.records.load(session_id).await {
+                Ok(found) => Ok(found.map(|stored| stored.state)),
+                // The edge refused the request already; one that raced a
+                // change of the record is refused the same way.
+                Err(LoadError::Corrupt(why)) => {
+                    tracing::warn!(
+                        problem = %why,
+                        "a stored MCP session is unreadable and is refused; its client must start a new session"
+                    );
+                    Ok(None)
+                }
+                Err(LoadError::Unavailable(e)) => Err(e.into()),
+            }
+        })
+    }
+
+    fn store<'life0, 'life1, 'life2, 'async_trait>(
+        &'life0 self,
+        session_id: &'life1 str,
+        state: &'life2 rmcp::transport::streamable_http_server::session::SessionState,
+    ) -> StoreFuture<'async_trait, ()>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        'life2: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(async move {
+            let owner = self.sessions.owner(session_id);
+            self.records
+                .save(session_id, state, owner.as_deref())
+                .await?;
+            // Only a session still held: one that closed meanwhile must
+            // not be counted.
+            if let Some((id, _)) = self.sessions.held().get_key_value(session_id) {
+                let id = id.clone();
+                self.sessions.persisted().insert(id);
+            }
+            Ok(())
+        })
+    }
+
+    fn delete<'life0, 'life1, 'async_trait>(
+        &'life0 self,
+        session_id: &'life1 str,
+    ) -> StoreFuture<'async_trait, ()>
+    where
+        'life0: 'async_trait,
+        'life1: 'async_trait,
+        Self: 'async_trait,
+    {
+        Box::pin(async move { Ok(self.records.delete(session_id).await?) })
     }
 }
 
@@ -217,9 +503,10 @@ fn caller_sessions_full(max: usize) -> Refusal {
     }
 }
 
-/// Who is asking, and how many sessions they may hold: put on a request
-/// without a session by the authentication layer, applied by the edge to
-/// an `initialize` (the one request that starts a session).
+/// Who is asking, and how many sessions they may hold: put on every request
+/// by the authentication layer; the edge applies the cap to an
+/// `initialize` (the one request that starts a session) and to a restore,
+/// and binds a new session to the owner.
 #[derive(Clone, Debug)]
 pub(super) struct CallerSessions {
     /// The caller, as [`CappedSessions::owned_by`] counts them.
@@ -324,6 +611,21 @@ impl Refusal {
         )
     }
 
+    /// A session not held here whose record the store did not give.
+    #[cfg(feature = "redis")]
+    fn store_unavailable() -> Self {
+        Self {
+            retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                INVALID_REQUEST,
+                format!(
+                    "Service Unavailable: the server cannot reach the store of MCP sessions to continue this session; retry after {SESSIONS_RETRY_AFTER_SECS} s"
+                ),
+            )
+        }
+    }
+
     fn sessions_full(max: usize) -> Self {
         Self {
             retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
@@ -382,21 +684,30 @@ pub(super) async fn gate(
         .and_then(|v| v.to_str().ok())
         .map(Into::into);
     let method = request.method().clone();
-    if method == Method::DELETE {
-        if let Some(id) = &session
-            && !gate.sessions.exists(id).await
+    // A `GET` (a session's event stream) is rmcp's to answer unless
+    // sessions roam: then it may restore one, so it is checked as a `POST`.
+    let checked = method == Method::POST
+        || method == Method::DELETE
+        || (method == Method::GET && gate.sessions.roams());
+    let mut restoring = false;
+    if let Some(id) = &session
+        && checked
+    {
+        let caller = request.extensions().get::<CallerSessions>();
+        match gate
+            .sessions
+            .named(id, caller, method != Method::DELETE)
+            .await
         {
-            return Refusal::unknown_session().into_response();
+            Named::Held => {}
+            Named::Restorable => restoring = true,
+            Named::Unknown => return Refusal::unknown_session().into_response(),
+            Named::Refused(refusal) => return refusal.into_response(),
         }
-        return next.run(request).await;
     }
     if method != Method::POST {
-        return next.run(request).await;
-    }
-    if let Some(id) = &session
-        && !gate.sessions.exists(id).await
-    {
-        return Refusal::unknown_session().into_response();
+        let response = next.run(request).await;
+        return restore_refused(response, restoring, &gate.sessions);
     }
     // A request of protocol 2026-07-28 or later is stateless; with a
     // session id too, rmcp would serve it outside the session while the
@@ -476,7 +787,23 @@ pub(super) async fn gate(
     {
         return Refusal::sessions_full(gate.sessions.max).into_response();
     }
+    let response = restore_refused(response, restoring, &gate.sessions);
     response.map(|inner| Body::new(UntilEnd::new(inner, armed)))
+}
+
+/// rmcp's answer to a request whose session it was to restore, unless the
+/// restore failed for want of a slot (another session took the last one
+/// after the edge looked): then the server's "full" answer, not rmcp's
+/// `500`.
+fn restore_refused(
+    response: axum::response::Response,
+    restoring: bool,
+    sessions: &CappedSessions,
+) -> axum::response::Response {
+    if restoring && response.status() == StatusCode::INTERNAL_SERVER_ERROR && sessions.is_full() {
+        return Refusal::sessions_full(sessions.max).into_response();
+    }
+    response
 }
 
 /// Cancelled when the response to the request that carries it (in its

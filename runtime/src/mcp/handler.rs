@@ -95,6 +95,10 @@ pub(super) struct Shared {
     /// Tool search's index and toolsets, when it is on.
     #[cfg(feature = "tool-search")]
     pub(super) catalog: Option<Arc<super::tool_search::Catalog>>,
+    /// Where sessions' records are kept, when sessions roam
+    /// ([`McpServer::with_session_store`](super::McpServer::with_session_store)).
+    #[cfg(feature = "redis")]
+    pub(super) records: Option<Arc<super::session_store::SessionRecords>>,
 }
 
 /// One MCP session: rmcp builds one per stdio connection and one per HTTP
@@ -287,6 +291,8 @@ impl ServerHandler for Handler {
             .filter(|tool| self.may_use(tool, &context));
         #[cfg(feature = "tool-search")]
         if let Some(catalog) = &self.state.shared.catalog {
+            #[cfg(feature = "redis")]
+            self.learn_stored_toolsets(&context).await;
             let enabled = self.enabled();
             let tools = catalog
                 .meta_tools
@@ -735,6 +741,58 @@ impl Handler {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// The session of `context`, when sessions roam and this handler is a
+    /// session's: the records and the session id.
+    #[cfg(all(feature = "redis", feature = "tool-search"))]
+    fn roaming(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<(&super::session_store::SessionRecords, String)> {
+        let records = self.state.shared.records.as_deref()?;
+        let session = self
+            .state
+            .initialized
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .then(|| session_id(context))
+            .filter(|id| !id.is_empty())?;
+        Some((records, session))
+    }
+
+    /// Adds the toolsets the session enabled on any gateway (its record's)
+    /// to those it lists here: the same session may be served by several
+    /// gateways at once, and one enabled elsewhere is enabled here too.
+    /// Toolsets are only ever added, so the union is the session's set.
+    #[cfg(all(feature = "redis", feature = "tool-search"))]
+    async fn learn_stored_toolsets(&self, context: &RequestContext<RoleServer>) {
+        let Some((records, session)) = self.roaming(context) else {
+            return;
+        };
+        match records.load(&session).await {
+            Ok(Some(stored)) => self.enabled().extend(stored.toolsets),
+            Ok(None) => {}
+            Err(e) => tracing::warn!(
+                error = %e,
+                "the MCP session store did not give the session's toolsets; the tool list has those enabled on this gateway"
+            ),
+        }
+    }
+
+    /// Keeps an enabled toolset in the session's record, for the other
+    /// gateways that serve the session.
+    #[cfg(all(feature = "redis", feature = "tool-search"))]
+    async fn store_toolset(&self, context: &RequestContext<RoleServer>, toolset: &str) {
+        let Some((records, session)) = self.roaming(context) else {
+            return;
+        };
+        if let Err(e) = records.enable_toolset(&session, toolset).await {
+            tracing::warn!(
+                error = %e,
+                toolset,
+                "the MCP session store did not keep an enabled toolset; it is listed on this gateway only"
+            );
+        }
+    }
+
     /// Answers a call of a meta-tool of tool search ([`super::tool_search`]),
     /// or turns a `call_tool` into the call it asks for.
     #[cfg(feature = "tool-search")]
@@ -800,6 +858,8 @@ impl Handler {
                     )));
                 }
                 let added = self.enabled().insert(toolset.to_owned());
+                #[cfg(feature = "redis")]
+                self.store_toolset(context, toolset).await;
                 if added {
                     // A host that does not listen lists again or not at
                     // all: the result says how to call the tools either way.

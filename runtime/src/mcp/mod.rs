@@ -231,6 +231,8 @@ mod edge;
 mod handler;
 mod limits;
 mod scope;
+#[cfg(feature = "redis")]
+mod session_store;
 mod tasks;
 #[cfg(feature = "tool-search")]
 pub mod tool_search;
@@ -504,6 +506,9 @@ pub struct McpServer {
     max_output_schema_bytes: usize,
     /// Whether long-running tools' calls may become tasks.
     tasks: bool,
+    /// Where handshake-era sessions are kept so that they roam.
+    #[cfg(feature = "redis")]
+    session_store: Option<crate::store::RedisStore>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -588,6 +593,8 @@ impl McpServer {
             output_schemas: false,
             max_output_schema_bytes: DEFAULT_MAX_OUTPUT_SCHEMA_BYTES,
             tasks: true,
+            #[cfg(feature = "redis")]
+            session_store: None,
         }
     }
 
@@ -909,6 +916,59 @@ impl McpServer {
         if let Source::PerSession { sessions: kept, .. } = &mut self.source {
             *kept = sessions;
         }
+        self
+    }
+
+    /// Lets handshake-era MCP sessions (protocol up to `2025-11-25`, with an
+    /// `Mcp-Session-Id`) roam between gateways (feature `redis`): each
+    /// session's record is kept in `store`, so that a session started on
+    /// one gateway goes on on any other that shares the store, behind a
+    /// load balancer that does not stick, and a gateway's restart does not
+    /// end it. Give it the [`RedisStore`](crate::store::RedisStore) (a
+    /// server or a Redis Cluster) that holds the aliases
+    /// ([`with_sessions`](Self::with_sessions) over
+    /// [`Sessions::with_store`]): a session's aliases are kept under its
+    /// id, so they follow it there. Without it, sessions live in the
+    /// gateway that started them: another answers their id `404`.
+    ///
+    /// What is kept, per session, for as long as it may go without a
+    /// message ([`with_session_idle_timeout`](Self::with_session_idle_timeout)):
+    /// the client's `initialize` parameters (rmcp's
+    /// [`SessionState`](rmcp::transport::streamable_http_server::session::SessionState)),
+    /// which a gateway that does not hold the session replays to restore
+    /// it; a digest of the OAuth caller who started it
+    /// ([`with_oauth`](Self::with_oauth)), so that another caller naming it
+    /// anywhere is answered as for a session that does not exist; and the
+    /// toolsets its model enabled ([`with_tool_search`](Self::with_tool_search)).
+    /// Every request naming a session sets its record's TTL again (one
+    /// more round trip); a client's `DELETE`, on any gateway, ends it on
+    /// all of them. A restored session takes a slot of
+    /// [`with_max_sessions`](Self::with_max_sessions) (and of the caller's
+    /// cap with OAuth) on the gateway that restores it, as a new one does.
+    /// What is in flight on a gateway that stops (a call, an open event
+    /// stream) ends with it: the client's next request goes on elsewhere.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use ai_tools::{Toolkit, mcp::McpServer, store::RedisStore};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// // The aliases and the sessions in the same Redis.
+    /// let sessions = ai_tools::mcp::default_sessions().with_store(Arc::new(store.clone()));
+    /// McpServer::new(|aliases| Toolkit::builder().alias_manager(aliases).build())
+    ///     .with_sessions(Arc::new(sessions))
+    ///     .with_session_store(store)
+    ///     .serve_http("127.0.0.1:8080")
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[cfg(feature = "redis")]
+    pub fn with_session_store(mut self, store: crate::store::RedisStore) -> Self {
+        self.session_store = Some(store);
         self
     }
 
@@ -1362,6 +1422,13 @@ impl McpServer {
                     rmcp::model::JsonObject::new(),
                 );
         }
+        #[cfg(feature = "redis")]
+        let records = self.session_store.map(|store| {
+            Arc::new(session_store::SessionRecords::new(
+                store,
+                self.http.session_idle_timeout,
+            ))
+        });
         let mut config = ServerConfig::new(capabilities)
             .with_server_info(self.info)
             .with_protocol_version(MAX_PROTOCOL_VERSION);
@@ -1382,6 +1449,8 @@ impl McpServer {
             long_running: (!long_running.is_empty()).then_some(long_running),
             #[cfg(feature = "tool-search")]
             catalog,
+            #[cfg(feature = "redis")]
+            records,
         }))
     }
 
@@ -1597,10 +1666,19 @@ impl McpServer {
         if let Some(hosts) = &shared.allowed_hosts {
             config = config.with_allowed_hosts(hosts.clone());
         }
-        let sessions = Arc::new(edge::CappedSessions::new(
-            limits.max_sessions,
-            limits.session_idle_timeout,
-        ));
+        let sessions = edge::CappedSessions::new(limits.max_sessions, limits.session_idle_timeout);
+        #[cfg(feature = "redis")]
+        let sessions = sessions.with_records(shared.records.clone());
+        let sessions = Arc::new(sessions);
+        // Sessions roam: rmcp writes each one's record after its
+        // handshake and restores one it does not hold from it.
+        #[cfg(feature = "redis")]
+        if let Some(records) = &shared.records {
+            config.session_store = Some(Arc::new(edge::RoamingStore {
+                sessions: sessions.clone(),
+                records: records.clone(),
+            }));
+        }
         let factory_shared = shared.clone();
         let service = StreamableHttpService::new(
             move || Ok(Handler::new(factory_shared.clone(), None)),
