@@ -502,3 +502,53 @@ async fn an_expired_alias_is_told_apart_from_an_invented_one() {
     let updated = call(&exec, "links_update", r#"{"link_id":"link-2","name":"b2"}"#).await;
     assert_eq!(updated["link"]["destination"], "https://b.example/");
 }
+
+/// Issue 39: an alias the conversation's store lost (here the whole
+/// conversation, as a failover to a replica that never had it would) is
+/// told to the model as lost, with how to get the id again, and nothing is
+/// sent; the numbers the model saw are never given to a new object.
+#[tokio::test]
+async fn an_alias_the_store_lost_is_told_as_lost_and_never_given_again() {
+    use ai_tools::store::{AliasStore, MemoryStore};
+    let (server, exec) = start(0).await;
+    let store = Arc::new(MemoryStore::new(Duration::from_secs(3600)));
+    let aliases = Arc::new(AliasManager::with_store(store.clone(), "conversation"));
+    let exec = ProtoExecutor::with_alias_manager(
+        tools::ALL,
+        &LINKS_POOL,
+        exec.transport().clone(),
+        aliases,
+    );
+    let first = call(
+        &exec,
+        "links_create",
+        r#"{"destination":"https://a.example/","name":"a"}"#,
+    )
+    .await;
+    assert_eq!(first["link"]["id"], "link-1");
+    store.remove("conversation").await.unwrap();
+    let calls = server.backend.received().len();
+
+    let text = refused(&exec, "links_update", r#"{"link_id":"link-1"}"#).await;
+    assert!(
+        text.contains("`link-1`, a link id this conversation was given but has lost")
+            && text.contains("get it again"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("expired") && !text.contains("invent"),
+        "{text}"
+    );
+    assert_eq!(server.backend.received().len(), calls, "nothing was sent");
+    let second = call(
+        &exec,
+        "links_create",
+        r#"{"destination":"https://b.example/","name":"b"}"#,
+    )
+    .await;
+    assert_eq!(
+        second["link"]["id"], "link-2",
+        "link-1 is never given again"
+    );
+    assert_eq!(second["link"]["pageThemeId"], "theme-2");
+}
