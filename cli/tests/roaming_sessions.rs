@@ -1,0 +1,237 @@
+//! Handshake-era MCP sessions (protocol 2025-11-25, `Mcp-Session-Id`) that
+//! roam: two `ai-tools mcp --http --redis …` gateways behind a round-robin
+//! TCP proxy that does not stick (each connection goes to the next
+//! gateway), driven by the official Python MCP SDK (`roaming/driver.py`),
+//! whose HTTP client opens a connection per request. A session started on
+//! one gateway is served by both: an alias given on one resolves on the
+//! other, a toolset enabled on one is listed on the other, and once both
+//! gateways have been killed and started again on their ports the session
+//! goes on, with its aliases and toolsets. The client's `DELETE` ends it on
+//! both. With OAuth, another user's token naming the session is answered
+//! as for a session that does not exist, on the gateway that holds it and
+//! on one that would restore it.
+//!
+//! Needs a `redis-server` (`AI_TOOLS_REDIS_URL`, else one started here),
+//! a Python with the MCP SDK (`AI_TOOLS_PYTHON`, else
+//! `target/py-venv/bin/python`), and for OAuth Node.js with `npm ci` run in
+//! `tests/node`. Without them the tests say why and pass, unless
+//! `AI_TOOLS_REQUIRE_REDIS`, `AI_TOOLS_REQUIRE_MCP`, `AI_TOOLS_REQUIRE_NODE`
+//! or `AI_TOOLS_REQUIRE_PYTHON` is set (`.ci/run` sets them): then they fail.
+
+// An integration test: its helpers are not `#[test]` functions, so
+// `clippy.toml`'s `allow-*-in-tests` does not reach them, and they fail
+// the test by panicking as the tests themselves do.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use ai_tools_tests::redis_suite::RedisServer;
+use support::{Gateway, free_loopback_addr, links_mcp_command, links_server, spawn_gateway};
+
+/// The Redis of the test: `AI_TOOLS_REDIS_URL`, else one started here;
+/// `None` (the test skips) without either, unless `AI_TOOLS_REQUIRE_REDIS`
+/// is set.
+fn redis(runtime: &tokio::runtime::Runtime, test: &str) -> Option<RedisServer> {
+    if let Some(server) = RedisServer::from_env() {
+        return Some(server);
+    }
+    if let Some(server) = runtime.block_on(RedisServer::own(test, false)) {
+        return Some(server);
+    }
+    let reason = "neither AI_TOOLS_REDIS_URL is set nor is `redis-server` on the PATH";
+    assert!(
+        std::env::var_os("AI_TOOLS_REQUIRE_REDIS").is_none(),
+        "{test}: AI_TOOLS_REQUIRE_REDIS is set: {reason}"
+    );
+    eprintln!("SKIPPED {test}: {reason}");
+    None
+}
+
+/// `ai-tools mcp` over `links.proto` at `addr`, on `redis`, with `flags`,
+/// started; returns once it listens.
+fn gateway(grpc: &str, addr: SocketAddr, redis: &str, flags: &[&str]) -> Gateway {
+    spawn_gateway(
+        links_mcp_command(grpc)
+            .args(["--http", &addr.to_string(), "--redis", redis])
+            .args(flags),
+    )
+}
+
+/// A TCP proxy on loopback that sends each connection to the next of two
+/// upstreams in turn (to the other when that one does not answer: a
+/// gateway restarting), counting the connections each served.
+struct Proxy {
+    addr: SocketAddr,
+    served: Arc<[AtomicUsize; 2]>,
+}
+
+impl Proxy {
+    fn start(upstreams: [SocketAddr; 2]) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the proxy");
+        let addr = listener.local_addr().expect("its address");
+        let served: Arc<[AtomicUsize; 2]> = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+        let counts = served.clone();
+        std::thread::spawn(move || {
+            let mut turn = 0usize;
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                let first = turn % 2;
+                turn += 1;
+                let connected = [first, 1 - first].into_iter().find_map(|i| {
+                    TcpStream::connect_timeout(&upstreams[i], Duration::from_secs(1))
+                        .ok()
+                        .map(|upstream| (i, upstream))
+                });
+                let Some((index, upstream)) = connected else {
+                    continue;
+                };
+                counts[index].fetch_add(1, Ordering::SeqCst);
+                pipe(client, upstream);
+            }
+        });
+        Self { addr, served }
+    }
+
+    /// The connections each upstream has served so far.
+    fn served(&self) -> [usize; 2] {
+        [
+            self.served[0].load(Ordering::SeqCst),
+            self.served[1].load(Ordering::SeqCst),
+        ]
+    }
+}
+
+/// Copies bytes both ways until either side closes.
+fn pipe(client: TcpStream, upstream: TcpStream) {
+    let _ = client.set_nodelay(true);
+    let _ = upstream.set_nodelay(true);
+    let (Ok(client_read), Ok(upstream_read)) = (client.try_clone(), upstream.try_clone()) else {
+        return;
+    };
+    let one_way = |mut from: TcpStream, mut to: TcpStream| {
+        std::thread::spawn(move || {
+            let _ = std::io::copy(&mut from, &mut to);
+            let _ = to.shutdown(std::net::Shutdown::Write);
+        });
+    };
+    one_way(client_read, upstream);
+    one_way(upstream_read, client);
+}
+
+/// A request in session `session` at `addr`, as the status of its answer.
+fn status_in_session(addr: &str, session: &str, method: &str) -> String {
+    let body = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"{method}"}}"#);
+    let response = support::post(
+        addr,
+        &format!("Mcp-Session-Id: {session}\r\nMCP-Protocol-Version: 2025-11-25\r\n"),
+        &body,
+    );
+    support::status(&response).to_owned()
+}
+
+#[test]
+fn a_session_roams_between_two_gateways_and_outlives_their_restarts() {
+    let test = "roaming_sessions";
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let Some(redis) = redis(&runtime, test) else {
+        return;
+    };
+    // Session ids (and so the keys of sessions and their aliases) are
+    // UUIDs: a shared Redis holds nothing of another run's under them.
+    let grpc = server.url();
+    let addrs = [free_loopback_addr(), free_loopback_addr()];
+    let flags = ["--tool-search"];
+    let mut gateways = [
+        Some(gateway(&grpc, addrs[0], &redis.url, &flags)),
+        Some(gateway(&grpc, addrs[1], &redis.url, &flags)),
+    ];
+    let proxy = Proxy::start(addrs);
+
+    let mut driver = Command::new(&python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/roaming/driver.py"))
+        .arg(format!("http://{}/mcp", proxy.addr))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the driver runs");
+    let mut to_driver = driver.stdin.take().expect("piped");
+    let stderr = driver.stderr.take().expect("piped");
+    let errors = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let mut transcript = String::new();
+    let mut session = String::new();
+    let mut before_restart = [0; 2];
+    for line in BufReader::new(driver.stdout.take().expect("piped")).lines() {
+        let line = line.expect("a line");
+        println!("{line}");
+        transcript.push_str(&line);
+        transcript.push('\n');
+        if let Some(id) = line.strip_prefix("SESSION ") {
+            session = id.to_owned();
+        }
+        if line == "PAUSE" {
+            before_restart = proxy.served();
+            // Killed (SIGKILL: nothing of the session is written on the
+            // way out) and started again on its port, one after the other.
+            for (slot, addr) in gateways.iter_mut().zip(addrs) {
+                drop(slot.take());
+                *slot = Some(gateway(&grpc, addr, &redis.url, &flags));
+            }
+            writeln!(to_driver, "go").expect("the driver goes on");
+            to_driver.flush().expect("flushed");
+        }
+    }
+    let status = driver.wait().expect("the driver ends");
+    let errors = errors.join().unwrap_or_default();
+    assert!(
+        status.success() && transcript.contains(" passed, 0 failed"),
+        "the driver failed:\n{transcript}\n{errors}"
+    );
+    assert!(!session.is_empty(), "the driver named its session");
+
+    let served = proxy.served();
+    for (n, (before, all)) in before_restart.iter().zip(served).enumerate() {
+        assert!(
+            *before >= 4,
+            "gateway {n} served {before} connections of the session before the restarts"
+        );
+        assert!(
+            all - before >= 2,
+            "gateway {n} served {} connections after its restart",
+            all - before
+        );
+    }
+    // What the tools did reached the service once each.
+    let links = server.backend.links();
+    let mut destinations: Vec<&str> = links.iter().map(|l| l.destination.as_str()).collect();
+    destinations.sort_unstable();
+    assert_eq!(
+        destinations,
+        ["https://roam.example/2", "https://roam.example/moved-2"],
+        "link-1 was moved through both gateways after the restarts, and link-2 created"
+    );
+
+    // The client's DELETE, on whichever gateway it reached, ended the
+    // session on both.
+    for gateway in gateways.iter().flatten() {
+        assert_eq!(
+            status_in_session(&gateway.addr, &session, "tools/list"),
+            "404",
+            "the deleted session at {}",
+            gateway.addr
+        );
+    }
+    drop(gateways);
+    runtime.block_on(server.shutdown());
+}
