@@ -235,3 +235,131 @@ fn a_session_roams_between_two_gateways_and_outlives_their_restarts() {
     drop(gateways);
     runtime.block_on(server.shutdown());
 }
+
+/// A session that roams is still its initializer's: the gateways check
+/// tokens (`--oauth-issuer`, one audience, as behind one load balancer),
+/// alice starts a session on gateway A, and bob's valid token naming it is
+/// answered `404` as for a session that does not exist, on A (which holds
+/// it) and on B (which would restore it), for a call and for a `DELETE`,
+/// and B does not take it over for him: alice's own call on B then restores
+/// it and works, and so does bob's own session. A gateway of the same Redis
+/// that checks no tokens does not serve it either: the owner is on one
+/// side only.
+#[test]
+fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
+    use ai_tools_tests::oauth::{
+        AuthorizationServer, assert_called, list_links, post, session, tool_call, tools_or_skip,
+    };
+    let test = "roaming_sessions_oauth";
+    // The authorization server runs on Node.js (any Python will do: no
+    // backend of Python's is started here).
+    let Some((node, _)) = tools_or_skip("json") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let Some(redis) = redis(&runtime, test) else {
+        return;
+    };
+    let grpc = server.url();
+    let authorization = AuthorizationServer::start(&node, &[]);
+    let resource = format!("http://{}/mcp", free_loopback_addr());
+    let oauth = [
+        "--oauth-issuer",
+        authorization.issuer.as_str(),
+        "--oauth-audience",
+        resource.as_str(),
+    ];
+    let addrs = [free_loopback_addr(), free_loopback_addr()];
+    let gateways = [
+        gateway(&grpc, addrs[0], &redis.url, &oauth),
+        gateway(&grpc, addrs[1], &redis.url, &oauth),
+    ];
+    let without_oauth = gateway(&grpc, free_loopback_addr(), &redis.url, &[]);
+    let [a, b] = addrs;
+
+    runtime.block_on(async {
+        let alice = authorization
+            .token(&[("sub", "alice"), ("resource", resource.as_str())])
+            .await;
+        let bob = authorization
+            .token(&[("sub", "bob"), ("resource", resource.as_str())])
+            .await;
+        let id = session(a, &alice).await;
+
+        let assert_unknown = |response: &ai_tools_tests::http::Response, case: &str| {
+            assert_eq!(response.status, 404, "{case}: {response:?}");
+            assert!(
+                response
+                    .body
+                    .contains("holds no session with that Mcp-Session-Id"),
+                "{case}: {response:?}"
+            );
+        };
+        for (addr, held) in [(a, "A, which holds it"), (b, "B, which would restore it")] {
+            let call = post(addr, Some(&bob), Some(&id), &list_links()).await;
+            assert_unknown(&call, &format!("bob's call on alice's session at {held}"));
+        }
+        let deleted = ai_tools_tests::http::exchange(
+            b,
+            &ai_tools_tests::http::http_request(
+                "DELETE",
+                "/mcp",
+                &[
+                    ("Authorization", &format!("Bearer {bob}")),
+                    ("Mcp-Session-Id", &id),
+                ],
+                "",
+            ),
+            Duration::from_secs(10),
+        )
+        .await;
+        assert_unknown(&deleted, "bob's DELETE of alice's session at B");
+        assert!(
+            server.backend.links().is_empty(),
+            "nothing of bob's reached the service"
+        );
+
+        // Alice's call on B restores her session there: bob's attempts
+        // neither ended it nor made it his.
+        let created = post(
+            b,
+            Some(&alice),
+            Some(&id),
+            &tool_call(
+                2,
+                "links_create",
+                &serde_json::json!({"destination": "https://alice.example/"}),
+            ),
+        )
+        .await;
+        assert_called(&created, "alice's call on her session at B");
+        assert_eq!(
+            created.message()["result"]["structuredContent"]["link"]["id"],
+            "link-1",
+            "{created:?}"
+        );
+        let again = post(b, Some(&bob), Some(&id), &list_links()).await;
+        assert_unknown(&again, "bob's call on alice's session once B holds it");
+        let listed = post(a, Some(&alice), Some(&id), &list_links()).await;
+        assert_called(&listed, "alice's call on her session at A");
+
+        let plain = support::post(
+            &without_oauth.addr,
+            &format!("Mcp-Session-Id: {id}\r\n"),
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/list"}"#,
+        );
+        assert_eq!(
+            support::status(&plain),
+            "404",
+            "a gateway without OAuth does not serve an OAuth user's session: {plain}"
+        );
+
+        let own = session(b, &bob).await;
+        assert_called(
+            &post(a, Some(&bob), Some(&own), &list_links()).await,
+            "bob's own session, started on B, at A",
+        );
+    });
+    drop((gateways, without_oauth));
+    runtime.block_on(server.shutdown());
+}
