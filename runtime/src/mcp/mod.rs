@@ -64,6 +64,12 @@
 //! ([`with_sessions`](McpServer::with_sessions) over
 //! [`Sessions::with_store`], a `RedisStore` on a server or a cluster): a
 //! stateless request can then go to any of them, with no sticky routing.
+//! With [`with_session_store`](McpServer::with_session_store) (feature
+//! `redis`) handshake-era sessions roam as well: each session's record is
+//! kept in the same Redis, so a session started on one gateway goes on on
+//! another, with its aliases and enabled toolsets, and outlives a
+//! gateway's restart. Without it a session lives in the gateway that
+//! started it.
 //!
 //! # The tool list
 //!
