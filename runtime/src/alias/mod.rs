@@ -901,16 +901,14 @@ impl AliasManager {
         let mut state = self.lock();
         state.enter_epoch(found.epoch.as_deref(), fresh);
         state.heard_now();
-        let flags = |list: &[bool]| list.to_vec().into_iter().chain(std::iter::repeat(false));
-        let flags = flags(&found.expired).zip(flags(&found.lost));
-        for ((alias, uuid), (expired, lost)) in aliases.iter().zip(found.aliases).zip(flags) {
+        let flag = |list: &[bool], i: usize| list.get(i).copied().unwrap_or(false);
+        for (i, (alias, uuid)) in aliases.iter().zip(found.aliases).enumerate() {
+            let (expired, lost) = (flag(&found.expired, i), flag(&found.lost, i));
             match (uuid, prefix_of(alias)) {
                 // One of the two lost writes when they disagree: neither
                 // meaning can be trusted, so the alias means nothing more.
-                (Some(uuid), Some(prefix)) => {
-                    if !state.learn(prefix, uuid, alias.clone()) {
-                        state.mark_lost(alias);
-                    }
+                (Some(uuid), Some(prefix)) if !state.learn(prefix, uuid.clone(), alias.clone()) => {
+                    state.mark_lost(alias);
                 }
                 // The store no longer holds it: neither does the copy, and
                 // an expired or lost one is known as such, not as invented.

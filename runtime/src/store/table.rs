@@ -195,11 +195,8 @@ impl AliasTable {
         if self.epoch.as_deref() == epoch {
             return;
         }
-        let seen: Vec<(String, u64, Vec<(u64, u64)>)> = if fresh && self.epoch.is_some() {
-            self.prefixes
-                .iter()
-                .map(|t| (t.name.clone(), t.counter, t.lost.clone()))
-                .collect()
+        let seen = if fresh && self.epoch.is_some() {
+            std::mem::take(&mut self.prefixes)
         } else {
             Vec::new()
         };
@@ -207,12 +204,12 @@ impl AliasTable {
             epoch: epoch.map(str::to_owned),
             ..AliasTable::default()
         };
-        for (prefix, counter, lost) in seen {
-            let p = self.prefix_index(&prefix);
+        for seen in seen {
+            let p = self.prefix_index(&seen.name);
             let table = &mut self.prefixes[p];
-            table.lost = lost;
-            table.add_lost(1, counter);
-            table.counter = counter;
+            table.lost = seen.lost;
+            table.add_lost(1, seen.counter);
+            table.counter = seen.counter;
         }
     }
 
