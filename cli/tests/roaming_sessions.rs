@@ -55,14 +55,51 @@ fn redis(runtime: &tokio::runtime::Runtime, test: &str) -> Option<RedisServer> {
     None
 }
 
-/// `ai-tools mcp` over `links.proto` at `addr`, on `redis`, with `flags`,
-/// started; returns once it listens.
-fn gateway(grpc: &str, addr: SocketAddr, redis: &str, flags: &[&str]) -> Gateway {
+/// The seed URLs of the Redis Cluster at `AI_TOOLS_REDIS_CLUSTER_URLS`
+/// (`scripts/redis-cluster.sh start DIR` prints them; `.ci/run` sets it);
+/// `None` (the test skips) without it, unless
+/// `AI_TOOLS_REQUIRE_REDIS_CLUSTER` is set.
+fn cluster(test: &str) -> Option<Vec<String>> {
+    match std::env::var("AI_TOOLS_REDIS_CLUSTER_URLS") {
+        Ok(urls) if !urls.trim().is_empty() => {
+            Some(urls.split(',').map(|u| u.trim().to_owned()).collect())
+        }
+        _ => {
+            let reason = "AI_TOOLS_REDIS_CLUSTER_URLS is not set (scripts/redis-cluster.sh start DIR prints it; .ci/run does)";
+            assert!(
+                std::env::var_os("AI_TOOLS_REQUIRE_REDIS_CLUSTER").is_none(),
+                "{test}: AI_TOOLS_REQUIRE_REDIS_CLUSTER is set: {reason}"
+            );
+            eprintln!("SKIPPED {test}: {reason}");
+            None
+        }
+    }
+}
+
+/// `ai-tools mcp` over `links.proto` at `addr`, with the alias store of
+/// `store` (`--redis URL` or `--redis-cluster URL`…) and `flags`, started;
+/// returns once it listens.
+fn gateway(grpc: &str, addr: SocketAddr, store: &[String], flags: &[&str]) -> Gateway {
     spawn_gateway(
         links_mcp_command(grpc)
-            .args(["--http", &addr.to_string(), "--redis", redis])
+            .args(["--http", &addr.to_string()])
+            .args(store)
             .args(flags),
     )
+}
+
+/// Stops `gateway` with SIGTERM and waits until it has exited.
+fn terminate(gateway: &mut Gateway) {
+    let sent = Command::new("kill")
+        .args(["-TERM", &gateway.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success(), "SIGTERM sent");
+    let exited = gateway.child.wait().expect("the gateway exits");
+    assert!(
+        exited.success(),
+        "a SIGTERM ends the gateway cleanly: {exited}"
+    );
 }
 
 /// A TCP proxy on loopback that sends each connection to the next of two
@@ -147,18 +184,46 @@ fn a_session_roams_between_two_gateways_and_outlives_their_restarts() {
     let Some(redis) = redis(&runtime, test) else {
         return;
     };
+    roams(&python, &server, &["--redis".to_owned(), redis.url.clone()]);
+    runtime.block_on(server.shutdown());
+}
+
+/// The same on a Redis Cluster: a session's record and its aliases share
+/// the session id as their hash tag, on whichever master owns its slot.
+#[test]
+fn a_session_roams_between_two_gateways_on_a_redis_cluster() {
+    let test = "roaming_sessions_cluster";
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    let Some(urls) = cluster(test) else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let store: Vec<String> = urls
+        .iter()
+        .flat_map(|url| ["--redis-cluster".to_owned(), url.clone()])
+        .collect();
+    roams(&python, &server, &store);
+    runtime.block_on(server.shutdown());
+}
+
+/// The driver's session through the proxy in front of two gateways on
+/// `store`, both restarted at its pause; what reached `server`, and the
+/// session's end on both.
+fn roams(python: &Path, server: &ai_tools_tests::RunningServer, store: &[String]) {
     // Session ids (and so the keys of sessions and their aliases) are
     // UUIDs: a shared Redis holds nothing of another run's under them.
     let grpc = server.url();
     let addrs = [free_loopback_addr(), free_loopback_addr()];
     let flags = ["--tool-search"];
     let mut gateways = [
-        Some(gateway(&grpc, addrs[0], &redis.url, &flags)),
-        Some(gateway(&grpc, addrs[1], &redis.url, &flags)),
+        Some(gateway(&grpc, addrs[0], store, &flags)),
+        Some(gateway(&grpc, addrs[1], store, &flags)),
     ];
     let proxy = Proxy::start(addrs);
 
-    let mut driver = Command::new(&python)
+    let mut driver = Command::new(python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/roaming/driver.py"))
         .arg(format!("http://{}/mcp", proxy.addr))
         .stdin(Stdio::piped())
@@ -182,11 +247,17 @@ fn a_session_roams_between_two_gateways_and_outlives_their_restarts() {
         }
         if line == "PAUSE" {
             before_restart = proxy.served();
-            // Killed (SIGKILL: nothing of the session is written on the
-            // way out) and started again on its port, one after the other.
-            for (slot, addr) in gateways.iter_mut().zip(addrs) {
-                drop(slot.take());
-                *slot = Some(gateway(&grpc, addr, &redis.url, &flags));
+            // Stopped and started again on its port, one after the other:
+            // the first as a rolling restart does (SIGTERM: it ends its
+            // sessions here, and must not end them in the store), the
+            // second killed (SIGKILL: nothing is written on the way out).
+            for (n, (slot, addr)) in gateways.iter_mut().zip(addrs).enumerate() {
+                if let Some(mut old) = slot.take()
+                    && n == 0
+                {
+                    terminate(&mut old);
+                }
+                *slot = Some(gateway(&grpc, addr, store, &flags));
             }
             writeln!(to_driver, "go").expect("the driver goes on");
             to_driver.flush().expect("flushed");
@@ -232,8 +303,6 @@ fn a_session_roams_between_two_gateways_and_outlives_their_restarts() {
             gateway.addr
         );
     }
-    drop(gateways);
-    runtime.block_on(server.shutdown());
 }
 
 /// A session that roams is still its initializer's: the gateways check
@@ -270,11 +339,12 @@ fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
         resource.as_str(),
     ];
     let addrs = [free_loopback_addr(), free_loopback_addr()];
+    let store = ["--redis".to_owned(), redis.url.clone()];
     let gateways = [
-        gateway(&grpc, addrs[0], &redis.url, &oauth),
-        gateway(&grpc, addrs[1], &redis.url, &oauth),
+        gateway(&grpc, addrs[0], &store, &oauth),
+        gateway(&grpc, addrs[1], &store, &oauth),
     ];
-    let without_oauth = gateway(&grpc, free_loopback_addr(), &redis.url, &[]);
+    let without_oauth = gateway(&grpc, free_loopback_addr(), &store, &[]);
     let [a, b] = addrs;
 
     runtime.block_on(async {
@@ -361,5 +431,88 @@ fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
         );
     });
     drop((gateways, without_oauth));
+    runtime.block_on(server.shutdown());
+}
+
+/// A `DELETE` of session `session` at `addr`; the whole response.
+fn delete(addr: &str, session: &str) -> String {
+    use std::io::Read;
+    let mut stream = TcpStream::connect(addr).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("a timeout");
+    write!(
+        stream,
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {session}\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nConnection: close\r\n\r\n"
+    )
+    .expect("sent");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// The session id in an `initialize`'s `response`.
+fn session_of(response: &str) -> String {
+    response
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .unwrap_or_else(|| panic!("a session id in {response}"))
+        .trim()
+        .to_owned()
+}
+
+/// A restored session takes a slot of the restoring gateway's
+/// `--max-sessions`, as a new one does: a gateway at its cap refuses to
+/// restore (`503` with `Retry-After`, as it refuses an `initialize`), and
+/// once it has restored a session it is at the cap for new ones.
+#[test]
+fn a_restored_session_takes_a_slot_of_the_session_cap() {
+    let test = "roaming_sessions_cap";
+    let (runtime, server) = links_server();
+    let Some(redis) = redis(&runtime, test) else {
+        return;
+    };
+    let grpc = server.url();
+    let store = ["--redis".to_owned(), redis.url.clone()];
+    let a = gateway(&grpc, free_loopback_addr(), &store, &[]);
+    let b = gateway(
+        &grpc,
+        free_loopback_addr(),
+        &store,
+        &["--max-sessions", "1"],
+    );
+    let on_a = session_of(&support::initialize(&a.addr, ""));
+    let on_b = session_of(&support::initialize(&b.addr, ""));
+
+    let full = support::post(
+        &b.addr,
+        &format!("Mcp-Session-Id: {on_a}\r\nMCP-Protocol-Version: 2025-06-18\r\n"),
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    );
+    assert_eq!(support::status(&full), "503", "{full}");
+    assert!(
+        full.to_ascii_lowercase().contains("retry-after: ")
+            && full.contains("maximum of 1 MCP sessions"),
+        "{full}"
+    );
+
+    assert_eq!(
+        support::status(&delete(&b.addr, &on_b)),
+        "204",
+        "B's own session is deleted"
+    );
+    assert_eq!(
+        status_in_session(&b.addr, &on_a, "tools/list"),
+        "200",
+        "with a free slot, B restores A's session"
+    );
+    let refused = support::initialize(&b.addr, "");
+    assert_eq!(
+        support::status(&refused),
+        "503",
+        "the restored session holds B's one slot: {refused}"
+    );
+    drop((a, b));
     runtime.block_on(server.shutdown());
 }
