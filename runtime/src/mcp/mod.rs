@@ -113,7 +113,9 @@
 //! - **The scope before the arguments.** A `POST` or `DELETE` with an
 //!   `Mcp-Session-Id` the server does not hold is answered `404 Not Found`
 //!   without its body being read (the spec's status for an ended session:
-//!   the client starts a new one). A `POST` without one is stateless: its
+//!   the client starts a new one); when sessions roam
+//!   ([`with_session_store`](McpServer::with_session_store)) the store is
+//!   asked first, and the session is restored only for its owner. A `POST` without one is stateless: its
 //!   scope is found from its headers (and token) first. Without a scope it
 //!   is read to at most [`MAX_SESSIONLESS_BODY_BYTES`] and must be an
 //!   `initialize` (or `server/discover`): its `method` is found by a scan
@@ -1204,7 +1206,10 @@ impl McpServer {
     /// answered `503 Service Unavailable` with `Retry-After:`
     /// [`SESSIONS_RETRY_AFTER_SECS`]; the sessions held are never evicted
     /// for it. A slot comes back when a session ends: the client's `DELETE`,
-    /// or [idle expiry](Self::with_session_idle_timeout).
+    /// or [idle expiry](Self::with_session_idle_timeout). When sessions roam
+    /// ([`with_session_store`](Self::with_session_store)) a session restored
+    /// from the store takes a slot too, and at the cap its request is
+    /// refused in the same way.
     ///
     /// # Examples
     ///
@@ -1222,7 +1227,12 @@ impl McpServer {
     /// (default [`DEFAULT_SESSION_IDLE_TIMEOUT`], 5 minutes). An open
     /// `GET` event stream is not a message. After it, the session's
     /// requests are answered `404 Not Found` (the client starts a new
-    /// session) and its alias namespace is forgotten.
+    /// session) and its alias namespace is forgotten. When sessions roam
+    /// ([`with_session_store`](Self::with_session_store)) this is also how
+    /// long the store keeps a session after its last request on any
+    /// gateway; a gateway's own copy of a session it has not served for
+    /// this long ends, and is restored from the store if the session comes
+    /// back to it.
     ///
     /// # Examples
     ///
