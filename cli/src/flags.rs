@@ -769,6 +769,16 @@ pub(crate) fn seconds(flag: &str, text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("`{flag} {text}`: give a positive number of seconds"))
 }
 
+/// `--redis-wait-replicas`: `auto`, or a whole number (0 waits for none).
+pub(crate) fn wait_replicas(flag: &str, text: &str) -> Result<crate::WaitReplicas, String> {
+    if text == "auto" {
+        return Ok(crate::WaitReplicas::Auto);
+    }
+    text.parse::<usize>()
+        .map(crate::WaitReplicas::Exactly)
+        .map_err(|_| format!("`{flag} {text}`: give a whole number of replicas, or auto"))
+}
+
 /// A positive whole number.
 pub(crate) fn count(flag: &str, text: &str) -> Result<usize, String> {
     text.parse::<usize>()

@@ -47,6 +47,25 @@ struct ScopeFlags {
     /// AI_TOOLS_REDIS_CLUSTER holds one)
     #[arg(long = "redis-cluster", value_name = "URL", hide_env_values = true)]
     redis_cluster: Vec<String>,
+    /// (--redis, --redis-cluster) How many replicas must hold a new alias
+    /// before the model sees it, so that a master's crash loses none: a
+    /// number, or auto (default): 1 when every master has a replica, else 0
+    /// with a warning naming the masters without one
+    #[arg(long, value_name = "N|auto", value_parser = flags::Checked::new(flags::wait_replicas, &["auto"]))]
+    redis_wait_replicas: Option<WaitReplicas>,
+    /// (--redis, --redis-cluster) How long a registration waits for those
+    /// replicas before it fails (default 1; a store request may take 1 s
+    /// more)
+    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
+    redis_wait_timeout: Option<Duration>,
+}
+
+/// `--redis-wait-replicas`: a number, or as many as every master has
+/// (at most 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum WaitReplicas {
+    Auto,
+    Exactly(usize),
 }
 
 impl ScopeFlags {
@@ -60,6 +79,14 @@ impl ScopeFlags {
         if self.redis.is_some() && !self.redis_cluster.is_empty() {
             return usage("give one alias store: `--redis URL` or `--redis-cluster URL`…");
         }
+        if (self.redis_wait_replicas.is_some() || self.redis_wait_timeout.is_some())
+            && self.redis.is_none()
+            && self.redis_cluster.is_empty()
+        {
+            return usage(
+                "`--redis-wait-replicas` and `--redis-wait-timeout` say how a Redis store replicates: give `--redis URL` or `--redis-cluster URL`",
+            );
+        }
         Ok(())
     }
 
@@ -68,21 +95,22 @@ impl ScopeFlags {
     /// minutes, the least recently used expiring at the limit. With Redis,
     /// the store too: MCP sessions over HTTP are kept in it beside their
     /// aliases, so that they roam between gateways.
-    async fn sessions(&self) -> Result<(Sessions<()>, Option<RedisStore>), Failure> {
+    async fn sessions(
+        &self,
+    ) -> Result<(Sessions<()>, Option<RedisStore>, store::StoreSummary), Failure> {
         let sessions = mcp::default_sessions();
         let mut options = RedisStoreOptions::default();
         options.ttl = mcp::SCOPE_IDLE_TTL;
         options.alias_idle = Some(mcp::ALIAS_IDLE_TTL);
-        let store = if let Some(url) = &self.redis {
-            RedisStore::connect_with(url, options).await
-        } else if !self.redis_cluster.is_empty() {
-            RedisStore::connect_cluster(self.redis_cluster.iter().map(String::as_str), options)
-                .await
-        } else {
-            return Ok((sessions, None));
+        let (store, summary) = store::connect(self, options).await?;
+        let Some(store) = store else {
+            return Ok((sessions, None, summary));
         };
-        let store = store.map_err(|e| Failure::Run(format!("the alias store: {e}")))?;
-        Ok((sessions.with_store(Arc::new(store.clone())), Some(store)))
+        Ok((
+            sessions.with_store(Arc::new(store.clone())),
+            Some(store),
+            summary,
+        ))
     }
 
     fn apply(&self, mut server: McpServer) -> Result<McpServer, Failure> {
@@ -734,7 +762,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         .builder(&url)?
         .connect_lazy()
         .map_err(transport_failure)?;
-    let (sessions, session_store) = args.serve.scopes.sessions().await?;
+    let (sessions, session_store, store_summary) = args.serve.scopes.sessions().await?;
     let sessions = Arc::new(sessions);
     let server = McpServer::new(move |aliases| {
         Toolkit::builder()
@@ -762,6 +790,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
     // Over HTTP, sessions roam with their aliases between the gateways of
     // one Redis.
+    let sessions_roam = session_store.is_some() && args.serve.http.is_some();
     if let Some(store) = session_store
         && args.serve.http.is_some()
     {
@@ -783,13 +812,14 @@ async fn run(args: Args) -> Result<(), Failure> {
         server = server.with_tool_search(search);
     }
     if args.serve.stdio {
+        startup::log(&args, &store_summary, "stdio", None, false);
         tracing::info!("serving {url} over MCP on stdio");
         server
             .serve_stdio()
             .await
             .map_err(|e| Failure::Run(e.to_string()))
     } else {
-        let addr = args.serve.http.unwrap_or_default();
+        let addr = args.serve.http.clone().unwrap_or_default();
         let listener = tokio::net::TcpListener::bind(&addr)
             .await
             .map_err(|e| Failure::Run(format!("cannot listen on {addr}: {e}")))?;
@@ -799,6 +829,13 @@ async fn run(args: Args) -> Result<(), Failure> {
         server
             .check_address(local)
             .map_err(|e| Failure::Usage(e.to_string()))?;
+        startup::log(
+            &args,
+            &store_summary,
+            "http",
+            Some(format!("http://{local}/mcp")),
+            sessions_roam,
+        );
         tracing::info!("serving {url} over MCP at http://{local}/mcp");
         server
             .serve_http_until(listener, ai_tools::mcp::shutdown_signal())
@@ -810,7 +847,9 @@ async fn run(args: Args) -> Result<(), Failure> {
 mod config;
 mod flags;
 mod sources;
+mod startup;
 mod stats;
+mod store;
 
 use flags::{Args, Parsed};
 

@@ -503,6 +503,26 @@ fn cases() -> Vec<Case> {
             Stderr(1, "the alias store is unavailable"),
         ),
         case(
+            "redis-wait-replicas",
+            "mcp",
+            "two",
+            mcp_stdio(&["--redis", "redis://127.0.0.1:1"]),
+            Stderr(
+                2,
+                "`--redis-wait-replicas two`: give a whole number of replicas, or auto",
+            ),
+        ),
+        case(
+            "redis-wait-timeout",
+            "mcp",
+            "1",
+            mcp_stdio(&[]),
+            Stderr(
+                2,
+                "`--redis-wait-replicas` and `--redis-wait-timeout` say how a Redis store replicates",
+            ),
+        ),
+        case(
             "call-timeout",
             "mcp",
             "-1",

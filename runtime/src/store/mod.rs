@@ -26,7 +26,7 @@ pub(crate) mod uuid;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
-pub use redis_store::{RedisStore, RedisStoreOptions};
+pub use redis_store::{MasterReplicas, RedisStore, RedisStoreOptions, Replication};
 pub use table::AliasEntry;
 pub(crate) use table::{AliasTable, idle_secs};
 

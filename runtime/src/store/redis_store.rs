@@ -275,8 +275,9 @@ pub struct RedisStoreOptions {
     /// sees them (Redis `WAIT`, sent in the same round trip as the
     /// registration; default 0: none). With 1 or more, a failover that
     /// promotes one of those replicas loses no alias the model was shown;
-    /// when fewer replicas acknowledge within half the
-    /// [`response_timeout`](Self::response_timeout), the registration is an
+    /// when fewer replicas acknowledge within the
+    /// [`wait_timeout`](Self::wait_timeout) (default half the
+    /// [`response_timeout`](Self::response_timeout)), the registration is an
     /// error ("the alias store is unavailable") and the answer is withheld.
     /// While the replicas lag, the requests sharing the node's connection
     /// wait with them.
@@ -291,6 +292,12 @@ pub struct RedisStoreOptions {
     /// expired alias is told apart from an invented one. Replicas' clocks
     /// should agree to well within this.
     pub alias_idle: Option<Duration>,
+    /// How long the server may hold a registration's `WAIT` for
+    /// [`wait_for_replicas`](Self::wait_for_replicas) (default `None`: half
+    /// the [`response_timeout`](Self::response_timeout)). The round trip
+    /// stays bounded by the response timeout, so a wait as long as it or
+    /// longer fails as a store that does not answer: keep it below.
+    pub wait_timeout: Option<Duration>,
 }
 
 impl Default for RedisStoreOptions {
@@ -304,6 +311,7 @@ impl Default for RedisStoreOptions {
             cluster_retries: 16,
             wait_for_replicas: 0,
             alias_idle: None,
+            wait_timeout: None,
         }
     }
 }
@@ -701,12 +709,14 @@ impl RedisStore {
         ::redis::from_redis_value(reply).map_err(unavailable)
     }
 
-    /// How long a `WAIT` may block on the server: half the response timeout
-    /// (at least 1 ms; 0 would mean for ever).
+    /// How long a `WAIT` may block on the server: the `wait_timeout`, else
+    /// half the response timeout (at least 1 ms; 0 would mean for ever).
     fn wait_ms(&self) -> u64 {
-        u64::try_from((self.options.response_timeout / 2).as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1)
+        let wait = self
+            .options
+            .wait_timeout
+            .unwrap_or(self.options.response_timeout / 2);
+        u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1)
     }
 
     /// One run of `script` (by its SHA1, or by its text), with a `WAIT` for
@@ -812,6 +822,218 @@ impl RedisStore {
         let mut cmd = ::redis::cmd("DEL");
         cmd.arg(key);
         self.query(&cmd).await.map(|_| ()).map_err(unavailable)
+    }
+
+    /// This store with [`wait_for_replicas`](RedisStoreOptions::wait_for_replicas)
+    /// set to `replicas`: for a caller that decides how many replicas to
+    /// wait for once it has seen how many there are ([`replication`](Self::replication)).
+    /// Clones of the store made before keep their own setting.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
+    /// let store = ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// let fewest = store.replication().await?.fewest_replicas();
+    /// let store = store.with_wait_for_replicas(fewest.min(1));
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_wait_for_replicas(mut self, replicas: usize) -> Self {
+        Arc::make_mut(&mut self.options).wait_for_replicas = replicas;
+        self
+    }
+
+    /// How many replicas each master of the store has, as the servers say
+    /// now: on one server, its `INFO replication` (`connected_slaves`); on
+    /// a cluster, `CLUSTER NODES` asked of one node, counting for each
+    /// master that serves slots the replicas not marked failed. What
+    /// [`wait_for_replicas`](RedisStoreOptions::wait_for_replicas) can ask
+    /// for: waiting for more replicas than a master has fails every
+    /// registration on it.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError`] when the server cannot be asked, answers something
+    /// that does not read as replication, or (one server) is itself a
+    /// replica, where no registration can be written.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
+    /// let store = ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// let replication = store.replication().await?;
+    /// for master in replication.without_replicas() {
+    ///     eprintln!("{} has no replica: a crash of it loses what it held", master.address.as_deref().unwrap_or("the server"));
+    /// }
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn replication(&self) -> Result<Replication, StoreError> {
+        if self.is_cluster() {
+            let mut cmd = ::redis::cmd("CLUSTER");
+            cmd.arg("NODES");
+            let value = self.query(&cmd).await.map_err(unavailable)?;
+            let text: String = ::redis::from_redis_value(value).map_err(unavailable)?;
+            Replication::of_cluster_nodes(&text)
+        } else {
+            let mut cmd = ::redis::cmd("INFO");
+            cmd.arg("replication");
+            let value = self.query(&cmd).await.map_err(unavailable)?;
+            let text: String = ::redis::from_redis_value(value).map_err(unavailable)?;
+            Replication::of_info(&text)
+        }
+    }
+}
+
+/// The masters of a [`RedisStore`] and how many replicas copy each
+/// ([`RedisStore::replication`]).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::store::{MasterReplicas, Replication};
+///
+/// let replication = Replication::new(vec![
+///     MasterReplicas::new(Some("10.0.0.1:6379".into()), 1),
+///     MasterReplicas::new(Some("10.0.0.2:6379".into()), 0),
+/// ]);
+/// assert_eq!(replication.fewest_replicas(), 0);
+/// assert_eq!(replication.without_replicas().count(), 1);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Replication {
+    /// Each master, in the order the server listed them.
+    pub masters: Vec<MasterReplicas>,
+}
+
+/// One master and the replicas that copy it.
+///
+/// # Examples
+///
+/// See [`Replication`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MasterReplicas {
+    /// The master's `host:port` as the cluster names it; `None` for one
+    /// server, which is the one the store's URL names.
+    pub address: Option<String>,
+    /// The replicas connected to it (one server) or not marked failed (a
+    /// cluster).
+    pub replicas: usize,
+}
+
+impl MasterReplicas {
+    /// A master at `address` with `replicas` replicas.
+    ///
+    /// # Examples
+    ///
+    /// See [`Replication`].
+    pub fn new(address: Option<String>, replicas: usize) -> Self {
+        Self { address, replicas }
+    }
+}
+
+impl Replication {
+    /// The replication of `masters`.
+    ///
+    /// # Examples
+    ///
+    /// See [`Replication`].
+    pub fn new(masters: Vec<MasterReplicas>) -> Self {
+        Self { masters }
+    }
+
+    /// The fewest replicas any master has (0 when there is no master):
+    /// the most replicas every registration can wait for.
+    ///
+    /// # Examples
+    ///
+    /// See [`Replication`].
+    pub fn fewest_replicas(&self) -> usize {
+        self.masters.iter().map(|m| m.replicas).min().unwrap_or(0)
+    }
+
+    /// The masters that no replica copies: a crash of one loses the
+    /// registrations it held that no gateway saw (see
+    /// [`RedisStoreOptions::wait_for_replicas`]).
+    ///
+    /// # Examples
+    ///
+    /// See [`Replication`].
+    pub fn without_replicas(&self) -> impl Iterator<Item = &MasterReplicas> {
+        self.masters.iter().filter(|m| m.replicas == 0)
+    }
+
+    /// One server's `INFO replication`: `role:master` and
+    /// `connected_slaves:N`.
+    fn of_info(text: &str) -> Result<Self, StoreError> {
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|line| line.trim().strip_prefix(name)?.strip_prefix(':'))
+        };
+        match field("role") {
+            Some("master") => {}
+            Some(role) => {
+                return Err(StoreError::unavailable(format!(
+                    "the server is a {role}, not a master: give the master's URL"
+                )));
+            }
+            None => return Err(malformed("INFO replication has no role")),
+        }
+        let replicas = field("connected_slaves")
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| malformed("INFO replication has no connected_slaves"))?;
+        Ok(Self::new(vec![MasterReplicas::new(None, replicas)]))
+    }
+
+    /// A cluster's `CLUSTER NODES`: a line a node, `id address flags
+    /// master-id ping pong epoch link slot…`; a master counts when it
+    /// serves a slot and is not marked failed, and so does a replica.
+    fn of_cluster_nodes(text: &str) -> Result<Self, StoreError> {
+        struct Node<'t> {
+            id: &'t str,
+            address: &'t str,
+            master: bool,
+            failed: bool,
+            of: &'t str,
+            slots: bool,
+        }
+        let nodes: Vec<Node<'_>> = text
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| {
+                let fields: Vec<&str> = line.split_whitespace().collect();
+                let [id, address, flags, of, ..] = fields[..] else {
+                    return Err(malformed("a CLUSTER NODES line has too few fields"));
+                };
+                let flags: Vec<&str> = flags.split(',').collect();
+                Ok(Node {
+                    id,
+                    // `ip:port@cport[,hostname]`: the clients' address
+                    address: address.split(['@', ',']).next().unwrap_or(address),
+                    master: flags.contains(&"master"),
+                    failed: flags.contains(&"fail") || flags.contains(&"noaddr"),
+                    of,
+                    slots: fields.len() > 8,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        let masters = nodes
+            .iter()
+            .filter(|n| n.master && n.slots && !n.failed)
+            .map(|m| {
+                let replicas = nodes
+                    .iter()
+                    .filter(|r| !r.master && !r.failed && r.of == m.id)
+                    .count();
+                MasterReplicas::new(Some(m.address.to_owned()), replicas)
+            })
+            .collect();
+        Ok(Self::new(masters))
     }
 }
 
