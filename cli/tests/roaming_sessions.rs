@@ -311,9 +311,10 @@ fn roams(python: &Path, server: &ai_tools_tests::RunningServer, store: &[String]
 /// answered `404` as for a session that does not exist, on A (which holds
 /// it) and on B (which would restore it), for a call and for a `DELETE`,
 /// and B does not take it over for him: alice's own call on B then restores
-/// it and works, and so does bob's own session. A gateway of the same Redis
-/// that checks no tokens does not serve it either: the owner is on one
-/// side only.
+/// it and works, and counts toward her sessions on B
+/// (`--max-sessions-per-caller`), and bob's own session works. A gateway of
+/// the same Redis that checks no tokens does not serve it either: the
+/// owner is on one side only.
 #[test]
 fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
     use ai_tools_tests::oauth::{
@@ -340,9 +341,15 @@ fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
     ];
     let addrs = [free_loopback_addr(), free_loopback_addr()];
     let store = ["--redis".to_owned(), redis.url.clone()];
+    // B holds at most two sessions of one user: a restored one counts.
     let gateways = [
         gateway(&grpc, addrs[0], &store, &oauth),
-        gateway(&grpc, addrs[1], &store, &oauth),
+        gateway(
+            &grpc,
+            addrs[1],
+            &store,
+            &[&oauth[..], &["--max-sessions-per-caller", "2"]].concat(),
+        ),
     ];
     let without_oauth = gateway(&grpc, free_loopback_addr(), &store, &[]);
     let [a, b] = addrs;
@@ -422,6 +429,14 @@ fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
             support::status(&plain),
             "404",
             "a gateway without OAuth does not serve an OAuth user's session: {plain}"
+        );
+
+        // Alice's restored session is one of her two on B.
+        let _second = session(b, &alice).await;
+        let third = post(b, Some(&alice), None, ai_tools_tests::oauth::INITIALIZE).await;
+        assert_eq!(
+            third.status, 429,
+            "alice's third session on B, one of them restored: {third:?}"
         );
 
         let own = session(b, &bob).await;
@@ -512,6 +527,101 @@ fn a_restored_session_takes_a_slot_of_the_session_cap() {
         support::status(&refused),
         "503",
         "the restored session holds B's one slot: {refused}"
+    );
+    drop((a, b));
+    runtime.block_on(server.shutdown());
+}
+
+/// One command to the Redis at `url` (`redis://HOST:PORT`), in RESP; the
+/// first line of its answer.
+fn redis_command(url: &str, args: &[&str]) -> String {
+    let addr = url
+        .strip_prefix("redis://")
+        .and_then(|rest| rest.split('/').next())
+        .unwrap_or_else(|| panic!("a redis:// URL: {url}"));
+    let mut stream = TcpStream::connect(addr).expect("connect to Redis");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .expect("a timeout");
+    let mut command = format!("*{}\r\n", args.len());
+    for arg in args {
+        command.push_str(&format!("${}\r\n{arg}\r\n", arg.len()));
+    }
+    stream.write_all(command.as_bytes()).expect("sent");
+    let mut line = String::new();
+    BufReader::new(stream)
+        .read_line(&mut line)
+        .expect("an answer");
+    line.trim_end().to_owned()
+}
+
+/// A stored session that does not parse is refused as one that does not
+/// exist (`404`, the client starts anew) with a WARN in the log of the
+/// gateway that would have restored it, which goes on serving.
+#[test]
+fn a_corrupt_stored_session_is_refused_with_a_warning() {
+    let test = "roaming_sessions_corrupt";
+    let (runtime, server) = links_server();
+    let Some(redis) = redis(&runtime, test) else {
+        return;
+    };
+    let grpc = server.url();
+    let store = ["--redis".to_owned(), redis.url.clone()];
+    let a = gateway(&grpc, free_loopback_addr(), &store, &[]);
+    let id = session_of(&support::initialize(&a.addr, ""));
+    let key = format!("ai-tools:{{{id}}}:mcp-session");
+    assert_eq!(
+        redis_command(&redis.url, &["HSET", &key, "rmcp", "{not json"]),
+        ":0",
+        "the record was there, its state now overwritten"
+    );
+
+    // B's log, kept: the warning is what an operator sees.
+    let mut command = links_mcp_command(&grpc);
+    command
+        .args(["--http", "127.0.0.1:0"])
+        .args(&store)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = command.spawn().expect("gateway B starts");
+    let mut log = BufReader::new(child.stderr.take().expect("piped"));
+    let mut addr = None;
+    for _ in 0..40 {
+        let mut line = String::new();
+        if log.read_line(&mut line).expect("stderr") == 0 {
+            break;
+        }
+        if let Some(rest) = line.trim().split("at http://").nth(1) {
+            addr = rest.strip_suffix("/mcp").map(str::to_owned);
+            break;
+        }
+    }
+    let b = Gateway {
+        child,
+        addr: addr.expect("gateway B says where it listens"),
+    };
+    let (lines, received) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        for line in log.lines().map_while(Result::ok) {
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+
+    assert_eq!(
+        status_in_session(&b.addr, &id, "tools/list"),
+        "404",
+        "a corrupt session is refused"
+    );
+    let warned = std::iter::from_fn(|| received.recv_timeout(Duration::from_secs(5)).ok())
+        .find(|line| line.contains("WARN") && line.contains("unreadable"));
+    assert!(warned.is_some(), "B warns of the unreadable session");
+    assert_eq!(
+        support::status(&support::initialize(&b.addr, "")),
+        "200",
+        "B goes on serving"
     );
     drop((a, b));
     runtime.block_on(server.shutdown());
