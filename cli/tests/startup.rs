@@ -47,7 +47,8 @@ fn has_redis(test: &str) -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !found {
-        let reason = "redis-server is not on the PATH (Debian's redis-server package; .ci/run installs it)";
+        let reason =
+            "redis-server is not on the PATH (Debian's redis-server package; .ci/run installs it)";
         assert!(
             std::env::var_os("AI_TOOLS_REQUIRE_REDIS").is_none(),
             "AI_TOOLS_REQUIRE_REDIS is set, but {reason}"
@@ -199,8 +200,7 @@ fn a_master_with_a_replica_waits_for_it_and_the_start_says_what_the_gateway_is()
     assert_eq!(ready["redis_fewest_replicas"], 1);
     assert_eq!(ready["sessions_roam"], true);
     assert_eq!(
-        ready["alias_scope"],
-        "session; stateless: header x-user",
+        ready["alias_scope"], "session; stateless: header x-user",
         "{ready}"
     );
     assert_eq!(ready["max_sessions"], 7);
