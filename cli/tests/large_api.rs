@@ -157,3 +157,94 @@ fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
     // search").
     assert!(recall >= 0.6, "recall@5 {recall:.3} fell under 0.6");
 }
+
+/// The HTTP verb of every method of a proto file, read from its text
+/// (`service`, `rpc` and the `get:`/`post:`/… line of its `google.api.http`
+/// option): a reading of the proto that shares nothing with the descriptors
+/// the hints are built from.
+fn http_verbs_in_text(text: &str) -> std::collections::HashMap<(String, String), String> {
+    let mut verbs = std::collections::HashMap::new();
+    let (mut service, mut rpc) = (String::new(), None::<String>);
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("service ") {
+            service = rest
+                .split_whitespace()
+                .next()
+                .unwrap_or_default()
+                .to_owned();
+        } else if let Some(rest) = line.strip_prefix("rpc ") {
+            rpc = rest.split('(').next().map(|name| name.trim().to_owned());
+        } else if let Some(name) = &rpc
+            && let Some((verb, _)) = line.split_once(": \"")
+            && ["get", "post", "put", "patch", "delete"].contains(&verb)
+        {
+            verbs.insert((service.clone(), name.clone()), verb.to_owned());
+            rpc = None;
+        }
+    }
+    verbs
+}
+
+/// Issue 40: Compute sets no `idempotency_level`, but binds its methods to
+/// HTTP verbs, the API's own word on what they do (AIP-131, 132, 135): a
+/// `GET` method is read-only, a `DELETE` one destructive. So `--read-only`
+/// keeps the Get, List and AggregatedList tools that are bound to `GET`,
+/// and nothing else. (Some methods named Get or List are bound to `POST`
+/// with a body, `GetHealth` say: those stay writes.)
+#[test]
+fn compute_v1_hints_come_from_its_http_bindings() {
+    let Some(toolkit) = compute() else {
+        return;
+    };
+    let tree = support::published_tree(COMPUTE).expect("the package, as compute() found it");
+    let text = std::fs::read_to_string(tree.join(COMPUTE)).expect("compute.proto");
+    let verbs = http_verbs_in_text(&text);
+    let mut read_only = 0;
+    let mut wrong = Vec::new();
+    for tool in toolkit.tools() {
+        let rpc = tool.agent_tool().expect("generated").method;
+        let service = rpc.service.rsplit('.').next().unwrap_or_default();
+        let verb = verbs
+            .get(&(service.to_owned(), rpc.method.to_owned()))
+            .map_or("none", String::as_str);
+        let hints = tool.hints();
+        read_only += usize::from(hints.read_only);
+        if hints.read_only != (verb == "get") {
+            wrong.push(format!(
+                "{} ({verb}): read-only {}",
+                tool.name(),
+                hints.read_only
+            ));
+        }
+        if (hints.destructive == Some(true)) != (verb == "delete") {
+            wrong.push(format!(
+                "{} ({verb}): destructive {:?}",
+                tool.name(),
+                hints.destructive
+            ));
+        }
+        if hints.read_only
+            && !["Get", "List", "AggregatedList"]
+                .iter()
+                .any(|standard| rpc.method.starts_with(standard))
+        {
+            wrong.push(format!(
+                "{} ({}): read-only but not a Get or List",
+                tool.name(),
+                rpc.method
+            ));
+        }
+    }
+    println!(
+        "{read_only} of {} Compute tools are read-only",
+        toolkit.tools().len()
+    );
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    assert!(read_only > 300, "{read_only}");
+}

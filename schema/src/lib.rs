@@ -199,6 +199,13 @@ pub const TOOL_FIELD_EXTENSION: u32 = 52105;
 /// `google.api.FieldBehavior`) on `google.protobuf.FieldOptions`.
 pub const FIELD_BEHAVIOR_EXTENSION: u32 = 1052;
 
+/// Extension number of `google.api.http` (a `google.api.HttpRule`, whose
+/// `get = 2` and `delete = 5` bind a method to HTTP `GET` and `DELETE`) on
+/// `google.protobuf.MethodOptions`: where a method says nothing else, the
+/// API's own word on whether it is read-only or destructive (AIP-131, 132,
+/// 135; see [`ToolHints`]).
+pub const HTTP_RULE_EXTENSION: u32 = 72_295_728;
+
 /// The JSON Schema flavour a provider accepts for tool parameters.
 ///
 /// See [`render`] for what each dialect renders and [`check`] for the rules
@@ -583,6 +590,12 @@ pub struct RenderedTool {
 /// From the proto: `option idempotency_level = NO_SIDE_EFFECTS` makes a
 /// method read-only (and idempotent), `IDEMPOTENT` idempotent;
 /// `rpc_tool.destructive` says whether it may destroy or overwrite data.
+/// Where a method sets neither, its `google.api.http` binding speaks for
+/// it ([`HTTP_RULE_EXTENSION`]): `get` makes it read-only (and idempotent),
+/// `delete` destructive. What the proto or an overlay sets explicitly
+/// always wins: an `idempotency_level` (any value) over `get` and
+/// `delete`, `rpc_tool.destructive` (or the overlay's `destructive`) over
+/// both.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct ToolHints {
     /// The tool changes nothing (MCP `readOnlyHint`).

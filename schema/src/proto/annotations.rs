@@ -7,7 +7,9 @@ use prost_reflect::{
 };
 
 use super::source::Comments;
-use crate::{FIELD_BEHAVIOR_EXTENSION, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
+use crate::{
+    FIELD_BEHAVIOR_EXTENSION, HTTP_RULE_EXTENSION, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION,
+};
 
 /// `google.protobuf.MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS`
 pub(crate) const IDEMPOTENCY_NO_SIDE_EFFECTS: i32 = 1;
@@ -119,14 +121,33 @@ pub(super) struct Annotations {
     pub(super) rpc_tool: Option<ExtensionDescriptor>,
     pub(super) tool_field: Option<ExtensionDescriptor>,
     pub(super) field_behavior: Option<ExtensionDescriptor>,
+    /// `google.api.http`, when the pool declares it.
+    pub(super) http: Option<ExtensionDescriptor>,
     pub(super) comments: Comments,
 }
+
+/// The HTTP verb a method's `google.api.http` binds it to, where it says
+/// something of the method's effects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HttpVerb {
+    /// `get`: reads, changes nothing (AIP-131, AIP-132).
+    Get,
+    /// `delete`: removes the resource (AIP-135).
+    Delete,
+}
+
+/// `get` and `delete` in `google.api.HttpRule`.
+const HTTP_RULE_GET: u32 = 2;
+const HTTP_RULE_DELETE: u32 = 5;
 
 impl Annotations {
     pub(super) fn new(pool: &DescriptorPool) -> Self {
         let method = pool.get_message_by_name("google.protobuf.MethodOptions");
         let field = pool.get_message_by_name("google.protobuf.FieldOptions");
         Annotations {
+            http: method
+                .as_ref()
+                .and_then(|m| m.get_extension(HTTP_RULE_EXTENSION)),
             rpc_tool: method.and_then(|m| m.get_extension(RPC_TOOL_EXTENSION)),
             tool_field: field
                 .as_ref()
@@ -160,6 +181,25 @@ impl Annotations {
                 .has_field_by_number(RPC_TOOL_OUTPUT_SCHEMA)
                 .then(|| bool_field(msg, RPC_TOOL_OUTPUT_SCHEMA)),
         })
+    }
+
+    /// The verb of `method`'s `google.api.http` binding, when it is `get`
+    /// or `delete` (the verbs that say what a method does to its resource).
+    pub(super) fn http_verb(&self, method: &MethodDescriptor) -> Option<HttpVerb> {
+        let ext = self.http.as_ref()?;
+        let options = method.options();
+        if !options.has_extension(ext) {
+            return None;
+        }
+        let rule = options.get_extension(ext);
+        let rule = rule.as_message()?;
+        if rule.has_field_by_number(HTTP_RULE_GET) {
+            Some(HttpVerb::Get)
+        } else if rule.has_field_by_number(HTTP_RULE_DELETE) {
+            Some(HttpVerb::Delete)
+        } else {
+            None
+        }
     }
 
     pub(super) fn tool_field(&self, field: &FieldDescriptor) -> FieldAnnotations {
@@ -200,12 +240,17 @@ impl Annotations {
 
 /// A method's `idempotency_level` (0: unknown).
 pub(crate) fn idempotency(method: &MethodDescriptor) -> i32 {
+    explicit_idempotency(method).unwrap_or(0)
+}
+
+/// A method's `idempotency_level`, when written (even as
+/// `IDEMPOTENCY_UNKNOWN`): an explicit word that no HTTP binding overrides.
+pub(crate) fn explicit_idempotency(method: &MethodDescriptor) -> Option<i32> {
     method
         .method_descriptor_proto()
         .options
         .as_ref()
         .and_then(|o| o.idempotency_level)
-        .unwrap_or(0)
 }
 
 fn string_field(msg: &DynamicMessage, number: u32) -> Option<String> {

@@ -9,8 +9,8 @@ use prost_reflect::{
 };
 
 use super::annotations::{
-    Annotations, IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, ToolDefinition, idempotency,
-    tool_timeout,
+    Annotations, HttpVerb, IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, ToolDefinition,
+    explicit_idempotency, tool_timeout,
 };
 use super::fields::{is_required, real_oneof};
 use super::graph::reachable;
@@ -54,14 +54,7 @@ impl Annotations {
             description: def.description.trim().to_owned(),
             strict: def.strict,
             title: def.title.map(|t| t.trim().to_owned()),
-            hints: ToolHints {
-                read_only: idempotency(method) == IDEMPOTENCY_NO_SIDE_EFFECTS,
-                idempotent: matches!(
-                    idempotency(method),
-                    IDEMPOTENCY_NO_SIDE_EFFECTS | IDEMPOTENCY_IDEMPOTENT
-                ),
-                destructive: def.destructive,
-            },
+            hints: self.hints(method, def.destructive),
             timeout: def
                 .timeout
                 .and_then(|(seconds, nanos)| tool_timeout(seconds, nanos).ok()),
@@ -76,6 +69,29 @@ impl Annotations {
             // Checked against the parameters by the caller.
             examples: Vec::new(),
             output_schema: def.output_schema,
+        }
+    }
+
+    /// A method's hints: its `idempotency_level` and `rpc_tool.destructive`
+    /// (or what an overlay wrote there), and where neither is written, its
+    /// `google.api.http` verb (see [`ToolHints`]).
+    fn hints(&self, method: &MethodDescriptor, destructive: Option<bool>) -> ToolHints {
+        let verb = self.http_verb(method);
+        let level = explicit_idempotency(method).unwrap_or(
+            // A method that says it destroys is not read-only, whatever
+            // its verb.
+            if verb == Some(HttpVerb::Get) && destructive != Some(true) {
+                IDEMPOTENCY_NO_SIDE_EFFECTS
+            } else {
+                0
+            },
+        );
+        let read_only = level == IDEMPOTENCY_NO_SIDE_EFFECTS;
+        ToolHints {
+            read_only,
+            idempotent: matches!(level, IDEMPOTENCY_NO_SIDE_EFFECTS | IDEMPOTENCY_IDEMPOTENT),
+            destructive: destructive
+                .or_else(|| (verb == Some(HttpVerb::Delete) && !read_only).then_some(true)),
         }
     }
 

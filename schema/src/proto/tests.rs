@@ -1423,3 +1423,78 @@ message Req {
     super::redact(&mut entries, &req);
     assert_eq!(entries["by_name"][0]["value"]["number"], "[redacted]");
 }
+
+/// Issue 40: where a method sets no `idempotency_level` and no
+/// `destructive`, its `google.api.http` verb speaks for it: `get` is
+/// read-only, `delete` destructive. What is written explicitly wins.
+#[test]
+fn tool_hints_from_the_http_binding_where_nothing_else_is_said() {
+    const HTTP: &str = include_str!("../../../proto/third_party/googleapis/google/api/http.proto");
+    const ANNOTATIONS: &str =
+        include_str!("../../../proto/third_party/googleapis/google/api/annotations.proto");
+    let body = r#"
+import "google/api/annotations.proto";
+message Req {}
+message Resp {}
+service S {
+  rpc Get(Req) returns (Resp) {
+    option (google.api.http) = { get: "/v1/things/{name}" };
+    option (ai.context.v1.rpc_tool) = { name: "get" description: "Get it." };
+  }
+  rpc Delete(Req) returns (Resp) {
+    option (google.api.http) = { delete: "/v1/things/{name}" };
+    option (ai.context.v1.rpc_tool) = { name: "delete" description: "Delete it." };
+  }
+  rpc Create(Req) returns (Resp) {
+    option (google.api.http) = { post: "/v1/things" body: "*" };
+    option (ai.context.v1.rpc_tool) = { name: "create" description: "Create it." };
+  }
+  rpc Fetch(Req) returns (Resp) {
+    option idempotency_level = IDEMPOTENT;
+    option (google.api.http) = { get: "/v1/things:fetch" };
+    option (ai.context.v1.rpc_tool) = { name: "fetch" description: "Fetch it." };
+  }
+  rpc Touch(Req) returns (Resp) {
+    option (google.api.http) = { get: "/v1/things:touch" };
+    option (ai.context.v1.rpc_tool) = { name: "touch" description: "Touch it." destructive: true };
+  }
+  rpc Forget(Req) returns (Resp) {
+    option (google.api.http) = { delete: "/v1/cache/{name}" };
+    option (ai.context.v1.rpc_tool) = { name: "forget" description: "Forget it." destructive: false };
+  }
+  rpc Peek(Req) returns (Resp) {
+    option idempotency_level = NO_SIDE_EFFECTS;
+    option (google.api.http) = { delete: "/v1/odd/{name}" };
+    option (ai.context.v1.rpc_tool) = { name: "peek" description: "Peek." };
+  }
+}
+"#;
+    let source = format!("{HEADER}{body}");
+    let pool = compile_files(
+        &[
+            ("test.proto", &source),
+            ("google/api/http.proto", HTTP),
+            ("google/api/annotations.proto", ANNOTATIONS),
+        ],
+        "test.proto",
+    );
+    let tools = tools_in_file(&pool, "test.proto").expect("valid");
+    let hints: Vec<_> = tools.iter().map(|t| (t.name.as_str(), t.hints)).collect();
+    let h = |read_only, idempotent, destructive| ToolHints {
+        read_only,
+        idempotent,
+        destructive,
+    };
+    assert_eq!(
+        hints,
+        [
+            ("get", h(true, true, None)),
+            ("delete", h(false, false, Some(true))),
+            ("create", h(false, false, None)),
+            ("fetch", h(false, true, None)),
+            ("touch", h(false, false, Some(true))),
+            ("forget", h(false, false, Some(false))),
+            ("peek", h(true, true, None)),
+        ]
+    );
+}
