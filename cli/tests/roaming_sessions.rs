@@ -626,3 +626,59 @@ fn a_corrupt_stored_session_is_refused_with_a_warning() {
     drop((a, b));
     runtime.block_on(server.shutdown());
 }
+
+/// A session's record lives as long as the session may go without a
+/// message (`--session-idle-timeout`), counted from its last request on
+/// any gateway: used on the two gateways in turn for longer than the
+/// timeout, it lives; left alone past it, it is gone from the store and
+/// from both gateways.
+#[test]
+fn a_session_lives_as_long_as_it_is_used_on_any_gateway() {
+    let test = "roaming_sessions_idle";
+    let (runtime, server) = links_server();
+    let Some(redis) = redis(&runtime, test) else {
+        return;
+    };
+    let grpc = server.url();
+    let store = ["--redis".to_owned(), redis.url.clone()];
+    let idle = ["--session-idle-timeout", "2"];
+    let a = gateway(&grpc, free_loopback_addr(), &store, &idle);
+    let b = gateway(&grpc, free_loopback_addr(), &store, &idle);
+    let id = session_of(&support::initialize(&a.addr, ""));
+    let key = format!("ai-tools:{{{id}}}:mcp-session");
+
+    for turn in 0..5 {
+        std::thread::sleep(Duration::from_millis(800));
+        let at = if turn % 2 == 0 { &b.addr } else { &a.addr };
+        assert_eq!(
+            status_in_session(at, &id, "tools/list"),
+            "200",
+            "turn {turn}, {:.1} s after the start",
+            0.8 * f64::from(turn + 1)
+        );
+    }
+    let ttl: i64 = redis_command(&redis.url, &["PTTL", &key])
+        .trim_start_matches(':')
+        .parse()
+        .expect("a TTL");
+    assert!(
+        (1..=2000).contains(&ttl),
+        "the record's TTL is the idle timeout, set again by the last request: {ttl} ms"
+    );
+
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(
+        redis_command(&redis.url, &["EXISTS", &key]),
+        ":0",
+        "the record expired"
+    );
+    for at in [&a.addr, &b.addr] {
+        assert_eq!(
+            status_in_session(at, &id, "tools/list"),
+            "404",
+            "the idle session at {at}"
+        );
+    }
+    drop((a, b));
+    runtime.block_on(server.shutdown());
+}
