@@ -96,14 +96,14 @@ fn tools_by_reflection_over_tls_with_a_private_ca() {
 }
 
 /// `ai-tools mcp --stdio` calling `url` with `flags`: `initialize`, then
-/// one `tools/call` of `links_create`; its result.
-fn create_a_link_over_stdio(url: &str, flags: &[String]) -> Value {
+/// one `tools/call` of `links_create`; its result, and the gateway's logs.
+fn create_a_link_over_stdio(url: &str, flags: &[String]) -> (Value, String) {
     let mut child = links_mcp_command(url)
         .arg("--stdio")
         .args(flags)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("the gateway starts");
     let mut stdin = child.stdin.take().expect("piped");
@@ -127,10 +127,12 @@ fn create_a_link_over_stdio(url: &str, flags: &[String]) -> Value {
             break;
         }
     }
+    // Closing stdin ends the gateway, which leaves its logs complete.
     drop(stdin);
-    let _ = child.kill();
+    let mut logs = String::new();
+    let _ = std::io::Read::read_to_string(&mut child.stderr.take().expect("piped"), &mut logs);
     let _ = child.wait();
-    result
+    (result, logs)
 }
 
 #[test]
@@ -153,24 +155,32 @@ fn mcp_calls_a_tool_over_mtls_and_says_when_the_client_certificate_is_refused() 
         .flat_map(|(flag, path)| [flag.to_owned(), path.display().to_string()])
         .collect()
     };
-    let result = create_a_link_over_stdio(&url, &flags(&ca.client("gateway"), "mtls-client"));
+    let (result, _) = create_a_link_over_stdio(&url, &flags(&ca.client("gateway"), "mtls-client"));
     assert_ne!(result["isError"], true, "{result}");
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("link-1"), "{result}");
     assert_eq!(server.backend.links().len(), 1);
 
-    // A client certificate another CA signed: the call says so, and
-    // nothing reaches the service.
+    // A client certificate another CA signed: the model is told the
+    // service could not be reached, without its address; the log says why
+    // at WARN; nothing reaches the service.
     let stranger = Ca::new("another ca").client("gateway");
-    let result = create_a_link_over_stdio(&url, &flags(&stranger, "mtls-stranger"));
+    let (result, logs) = create_a_link_over_stdio(&url, &flags(&stranger, "mtls-stranger"));
     assert_eq!(result["isError"], true, "{result}");
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("could not reach its service"), "{result}");
+    assert!(!text.contains(&server.addr.to_string()), "{result}");
+    assert!(!text.contains("TLS"), "{result}");
+    let warned = logs
+        .lines()
+        .find(|line| line.contains("WARN") && line.contains("tool call failed"))
+        .unwrap_or_else(|| panic!("no WARN: {logs}"));
     assert!(
-        text.contains(&format!(
+        warned.contains(&format!(
             "TLS handshake with {} failed: the server did not accept the client certificate",
             server.addr
-        )),
-        "{result}"
+        )) && warned.contains("outcome=\"unreachable\""),
+        "{warned}"
     );
     assert_eq!(server.backend.links().len(), 1);
     runtime.block_on(server.shutdown());

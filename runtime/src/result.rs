@@ -104,3 +104,27 @@ pub(crate) fn refused_options_message(tool: &str, problem: &str) -> String {
         shorten(tool)
     )
 }
+
+/// The one WARN event of a failed call an operator has to act on, with the
+/// cause the model is not shown (README "Logs"). The INFO `tool call` event
+/// follows it, with the same `outcome`.
+pub(crate) fn warn_failure(tool: &str, outcome: &'static str, cause: &str) {
+    tracing::warn!(tool, outcome, cause, "tool call failed");
+}
+
+/// What the model is told when the alias store did not answer before
+/// `tool`'s call: nothing was sent. No cause: it names servers and
+/// addresses, and the logs have it.
+pub(crate) fn store_before_call(tool: &str) -> String {
+    format!(
+        "{tool} could not run: the alias store is unavailable, so the ids in the arguments could not be resolved; nothing was sent to the service. A retry may help: try again in a moment, or tell the user."
+    )
+}
+
+/// What the model is told when the alias store did not answer after
+/// `tool`'s call: the call took effect, its answer is withheld.
+pub(crate) fn store_after_call(tool: &str) -> String {
+    format!(
+        "{tool} ran and the service answered, but the answer is withheld: the alias store is unavailable, so the ids in it could not be given aliases, and none was registered. The call took effect: do not repeat it blindly (when it creates or changes something, check first, for example by listing, once the store is back); tell the user."
+    )
+}

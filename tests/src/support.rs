@@ -131,6 +131,7 @@ pub async fn store_down_mid_call(
     let (result, ()) = tokio::join!(call, stop);
     let text = error_text(&result).to_owned();
     assert!(text.contains("the alias store is unavailable"), "{text}");
+    assert_nothing_internal(&text);
     assert!(text.contains("the answer is withheld"), "{text}");
     assert!(text.contains("do not repeat it blindly"), "{text}");
     let links = backend.links();
@@ -153,6 +154,7 @@ pub async fn store_down_mid_call(
         .await;
     let text = error_text(&result);
     assert!(text.contains("the alias store is unavailable"), "{text}");
+    assert_nothing_internal(text);
     assert!(text.contains("nothing was sent to the service"), "{text}");
     assert!(text.contains("A retry may help"), "{text}");
     assert_eq!(backend.received().len(), received, "nothing sent");
@@ -162,6 +164,27 @@ pub async fn store_down_mid_call(
         started.elapsed()
     );
     links
+}
+
+/// Asserts that `text`, told to the model, names no address and no
+/// client or system error (they go to the logs).
+pub fn assert_nothing_internal(text: &str) {
+    for internal in [
+        "127.0.0.1",
+        "os error",
+        "refused",
+        "Connection",
+        "broken pipe",
+        "Moved",
+        "MOVED",
+        "CLUSTERDOWN",
+        "timed out",
+    ] {
+        assert!(
+            !text.contains(internal),
+            "the model is told `{internal}`: {text}"
+        );
+    }
 }
 
 /// After the alias store came back from an outage that failed a

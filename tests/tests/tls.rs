@@ -54,18 +54,29 @@ async fn tls_server(mtls: bool) -> (Ca, RunningServer) {
 /// A lazy transport from `builder` fails its first call quickly with
 /// `text`, as `UNAVAILABLE`, and nothing reaches the service.
 async fn first_call_says(builder: TonicTransportBuilder, text: &str, server: &RunningServer) {
-    let exec = ProtoExecutor::new(
-        tools::ALL,
-        &LINKS_POOL,
-        builder.connect_lazy().expect("builds"),
-    );
+    let transport = builder.connect_lazy().expect("builds");
+    // The transport says why, for the logs; the model is told only that
+    // the service could not be reached, without its address.
+    let method = LINKS_POOL
+        .get_service_by_name("links.v1.LinksService")
+        .and_then(|s| s.methods().find(|m| m.name() == "ListLinks"))
+        .expect("ListLinks");
+    let request = ai_tools::prost_reflect::DynamicMessage::new(method.input());
+    let status =
+        ai_tools::Transport::unary(&transport, &method, request, &ai_tools::CallOptions::new())
+            .await
+            .expect_err("refused");
+    assert_eq!(status.origin, ai_tools::transport::Origin::Unreached);
+    assert_eq!(status.message, text);
+    let exec = ProtoExecutor::new(tools::ALL, &LINKS_POOL, transport);
     let started = Instant::now();
     let said = error_text(&exec.execute("links_list", "{}").await).to_owned();
     assert!(started.elapsed() < QUICK, "took {:?}", started.elapsed());
     assert!(
-        said.contains(text) && said.contains("UNAVAILABLE"),
+        said.contains("could not reach its service") && said.contains("nothing was sent"),
         "{said}"
     );
+    assert!(!said.contains(&server.addr.to_string()), "{said}");
     assert!(server.backend.received().is_empty());
 }
 

@@ -3,8 +3,9 @@
 //! message made fit to pass on.
 
 use crate::alias::{AliasError, AliasManager};
+use crate::result::{store_after_call, store_before_call, warn_failure};
 use crate::store::StoreError;
-use crate::transport::{Code, Status};
+use crate::transport::{Code, Origin, Status};
 
 /// Why a call gave no answer for the model.
 pub(super) enum CallError {
@@ -17,21 +18,24 @@ pub(super) enum CallError {
     Unreadable(String),
     /// The service answered, but the conversation cannot take its ids.
     AliasLimit(AliasError),
-    /// The alias store was down before the call: nothing was sent.
+    /// The alias store was down before the call: nothing was sent. Its
+    /// cause goes to the logs, never to the model.
     StoreBeforeCall(StoreError),
-    /// The alias store was down after the call: the answer is withheld.
+    /// The alias store was down after the call: the answer is withheld. Its
+    /// cause goes to the logs, never to the model.
     StoreAfterCall(StoreError),
     /// Our bug or a broken pool; nothing the model can fix.
     Internal(String),
 }
 
 impl CallError {
-    /// The kind of failure, as a trace records it (never the message,
-    /// which may hold what the model or the service sent).
+    /// The kind of failure, as a trace records it and as the `outcome` of
+    /// the logs (README "Logs": a stable list); never the message, which
+    /// may hold what the model or the service sent.
     pub(super) fn kind(&self) -> &'static str {
         match self {
             CallError::Arguments(_) => "arguments",
-            CallError::Status(_) => "status",
+            CallError::Status(status) => status_outcome(status),
             CallError::Unreadable(_) => "unreadable_response",
             CallError::AliasLimit(_) => "alias_limit",
             CallError::StoreBeforeCall(_) => "store_before_call",
@@ -41,12 +45,35 @@ impl CallError {
     }
 }
 
-/// What the model is told when `tool`'s call failed with `error`.
+/// The `outcome` of a call that ended with `status`: the service's answer,
+/// or the transport's own failure (README "Logs").
+pub(super) fn status_outcome(status: &Status) -> &'static str {
+    match status.origin {
+        Origin::Service => "status",
+        Origin::Unreached => "unreachable",
+        Origin::Lost => "connection_lost",
+    }
+}
+
+/// What the model is told when `tool`'s call failed with `error`; a
+/// failure an operator acts on (the store, an unreadable answer, an
+/// internal error) is logged at WARN with its cause first.
 pub(super) async fn failure_sentence(
     tool: &str,
     aliases: &AliasManager,
     error: CallError,
 ) -> String {
+    match &error {
+        CallError::StoreBeforeCall(e) | CallError::StoreAfterCall(e) => {
+            warn_failure(tool, error.kind(), e.message());
+        }
+        CallError::Unreadable(cause) | CallError::Internal(cause) => {
+            warn_failure(tool, error.kind(), cause);
+        }
+        // A transport's failure is logged by `status_sentence`, which
+        // every status passes through.
+        CallError::Arguments(_) | CallError::Status(_) | CallError::AliasLimit(_) => {}
+    }
     match error {
         CallError::Arguments(message) => {
             format!("{tool}: {message}")
@@ -60,14 +87,8 @@ pub(super) async fn failure_sentence(
             "{} ran and the service answered, but the answer cannot be read: {problem}. A retry would fail the same way, and the call took effect: do not repeat it (when it creates or changes something, check first, for example by listing); tell the user.",
             tool
         ),
-        CallError::StoreBeforeCall(e) => format!(
-            "{} could not run: {e}, so the ids in the arguments could not be resolved; nothing was sent to the service. A retry may help: try again in a moment, or tell the user.",
-            tool
-        ),
-        CallError::StoreAfterCall(e) => format!(
-            "{} ran and the service answered, but the answer is withheld: {e}, so the ids in it could not be given aliases, and none was registered. The call took effect: do not repeat it blindly (when it creates or changes something, check first, for example by listing, once the store is back); tell the user.",
-            tool
-        ),
+        CallError::StoreBeforeCall(_) => store_before_call(tool),
+        CallError::StoreAfterCall(_) => store_after_call(tool),
         CallError::AliasLimit(e) => format!(
             "{} ran and the service answered, but the answer is withheld: {e}. Do not retry; tell the user.",
             tool
@@ -80,8 +101,25 @@ pub(super) async fn failure_sentence(
 }
 
 /// What the model is told when `tool`'s call ended with `status`: the
-/// server's message, its ids given aliases, and what the code means.
+/// server's message, its ids given aliases, and what the code means. A
+/// transport's own failure ([`Origin`]) is said without its message, which
+/// names hosts and system errors; that goes to the logs at WARN.
 pub(super) fn status_sentence(tool: &str, aliases: &AliasManager, status: &Status) -> String {
+    match status.origin {
+        Origin::Service => {}
+        Origin::Unreached => {
+            warn_failure(tool, status_outcome(status), &status.message);
+            return format!(
+                "{tool} could not reach its service, so nothing was sent. The service is unreachable right now; a retry may help: try again in a moment, or tell the user if it keeps failing."
+            );
+        }
+        Origin::Lost => {
+            warn_failure(tool, status_outcome(status), &status.message);
+            return format!(
+                "{tool} lost its connection to the service after the call was sent, so it may or may not have taken effect. When it creates or changes something, check before repeating it (for example by listing); a retry may help: try again in a moment, or tell the user if it keeps failing."
+            );
+        }
+    }
     let message = aliases.aliasify_text(&clean_message(&status.message));
     let message = message.trim().trim_end_matches('.');
     let hint = status_hint(status.code);

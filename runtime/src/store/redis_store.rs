@@ -846,8 +846,9 @@ impl RedisStore {
     }
 
     /// How many replicas each master of the store has, as the servers say
-    /// now: on one server, its `INFO replication` (`connected_slaves`); on
-    /// a cluster, `CLUSTER NODES` asked of one node, counting for each
+    /// now: on one server, its `INFO replication` (the replicas in sync,
+    /// `state=online`: one still loading the master's data acknowledges no
+    /// `WAIT`); on a cluster, `CLUSTER NODES` asked of one node, counting for each
     /// master that serves slots the replicas not marked failed. What
     /// [`wait_for_replicas`](RedisStoreOptions::wait_for_replicas) can ask
     /// for: waiting for more replicas than a master has fails every
@@ -921,7 +922,7 @@ pub struct MasterReplicas {
     /// The master's `host:port` as the cluster names it; `None` for one
     /// server, which is the one the store's URL names.
     pub address: Option<String>,
-    /// The replicas connected to it (one server) or not marked failed (a
+    /// The replicas in sync with it (one server) or not marked failed (a
     /// cluster).
     pub replicas: usize,
 }
@@ -968,8 +969,8 @@ impl Replication {
         self.masters.iter().filter(|m| m.replicas == 0)
     }
 
-    /// One server's `INFO replication`: `role:master` and
-    /// `connected_slaves:N`.
+    /// One server's `INFO replication`: `role:master`, and a line
+    /// `slaveN:ip=…,port=…,state=online,…` per replica.
     fn of_info(text: &str) -> Result<Self, StoreError> {
         let field = |name: &str| {
             text.lines()
@@ -984,9 +985,14 @@ impl Replication {
             }
             None => return Err(malformed("INFO replication has no role")),
         }
-        let replicas = field("connected_slaves")
-            .and_then(|n| n.parse().ok())
-            .ok_or_else(|| malformed("INFO replication has no connected_slaves"))?;
+        if field("connected_slaves").is_none() {
+            return Err(malformed("INFO replication has no connected_slaves"));
+        }
+        let replicas = text
+            .lines()
+            .filter(|line| line.trim_start().starts_with("slave"))
+            .filter(|line| line.split([':', ',']).any(|part| part == "state=online"))
+            .count();
         Ok(Self::new(vec![MasterReplicas::new(None, replicas)]))
     }
 

@@ -15,7 +15,8 @@ use serde_json::Value;
 use crate::alias::AliasManager;
 use crate::inbound::{Arguments, Refusal, Resolve, prepare};
 use crate::input::{InputSchema, ToolInput};
-use crate::result::{ToolResult, refused_options_message};
+use crate::result::{ToolResult, refused_options_message, warn_failure};
+use crate::store::StoreError;
 use crate::transport::{BoxFuture, CallOptions};
 
 /// What a native tool's function gets besides its input: the conversation's
@@ -138,7 +139,11 @@ impl From<Value> for ToolOutput {
 }
 
 /// The error of a native tool: a message the model reads. Converts from any
-/// [`std::error::Error`], so `?` works in a tool's body.
+/// [`std::error::Error`], so `?` works in a tool's body. An alias store that
+/// did not answer ([`StoreError`], or an error caused by one, such as
+/// [`AliasError::Store`](crate::alias::AliasError::Store)) becomes a
+/// sentence without its cause, which names servers and addresses: the
+/// cause goes to the logs at WARN (outcome `store_in_tool`, README "Logs").
 ///
 /// It does not implement `std::error::Error` itself (as `anyhow::Error`
 /// does not), which is what lets that conversion exist.
@@ -153,7 +158,7 @@ impl From<Value> for ToolOutput {
 /// assert_eq!(ai_tools::ToolError::new("no such page").message(), "no such page");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolError(String);
+pub struct ToolError(String, Option<String>);
 
 impl ToolError {
     /// An error with `message`, written for the model: what went wrong and
@@ -163,7 +168,7 @@ impl ToolError {
     ///
     /// See [`ToolError`].
     pub fn new(message: impl fmt::Display) -> Self {
-        ToolError(message.to_string())
+        ToolError(message.to_string(), None)
     }
 
     /// The message.
@@ -184,7 +189,21 @@ impl fmt::Display for ToolError {
 
 impl<E: std::error::Error> From<E> for ToolError {
     fn from(error: E) -> Self {
-        ToolError(error.to_string())
+        // `E` need not be 'static, so it is known by its name; what it
+        // wraps is 'static and downcast.
+        let mut store = std::any::type_name::<E>() == std::any::type_name::<StoreError>();
+        let mut source = error.source();
+        while let (false, Some(e)) = (store, source) {
+            store = e.is::<StoreError>();
+            source = e.source();
+        }
+        if store {
+            return ToolError(
+                "the alias store is unavailable, so the ids could not be given or read as aliases; what the tool did before may have taken effect. A retry may help: try again in a moment (check first when the tool creates or changes something), or tell the user.".to_owned(),
+                Some(error.to_string()),
+            );
+        }
+        ToolError(error.to_string(), None)
     }
 }
 
@@ -507,19 +526,21 @@ impl NativeTool {
         options: &CallOptions,
     ) -> ToolResult {
         match options.for_tool(&CallOptions::new(), None) {
-            Ok(options) => self.run(aliases, args.into(), &options).await,
+            Ok(options) => self.run(aliases, args.into(), &options).await.0,
             Err(problem) => ToolResult::error(refused_options_message(&self.name, &problem)),
         }
     }
 
     /// [`call`](Self::call) with `options` worked out and checked already
-    /// (by a toolkit).
+    /// (by a toolkit), and how it ended: the `outcome` of the logs (README
+    /// "Logs"). A failure an operator acts on is logged at WARN with its
+    /// cause, which the model is not shown.
     pub(crate) async fn run(
         &self,
         aliases: Arc<AliasManager>,
         args: Arguments<'_>,
         options: &CallOptions,
-    ) -> ToolResult {
+    ) -> (ToolResult, &'static str) {
         let resolve = Resolve {
             aliases: &aliases,
             pass_unknown_uuids: false,
@@ -532,13 +553,20 @@ impl NativeTool {
         let args = match prepared {
             Ok(args) => args,
             Err(Refusal::Arguments(message)) => {
-                return ToolResult::error(format!("{}: {message}", self.name));
+                return (
+                    ToolResult::error(format!("{}: {message}", self.name)),
+                    "arguments",
+                );
             }
             Err(Refusal::Store(e)) => {
-                return ToolResult::error(format!(
-                    "{} could not run: {e}; nothing ran. A retry may help: try again in a moment, or tell the user.",
-                    self.name
-                ));
+                warn_failure(&self.name, "store_before_call", e.message());
+                return (
+                    ToolResult::error(format!(
+                        "{} could not run: the alias store is unavailable, so the ids in the arguments could not be resolved; nothing ran. A retry may help: try again in a moment, or tell the user.",
+                        self.name
+                    )),
+                    "store_before_call",
+                );
             }
         };
         let ctx = ToolContext::new(self.name.as_str(), aliases.clone())
@@ -559,30 +587,59 @@ impl NativeTool {
             _ => Ok(()),
         };
         if let Err(e) = fetched {
-            return ToolResult::error(format!(
-                "{} ran, but its answer is withheld: {e}, so the ids in it could not be shown as aliases. It took effect: do not repeat it blindly; tell the user.",
-                self.name
-            ));
+            let cause = match &e {
+                crate::alias::AliasError::Store(e) => e.message().to_owned(),
+                other => other.to_string(),
+            };
+            warn_failure(&self.name, "store_after_call", &cause);
+            return (
+                ToolResult::error(format!(
+                    "{} ran, but its answer is withheld: the alias store is unavailable, so the ids in it could not be shown as aliases. It took effect: do not repeat it blindly; tell the user.",
+                    self.name
+                )),
+                "store_after_call",
+            );
         }
         match outcome {
-            Ok(Ok(ToolOutput::Text(text))) => ToolResult::ok(aliases.aliasify_text(&text)),
+            Ok(Ok(ToolOutput::Text(text))) => (ToolResult::ok(aliases.aliasify_text(&text)), "ok"),
             Ok(Ok(ToolOutput::Json(mut value))) => {
                 aliases.aliasify_json(&mut value);
-                ToolResult::ok(value.to_string())
+                (ToolResult::ok(value.to_string()), "ok")
             }
-            Ok(Err(Failure::Decode(message))) => ToolResult::error(format!(
-                "{}: the arguments are invalid: {message}",
-                self.name
-            )),
-            Ok(Err(Failure::Tool(error))) => ToolResult::error(format!(
-                "{} failed: {}",
-                self.name,
-                aliases.aliasify_text(error.message())
-            )),
-            Err(panic) => ToolResult::error(format!(
-                "{} could not run because of an internal error ({panic}); do not retry, tell the user",
-                self.name
-            )),
+            Ok(Err(Failure::Decode(message))) => (
+                ToolResult::error(format!(
+                    "{}: the arguments are invalid: {message}",
+                    self.name
+                )),
+                "arguments",
+            ),
+            Ok(Err(Failure::Tool(error))) => {
+                let outcome = match &error.1 {
+                    Some(cause) => {
+                        warn_failure(&self.name, "store_in_tool", cause);
+                        "store_in_tool"
+                    }
+                    None => "error",
+                };
+                (
+                    ToolResult::error(format!(
+                        "{} failed: {}",
+                        self.name,
+                        aliases.aliasify_text(error.message())
+                    )),
+                    outcome,
+                )
+            }
+            Err(panic) => {
+                warn_failure(&self.name, "internal", &panic);
+                (
+                    ToolResult::error(format!(
+                        "{} could not run because of an internal error ({panic}); do not retry, tell the user",
+                        self.name
+                    )),
+                    "internal",
+                )
+            }
         }
     }
 }

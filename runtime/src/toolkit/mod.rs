@@ -641,18 +641,19 @@ impl Toolkit {
             }
             Kind::Native(native) => {
                 let started = std::time::Instant::now();
-                let result = match options.for_tool(&self.call_options, None) {
+                let (result, outcome) = match options.for_tool(&self.call_options, None) {
                     Ok(options) => native.run(self.aliases.clone(), args, &options).await,
-                    Err(problem) => {
-                        ToolResult::error(refused_options_message(native.name(), &problem))
-                    }
+                    Err(problem) => (
+                        ToolResult::error(refused_options_message(native.name(), &problem)),
+                        "options",
+                    ),
                 };
                 // A native tool's one INFO line, as a generated tool's
                 // executor writes it (no method to name).
                 tracing::info!(
                     tool = native.name(),
                     duration_ms = started.elapsed().as_secs_f64() * 1e3,
-                    outcome = if result.is_error { "error" } else { "ok" },
+                    outcome,
                     "tool call"
                 );
                 result

@@ -565,8 +565,8 @@ impl fmt::Display for Code {
     }
 }
 
-/// A failed call: a gRPC code and a message. Transport-neutral, so
-/// [`Transport`] does not depend on tonic.
+/// A failed call: a gRPC code, a message, and who said it. Transport-neutral,
+/// so [`Transport`] does not depend on tonic.
 ///
 /// # Examples
 ///
@@ -581,10 +581,39 @@ pub struct Status {
     pub code: Code,
     /// The server's (or transport's) message.
     pub message: String,
+    /// Whether the service said it, or the transport on its way there.
+    pub origin: Origin,
+}
+
+/// Who failed a call ([`Status::origin`]), which decides what the model is
+/// told: a service's message, made fit to pass on, or for a transport's own
+/// failure only what happened and what to do (its message, which names
+/// hosts, addresses and system errors, goes to the logs at WARN).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::transport::{Code, Origin, Status};
+/// assert_eq!(Status::new(Code::Unavailable, "maintenance").origin, Origin::Service);
+/// let refused = Status::unreached(Code::Unavailable, "cannot connect to 10.0.0.7:50051: connection refused");
+/// assert_eq!(refused.origin, Origin::Unreached);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Origin {
+    /// The service answered with this status.
+    #[default]
+    Service,
+    /// The transport could not reach the service (refused, unresolved, a
+    /// TLS handshake that failed, not ready): nothing was sent.
+    Unreached,
+    /// The transport lost the call after it was sent (the connection
+    /// broke): it may have taken effect.
+    Lost,
 }
 
 impl Status {
-    /// A status with `code` and `message`.
+    /// A status the service answered with `code` and `message`.
     ///
     /// # Examples
     ///
@@ -596,6 +625,38 @@ impl Status {
         Self {
             code,
             message: message.into(),
+            origin: Origin::Service,
+        }
+    }
+
+    /// A transport's own failure to reach the service: nothing was sent.
+    /// `message` says why, for the logs; the model is not shown it.
+    ///
+    /// # Examples
+    ///
+    /// See [`Origin`].
+    pub fn unreached(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            origin: Origin::Unreached,
+            ..Self::new(code, message)
+        }
+    }
+
+    /// A call the transport lost after sending it (the connection broke):
+    /// it may have taken effect. `message` says why, for the logs; the
+    /// model is not shown it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::transport::{Code, Origin, Status};
+    /// let lost = Status::lost(Code::Unavailable, "connection reset by peer");
+    /// assert_eq!(lost.origin, Origin::Lost);
+    /// ```
+    pub fn lost(code: Code, message: impl Into<String>) -> Self {
+        Self {
+            origin: Origin::Lost,
+            ..Self::new(code, message)
         }
     }
 }

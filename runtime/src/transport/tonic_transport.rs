@@ -204,7 +204,7 @@ impl TonicTransport {
                 .peer
                 .as_deref()
                 .and_then(|peer| classify(&peer.host, &e));
-            Status::new(
+            Status::unreached(
                 Code::Unavailable,
                 known.map_or_else(|| format!("service not ready: {e}"), |e| e.to_string()),
             )
@@ -215,26 +215,57 @@ impl TonicTransport {
     /// A call's failure; one to connect (refused, a certificate that does
     /// not verify) said as the builder's error, naming the host. A TLS
     /// connection that broke without a reason (the request written as the
-    /// server's alert came) is checked again to hear the reason.
+    /// server's alert came) is checked again to hear the reason. The
+    /// client's own failures are marked so ([`Origin`](crate::transport::Origin)):
+    /// their text, which names hosts and system errors, is for the logs,
+    /// not the model.
     async fn failed(&self, status: tonic::Status) -> Status {
-        // A status with a source is the client's own (a server's has none);
-        // a connection that broke cancels its streams.
-        let transport = matches!(
-            status.code(),
-            tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
-        ) && std::error::Error::source(&status).is_some();
-        let Some(peer) = self.peer.as_deref().filter(|_| transport) else {
+        if !is_own_failure(&status) {
             return Status::from(status);
-        };
-        let known = match classify(&peer.host, &status) {
-            Some(e) => Some(e),
-            None => peer.check_tls().await.err(),
+        }
+        let known = match self.peer.as_deref() {
+            Some(peer) => match classify(&peer.host, &status) {
+                Some(e) => Some(e),
+                None => peer.check_tls().await.err(),
+            },
+            None => classify("the service", &status),
         };
         match known {
-            Some(e) => Status::new(Code::Unavailable, e.to_string()),
-            None => Status::from(status),
+            // A connection refused or a handshake that failed: the request
+            // never left.
+            Some(e) => Status::unreached(Code::Unavailable, e.to_string()),
+            None => {
+                let code = Code::from_i32(status.code() as i32);
+                Status::lost(code, lost_cause(&status))
+            }
         }
     }
+}
+
+/// Whether `status` is the client's own failure, not a server's answer: a
+/// status with a source is the client's (a server's has none); a
+/// connection that broke cancels its streams.
+fn is_own_failure(status: &tonic::Status) -> bool {
+    matches!(
+        status.code(),
+        tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled
+    ) && std::error::Error::source(status).is_some()
+}
+
+/// What broke a call the client lost: tonic's message and each cause
+/// below it (`h2 protocol error: … connection reset`), for the logs.
+fn lost_cause(status: &tonic::Status) -> String {
+    let mut cause = status.message().to_owned();
+    let mut source = std::error::Error::source(status);
+    while let Some(e) = source {
+        let text = e.to_string();
+        if !cause.contains(&text) {
+            cause.push_str(": ");
+            cause.push_str(&text);
+        }
+        source = e.source();
+    }
+    cause
 }
 
 /// A tonic response stream, its messages kept as the bytes that came;
@@ -266,7 +297,16 @@ impl MessageStream for TonicStream {
             self.messages
                 .message()
                 .await
-                .map_err(Status::from)
+                .map_err(|status| {
+                    // Mid-stream, a failure of the client's own is a
+                    // connection that broke.
+                    if is_own_failure(&status) {
+                        let code = Code::from_i32(status.code() as i32);
+                        Status::lost(code, lost_cause(&status))
+                    } else {
+                        Status::from(status)
+                    }
+                })
                 .transpose()
         })
     }
