@@ -30,7 +30,7 @@ impl Gateway {
     ) -> Result<Self, String> {
         let mut gateway = Self {
             name,
-            addr: crate::support::free_loopback_addr(),
+            addr: port_below_ephemeral(),
             grpc: grpc.to_owned(),
             flags: flags.to_vec(),
             dir,
@@ -144,6 +144,23 @@ impl Gateway {
             })
             .collect()
     }
+}
+
+/// A loopback address whose port is free and below the kernel's ephemeral
+/// range (32768 and up): while the gateway restarts, no outgoing
+/// connection of the callers can be given its port.
+fn port_below_ephemeral() -> SocketAddr {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    (0..200u32)
+        .map(|i| {
+            let port = 30_000 + (seed.wrapping_add(i.wrapping_mul(7919)) % 2_700);
+            SocketAddr::from(([127, 0, 0, 1], u16::try_from(port).unwrap_or(30_000)))
+        })
+        .find(|addr| std::net::TcpListener::bind(addr).is_ok())
+        .unwrap_or_else(crate::support::free_loopback_addr)
 }
 
 impl Drop for Gateway {

@@ -256,7 +256,14 @@ impl Ledger {
             if uuids.len() > 1 {
                 let each: Vec<String> = uuids
                     .iter()
-                    .map(|(uuid, evidence)| format!("{uuid} ({})", evidence.join("; ")))
+                    .map(|(uuid, evidence)| {
+                        // The first calls say when; the rest only repeat it.
+                        let mut said = evidence[..evidence.len().min(3)].join("; ");
+                        if evidence.len() > 3 {
+                            said.push_str(&format!("; and {} more calls", evidence.len() - 3));
+                        }
+                        format!("{uuid} ({said})")
+                    })
                     .collect();
                 problems.push(format!(
                     "scope {scope}: {alias} stands for {} objects: {}",

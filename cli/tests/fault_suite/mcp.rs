@@ -33,14 +33,16 @@ pub enum Reply {
     Transport(String),
 }
 
-/// A request of `headers` and `body` to `addr`'s `/mcp`; the response's
-/// status, headers (lower-case names) and body.
+/// An HTTP response: status, headers (lower-case names), body.
+type Response = (String, Vec<(String, String)>, String);
+
+/// A request of `headers` and `body` to `addr`'s `/mcp`; the response.
 fn exchange(
     addr: SocketAddr,
     headers: &str,
     body: &str,
     patience: Duration,
-) -> Result<(String, Vec<(String, String)>, String), String> {
+) -> Result<Response, String> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1))
         .map_err(|e| format!("connect: {}", e.kind()))?;
     let _ = stream.set_read_timeout(Some(patience));

@@ -211,6 +211,22 @@ impl Rig {
             let figures = ledger::Figures::of(&records, scopes, fault);
             println!("  {name}: {}", figures.summary());
         }
+        // What the failed calls were told, once per distinct text.
+        let mut told: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        for r in records.iter().filter(|r| !r.ok()) {
+            let text = match &r.outcome {
+                Outcome::Error(text) => text.clone(),
+                Outcome::Http(status, body) => format!("HTTP {status}: {body}"),
+                Outcome::Transport(e) => e.clone(),
+                Outcome::Ok { .. } => continue,
+            };
+            // Aliases and lists differ from call to call; the sentence does not.
+            let text: String = text.chars().take(110).collect();
+            *told.entry(format!("{}: {text}", r.tool)).or_default() += 1;
+        }
+        for (text, n) in &told {
+            println!("  told {n}×: {text}");
+        }
         let warnings: usize = self.gateways.iter().map(|g| g.warnings().len()).sum();
         println!("  gateway WARN lines: {warnings}");
         let violations = self.violations();
