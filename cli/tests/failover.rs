@@ -76,8 +76,10 @@ fn lagging_replica(test: &'static str, extra: &[&str], a_only: bool) {
         .unwrap_or_else(|e| panic!("{}", rig.fail(&e)));
     // Two victims at most: the cut stays well under the replica's validity
     // (ten node timeouts), and its failover is not refused for old data.
-    let others_too: Vec<Caller> = victims.split_off(victims.len().min(2));
-    let load = Load::start(others.into_iter().chain(others_too).collect(), &both, PACE);
+    // The rest of the master's scopes call on under load, through the
+    // victims' gateways; the other masters' through both.
+    let on_master = Load::start(victims.split_off(victims.len().min(2)), &through, PACE);
+    let load = Load::start(others, &both, PACE);
 
     rig.cluster.signal(replica.port, "STOP").unwrap();
     // A stopped replica would still find, once let go, what the master had
@@ -162,13 +164,19 @@ fn lagging_replica(test: &'static str, extra: &[&str], a_only: bool) {
         }
     });
     let mut others = load.stop();
+    let mut on_master = on_master.stop();
+    let victim_labels = labels(&victims)
+        .into_iter()
+        .chain(labels(&on_master))
+        .collect();
     rig.send_back_every_alias(&mut victims, &through);
+    rig.send_back_every_alias(&mut on_master, &through);
     rig.send_back_every_alias(&mut others, &both);
     println!("  aliases shown in the victims' scopes while the replica lagged: {at_risk:?}");
     rig.report_and_check(
         "1: a master SIGKILLed while its replica lags",
         &[
-            ("victims' scopes (on the killed master)", labels(&victims)),
+            ("scopes on the killed master", victim_labels),
             ("all scopes", Vec::new()),
         ],
         fault,

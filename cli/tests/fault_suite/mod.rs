@@ -212,7 +212,8 @@ impl Rig {
             println!("  {name}: {}", figures.summary());
         }
         // What the failed calls were told, once per distinct text.
-        let mut told: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+        let mut told: std::collections::BTreeMap<String, (usize, Instant, Instant)> =
+            std::collections::BTreeMap::new();
         for r in records.iter().filter(|r| !r.ok()) {
             let text = match &r.outcome {
                 Outcome::Error(text) => text.clone(),
@@ -222,10 +223,19 @@ impl Rig {
             };
             // Aliases and lists differ from call to call; the sentence does not.
             let text: String = text.chars().take(110).collect();
-            *told.entry(format!("{}: {text}", r.tool)).or_default() += 1;
+            let seen = told
+                .entry(format!("{}: {text}", r.tool))
+                .or_insert((0, r.at, r.at));
+            seen.0 += 1;
+            seen.1 = seen.1.min(r.at);
+            seen.2 = seen.2.max(r.at);
         }
-        for (text, n) in &told {
-            println!("  told {n}×: {text}");
+        for (text, (n, first, last)) in &told {
+            println!(
+                "  told {n}× ({} to {}): {text}",
+                self.ledger.when(*first),
+                self.ledger.when(*last)
+            );
         }
         let warnings: usize = self.gateways.iter().map(|g| g.warnings().len()).sum();
         println!("  gateway WARN lines: {warnings}");
