@@ -165,15 +165,20 @@ impl Cluster {
     /// alias (found by the UUID in the `…:uuids` hash of each master).
     pub fn master_holding(&self, uuid: &str) -> Option<Node> {
         let nodes = self.nodes(&[])?;
-        nodes.into_iter().filter(|n| n.master && n.slots).find(|n| {
-            Self::cli(n.port, &["--scan", "--pattern", "*:uuids"])
-                .unwrap_or_default()
-                .lines()
-                .any(|key| {
-                    Self::cli(n.port, &["hexists", key.trim(), uuid])
-                        .is_some_and(|a| a.trim() == "1")
-                })
-        })
+        nodes
+            .into_iter()
+            .filter(|n| n.master && n.slots)
+            .find(|n| self.holds(n.port, uuid))
+    }
+
+    /// Whether the node on `port` holds an alias for `uuid` in any scope.
+    pub fn holds(&self, port: u16, uuid: &str) -> bool {
+        Self::cli(port, &["--scan", "--pattern", "*:uuids"])
+            .unwrap_or_default()
+            .lines()
+            .any(|key| {
+                Self::cli(port, &["hexists", key.trim(), uuid]).is_some_and(|a| a.trim() == "1")
+            })
     }
 
     /// The replica of `master`.

@@ -132,13 +132,19 @@ impl Rig {
 
     /// The UUID the backend returned for the first link `caller` was shown.
     pub fn first_uuid(&self, caller: &Caller) -> Option<String> {
+        self.uuid_shown(&caller.label, caller.ever.first()?)
+    }
+
+    /// The UUID of the link first shown as `alias` in `scope`, by the
+    /// backend's log.
+    pub fn uuid_shown(&self, scope: &str, alias: &str) -> Option<String> {
         let log = self.served.backend.log();
         self.ledger
             .records()
             .iter()
-            .filter(|r| r.scope == caller.label)
+            .filter(|r| r.scope == scope)
             .find_map(|r| match &r.outcome {
-                Outcome::Ok { link: Some(l), .. } if caller.shown.first() == Some(l) => log
+                Outcome::Ok { link: Some(l), .. } if l == alias => log
                     .iter()
                     .find(|e: &&Entry| e.call == r.call)
                     .and_then(|e| e.returned.as_ref())
