@@ -52,9 +52,7 @@ impl Cluster {
         if !has("redis-server") || !has("redis-cli") {
             let reason = "`redis-server` or `redis-cli` is not on the PATH (Debian's `redis-server` has both; .ci/run installs it): the fault suite stops and kills nodes of a cluster of its own";
             if std::env::var_os("AI_TOOLS_REQUIRE_REDIS_CLUSTER").is_some() {
-                return Err(format!(
-                    "{test}: AI_TOOLS_REQUIRE_REDIS_CLUSTER is set: {reason}"
-                ));
+                return Err(format!("AI_TOOLS_REQUIRE_REDIS_CLUSTER is set: {reason}"));
             }
             eprintln!("SKIPPED {test}: {reason}");
             return Ok(None);
