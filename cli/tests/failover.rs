@@ -207,6 +207,9 @@ fn lagging_replica(test: &'static str, extra: &[&str], a_only: bool) {
         ],
         fault,
     );
+    if !a_only {
+        rig.assert_nothing_lost();
+    }
 }
 
 #[test]
@@ -300,6 +303,7 @@ fn fault_2_a_master_stopped_past_the_node_timeout_gives_no_alias_two_objects() {
         ],
         fault,
     );
+    rig.assert_nothing_lost();
 }
 
 /// Fault 3: gateway A is SIGKILLed while the backend holds two of its calls
@@ -390,6 +394,7 @@ fn fault_3_a_gateway_killed_mid_call_gives_no_alias_two_objects() {
         ],
         fault,
     );
+    rig.assert_nothing_lost();
 }
 
 /// Fault 4: a rolling restart of both gateways (SIGTERM, then the same
@@ -484,6 +489,7 @@ fn fault_4_a_rolling_restart_of_both_gateways_under_load_gives_no_alias_two_obje
         ],
         fault,
     );
+    rig.assert_nothing_lost();
     assert!(
         ended.is_empty(),
         "{}",

@@ -258,6 +258,21 @@ impl Rig {
     }
 }
 
+impl Rig {
+    /// With the command's own flags a registration waits for a replica, so
+    /// no fault of one node may take an alias the model was shown.
+    pub fn assert_nothing_lost(&self) {
+        let lost = ledger::Figures::of(&self.ledger.records(), &[], self.ledger.epoch).lost;
+        assert!(
+            lost.is_empty(),
+            "{}",
+            self.fail(&format!(
+                "with the command's own flags (a replica waited for), aliases the model was shown were lost: {lost:?}"
+            ))
+        );
+    }
+}
+
 /// Polls `ready` every 50 ms for up to `limit`; how long it took, or an
 /// error naming `what`.
 pub fn wait_for(
