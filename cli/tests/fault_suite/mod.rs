@@ -106,6 +106,50 @@ impl Rig {
             .collect()
     }
 
+    /// `n` handshake-era sessions, started on A and B in turn; each is its
+    /// own scope.
+    pub fn session_callers(&self, n: usize) -> Result<Vec<Caller>, String> {
+        let both = self.both();
+        (0..n)
+            .map(|i| {
+                let label = unique(&format!("{}-session-{i}", self.test));
+                Caller::session(label, &self.ledger, both[i % 2])
+                    .map_err(|e| self.fail(&format!("a session: {e}")))
+            })
+            .collect()
+    }
+
+    /// No session of `sessions` ended: none was answered `404` (a session
+    /// the gateway does not hold), whatever the fault.
+    pub fn assert_no_session_ended(&self, sessions: &[String]) {
+        let ended: Vec<String> = self
+            .ledger
+            .records()
+            .iter()
+            .filter(|r| {
+                sessions.contains(&r.scope)
+                    && matches!(&r.outcome, Outcome::Http(status, _) if status == "404")
+            })
+            .map(|r| {
+                format!(
+                    "{} in call {} via gateway {} at {}",
+                    r.scope,
+                    r.call,
+                    r.gateway,
+                    self.ledger.when(r.at)
+                )
+            })
+            .collect();
+        assert!(
+            ended.is_empty(),
+            "{}",
+            self.fail(&format!(
+                "a session ended with the fault (its id answered 404): {}",
+                ended.join(", ")
+            ))
+        );
+    }
+
     /// Before the fault: each caller creates a link through A and one
     /// through B, and updates its first through the other; all must work.
     pub fn warm_up(&self, callers: &mut [Caller]) -> Result<(), String> {
