@@ -307,8 +307,16 @@ async fn server_down_is_an_actionable_error() {
     let (server, exec) = start(0).await;
     server.shutdown().await;
     let text = refused(&exec, "links_list", "{}").await;
+    // Nothing left the process: the model is told so, and to retry, with
+    // no address or transport text.
     assert!(
-        text.contains("UNAVAILABLE") && text.contains("try again later"),
+        text.contains("could not reach its service")
+            && text.contains("nothing was sent")
+            && text.contains("a retry may help"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("127.0.0.1") && !text.contains("os error"),
         "{text}"
     );
 }
