@@ -1043,53 +1043,6 @@ impl Replication {
     }
 }
 
-#[cfg(test)]
-mod replication_tests {
-    use super::*;
-
-    #[test]
-    fn cluster_nodes_count_live_replicas_of_masters_that_serve_slots() {
-        // As Redis 7 writes it: a master with a replica, one whose replica
-        // failed, one replaced (failed, no slots), a master without slots.
-        let nodes = "\
-a1 127.0.0.1:7001@17001 myself,master - 0 0 1 connected 0-5460
-b1 127.0.0.1:7002@17002,redis-b master - 0 1 2 connected 5461-10922
-c1 127.0.0.1:7003@17003 master,fail - 0 1 3 disconnected
-c2 127.0.0.1:7006@17006 master - 0 1 7 connected 10923-16383
-r1 127.0.0.1:7004@17004 slave a1 0 1 1 connected
-r2 127.0.0.1:7005@17005 slave,fail b1 0 1 2 disconnected
-e1 127.0.0.1:7007@17007 master - 0 1 0 connected
-";
-        let replication = Replication::of_cluster_nodes(nodes).unwrap();
-        assert_eq!(
-            replication.masters,
-            [
-                MasterReplicas::new(Some("127.0.0.1:7001".into()), 1),
-                MasterReplicas::new(Some("127.0.0.1:7002".into()), 0),
-                MasterReplicas::new(Some("127.0.0.1:7006".into()), 0),
-            ]
-        );
-        assert_eq!(replication.fewest_replicas(), 0);
-        assert!(Replication::of_cluster_nodes("a1 127.0.0.1:7001").is_err());
-    }
-
-    #[test]
-    fn one_server_counts_the_replicas_in_sync_and_refuses_a_replica() {
-        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n\
-slave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n\
-slave1:ip=127.0.0.1,port=7002,state=wait_bgsave,offset=0,lag=0\r\n";
-        let replication = Replication::of_info(info).unwrap();
-        assert_eq!(replication.masters, [MasterReplicas::new(None, 1)]);
-        let replica = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n";
-        assert!(
-            Replication::of_info(replica)
-                .unwrap_err()
-                .message()
-                .contains("not a master")
-        );
-    }
-}
-
 /// A Lua script and its SHA1.
 struct Lua {
     script: Script,
@@ -1281,4 +1234,51 @@ impl<'f> FloorArgs<'f> {
 
 fn malformed(what: &str) -> StoreError {
     StoreError::unavailable(format!("unexpected answer from Redis: {what}"))
+}
+
+#[cfg(test)]
+mod replication_tests {
+    use super::*;
+
+    #[test]
+    fn cluster_nodes_count_live_replicas_of_masters_that_serve_slots() {
+        // As Redis 7 writes it: a master with a replica, one whose replica
+        // failed, one replaced (failed, no slots), a master without slots.
+        let nodes = "\
+a1 127.0.0.1:7001@17001 myself,master - 0 0 1 connected 0-5460
+b1 127.0.0.1:7002@17002,redis-b master - 0 1 2 connected 5461-10922
+c1 127.0.0.1:7003@17003 master,fail - 0 1 3 disconnected
+c2 127.0.0.1:7006@17006 master - 0 1 7 connected 10923-16383
+r1 127.0.0.1:7004@17004 slave a1 0 1 1 connected
+r2 127.0.0.1:7005@17005 slave,fail b1 0 1 2 disconnected
+e1 127.0.0.1:7007@17007 master - 0 1 0 connected
+";
+        let replication = Replication::of_cluster_nodes(nodes).unwrap();
+        assert_eq!(
+            replication.masters,
+            [
+                MasterReplicas::new(Some("127.0.0.1:7001".into()), 1),
+                MasterReplicas::new(Some("127.0.0.1:7002".into()), 0),
+                MasterReplicas::new(Some("127.0.0.1:7006".into()), 0),
+            ]
+        );
+        assert_eq!(replication.fewest_replicas(), 0);
+        assert!(Replication::of_cluster_nodes("a1 127.0.0.1:7001").is_err());
+    }
+
+    #[test]
+    fn one_server_counts_the_replicas_in_sync_and_refuses_a_replica() {
+        let info = "# Replication\r\nrole:master\r\nconnected_slaves:2\r\n\
+slave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n\
+slave1:ip=127.0.0.1,port=7002,state=wait_bgsave,offset=0,lag=0\r\n";
+        let replication = Replication::of_info(info).unwrap();
+        assert_eq!(replication.masters, [MasterReplicas::new(None, 1)]);
+        let replica = "# Replication\r\nrole:slave\r\nmaster_host:127.0.0.1\r\n";
+        assert!(
+            Replication::of_info(replica)
+                .unwrap_err()
+                .message()
+                .contains("not a master")
+        );
+    }
 }
