@@ -106,15 +106,17 @@ fn an_example_that_does_not_fit_is_refused_where_it_is_written() {
 
 #[test]
 fn an_overlay_marks_methods_read_only_for_a_read_only_set() {
-    // `operations.proto` marks no method `NO_SIDE_EFFECTS`: `--read-only`
-    // keeps nothing of it, which is an error, not an empty set.
+    // `operations.proto` marks no method `NO_SIDE_EFFECTS`, but binds
+    // ListOperations and GetOperation to HTTP GET: `--read-only` keeps
+    // those two (their `google.api.http` verb speaks for them).
     let bytes = operations_descriptor_set();
     let whole = || ToolSetOptions::new().service("google.longrunning.Operations");
-    let none = ToolSet::from_descriptor_set(&bytes, &whole().read_only(true))
-        .expect_err("no read-only method");
-    assert!(
-        none.problems[0].starts_with("the selection leaves no tool (read-only"),
-        "{none}"
+    let by_verb =
+        ToolSet::from_descriptor_set(&bytes, &whole().read_only(true)).expect("the GET methods");
+    let names: Vec<&str> = by_verb.tools().iter().map(|t| t.name).collect();
+    assert_eq!(
+        names,
+        ["operations_list_operations", "operations_get_operation"]
     );
 
     // An overlay says it for the protos: one entry keeps its derived name,

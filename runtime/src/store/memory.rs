@@ -75,16 +75,16 @@ impl MemoryStore {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ai_tools::store::{AliasStore, MemoryStore};
+    /// use ai_tools::store::{AliasStore, Floor, MemoryStore};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let store = MemoryStore::new(Duration::from_secs(86_400)).with_alias_idle(Duration::from_secs(1800));
     /// let one = ("link".to_owned(), "d290f1ee-6c54-4b01-90e6-d701748f0851".to_owned());
     /// let two = ("link".to_owned(), "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7".to_owned());
-    /// store.assign("c1", &[one], 1).await.unwrap();
+    /// store.assign("c1", &[one], 1, &Floor::default()).await.unwrap();
     /// // at the limit of 1, link-1 is evicted for link-2
-    /// assert_eq!(store.assign("c1", &[two], 1).await.unwrap().aliases, ["link-2"]);
-    /// let found = store.lookup("c1", &["link-1".to_owned()], &[]).await.unwrap();
+    /// assert_eq!(store.assign("c1", &[two], 1, &Floor::default()).await.unwrap().aliases, ["link-2"]);
+    /// let found = store.lookup("c1", &["link-1".to_owned()], &[], &Floor::default()).await.unwrap();
     /// assert_eq!((found.aliases[0].clone(), found.expired[0]), (None, true));
     /// # }
     /// ```
