@@ -614,27 +614,25 @@ impl Refusal {
     /// A session not held here whose record the store did not give.
     #[cfg(feature = "redis")]
     fn store_unavailable() -> Self {
-        Self {
-            retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
-            ..Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                INVALID_REQUEST,
-                format!(
-                    "Service Unavailable: the server cannot reach the store of MCP sessions to continue this session; retry after {SESSIONS_RETRY_AFTER_SECS} s"
-                ),
-            )
-        }
+        Self::sessions_unavailable(
+            "the server cannot reach the store of MCP sessions to continue this session",
+        )
     }
 
     fn sessions_full(max: usize) -> Self {
+        Self::sessions_unavailable(&format!(
+            "the server already holds its maximum of {max} MCP sessions"
+        ))
+    }
+
+    /// `503` with `Retry-After`: a session cannot be had now, for `reason`.
+    fn sessions_unavailable(reason: &str) -> Self {
         Self {
             retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
             ..Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 INVALID_REQUEST,
-                format!(
-                    "Service Unavailable: the server already holds its maximum of {max} MCP sessions; retry after {SESSIONS_RETRY_AFTER_SECS} s"
-                ),
+                format!("Service Unavailable: {reason}; retry after {SESSIONS_RETRY_AFTER_SECS} s"),
             )
         }
     }
