@@ -1,10 +1,14 @@
-//! A large real API as its package publishes it: Google Compute Engine v1
-//! (`google/cloud/compute/v1/compute.proto` from npm's `google-proto-files`,
-//! installed in `tests/node` by `npm ci`), every service exposed whole:
-//! about a thousand tools. Every tool's rendering passes every dialect's
-//! checker, and `search_tools`' ranking ([`ToolIndex`]) is measured on the
-//! labelled requests of `tests/search/compute_v1_requests.toml` against a
-//! plain substring match over names, the baseline to beat.
+//! Large real APIs as their package publishes them (npm's
+//! `google-proto-files`, installed in `tests/node` by `npm ci`), every
+//! service exposed whole: Google Compute Engine v1
+//! (`google/cloud/compute/v1/compute.proto`, about a thousand tools) and a
+//! second catalogue of seven other Google APIs (Cloud SQL Admin, Cloud Run,
+//! Secret Manager, KMS, Pub/Sub, Cloud Tasks, Cloud Scheduler: about 250
+//! tools). Every tool's rendering passes every dialect's checker, and
+//! `search_tools`' ranking ([`ToolIndex`]) is measured on the labelled
+//! requests of `tests/search/compute_v1_requests.toml` and
+//! `tests/search/cloud_mix_requests.toml` against a plain substring match
+//! over names, the baseline to beat.
 //!
 //! Run with `--nocapture` to see the figures BENCHMARKS.md reports.
 //! Without the package the tests are skipped, saying why, unless
@@ -14,58 +18,101 @@
 
 mod support;
 
+use ai_tools::Toolkit;
 use ai_tools::schema::Dialect;
 use ai_tools::toolkit::search::ToolIndex;
-use ai_tools_tests::large_api::{COMPUTE, compute_toolkit, substring_ranking};
+use ai_tools_tests::large_api::{
+    CLOUD_MIX, COMPUTE, Figures, Labelled, cloud_mix_toolkit, compute_toolkit, labelled_requests,
+    measure, substring_ranking,
+};
 
-/// The Compute toolkit, built once for both tests (about half a minute in
+/// The Compute toolkit, built once for every test (about half a minute in
 /// a debug build), or none without the package.
-fn compute() -> Option<&'static ai_tools::Toolkit> {
-    static TOOLKIT: std::sync::OnceLock<Option<ai_tools::Toolkit>> = std::sync::OnceLock::new();
+fn compute() -> Option<&'static Toolkit> {
+    static TOOLKIT: std::sync::OnceLock<Option<Toolkit>> = std::sync::OnceLock::new();
     TOOLKIT
         .get_or_init(|| support::published_tree(COMPUTE).map(|tree| compute_toolkit(&tree)))
         .as_ref()
 }
 
-#[derive(serde::Deserialize)]
-struct Requests {
-    request: Vec<Request>,
+/// The second catalogue's toolkit, or none without the package.
+fn cloud_mix() -> Option<&'static Toolkit> {
+    static TOOLKIT: std::sync::OnceLock<Option<Toolkit>> = std::sync::OnceLock::new();
+    TOOLKIT
+        .get_or_init(|| support::published_tree(CLOUD_MIX[0]).map(|tree| cloud_mix_toolkit(&tree)))
+        .as_ref()
 }
 
-#[derive(serde::Deserialize)]
-struct Request {
-    text: String,
-    method: String,
+/// A ranking measured on the labelled requests: a request's text → tool
+/// names, best first.
+type Ranking<'a> = Box<dyn Fn(&str) -> Vec<String> + 'a>;
+
+/// The rankings measured on every catalogue, by name, the baseline first.
+/// Another ranking (retrieval by meaning, or a fusion of it with BM25) is
+/// one more entry.
+fn rankings(toolkit: &Toolkit) -> Vec<(&'static str, Ranking<'_>)> {
+    let names: Vec<String> = toolkit
+        .tools()
+        .iter()
+        .map(|t| t.name().to_owned())
+        .collect();
+    let index = ToolIndex::new(toolkit);
+    vec![
+        (
+            "substring over names",
+            Box::new(move |text: &str| {
+                substring_ranking(&names, text)
+                    .into_iter()
+                    .map(|i| names[i].clone())
+                    .collect()
+            }),
+        ),
+        (
+            "BM25",
+            Box::new(move |text: &str| index.ranked(text).map(|m| m.name).collect()),
+        ),
+    ]
 }
 
-/// The 1-based rank of `wanted` in `ranked`, if it is there.
-fn rank(ranked: &[String], wanted: &str) -> Option<usize> {
-    ranked.iter().position(|n| n == wanted).map(|i| i + 1)
-}
-
-/// recall@5 and MRR of a ranking over the labelled requests.
-fn measure(
-    requests: &[(String, String)],
-    ranking: impl Fn(&str) -> Vec<String>,
-) -> (f64, f64, Vec<String>) {
-    let mut at5 = 0usize;
-    let mut reciprocal = 0.0;
-    let mut misses = Vec::new();
-    for (text, tool) in requests {
-        match rank(&ranking(text), tool) {
-            Some(r) => {
-                if r <= 5 {
-                    at5 += 1;
-                } else {
-                    misses.push(format!("{tool} at {r}: {text}"));
-                }
-                reciprocal += 1.0 / r as f64;
-            }
-            None => misses.push(format!("{tool} not found: {text}")),
-        }
+/// Every ranking's figures on the requests of `file` (under
+/// `tests/search`) over `toolkit`, printed as BENCHMARKS.md shows them.
+fn measured(catalogue: &str, toolkit: &Toolkit, file: &str) -> Vec<(&'static str, Figures)> {
+    let requests: Vec<Labelled> = labelled_requests(
+        toolkit,
+        &support::workspace().join("tests/search").join(file),
+    );
+    let figures: Vec<(&str, Figures)> = rankings(toolkit)
+        .into_iter()
+        .map(|(name, ranking)| (name, measure(&requests, ranking)))
+        .collect();
+    println!(
+        "{catalogue}: {} requests over {} tools",
+        requests.len(),
+        toolkit.tools().len()
+    );
+    println!("| ranking | recall@1 | recall@5 | MRR |\n|---|---|---|---|");
+    for (name, f) in &figures {
+        println!(
+            "| {name} | {:.3} | {:.3} | {:.3} |",
+            f.recall_at_1, f.recall_at_5, f.mrr
+        );
     }
-    let n = requests.len() as f64;
-    (at5 as f64 / n, reciprocal / n, misses)
+    for (name, f) in &figures {
+        println!(
+            "{name}, not in the first five:\n  {}",
+            f.misses.join("\n  ")
+        );
+    }
+    figures
+}
+
+/// The figures of the ranking named `name`.
+fn of<'a>(figures: &'a [(&str, Figures)], name: &str) -> &'a Figures {
+    &figures
+        .iter()
+        .find(|(n, _)| *n == name)
+        .expect("measured")
+        .1
 }
 
 #[test]
@@ -74,6 +121,10 @@ fn compute_v1_builds_whole_and_every_rendering_passes_its_checker() {
         return;
     };
     assert!(toolkit.tools().len() > 900, "{}", toolkit.tools().len());
+    every_rendering_passes_its_checker(toolkit);
+}
+
+fn every_rendering_passes_its_checker(toolkit: &Toolkit) {
     for tool in toolkit.tools() {
         for dialect in Dialect::ALL {
             let violations = ai_tools::schema::check::check(
@@ -95,67 +146,54 @@ fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
     let Some(toolkit) = compute() else {
         return;
     };
-    let labelled: Requests = toml::from_str(
-        &std::fs::read_to_string(
-            support::workspace().join("tests/search/compute_v1_requests.toml"),
-        )
-        .unwrap(),
-    )
-    .expect("the labelled requests parse");
-    let tool_of = |method: &str| {
-        toolkit
-            .tools()
-            .iter()
-            .find(|t| {
-                t.agent_tool()
-                    .is_some_and(|a| format!("{}/{}", a.method.service, a.method.method) == method)
-            })
-            .map(|t| t.name().to_owned())
-            .unwrap_or_else(|| panic!("{method} is a tool"))
-    };
-    let requests: Vec<(String, String)> = labelled
-        .request
-        .iter()
-        .map(|r| (r.text.clone(), tool_of(&r.method)))
-        .collect();
-    assert!(requests.len() >= 100, "{}", requests.len());
-
-    let index = ToolIndex::new(toolkit);
-    let everything = toolkit.tools().len();
-    let (recall, mrr, misses) = measure(&requests, |text| {
-        index
-            .search(text, everything)
-            .into_iter()
-            .map(|m| m.name)
-            .collect()
-    });
-    let names: Vec<String> = toolkit
-        .tools()
-        .iter()
-        .map(|t| t.name().to_owned())
-        .collect();
-    let (base_recall, base_mrr, _) = measure(&requests, |text| {
-        substring_ranking(&names, text)
-            .into_iter()
-            .map(|i| names[i].clone())
-            .collect()
-    });
-    println!(
-        "{} requests over {} tools: search_tools recall@5 {recall:.3}, MRR {mrr:.3}; \
-         substring over names recall@5 {base_recall:.3}, MRR {base_mrr:.3}",
-        requests.len(),
-        everything
-    );
-    println!("not in the first five:\n  {}", misses.join("\n  "));
+    let figures = measured("Compute Engine v1", toolkit, "compute_v1_requests.toml");
+    let (bm25, base) = (of(&figures, "BM25"), of(&figures, "substring over names"));
     assert!(
-        recall >= base_recall + 0.1 && mrr >= base_mrr + 0.1,
+        bm25.recall_at_5 >= base.recall_at_5 + 0.1 && bm25.mrr >= base.mrr + 0.1,
         "the search beats the substring baseline by a margin"
     );
-    // What this search measured when it was written (0.631), less a margin:
-    // a floor against regressions. The issue's bar of 0.9 is not met by a
-    // lexical ranking on these paraphrased requests (BENCHMARKS.md, "Tool
-    // search").
-    assert!(recall >= 0.6, "recall@5 {recall:.3} fell under 0.6");
+    // What this search measured, less a margin: a floor against
+    // regressions. The issue's bars (recall@5 0.9, recall@1 0.7) are not
+    // met by a lexical ranking on these paraphrased requests (BENCHMARKS.md
+    // §9).
+    assert!(
+        bm25.recall_at_5 >= 0.6,
+        "recall@5 {:.3} fell under 0.6",
+        bm25.recall_at_5
+    );
+}
+
+/// The second catalogue (issue 40): at least 150 tools of at least five
+/// APIs other than Compute, every rendering checked, and 95 requests
+/// written in a user's words before any search ran on it.
+#[test]
+fn search_tools_on_seven_other_google_apis() {
+    let Some(toolkit) = cloud_mix() else {
+        return;
+    };
+    let apis: std::collections::BTreeSet<&str> = toolkit
+        .tools()
+        .iter()
+        .filter_map(|t| t.toolset())
+        .map(|service| {
+            service
+                .rsplit_once('.')
+                .map_or(service, |(package, _)| package)
+        })
+        .collect();
+    assert!(toolkit.tools().len() >= 150, "{}", toolkit.tools().len());
+    assert!(apis.len() >= 5, "{apis:?}");
+    every_rendering_passes_its_checker(toolkit);
+    let figures = measured(
+        "seven other Google APIs",
+        toolkit,
+        "cloud_mix_requests.toml",
+    );
+    let (bm25, base) = (of(&figures, "BM25"), of(&figures, "substring over names"));
+    assert!(
+        bm25.recall_at_5 >= base.recall_at_5 + 0.1 && bm25.mrr >= base.mrr + 0.1,
+        "the search beats the substring baseline by a margin"
+    );
 }
 
 /// The HTTP verb of every method of a proto file, read from its text
