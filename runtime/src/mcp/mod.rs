@@ -456,6 +456,12 @@ pub enum ServeError {
         "tool `{0}` has the name of a meta-tool of tool search (search_tools, enable_toolset, call_tool); rename it, or serve without tool search"
     )]
     MetaToolName(String),
+    /// [`ToolSearch::embeddings`]: the tools' vectors for retrieval by
+    /// meaning could not be had (the model failed, the endpoint could not
+    /// be reached).
+    #[cfg(feature = "semantic-search")]
+    #[error("retrieval by meaning cannot start: {0}")]
+    Embeddings(crate::toolkit::semantic::EmbeddingError),
 }
 
 /// The tools as listed, each with whether it is strict.
@@ -1496,6 +1502,10 @@ impl McpServer {
                     }
                     tool_search::ToolsetProblem::Definition(problem) => {
                         ServeError::ToolsetDefinition(problem)
+                    }
+                    #[cfg(feature = "semantic-search")]
+                    tool_search::ToolsetProblem::Embeddings(problem) => {
+                        ServeError::Embeddings(problem)
                     }
                 }
             })?;

@@ -78,6 +78,11 @@ pub struct ToolSearch {
     /// Toolsets of the operator's own: a name and the globs of the tools in
     /// it (see [`define`](Self::define)).
     pub defined: Vec<(String, Vec<String>)>,
+    /// Retrieval by meaning beside BM25 (feature `semantic-search`): the
+    /// vectors' source and cache; see
+    /// [`ToolIndex::with_embeddings`].
+    #[cfg(feature = "semantic-search")]
+    pub embeddings: Option<crate::toolkit::semantic::Embeddings>,
 }
 
 impl ToolSearch {
@@ -118,6 +123,29 @@ impl ToolSearch {
             .push((name.into(), patterns.into_iter().map(Into::into).collect()));
         self
     }
+
+    /// Ranks tools by meaning as well as by words, fused
+    /// ([`ToolIndex::with_embeddings`]): the tools' vectors are read from
+    /// the cache or computed when the server starts, and a server whose
+    /// vectors cannot be had does not start
+    /// ([`ServeError::Embeddings`](super::ServeError::Embeddings)).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use ai_tools::mcp::ToolSearch;
+    /// use ai_tools::toolkit::semantic::{Embeddings, LocalModel};
+    ///
+    /// let model = LocalModel::open("models/all-MiniLM-L6-v2")?;
+    /// let search = ToolSearch::new().embeddings(Embeddings::new(model).cache_dir(".cache"));
+    /// # drop(search);
+    /// # Ok::<(), ai_tools::toolkit::semantic::EmbeddingError>(())
+    /// ```
+    #[cfg(feature = "semantic-search")]
+    pub fn embeddings(mut self, embeddings: crate::toolkit::semantic::Embeddings) -> Self {
+        self.embeddings = Some(embeddings);
+        self
+    }
 }
 
 /// What every session of a server in tool-search mode shares: the index,
@@ -142,6 +170,9 @@ pub(super) enum ToolsetProblem {
     Unknown { toolset: String, known: String },
     /// A defined toolset's name is taken, or its patterns are wrong.
     Definition(String),
+    /// The tools' vectors for retrieval by meaning cannot be had.
+    #[cfg(feature = "semantic-search")]
+    Embeddings(crate::toolkit::semantic::EmbeddingError),
 }
 
 impl Catalog {
@@ -214,8 +245,16 @@ impl Catalog {
             }
             initial.insert(toolset.clone());
         }
+        #[cfg(feature = "semantic-search")]
+        let index = match &search.embeddings {
+            Some(embeddings) => ToolIndex::with_embeddings(toolkit, embeddings)
+                .map_err(ToolsetProblem::Embeddings)?,
+            None => ToolIndex::new(toolkit),
+        };
+        #[cfg(not(feature = "semantic-search"))]
+        let index = ToolIndex::new(toolkit);
         Ok(Self {
-            index: ToolIndex::new(toolkit),
+            index,
             toolset_of,
             members,
             initial,

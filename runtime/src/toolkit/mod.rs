@@ -6,6 +6,8 @@ pub mod deferred;
 mod operations;
 #[cfg(feature = "tool-search")]
 pub mod search;
+#[cfg(feature = "semantic-search")]
+pub mod semantic;
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};

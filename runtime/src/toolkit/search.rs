@@ -14,6 +14,11 @@
 //! The name, the service and the method are each written twice: they are
 //! short and they say what the tool is, where a long description also says
 //! what it is not.
+//!
+//! With feature `semantic-search`, [`ToolIndex::with_embeddings`] also
+//! ranks the tools by meaning (the same documents as vectors of a sentence
+//! embedding model) and fuses the two rankings: see
+//! [`semantic`](super::semantic).
 
 use std::collections::BTreeSet;
 
@@ -45,6 +50,9 @@ pub struct ToolIndex {
     embedder: Embedder,
     scorer: Scorer<usize>,
     names: Vec<String>,
+    /// The tools' vectors, when the index also ranks by meaning.
+    #[cfg(feature = "semantic-search")]
+    meaning: Option<super::semantic::Meaning>,
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -61,8 +69,11 @@ impl std::fmt::Debug for ToolIndex {
 pub struct ToolMatch {
     /// The tool's name, as [`Toolkit::get`] takes it.
     pub name: String,
-    /// Its BM25 score: higher is more relevant; only the order means
-    /// anything.
+    /// Its BM25 score; or, in an index [with
+    /// embeddings](ToolIndex::with_embeddings), its reciprocal-rank-fusion
+    /// score: the sum over BM25's ranking and the ranking by meaning of
+    /// `1 / (60 + rank)`, rank 1 the best (so at most 2/61). Higher is
+    /// more relevant; only the order means anything.
     pub score: f32,
 }
 
@@ -70,6 +81,48 @@ impl ToolIndex {
     /// Indexes every tool of `toolkit`.
     pub fn new(toolkit: &Toolkit) -> Self {
         let documents: Vec<String> = toolkit.tools().iter().map(document).collect();
+        Self::of_documents(toolkit, &documents)
+    }
+
+    /// Indexes every tool of `toolkit` by its words (BM25, as
+    /// [`new`](Self::new)) and by its meaning, with the vectors of
+    /// `embeddings` (read from its cache, or computed and cached there),
+    /// and fuses the two rankings by reciprocal rank fusion: see
+    /// [`semantic`](super::semantic). Every tool then matches every
+    /// query, the ones of like meaning first.
+    ///
+    /// # Errors
+    ///
+    /// [`EmbeddingError`](super::semantic::EmbeddingError): the tools'
+    /// vectors could not be computed (the model failed, the endpoint could
+    /// not be reached or answered something else).
+    ///
+    /// # Examples
+    ///
+    /// See [`semantic`](super::semantic).
+    #[cfg(feature = "semantic-search")]
+    pub fn with_embeddings(
+        toolkit: &Toolkit,
+        embeddings: &super::semantic::Embeddings,
+    ) -> Result<Self, super::semantic::EmbeddingError> {
+        let documents: Vec<String> = toolkit.tools().iter().map(document).collect();
+        let meaning = super::semantic::Meaning::build(&documents, embeddings)?;
+        Ok(Self {
+            meaning: Some(meaning),
+            ..Self::of_documents(toolkit, &documents)
+        })
+    }
+
+    /// How the tools' vectors were had, in an index
+    /// [with embeddings](Self::with_embeddings); `None` in one of words
+    /// alone.
+    #[cfg(feature = "semantic-search")]
+    pub fn embeddings(&self) -> Option<&super::semantic::EmbeddingsInfo> {
+        self.meaning.as_ref().map(super::semantic::Meaning::info)
+    }
+
+    /// The BM25 index of `documents`, one per tool of `toolkit`.
+    fn of_documents(toolkit: &Toolkit, documents: &[String]) -> Self {
         let corpus: Vec<&str> = documents.iter().map(String::as_str).collect();
         let embedder: Embedder =
             EmbedderBuilder::with_fit_to_corpus(Language::English, &corpus).build();
@@ -86,11 +139,15 @@ impl ToolIndex {
             embedder,
             scorer,
             names,
+            #[cfg(feature = "semantic-search")]
+            meaning: None,
         }
     }
 
     /// The tools that best match `query`, best first, at most `limit` of
-    /// them; none when no word of the query occurs in any tool.
+    /// them; none when no word of the query occurs in any tool (in an
+    /// index of words alone: [with embeddings](Self::with_embeddings),
+    /// every tool matches).
     pub fn search(&self, query: &str, limit: usize) -> Vec<ToolMatch> {
         self.ranked(query).take(limit).collect()
     }
@@ -102,10 +159,16 @@ impl ToolIndex {
     pub fn ranked(&self, query: &str) -> impl Iterator<Item = ToolMatch> + '_ {
         let mut found = self.scorer.matches(&self.embedder.embed(&words(query)));
         found.sort_by(|a, b| b.score.total_cmp(&a.score).then(a.id.cmp(&b.id)));
-        found.into_iter().filter_map(|found| {
+        let found: Vec<(usize, f32)> = found.into_iter().map(|f| (f.id, f.score)).collect();
+        #[cfg(feature = "semantic-search")]
+        let found = match &self.meaning {
+            Some(meaning) => meaning.fuse(query, found),
+            None => found,
+        };
+        found.into_iter().filter_map(|(id, score)| {
             Some(ToolMatch {
-                name: self.names.get(found.id)?.clone(),
-                score: found.score,
+                name: self.names.get(id)?.clone(),
+                score,
             })
         })
     }
