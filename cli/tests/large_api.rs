@@ -152,14 +152,19 @@ fn search_tools_finds_the_labelled_rpc_in_its_first_five_on_compute_v1() {
         bm25.recall_at_5 >= base.recall_at_5 + 0.1 && bm25.mrr >= base.mrr + 0.1,
         "the search beats the substring baseline by a margin"
     );
-    // What this search measured, less a margin: a floor against
-    // regressions. The bars (recall@5 0.9, recall@1 0.7) are not
-    // met by a lexical ranking on these paraphrased requests (BENCHMARKS.md
-    // §9).
+    // What this search measured (recall@5 0.634, recall@1 0.446), less a
+    // margin: floors against regressions. The bars (recall@5 0.9,
+    // recall@1 0.7) are not met by a lexical ranking on these paraphrased
+    // requests (BENCHMARKS.md §9).
     assert!(
         bm25.recall_at_5 >= 0.6,
         "recall@5 {:.3} fell under 0.6",
         bm25.recall_at_5
+    );
+    assert!(
+        bm25.recall_at_1 >= 0.42,
+        "recall@1 {:.3} fell under 0.42",
+        bm25.recall_at_1
     );
 }
 
@@ -193,6 +198,19 @@ fn search_tools_on_seven_other_google_apis() {
     assert!(
         bm25.recall_at_5 >= base.recall_at_5 + 0.1 && bm25.mrr >= base.mrr + 0.1,
         "the search beats the substring baseline by a margin"
+    );
+    // What BM25 measured (recall@5 0.558, recall@1 0.295), less a margin:
+    // the requests are in a user's words, which the APIs' own rarely are
+    // ("reboot the database server" for `SqlInstancesService/Restart`).
+    assert!(
+        bm25.recall_at_5 >= 0.5,
+        "recall@5 {:.3} fell under 0.5",
+        bm25.recall_at_5
+    );
+    assert!(
+        bm25.recall_at_1 >= 0.25,
+        "recall@1 {:.3} fell under 0.25",
+        bm25.recall_at_1
     );
 }
 

@@ -45,7 +45,8 @@
 //! (`AgentBuilder::retrieved_tools`). Each tool is registered with its
 //! retrieval documents, [`embedding_documents`]: its name, its description
 //! and the text the `tool-search` index ranks it by (service and method in
-//! words, the method verb's everyday words, the request's field names).
+//! words, the method verb's everyday words, the description's first
+//! sentence, the service's title).
 //! rig's `ToolEmbedding` trait is for a type that is one tool, its name a
 //! constant; a toolkit's tools are known at run time, so each is
 //! registered with the same descriptor `ToolEmbedding` produces
@@ -694,8 +695,9 @@ impl Definitions {
 /// The documents a tool is retrieved by, in this order: its name, its
 /// description, and the text the `tool-search` index ranks it by (its name
 /// and, for a generated tool, its service and method split into words, the
-/// everyday words of the method's verb, its title, its description and its
-/// request's field names; see [`ToolIndex`](crate::toolkit::search::ToolIndex)).
+/// everyday words of the method's verb, its title, its description's first
+/// sentence and its service's title; see
+/// [`ToolIndex`](crate::toolkit::search::ToolIndex)).
 /// rig embeds each document and ranks a tool by its nearest one.
 ///
 /// # Examples

@@ -3,7 +3,8 @@
 //!
 //! Each tool is one document: its name, its gRPC service and method, the
 //! everyday words for the method's verb (`Stop`: "shut down", "halt"), its
-//! title and description, and the names of its parameters.
+//! title, the first sentence of its description and its service's title
+//! (the first sentence of the service's comment in the proto, or its name).
 //! Identifiers are split into words first (`instances_attach_disk`,
 //! `AttachDisk` and `attached_disk` all give `attach`), because a model
 //! asks in words, not in identifiers. The documents are ranked by Okapi
@@ -12,19 +13,18 @@
 //! the API (`snapshot`) weighs more than one in every tool (`project`).
 //!
 //! The name, the service and the method are each written twice: they are
-//! short and they say what the tool is, where a long description also says
-//! what it is not.
+//! short and they say what the tool is, where a description also says what
+//! it is not. Only the description's first sentence is taken, the one that
+//! says what the tool does; the rest, the request's field names and the
+//! resource nouns of the method's HTTP path were measured to add more noise
+//! than matches (BENCHMARKS.md §9).
 //!
 //! With feature `semantic-search`, [`ToolIndex::with_embeddings`] also
 //! ranks the tools by meaning (the same documents as vectors of a sentence
 //! embedding model) and fuses the two rankings: see
 //! [`semantic`](super::semantic).
 
-use std::collections::BTreeSet;
-
-use ai_tools_schema::Dialect;
 use bm25::{Embedder, EmbedderBuilder, Language, Scorer};
-use serde_json::Value;
 
 use super::{Tool, Toolkit};
 
@@ -205,11 +205,125 @@ pub(crate) fn document(tool: &Tool) -> String {
     if let Some(title) = tool.title() {
         parts.push(title.to_owned());
     }
-    parts.push(tool.description().to_owned());
-    let mut fields = BTreeSet::new();
-    property_names(&tool.parameters(Dialect::JsonSchema), &mut fields);
-    parts.extend(fields.iter().map(|f| words(f)));
+    parts.push(summary(tool.description()));
+    if let Some(title) = service_title(tool) {
+        parts.push(title);
+    }
     parts.join(". ")
+}
+
+/// The one-line summary of a tool's description: its first sentence, its
+/// reference links written as their text
+/// (`[Secret][google.cloud.secretmanager.v1.Secret]` gives `Secret`), at
+/// most [`MAX_SUMMARY_CHARS`] characters (cut at a word, with `…`).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools::toolkit::search::summary;
+///
+/// assert_eq!(
+///     summary("Gets metadata for a given [Secret][google.cloud.secretmanager.v1.Secret].\n\nMore."),
+///     "Gets metadata for a given Secret."
+/// );
+/// assert_eq!(summary("Stops a VM, e.g. web-1. It can start again."), "Stops a VM, e.g. web-1.");
+/// ```
+pub fn summary(description: &str) -> String {
+    let sentence = first_sentence(&unlinked(description));
+    if sentence.chars().count() <= MAX_SUMMARY_CHARS {
+        return sentence;
+    }
+    let cut: String = sentence.chars().take(MAX_SUMMARY_CHARS - 1).collect();
+    let cut = cut.rsplit_once(' ').map_or(cut.as_str(), |(head, _)| head);
+    format!("{}…", cut.trim_end_matches([',', ';', ':', ' ']))
+}
+
+/// The longest [`summary`], in characters: one line.
+pub const MAX_SUMMARY_CHARS: usize = 200;
+
+/// The title of a generated tool's service (its toolset), in words: the
+/// first sentence of the service's leading comment in the proto ("The
+/// Cloud Scheduler API allows external entities to reliably schedule
+/// asynchronous jobs."), or else its name in words (`SqlInstancesService`:
+/// "sql instances service"). `None` for a native tool.
+pub fn service_title(tool: &Tool) -> Option<String> {
+    let super::Kind::Generated { tool, source } = &tool.kind else {
+        return None;
+    };
+    let service = source
+        .descriptor_pool()
+        .get_service_by_name(tool.method.service);
+    let comment = service.as_ref().and_then(|service| {
+        ai_tools_schema::proto::leading_comment(&service.parent_file(), service.path())
+    });
+    let named = || words(tool.method.service.rsplit('.').next().unwrap_or_default());
+    Some(
+        comment
+            .map(|comment| summary(&comment))
+            .filter(|title| !title.is_empty())
+            .unwrap_or_else(named),
+    )
+}
+
+/// `text` with its reference links written as their text: a proto
+/// comment's `[Secret][google.cloud.secretmanager.v1.Secret]` and a
+/// Markdown `[docs](https://…)` give `Secret` and `docs`.
+fn unlinked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('[') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find(']') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let (label, tail) = (&after[..close], &after[close + 1..]);
+        let target_end = match tail.chars().next() {
+            Some('[') => tail.find(']').map(|end| end + 1),
+            Some('(') => tail.find(')').map(|end| end + 1),
+            _ => None,
+        };
+        match target_end {
+            Some(end) => {
+                out.push_str(label);
+                rest = &tail[end..];
+            }
+            None => {
+                out.push('[');
+                out.push_str(label);
+                out.push(']');
+                rest = tail;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The first sentence of `text`, on one line: up to the first `.`, `!` or
+/// `?` that ends a word before a space (not `e.g.`, `i.e.` or `etc.`), or
+/// to the first blank line.
+fn first_sentence(text: &str) -> String {
+    let paragraph = text.trim().split("\n\n").next().unwrap_or_default();
+    let line = paragraph.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut end = line.len();
+    for (i, c) in line.char_indices() {
+        if !matches!(c, '.' | '!' | '?') {
+            continue;
+        }
+        let next = line[i + c.len_utf8()..].chars().next();
+        if next.is_some_and(|n| !n.is_whitespace()) {
+            continue;
+        }
+        let word = line[..i].rsplit(' ').next().unwrap_or_default();
+        if ["e.g", "i.e", "etc", "vs", "approx"].contains(&word.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        end = i + c.len_utf8();
+        break;
+    }
+    line[..end].to_owned()
 }
 
 /// The everyday words for the verbs that start method names, across APIs
@@ -240,15 +354,6 @@ const VERB_WORDS: &[(&str, &str)] = &[
     ("move", "migrate relocate transfer"),
     ("cancel", "stop abort"),
 ];
-
-/// The names of the top-level properties of `schema`: the request's own
-/// fields. Nested messages' fields were measured to add more noise than
-/// matches (BENCHMARKS.md, "Tool search").
-fn property_names(schema: &Value, out: &mut BTreeSet<String>) {
-    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
-        out.extend(properties.keys().cloned());
-    }
-}
 
 /// `text` with its identifiers split into lower-case words:
 /// `instances_attachDisk` and `InstancesAttachDisk` give
@@ -282,7 +387,56 @@ fn words(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::words;
+    use super::{first_sentence, summary, unlinked, words};
+
+    #[test]
+    fn reference_links_are_written_as_their_text() {
+        assert_eq!(
+            unlinked("Lists [SecretVersions][google.cloud.secretmanager.v1.SecretVersion]."),
+            "Lists SecretVersions."
+        );
+        assert_eq!(
+            unlinked("See [the docs](https://cloud.google.com/x) and [Queue][]."),
+            "See the docs and Queue."
+        );
+        assert_eq!(
+            unlinked("a [bracket] stays, [open"),
+            "a [bracket] stays, [open"
+        );
+    }
+
+    #[test]
+    fn the_first_sentence_ends_at_a_full_stop_or_a_blank_line() {
+        assert_eq!(
+            first_sentence("Stops a running instance,\nshutting it down. It can restart."),
+            "Stops a running instance, shutting it down."
+        );
+        assert_eq!(
+            first_sentence("Execute MVU Pre-checks\n\nMore."),
+            "Execute MVU Pre-checks"
+        );
+        assert_eq!(
+            first_sentence("Uses v1.2 of the API. Then."),
+            "Uses v1.2 of the API."
+        );
+        assert_eq!(
+            first_sentence("Picks one, i.e. the first! Rest."),
+            "Picks one, i.e. the first!"
+        );
+        assert_eq!(first_sentence(""), "");
+    }
+
+    #[test]
+    fn a_summary_is_one_line_of_at_most_200_characters() {
+        let long = format!("Does {}.", "a thing and ".repeat(40));
+        let cut = summary(&long);
+        assert!(cut.chars().count() <= super::MAX_SUMMARY_CHARS, "{cut}");
+        assert!(
+            cut.starts_with("Does a thing and") && cut.ends_with(" a…"),
+            "{cut}"
+        );
+        assert!(!cut.contains('\n'));
+    }
 
     #[test]
     fn identifiers_split_into_words() {
