@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use ai_tools::schema::HostProfile;
 use ai_tools::schema::overlay::PlainFields;
+use ai_tools::toolkit::ToolkitBuilder;
 use clap::builder::{BoolishValueParser, PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
@@ -215,6 +216,16 @@ pub(crate) struct Common {
         help_heading = "Host, logs and configuration"
     )]
     pub max_output_schema_bytes: Option<usize>,
+    /// The most bytes of one tool's whole definition, in every dialect and
+    /// host profile (default 16384): past it, the objects nested deepest in
+    /// its parameters are cut to a string holding their JSON text, which
+    /// calls may send as such; --stats names the tools cut
+    #[arg(
+        long,
+        value_name = "BYTES",
+        help_heading = "Host, logs and configuration"
+    )]
+    pub max_tool_bytes: Option<usize>,
     /// Flags from this TOML file, under those given on the command line or
     /// in the environment: keys named as the long flags (grpc, forward-header
     /// = [..]), tables [mcp] and [tools] for one command; no secrets
@@ -227,6 +238,11 @@ pub(crate) struct Common {
 }
 
 impl Common {
+    /// `toolkit` keeping each tool's parameters to `--max-tool-bytes`.
+    pub fn tool_budget(&self, toolkit: ToolkitBuilder) -> ToolkitBuilder {
+        with_tool_budget(toolkit, self.max_tool_bytes)
+    }
+
     /// `server` listing output schemas as `--output-schemas` and
     /// `--max-output-schema-bytes` say.
     pub fn output_schemas(&self, server: ai_tools::mcp::McpServer) -> ai_tools::mcp::McpServer {
@@ -235,6 +251,18 @@ impl Common {
             Some(bytes) => server.with_max_output_schema_bytes(bytes),
             None => server,
         }
+    }
+}
+
+/// `toolkit` keeping each tool's parameters to `max_tool_bytes`, where
+/// `--max-tool-bytes` gives it (else the toolkit's default).
+pub(crate) fn with_tool_budget(
+    toolkit: ToolkitBuilder,
+    max_tool_bytes: Option<usize>,
+) -> ToolkitBuilder {
+    match max_tool_bytes {
+        Some(bytes) => toolkit.max_tool_bytes(bytes),
+        None => toolkit,
     }
 }
 

@@ -656,8 +656,9 @@ async fn run(args: Args) -> Result<(), Failure> {
         let transport = TonicTransport::builder("http://127.0.0.1:1")
             .connect_lazy()
             .map_err(transport_failure)?;
-        let toolkit = Toolkit::builder()
-            .generated(set.executor(transport.clone()))
+        let toolkit = args
+            .common
+            .tool_budget(Toolkit::builder().generated(set.executor(transport.clone())))
             .build()
             .map_err(|e| Failure::Run(e.to_string()))?;
         let host = args.common.host_profile.unwrap_or_default();
@@ -705,8 +706,9 @@ async fn run(args: Args) -> Result<(), Failure> {
                 ),
                 // What `ai-tools mcp` lists, made as it makes it.
                 "mcp" => {
-                    let toolkit = Toolkit::builder()
-                        .generated(set.executor(transport.clone()))
+                    let toolkit = args
+                        .common
+                        .tool_budget(Toolkit::builder().generated(set.executor(transport.clone())))
                         .build()
                         .map_err(|e| Failure::Run(e.to_string()))?;
                     let listed = args
@@ -735,7 +737,17 @@ async fn run(args: Args) -> Result<(), Failure> {
                     "anthropic_tool_search",
                 ],
             };
-            let mut text = String::new();
+            // The same tools kept whole, to tell which the budget cut.
+            let whole = Toolkit::builder()
+                .generated(set.executor(transport.clone()))
+                .max_tool_bytes(usize::MAX)
+                .build()
+                .map_err(|e| Failure::Run(e.to_string()))?;
+            let budget = args
+                .common
+                .max_tool_bytes
+                .unwrap_or(ai_tools::schema::render::DEFAULT_MAX_TOOL_BYTES);
+            let mut text = stats::of_budget(budget, &stats::cut_tools(&toolkit, &whole, host));
             for dialect in dialects {
                 text.push_str(&stats::of_listing(dialect, &listing(dialect)?));
             }
@@ -764,11 +776,12 @@ async fn run(args: Args) -> Result<(), Failure> {
         .map_err(transport_failure)?;
     let (sessions, session_store, store_summary) = args.serve.scopes.sessions().await?;
     let sessions = Arc::new(sessions);
+    let max_tool_bytes = args.common.max_tool_bytes;
     let server = McpServer::new(move |aliases| {
-        Toolkit::builder()
+        let toolkit = Toolkit::builder()
             .alias_manager(aliases.clone())
-            .generated(set.executor_with_alias_manager(transport.clone(), aliases))
-            .build()
+            .generated(set.executor_with_alias_manager(transport.clone(), aliases));
+        flags::with_tool_budget(toolkit, max_tool_bytes).build()
     })
     .with_sessions(sessions)
     .with_server_info("ai-tools", env!("CARGO_PKG_VERSION"))

@@ -10,6 +10,8 @@
 use ai_tools::schema::deferred::{
     AnthropicToolSearch, OPENAI_TOOL_SEARCH, anthropic_loaded_up_front, openai_loaded_up_front,
 };
+use ai_tools::schema::render::minified_len;
+use ai_tools::schema::{Dialect, HostProfile};
 use serde_json::Value;
 
 /// How many of the largest tools are named.
@@ -60,6 +62,52 @@ pub(crate) fn of_listing(dialect: &str, listing: &Value) -> String {
         text.push_str(&before_first_search(search, top, items, &whole));
     }
     text
+}
+
+/// The tools of `toolkit` that its budget cut (their parameters differ
+/// from `whole`'s, the same tools kept whole, in some dialect for `host`),
+/// each with the bytes of its largest whole rendering, largest first.
+pub(crate) fn cut_tools(
+    toolkit: &ai_tools::Toolkit,
+    whole: &ai_tools::Toolkit,
+    host: HostProfile,
+) -> Vec<(String, usize)> {
+    let mut cut: Vec<(String, usize)> = toolkit
+        .tools()
+        .iter()
+        .zip(whole.tools())
+        .filter_map(|(kept, whole)| {
+            Dialect::ALL
+                .into_iter()
+                .filter_map(|dialect| {
+                    let uncut = whole.parameters_for_host(dialect, host);
+                    (kept.parameters_for_host(dialect, host) != uncut).then(|| minified_len(&uncut))
+                })
+                .max()
+                .map(|bytes| (kept.name().to_owned(), bytes))
+        })
+        .collect();
+    cut.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    cut
+}
+
+/// The line of `--stats` on the size budget: `budget` and the tools
+/// ([`cut_tools`]) it cut.
+pub(crate) fn of_budget(budget: usize, cut: &[(String, usize)]) -> String {
+    let named: Vec<String> = cut
+        .iter()
+        .take(LARGEST)
+        .map(|(name, bytes)| format!("{name} ({bytes} bytes whole)"))
+        .collect();
+    match cut.len() {
+        0 => format!("budget: {budget} bytes per tool definition; no tool cut\n"),
+        n => format!(
+            "budget: {budget} bytes per tool definition; {n} tools cut to fit, nested objects \
+             as JSON text: {}{}\n",
+            named.join(", "),
+            if n > LARGEST { ", …" } else { "" }
+        ),
+    }
 }
 
 /// Whose tool search a list uses.
@@ -296,6 +344,63 @@ mod tests {
                 .unwrap_or(100.0);
             assert!(percent < 20.0, "{text}");
         }
+    }
+
+    #[test]
+    fn a_budget_names_the_tools_it_cut_largest_first_and_each_then_fits() {
+        use ai_tools::schema::render::minified_len;
+        use ai_tools::transport::InProcessTransport;
+        let toolkit = |bytes| {
+            ai_tools::Toolkit::builder()
+                .generated(ai_tools_tests::tools::conformance::Executor::new(
+                    InProcessTransport::new(),
+                ))
+                .max_tool_bytes(bytes)
+                .build()
+                .expect("a toolkit")
+        };
+        let (small, whole) = (toolkit(3072), toolkit(usize::MAX));
+        let cut = cut_tools(&small, &whole, HostProfile::Exact);
+        assert!(
+            cut.iter().any(|(name, _)| name == "conformance_everything"),
+            "{cut:?}"
+        );
+        assert!(cut.windows(2).all(|w| w[0].1 >= w[1].1), "{cut:?}");
+        // Every definition of a cut tool now fits, as a provider lists it,
+        // or is as small as a cut makes it (every nested object cut).
+        let smallest = toolkit(0).to_openai();
+        let listed = small.to_openai();
+        let items = listed.as_array().expect("a list");
+        for (item, least) in items.iter().zip(smallest.as_array().expect("a list")) {
+            let name = item["function"]["name"].as_str().unwrap_or_default();
+            if cut.iter().any(|(cut, _)| cut == name) {
+                assert!(
+                    minified_len(item) <= 3072 || item == least,
+                    "{name}: {}",
+                    minified_len(item)
+                );
+            }
+        }
+        // Some cut tool fits now that did not whole.
+        assert!(
+            items.iter().any(|item| minified_len(item) <= 3072
+                && cut
+                    .iter()
+                    .any(|(name, _)| item["function"]["name"] == name.as_str())),
+            "{cut:?}"
+        );
+        let line = of_budget(3072, &cut);
+        assert!(
+            line.starts_with(&format!(
+                "budget: 3072 bytes per tool definition; {} tools cut to fit",
+                cut.len()
+            )),
+            "{line}"
+        );
+        assert_eq!(
+            of_budget(16384, &[]),
+            "budget: 16384 bytes per tool definition; no tool cut\n"
+        );
     }
 
     #[test]

@@ -304,3 +304,77 @@ fn compute_v1_hints_come_from_its_http_bindings() {
     );
     assert!(read_only > 300, "{read_only}");
 }
+
+/// Issue 40: every Compute tool's whole definition fits the default size
+/// budget in every dialect and host profile (the largest ran to 192 KB
+/// spelled out), as a provider's list and as MCP `tools/list` carry it,
+/// and every rendering the budget cut still passes its dialect's checker.
+#[test]
+fn compute_v1_every_tool_fits_the_size_budget_in_every_rendering() {
+    use ai_tools::mcp::McpServer;
+    use ai_tools::schema::HostProfile;
+    use ai_tools::schema::render::{DEFAULT_MAX_TOOL_BYTES, minified_len};
+    let Some(toolkit) = compute() else {
+        return;
+    };
+    let mut largest = (0, String::new());
+    let mut fits = |len: usize, what: String| {
+        assert!(len <= DEFAULT_MAX_TOOL_BYTES, "{what}: {len} bytes");
+        if len > largest.0 {
+            largest = (len, what);
+        }
+    };
+    // Each provider's list, the parameters as a host of each profile
+    // reads them.
+    let lists = [
+        (toolkit.to_openai(), "/function/parameters", Dialect::OpenAi),
+        (toolkit.to_anthropic(), "/input_schema", Dialect::Anthropic),
+        (
+            toolkit.to_gemini()["functionDeclarations"].clone(),
+            "/parameters",
+            Dialect::Gemini,
+        ),
+        (
+            toolkit.to_gemini_json_schema()["functionDeclarations"].clone(),
+            "/parametersJsonSchema",
+            Dialect::GeminiJsonSchema,
+        ),
+    ];
+    for (list, at, dialect) in lists {
+        let items = list.as_array().expect("a list of tools");
+        assert_eq!(items.len(), toolkit.tools().len());
+        for host in HostProfile::ALL {
+            for (item, tool) in items.iter().zip(toolkit.tools()) {
+                let parameters = tool.parameters_for_host(dialect, host);
+                let violations =
+                    ai_tools::schema::check::check(dialect, tool.is_strict(), &parameters);
+                assert!(violations.is_empty(), "{}: {violations:?}", tool.name());
+                let mut item = item.clone();
+                *item.pointer_mut(at).expect("the parameters") = parameters;
+                fits(
+                    minified_len(&item),
+                    format!("{} in {dialect} for {}", tool.name(), host.as_str()),
+                );
+            }
+        }
+    }
+    // MCP `tools/list`, every annotation included.
+    let tree = support::published_tree(COMPUTE).expect("the package, as compute() found it");
+    for host in HostProfile::ALL {
+        let listed = McpServer::from_toolkit(compute_toolkit(&tree))
+            .with_host_profile(host)
+            .tools()
+            .expect("the tools");
+        for tool in listed {
+            let item = serde_json::to_value(&tool).expect("a tool as JSON");
+            fits(
+                minified_len(&item),
+                format!("{} in MCP tools/list for {}", tool.name, host.as_str()),
+            );
+        }
+    }
+    println!(
+        "largest Compute tool definition: {} bytes ({})",
+        largest.0, largest.1
+    );
+}

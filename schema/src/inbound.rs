@@ -765,6 +765,8 @@ impl Walk<'_> {
     /// with exactly one member.
     fn one_of(&mut self, one_of: &OneOf, value: &mut Value, depth: usize) {
         let members = || listing(one_of.members.iter().map(|m| m.name.as_str()));
+        // Past a rendering's cut, the object comes as its JSON text.
+        self.decode_json_string(value, Value::is_object, depth);
         let Value::Object(chosen) = value else {
             let got = kind_of(value);
             self.problem(format_args!(

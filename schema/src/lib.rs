@@ -309,13 +309,39 @@ impl ToolSpec {
     /// The tool's parameters rendered for `dialect` with the tool's
     /// strictness; see [`render::parameters`].
     pub fn render(&self, dialect: Dialect) -> serde_json::Value {
-        render::parameters(&self.parameters, dialect, self.strict)
+        self.render_for(dialect, HostProfile::Exact)
     }
 
     /// The tool's parameters rendered for `dialect` as a model reads them
-    /// through a host of profile `host`; see [`render::parameters_for`].
+    /// through a host of profile `host`, the whole definition within
+    /// [`render::DEFAULT_MAX_TOOL_BYTES`]; see [`render::parameters_within`].
     pub fn render_for(&self, dialect: Dialect, host: HostProfile) -> serde_json::Value {
-        render::parameters_for(&self.parameters, dialect, self.strict, host)
+        self.render_within(dialect, host, render::DEFAULT_MAX_TOOL_BYTES)
+    }
+
+    /// [`render_for`](Self::render_for), the whole definition within
+    /// `max_tool_bytes` ([`render::parameters_budget`]).
+    pub fn render_within(
+        &self,
+        dialect: Dialect,
+        host: HostProfile,
+        max_tool_bytes: usize,
+    ) -> serde_json::Value {
+        // The examples as written: their Anthropic shape depends on the
+        // rendering, and differs from it by a few bytes at most.
+        let examples = if self.examples.is_empty() {
+            0
+        } else {
+            render::minified_len(&serde_json::Value::from(self.examples.clone()))
+        };
+        let budget = render::parameters_budget(
+            max_tool_bytes,
+            &self.name,
+            self.title.as_deref(),
+            &self.description,
+            examples,
+        );
+        render::parameters_within(&self.parameters, dialect, self.strict, host, budget)
     }
 
     /// The parameters in every dialect as minified JSON text, each checked

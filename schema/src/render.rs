@@ -463,7 +463,150 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
 /// assert_eq!(javascript["properties"]["head"]["properties"]["next"]["type"], "string");
 /// ```
 pub fn parameters_for(schema: &Schema, dialect: Dialect, strict: bool, host: HostProfile) -> Value {
+    render_with(schema, Profile::for_host(dialect, strict, host))
+}
+
+/// The size, in bytes of minified JSON, a whole tool definition is kept to
+/// by default in every dialect and host profile: 16 KiB, about 4,000
+/// tokens, so that one tool never fills a model's context. The largest
+/// tools of large APIs (Compute Engine's) run to hundreds of KiB spelled
+/// out. The parameters get what the rest of the definition leaves
+/// ([`parameters_budget`]); a tool's `outputSchema` has a cap of its own.
+pub const DEFAULT_MAX_TOOL_BYTES: usize = 16 * 1024;
+
+/// What a tool definition spends, at most, beyond its parameters and the
+/// texts [`parameters_budget`] counts: the keys, type tags and behaviour
+/// annotations of the most verbose listing (an MCP `tools/list` item with
+/// every annotation, an OpenAI function in a tool-search namespace).
+pub const DEFINITION_ENVELOPE: usize = 512;
+
+/// The bytes left for a tool's parameters when its whole definition is to
+/// fit `max_tool_bytes`: less its name, its title (written twice, as MCP's
+/// `title` and `annotations.title`), its description, as JSON strings, its
+/// examples' JSON (`examples_bytes`, Anthropic's `input_examples`) and
+/// [`DEFINITION_ENVELOPE`].
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::render::{DEFINITION_ENVELOPE, parameters_budget};
+///
+/// let left = parameters_budget(16 * 1024, "books_get", Some("Get a book"), "Gets a \"book\".", 0);
+/// assert_eq!(left, 16 * 1024 - DEFINITION_ENVELOPE - 11 - 2 * 12 - 18);
+/// assert_eq!(parameters_budget(100, "x", None, "", 0), 0);
+/// ```
+pub fn parameters_budget(
+    max_tool_bytes: usize,
+    name: &str,
+    title: Option<&str>,
+    description: &str,
+    examples_bytes: usize,
+) -> usize {
+    let text = |t: &str| minified_len(&Value::from(t));
+    let around = text(name)
+        + 2 * title.map_or(0, text)
+        + text(description)
+        + examples_bytes
+        + DEFINITION_ENVELOPE;
+    max_tool_bytes.saturating_sub(around)
+}
+
+/// [`parameters_for`], kept to `max_bytes` of minified JSON (a tool's
+/// [`parameters_budget`]): past it, the
+/// objects nested deepest are cut to the form recursion and OpenAI's depth
+/// limit already use, a string holding the object's JSON text, described in
+/// the field's own words ("… A JSON-encoded `pkg.Message` object."), which
+/// the executor reads back. The cut is made at the deepest level that fits
+/// the budget, the same level everywhere in the tool; a tool that does not
+/// fit even with every nested object cut is rendered so, over the budget.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::ir::{Object, Schema};
+/// use ai_tools_schema::{render, Dialect, HostProfile};
+///
+/// let mut leaf = Object::new();
+/// for i in 0..40 {
+///     leaf = leaf.property(&format!("field_{i}"), Schema::string(), false);
+/// }
+/// let middle = Schema::object(Object::new().property("leaf", Schema::object(leaf), false));
+/// let root = Schema::object(Object::new().property("middle", middle, true));
+/// let whole = render::parameters_within(&root, Dialect::OpenAi, false, HostProfile::Exact, 1 << 20);
+/// assert_eq!(whole["properties"]["middle"]["properties"]["leaf"]["type"], "object");
+/// let small = render::parameters_within(&root, Dialect::OpenAi, false, HostProfile::Exact, 1024);
+/// assert!(small.to_string().len() <= 1024);
+/// assert_eq!(small["properties"]["middle"]["properties"]["leaf"]["type"], "string");
+/// ```
+pub fn parameters_within(
+    schema: &Schema,
+    dialect: Dialect,
+    strict: bool,
+    host: HostProfile,
+    max_bytes: usize,
+) -> Value {
     let profile = Profile::for_host(dialect, strict, host);
+    let whole = render_with(schema, profile);
+    if minified_len(&whole) <= max_bytes {
+        return whole;
+    }
+    // Cutting at a shallower depth never makes the rendering larger: find
+    // the deepest level that fits by bisection.
+    let deepest = profile
+        .max_depth
+        .unwrap_or(BUDGET_DEPTH_SEARCH)
+        .min(BUDGET_DEPTH_SEARCH);
+    let at_depth = |depth: usize| {
+        render_with(
+            schema,
+            Profile {
+                max_depth: Some(depth),
+                ..profile
+            },
+        )
+    };
+    // Depths below `low` fit (`fits` holds the deepest of them tried);
+    // `over` and deeper do not, or lie past the deepest level tried.
+    let (mut fits, mut over) = (None, deepest + 1);
+    let mut low = 1;
+    while low < over {
+        let middle = (low + over) / 2;
+        let rendered = at_depth(middle);
+        if minified_len(&rendered) <= max_bytes {
+            fits = Some(rendered);
+            low = middle + 1;
+        } else {
+            over = middle;
+        }
+    }
+    fits.unwrap_or_else(|| at_depth(1))
+}
+
+/// The deepest level [`parameters_within`] tries to keep; a tool cut at all
+/// is cut at most this deep.
+const BUDGET_DEPTH_SEARCH: usize = 16;
+
+/// The length of `value` as minified JSON.
+pub fn minified_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    match serde_json::to_writer(&mut count, value) {
+        Ok(()) => count.0,
+        Err(_) => usize::MAX,
+    }
+}
+
+/// One rendering of `schema` under `profile`.
+fn render_with(schema: &Schema, profile: Profile) -> Value {
     let mut defs = BTreeMap::new();
     let mut names = HashMap::new();
     collect_defs(schema, &mut defs, &mut names);
@@ -675,7 +818,7 @@ impl Renderer {
                     maximum.map(number_value),
                 );
             }
-            Kind::OneOf(one_of) => return self.one_of(one_of, depth),
+            Kind::OneOf(one_of) => return self.one_of(one_of, depth, hints),
             Kind::Boolean => {
                 m.insert("type".into(), "boolean".into());
             }
@@ -833,7 +976,25 @@ impl Renderer {
 
     /// `anyOf` of one-property objects, one per member: exactly one member,
     /// stated by the schema itself in every dialect.
-    fn one_of(&mut self, one_of: &OneOf, depth: usize) -> (Map<String, Value>, Shape) {
+    fn one_of(
+        &mut self,
+        one_of: &OneOf,
+        depth: usize,
+        hints: &mut Vec<String>,
+    ) -> (Map<String, Value>, Shape) {
+        if self.too_deep(depth) {
+            // Cut whole, not branch by branch: each branch alone would be a
+            // string saying only "a JSON-encoded object".
+            let members: Vec<String> = one_of
+                .members
+                .iter()
+                .map(|member| format!("`{}`", member.name))
+                .collect();
+            return cut(
+                &format!("object with exactly one of {}", members.join(", ")),
+                hints,
+            );
+        }
         let branches = one_of
             .members
             .iter()

@@ -496,14 +496,33 @@ impl NativeTool {
     /// assert_eq!(tool.parameters(Dialect::Anthropic)["required"], serde_json::json!(["text"]));
     /// ```
     pub fn parameters(&self, dialect: Dialect) -> Value {
-        render::parameters(&self.input.schema, dialect, self.strict)
+        self.parameters_for_host(dialect, HostProfile::Exact)
     }
 
     /// The parameters' schema for `dialect` as a model reads it through a
     /// host of profile `host`; see
     /// [`Tool::parameters_for_host`](crate::toolkit::Tool::parameters_for_host).
     pub fn parameters_for_host(&self, dialect: Dialect, host: HostProfile) -> Value {
-        render::parameters_for(&self.input.schema, dialect, self.strict, host)
+        self.parameters_within(dialect, host, render::DEFAULT_MAX_TOOL_BYTES)
+    }
+
+    /// [`parameters_for_host`](Self::parameters_for_host), the whole
+    /// definition within `max_tool_bytes` (a toolkit's budget; see
+    /// [`render::parameters_within`]).
+    pub(crate) fn parameters_within(
+        &self,
+        dialect: Dialect,
+        host: HostProfile,
+        max_tool_bytes: usize,
+    ) -> Value {
+        let budget = render::parameters_budget(
+            max_tool_bytes,
+            &self.name,
+            self.title_text(),
+            self.description(),
+            0,
+        );
+        render::parameters_within(&self.input.schema, dialect, self.strict, host, budget)
     }
 
     /// Runs the tool with the model's arguments (JSON text, empty meaning

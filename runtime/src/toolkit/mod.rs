@@ -160,6 +160,7 @@ pub struct ToolkitBuilder {
     include: Vec<String>,
     exclude: Vec<String>,
     read_only: bool,
+    max_tool_bytes: Option<usize>,
 }
 
 enum Entry {
@@ -316,6 +317,38 @@ impl ToolkitBuilder {
         self
     }
 
+    /// The most bytes of minified JSON one whole tool definition may take,
+    /// in every dialect and host profile (default
+    /// [`render::DEFAULT_MAX_TOOL_BYTES`], 16 KiB; the parameters get what
+    /// the name, title, description and examples leave,
+    /// [`render::parameters_budget`]): past it, the nested objects deepest
+    /// in the request are cut to a string holding their JSON text, which
+    /// the executor reads back (see [`render::parameters_within`]). A large
+    /// budget (`usize::MAX`) keeps every tool whole.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use ai_tools::schema::{Dialect, render::minified_len};
+    ///
+    /// let executor = gentools::Executor::new(ai_tools::transport::InProcessTransport::new());
+    /// let toolkit = ai_tools::Toolkit::builder()
+    ///     .generated(executor)
+    ///     .max_tool_bytes(200)
+    ///     .build()
+    ///     .unwrap();
+    /// let create = toolkit.get("links_create").unwrap().parameters(Dialect::OpenAi);
+    /// // The links tools are flat: the smallest rendering, over the budget.
+    /// assert!(minified_len(&create) > 200);
+    /// ```
+    pub fn max_tool_bytes(mut self, bytes: usize) -> Self {
+        self.max_tool_bytes = Some(bytes);
+        self
+    }
+
     /// Checks the tools (native names valid, native schemas objects within
     /// every provider's limits, one alias namespace), keeps those the
     /// selection chooses ([`include`](Self::include),
@@ -340,7 +373,9 @@ impl ToolkitBuilder {
             include,
             exclude,
             read_only,
+            max_tool_bytes,
         } = self;
+        let max_bytes = max_tool_bytes.unwrap_or(render::DEFAULT_MAX_TOOL_BYTES);
         let selection =
             Selection::new(&include, &exclude, read_only).map_err(ToolkitError::Selection)?;
         let aliases = aliases.unwrap_or_else(|| {
@@ -365,6 +400,7 @@ impl ToolkitBuilder {
                                 tool: agent,
                                 source: source.clone(),
                             },
+                            max_bytes,
                         });
                     }
                 }
@@ -378,6 +414,7 @@ impl ToolkitBuilder {
                     check_native(&native)?;
                     added.push(Tool {
                         kind: Kind::Native(native),
+                        max_bytes,
                     });
                 }
             }
@@ -771,22 +808,24 @@ impl Toolkit {
 }
 
 /// A generated tool's parameters rendered for `dialect` through a host of
-/// profile `host`, from the request's IR in `pool` (its executor's
-/// descriptors): once per tool, dialect and host, then shared.
+/// profile `host` within `max_bytes`, from the request's IR in `pool` (its
+/// executor's descriptors): once per tool, dialect, host and budget, then
+/// shared.
 fn generated_for_host(
     tool: &'static AgentTool,
     pool: &'static DescriptorPool,
     dialect: Dialect,
     host: HostProfile,
+    max_bytes: usize,
 ) -> Value {
-    type Key = (usize, Dialect, HostProfile);
+    type Key = (usize, Dialect, HostProfile, usize);
     static RENDERED: LazyLock<Memo<Key, Value>> = LazyLock::new(Memo::new);
-    let key = (std::ptr::from_ref(tool) as usize, dialect, host);
+    let key = (std::ptr::from_ref(tool) as usize, dialect, host, max_bytes);
     let rendered = RENDERED.get_or(key, || {
         match pool.get_message_by_name(tool.method.request) {
             Some(request) => {
                 let schema = request_schema(pool, &request);
-                render::parameters_for(&schema, dialect, tool.strict, host)
+                render::parameters_within(&schema, dialect, tool.strict, host, max_bytes)
             }
             // Not this executor's tool: the exact rendering is all there is.
             None => tool.parameters_value(dialect),
@@ -834,6 +873,9 @@ fn generated_output_schema(
 #[derive(Debug)]
 pub struct Tool {
     kind: Kind,
+    /// The toolkit's budget for the parameters
+    /// ([`ToolkitBuilder::max_tool_bytes`]).
+    max_bytes: usize,
 }
 
 enum Kind {
@@ -970,8 +1012,10 @@ impl Tool {
         }
     }
 
-    /// The parameters' schema for `dialect`. A generated tool's are the
-    /// texts `ai_tools!` rendered and checked at compile time.
+    /// The parameters' schema for `dialect`, within the toolkit's
+    /// [`max_tool_bytes`](ToolkitBuilder::max_tool_bytes). A generated
+    /// tool's are, under the default budget, the texts `ai_tools!` rendered
+    /// and checked.
     ///
     /// # Examples
     ///
@@ -985,6 +1029,9 @@ impl Tool {
     /// assert_eq!(schema["properties"]["text"]["type"], "string");
     /// ```
     pub fn parameters(&self, dialect: Dialect) -> Value {
+        if self.max_bytes != render::DEFAULT_MAX_TOOL_BYTES {
+            return self.rendered(dialect, HostProfile::Exact);
+        }
         match &self.kind {
             Kind::Generated { tool, .. } => tool.parameters_value(dialect),
             Kind::Native(tool) => tool.parameters(dialect),
@@ -1022,11 +1069,25 @@ impl Tool {
         if host == HostProfile::Exact {
             return self.parameters(dialect);
         }
+        self.rendered(dialect, host)
+    }
+
+    /// The parameters rendered for `dialect` and `host`, from the
+    /// request's IR, the whole definition within the toolkit's budget.
+    fn rendered(&self, dialect: Dialect, host: HostProfile) -> Value {
         match &self.kind {
             Kind::Generated { tool, source } => {
-                generated_for_host(tool, source.descriptor_pool(), dialect, host)
+                let examples = tool.input_examples().map_or(0, str::len);
+                let budget = render::parameters_budget(
+                    self.max_bytes,
+                    tool.name,
+                    tool.title,
+                    tool.description,
+                    examples,
+                );
+                generated_for_host(tool, source.descriptor_pool(), dialect, host, budget)
             }
-            Kind::Native(tool) => tool.parameters_for_host(dialect, host),
+            Kind::Native(tool) => tool.parameters_within(dialect, host, self.max_bytes),
         }
     }
 

@@ -206,7 +206,10 @@ fn preregister(aliases: &AliasManager) -> Result<BTreeMap<String, Vec<(String, S
     Ok(out)
 }
 
-fn dump() -> Result<Value, String> {
+/// `max_tool_bytes`: the size budget the renderings are cut to (the
+/// default's when `None`); each tool says whether it was cut.
+fn dump(max_tool_bytes: Option<usize>) -> Result<Value, String> {
+    let max_tool_bytes = max_tool_bytes.unwrap_or(render::DEFAULT_MAX_TOOL_BYTES);
     let mut merged = DescriptorPool::new();
     let mut files = Vec::new();
     let mut mismatches = Vec::new();
@@ -255,6 +258,7 @@ fn dump() -> Result<Value, String> {
                 ));
             }
             let mut renderings = serde_json::Map::new();
+            let mut cut = false;
             renderings.insert(
                 "canonical".into(),
                 render::parameters(&spec.parameters, Dialect::JsonSchema, false),
@@ -266,10 +270,13 @@ fn dump() -> Result<Value, String> {
                         HostProfile::Exact => (*target).to_owned(),
                         _ => format!("{target}@{host}"),
                     };
-                    renderings.insert(
-                        name,
-                        render::parameters_for(&spec.parameters, *dialect, strict, host),
-                    );
+                    let twin = ai_tools::schema::ToolSpec {
+                        strict,
+                        ..spec.clone()
+                    };
+                    let rendered = twin.render_within(*dialect, host, max_tool_bytes);
+                    cut |= rendered != twin.render_within(*dialect, host, usize::MAX);
+                    renderings.insert(name, rendered);
                 }
             }
             match statics.iter().find(|t| t.name == spec.name) {
@@ -298,6 +305,7 @@ fn dump() -> Result<Value, String> {
                     "message": a.message, "field": a.field, "prefix": a.prefix,
                 })).collect::<Vec<_>>(),
                 "renderings": renderings,
+                "cut": cut,
             }));
         }
         files.push(json!({ "proto": corpus.path, "file": file, "tools": tools }));
@@ -361,7 +369,7 @@ fn compare_static(tool: &AgentTool, spec: &ai_tools::schema::ToolSpec) -> Vec<St
         // Both sides through the same text parser: serde_json (without
         // `float_roundtrip`) may round a long decimal differently from the
         // exact value the renderer holds.
-        let dynamic = render::parameters(&spec.parameters, dialect, spec.strict);
+        let dynamic = spec.render(dialect);
         let dynamic: Value = serde_json::from_str(&dynamic.to_string()).unwrap_or(dynamic);
         match serde_json::from_str::<Value>(tool.parameters_for(dialect)) {
             Ok(stat) if stat == dynamic => {}
@@ -508,9 +516,17 @@ fn exec(addr: &str) -> Result<(), String> {
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        ["dump"] => dump().map(|doc| println!("{doc}")),
+        ["dump"] => dump(None).map(|doc| println!("{doc}")),
+        ["dump", "--max-tool-bytes", bytes] => bytes
+            .parse()
+            .map_err(|e| format!("--max-tool-bytes {bytes}: {e}"))
+            .and_then(|bytes| dump(Some(bytes)))
+            .map(|doc| println!("{doc}")),
         ["exec", addr] => exec(addr),
-        _ => Err("usage: schema_truth dump | schema_truth exec <grpc-addr>".to_owned()),
+        _ => Err(
+            "usage: schema_truth dump [--max-tool-bytes N] | schema_truth exec <grpc-addr>"
+                .to_owned(),
+        ),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
