@@ -43,7 +43,7 @@ fn a_python_mcp_client_searches_calls_and_enables_a_toolset() {
     println!("{stdout}");
     eprintln!("{}", String::from_utf8_lossy(&output.stderr));
     assert!(output.status.success(), "the driver failed:\n{stdout}");
-    assert!(stdout.contains("14 passed, 0 failed"), "{stdout}");
+    assert!(stdout.contains("16 passed, 0 failed"), "{stdout}");
     let links = server.backend.links();
     assert_eq!(links.len(), 1, "one link, created once through call_tool");
     assert_eq!(
@@ -136,6 +136,7 @@ fn a_defined_toolset_is_listed_from_the_start() {
             "call_tool",
             "enable_toolset",
             "links_list",
+            "list_toolsets",
             "search_tools",
             "workflow_steps_delete"
         ]

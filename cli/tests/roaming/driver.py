@@ -21,7 +21,7 @@ import httpx2
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-META = {"search_tools", "enable_toolset", "call_tool"}
+META = {"search_tools", "list_toolsets", "enable_toolset", "call_tool"}
 LINKS = "links.v1.LinksService"
 LINKS_TOOLS = {"links_create", "links_update", "links_list"}
 

@@ -1,7 +1,8 @@
 """Drives `ai-tools mcp --tool-search` with the official Python MCP SDK over
 stdio: the first list holds only the meta-tools, `search_tools` finds a
-tool by what it does, `call_tool` calls it as a direct call would (the same
-result for the same bad arguments), and `enable_toolset` sends
+tool by what it does (with a one-line summary), `list_toolsets` gives
+every toolset with its summary, `call_tool` calls it as a direct call
+would (the same result for the same bad arguments), and `enable_toolset` sends
 `notifications/tools/list_changed`, after which the list holds that
 toolset's tools, callable directly.
 
@@ -18,7 +19,7 @@ import sys
 from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 
-META = {"search_tools", "enable_toolset", "call_tool"}
+META = {"search_tools", "list_toolsets", "enable_toolset", "call_tool"}
 LINKS = "links.v1.LinksService"
 
 
@@ -70,6 +71,26 @@ async def main() -> int:
                     and "link_id" in update.get("inputSchema", {}).get("properties", {}),
                     "a found tool comes with its toolset and its whole inputSchema",
                     update,
+                )
+                summary = update.get("summary")
+                check(
+                    isinstance(summary, str)
+                    and 0 < len(summary) <= 200
+                    and "\n" not in summary
+                    and summary.split()[0] in update.get("description", ""),
+                    "a found tool carries a one-line summary of its description",
+                    update,
+                )
+                browsed = await session.call_tool("list_toolsets", {})
+                listed = json.loads(text_of(browsed)) if not browsed.is_error else {}
+                by_name = {t.get("name"): t for t in listed.get("toolsets", [])}
+                check(
+                    LINKS in by_name
+                    and by_name[LINKS].get("tools") == 3
+                    and isinstance(by_name[LINKS].get("summary"), str)
+                    and by_name[LINKS]["summary"],
+                    "list_toolsets gives each toolset with a summary and its number of tools",
+                    text_of(browsed),
                 )
                 nothing = await session.call_tool("search_tools", {"query": ""})
                 check(

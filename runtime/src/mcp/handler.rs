@@ -802,7 +802,7 @@ impl Handler {
         request: &mut CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> MetaCall {
-        use super::tool_search::{CALL_TOOL, ENABLE_TOOLSET, SEARCH_TOOLS};
+        use super::tool_search::{CALL_TOOL, ENABLE_TOOLSET, LIST_TOOLSETS, SEARCH_TOOLS};
         if !super::tool_search::Catalog::is_meta(&request.name) {
             return MetaCall::NotMeta;
         }
@@ -822,6 +822,16 @@ impl Handler {
                 MetaCall::Answered(match found {
                     Ok(text) => ToolResult::ok(text),
                     Err(problem) => ToolResult::error(format!("{SEARCH_TOOLS}: {problem}")),
+                })
+            }
+            LIST_TOOLSETS => {
+                let listed = catalog.toolsets(&arguments, |name| {
+                    self.get_tool(name)
+                        .is_some_and(|tool| self.may_use(&tool, context))
+                });
+                MetaCall::Answered(match listed {
+                    Ok(text) => ToolResult::ok(text),
+                    Err(problem) => ToolResult::error(format!("{LIST_TOOLSETS}: {problem}")),
                 })
             }
             ENABLE_TOOLSET => {

@@ -453,7 +453,7 @@ pub enum ServeError {
     /// A tool has the name of one of tool-search mode's meta-tools.
     #[cfg(feature = "tool-search")]
     #[error(
-        "tool `{0}` has the name of a meta-tool of tool search (search_tools, enable_toolset, call_tool); rename it, or serve without tool search"
+        "tool `{0}` has the name of a meta-tool of tool search (search_tools, list_toolsets, enable_toolset, call_tool); rename it, or serve without tool search"
     )]
     MetaToolName(String),
     /// [`ToolSearch::embeddings`]: the tools' vectors for retrieval by
@@ -613,10 +613,10 @@ impl McpServer {
     }
 
     /// Shows a model a few tools at a time (feature `tool-search`):
-    /// `tools/list` gives the meta-tools `search_tools`, `enable_toolset`
-    /// and `call_tool`, the tools without a toolset, and the tools of the
-    /// toolsets `search` starts with; the model finds the others by
-    /// searching. See [`tool_search`] for how it works and why.
+    /// `tools/list` gives the meta-tools `search_tools`, `list_toolsets`,
+    /// `enable_toolset` and `call_tool`, the tools without a toolset, and
+    /// the tools of the toolsets `search` starts with; the model finds the
+    /// others by searching. See [`tool_search`] for how it works and why.
     ///
     /// For hosts without a tool search of their own, on APIs with more tools
     /// than a model chooses well from. A toolset `search` names that no tool

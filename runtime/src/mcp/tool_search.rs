@@ -4,12 +4,15 @@
 //!
 //! An API of hundreds of RPCs is more than a model chooses well from, and
 //! more than hosts take (VS Code caps a server at 128 tools). In this mode
-//! `tools/list` shows three meta-tools, the tools without a toolset (native
+//! `tools/list` shows four meta-tools, the tools without a toolset (native
 //! ones) and the tools of the toolsets enabled so far:
 //!
 //! - [`SEARCH_TOOLS`] ranks every tool against the model's words
-//!   ([`ToolIndex`]: BM25 over names, descriptions and field names) and
-//!   returns the best ones' definitions, each with its toolset;
+//!   ([`ToolIndex`]: BM25 over names, the descriptions' first sentences and
+//!   the services' titles) and returns the best ones' definitions, each
+//!   with its toolset and a one-line summary;
+//! - [`LIST_TOOLSETS`] lists the toolsets, each with a one-line summary and
+//!   its number of tools: for a model whose words match nothing, to browse;
 //! - [`ENABLE_TOOLSET`] adds a toolset to the session's list and sends
 //!   `notifications/tools/list_changed`, so a host that lists again shows
 //!   the model its tools;
@@ -37,7 +40,7 @@ use ai_tools_schema::inbound::kind_of;
 use serde_json::{Value, json};
 
 use crate::toolkit::Toolkit;
-use crate::toolkit::search::ToolIndex;
+use crate::toolkit::search::{ToolIndex, service_title, summary};
 
 /// The name of the meta-tool that searches the tools.
 pub const SEARCH_TOOLS: &str = "search_tools";
@@ -45,6 +48,8 @@ pub const SEARCH_TOOLS: &str = "search_tools";
 pub const ENABLE_TOOLSET: &str = "enable_toolset";
 /// The name of the meta-tool that calls a tool by name.
 pub const CALL_TOOL: &str = "call_tool";
+/// The name of the meta-tool that lists the toolsets.
+pub const LIST_TOOLSETS: &str = "list_toolsets";
 
 /// How many tools a search returns unless the model asks for another
 /// number.
@@ -157,9 +162,11 @@ pub(super) struct Catalog {
     toolset_of: BTreeMap<String, Vec<String>>,
     /// Toolset → its tools' names, in toolkit order.
     members: BTreeMap<String, Vec<String>>,
+    /// Toolset → its one-line summary, as [`LIST_TOOLSETS`] gives it.
+    summaries: BTreeMap<String, String>,
     /// The toolsets a session starts with.
     pub(super) initial: BTreeSet<String>,
-    /// The three meta-tools, as listed.
+    /// The four meta-tools, as listed.
     pub(super) meta_tools: Vec<rmcp::model::Tool>,
 }
 
@@ -185,6 +192,7 @@ impl Catalog {
         use ai_tools_schema::select::Selection;
         let mut toolset_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        let mut summaries: BTreeMap<String, String> = BTreeMap::new();
         for (name, patterns) in &search.defined {
             let taken = members.contains_key(name)
                 || toolkit
@@ -223,8 +231,20 @@ impl Catalog {
                     .push(tool.name().to_owned());
             }
         }
+        for (name, _) in &search.defined {
+            let count = members.get(name).map_or(0, Vec::len);
+            summaries.insert(
+                name.clone(),
+                format!("The operator's own toolset of {count} tools."),
+            );
+        }
         for tool in toolkit.tools() {
             if let Some(toolset) = tool.toolset() {
+                if !summaries.contains_key(toolset)
+                    && let Some(title) = service_title(tool)
+                {
+                    summaries.insert(toolset.to_owned(), title);
+                }
                 toolset_of
                     .entry(tool.name().to_owned())
                     .or_default()
@@ -257,6 +277,7 @@ impl Catalog {
             index,
             toolset_of,
             members,
+            summaries,
             initial,
             meta_tools: meta_tools(dialect),
         })
@@ -264,7 +285,7 @@ impl Catalog {
 
     /// Whether `name` is one of the meta-tools.
     pub(super) fn is_meta(name: &str) -> bool {
-        [SEARCH_TOOLS, ENABLE_TOOLSET, CALL_TOOL].contains(&name)
+        [SEARCH_TOOLS, LIST_TOOLSETS, ENABLE_TOOLSET, CALL_TOOL].contains(&name)
     }
 
     /// Whether a session with `enabled` toolsets lists the tool `name`.
@@ -333,6 +354,7 @@ impl Catalog {
                 Some(json!({
                     "name": tool.name,
                     "toolset": self.toolset_of.get(found.name.as_str()).and_then(|t| t.first()),
+                    "summary": summary(tool.description.as_deref().unwrap_or_default()),
                     "description": tool.description,
                     "inputSchema": Value::Object(tool.input_schema.as_ref().clone()),
                 }))
@@ -340,11 +362,45 @@ impl Catalog {
             .take(limit)
             .collect();
         let note = if found.is_empty() {
-            "No tool matches those words: try other words for what the tool should do."
+            "No tool matches those words: try other words for what the tool should do, or browse the toolsets with list_toolsets."
         } else {
             "Call a tool found here through call_tool with its name and arguments, or enable its toolset (enable_toolset) to have its tools listed."
         };
         Ok(json!({ "tools": found, "note": note }).to_string())
+    }
+
+    /// The answer to [`LIST_TOOLSETS`]: every toolset with a tool that
+    /// `usable` allows, by name, with its one-line summary and how many of
+    /// its tools `usable` allows, as JSON text.
+    pub(super) fn toolsets(
+        &self,
+        arguments: &serde_json::Map<String, Value>,
+        usable: impl Fn(&str) -> bool,
+    ) -> Result<String, String> {
+        if let Some(unknown) = arguments.keys().next() {
+            return Err(format!(
+                "`{unknown}` is not a parameter of {LIST_TOOLSETS}; it takes none"
+            ));
+        }
+        let toolsets: Vec<Value> = self
+            .members
+            .iter()
+            .filter_map(|(name, tools)| {
+                let count = tools.iter().filter(|tool| usable(tool)).count();
+                (count > 0).then(|| {
+                    json!({
+                        "name": name,
+                        "summary": self.summaries.get(name),
+                        "tools": count,
+                    })
+                })
+            })
+            .collect();
+        Ok(json!({
+            "toolsets": toolsets,
+            "note": "Search a toolset's tools with search_tools in its words, or enable it (enable_toolset) to have its tools listed.",
+        })
+        .to_string())
     }
 
     /// The toolset [`ENABLE_TOOLSET`] names in `arguments`, and its tools.
@@ -431,6 +487,15 @@ pub(super) fn meta_tools(dialect: Dialect) -> Vec<rmcp::model::Tool> {
                     "limit": {"type": "integer", "minimum": 1, "maximum": MAX_SEARCH_LIMIT, "description": "How many tools to return (default 5)."}
                 },
                 "required": ["query"],
+                "additionalProperties": false
+            }),
+        ),
+        tool(
+            LIST_TOOLSETS,
+            "List this server's toolsets (groups of related tools), each with a one-line summary and its number of tools. Browse them when search_tools finds nothing for your words.",
+            json!({
+                "type": "object",
+                "properties": {},
                 "additionalProperties": false
             }),
         ),
@@ -622,6 +687,61 @@ mod tests {
             )
             .contains("defined twice")
         );
+    }
+
+    #[test]
+    fn list_toolsets_gives_each_toolset_a_summary_and_its_usable_tools() {
+        let search = ToolSearch::new().define("reading", ["links_list"]);
+        let catalog = Catalog::new(&links_toolkit(), &search, Dialect::Anthropic)
+            .unwrap_or_else(|e| panic!("{e:?}"));
+        let none = serde_json::Map::new();
+        let listed: Value =
+            serde_json::from_str(&catalog.toolsets(&none, |_| true).expect("listed"))
+                .expect("JSON");
+        let toolsets = listed["toolsets"].as_array().expect("toolsets");
+        let links = toolsets
+            .iter()
+            .find(|t| t["name"] == "links.v1.LinksService")
+            .expect("the links service");
+        let summary = links["summary"].as_str().expect("a summary");
+        assert!(!summary.is_empty() && !summary.contains('\n'), "{summary}");
+        assert_eq!(links["tools"], 3);
+        let reading = toolsets
+            .iter()
+            .find(|t| t["name"] == "reading")
+            .expect("the defined toolset");
+        assert_eq!(reading["summary"], "The operator's own toolset of 1 tools.");
+        // A toolset none of whose tools the caller may use is not shown.
+        let some: Value = serde_json::from_str(
+            &catalog
+                .toolsets(&none, |name| name != "links_list")
+                .expect("listed"),
+        )
+        .expect("JSON");
+        assert!(
+            !some["toolsets"]
+                .as_array()
+                .expect("toolsets")
+                .iter()
+                .any(|t| t["name"] == "reading"),
+            "{some}"
+        );
+        let arguments = json!({"page": 2});
+        assert_eq!(
+            catalog
+                .toolsets(arguments.as_object().expect("an object"), |_| true)
+                .unwrap_err(),
+            "`page` is not a parameter of list_toolsets; it takes none"
+        );
+    }
+
+    #[test]
+    fn a_search_hit_carries_a_one_line_summary() {
+        let found = searched(json!({"query": "echo the text"})).expect("found");
+        let found: Value = serde_json::from_str(&found).expect("JSON");
+        assert_eq!(found["tools"][0]["summary"], "d");
+        assert!(Catalog::is_meta(LIST_TOOLSETS));
+        assert_eq!(meta_tools(Dialect::Anthropic).len(), 4);
     }
 
     #[test]
