@@ -371,9 +371,9 @@ pub(crate) struct Serve {
     /// (repeatable; AI_TOOLS_FORWARD_HEADER takes several, comma-separated)
     #[arg(long = "forward-header", value_name = "NAME", value_delimiter = ',')]
     pub forward_headers: Vec<String>,
-    /// List only search_tools, enable_toolset and call_tool (and the
-    /// --toolset tools): the model searches the others, for APIs with more
-    /// tools than a model or host takes (README "Large APIs")
+    /// List only search_tools, list_toolsets, enable_toolset and call_tool
+    /// (and the --toolset tools): the model searches the others, for APIs
+    /// with more tools than a model or host takes (README "Large APIs")
     #[arg(long)]
     pub tool_search: bool,
     /// (--tool-search) List this toolset's tools from the start: a service
