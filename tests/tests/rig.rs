@@ -386,7 +386,13 @@ async fn retrieval_documents_are_ours_and_an_index_offers_the_tool_asked_for() {
     assert_eq!(documents.len(), 3);
     assert_eq!(documents[0], "links_update");
     assert_eq!(documents[1], update.description());
-    for words in ["links service update link", "change modify edit", "link id"] {
+    // The search index's text: service and method in words, the verb's
+    // everyday words, the description's first sentence.
+    for words in [
+        "links service update link",
+        "change modify edit",
+        "Rename a link or change where it redirects.",
+    ] {
         assert!(documents[2].contains(words), "{words}: {}", documents[2]);
     }
     // rig keeps them: its tool set's schemas are what we give the builder.
