@@ -51,8 +51,9 @@
 //! let model = LocalModel::open("models/all-MiniLM-L6-v2")?;
 //! let embeddings = Embeddings::new(model).cache_dir("/var/cache/ai-tools");
 //! let index = ToolIndex::with_embeddings(&toolkit, &embeddings)?;
-//! let found = index.search("send people somewhere else from a short link", 3);
-//! assert_eq!(found[0].name, "links_update");
+//! // No word of it is in the links tools: BM25 alone finds nothing.
+//! let found = index.search("notify me by mail when someone clicks", 3);
+//! assert_eq!(found[0].name, "workflow_steps_create");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
