@@ -386,6 +386,26 @@ pub(crate) struct Serve {
     /// AI_TOOLS_DEFINE_TOOLSET holds one)
     #[arg(long = "define-toolset", value_name = "NAME=GLOB[,GLOB...]", value_parser = Checked::new(define_toolset, &[]))]
     pub defined_toolsets: Vec<(String, Vec<String>)>,
+    /// (--tool-search) Find tools by meaning too, fused with the search by
+    /// words: with the sentence-embedding model in DIR, a
+    /// sentence-transformers folder (model.safetensors, tokenizer.json,
+    /// config.json) of a BERT model such as all-MiniLM-L6-v2, computed on
+    /// the CPU; nothing is fetched
+    #[arg(long, value_name = "DIR")]
+    pub embedding_model: Option<PathBuf>,
+    /// (--tool-search) Find tools by meaning too, with the embeddings of an
+    /// OpenAI-compatible endpoint: POST URL/v1/embeddings
+    /// (text-embeddings-inference, Ollama, vLLM); needs --embeddings-model
+    #[arg(long, value_name = "URL")]
+    pub embeddings_url: Option<String>,
+    /// (--embeddings-url) The model the endpoint is asked for
+    #[arg(long, value_name = "NAME")]
+    pub embeddings_model: Option<String>,
+    /// (--embedding-model, --embeddings-url) Where the tools' embeddings
+    /// are kept between starts, one file per toolkit and model (default
+    /// $XDG_CACHE_HOME/ai-tools, else ~/.cache/ai-tools)
+    #[arg(long, value_name = "DIR")]
+    pub embeddings_cache: Option<PathBuf>,
     #[command(flatten)]
     pub auth: crate::AuthFlags,
     #[command(flatten)]
@@ -719,6 +739,7 @@ fn check(args: &Args) -> Result<(), Failure> {
             "`--toolset` says which tools `--tool-search` lists from the start: give `--tool-search`",
         );
     }
+    check_embeddings(serve)?;
     args.common.tls.check(source.grpc.as_deref())?;
     serve.auth.check(args)?;
     serve.scopes.check(args)?;
@@ -737,6 +758,45 @@ fn check(args: &Args) -> Result<(), Failure> {
                 "the HTTP limits (`--max-body-bytes`, `--max-sessions`, …) are for `mcp --http`",
             );
         }
+    }
+    Ok(())
+}
+
+/// The retrieval-by-meaning flags: for `--tool-search`, one source, and
+/// an endpoint's model named.
+fn check_embeddings(serve: &Serve) -> Result<(), Failure> {
+    let usage = |m: &str| Err(Failure::Usage(m.to_owned()));
+    let local = serve.embedding_model.is_some();
+    let remote = serve.embeddings_url.is_some();
+    if (local || remote) && !serve.tool_search {
+        return usage(&format!(
+            "`{}` finds tools by meaning for `--tool-search`'s search: give `--tool-search`",
+            if local {
+                "--embedding-model"
+            } else {
+                "--embeddings-url"
+            }
+        ));
+    }
+    if local && remote {
+        return usage(
+            "give one source of embeddings: `--embedding-model DIR` (a local model) or `--embeddings-url URL` (an endpoint), not both",
+        );
+    }
+    if remote && serve.embeddings_model.is_none() {
+        return usage(
+            "`--embeddings-url` needs the name of the endpoint's model: give `--embeddings-model NAME`",
+        );
+    }
+    if serve.embeddings_model.is_some() && !remote {
+        return usage(
+            "`--embeddings-model` names the model of an embeddings endpoint: give `--embeddings-url URL`",
+        );
+    }
+    if serve.embeddings_cache.is_some() && !local && !remote {
+        return usage(
+            "`--embeddings-cache` keeps the embeddings of `--embedding-model` or `--embeddings-url`: give one",
+        );
     }
     Ok(())
 }

@@ -822,6 +822,10 @@ async fn run(args: Args) -> Result<(), Failure> {
             .toolsets
             .iter()
             .fold(search, |search, toolset| search.toolset(toolset.clone()));
+        let search = match embeddings::embeddings(&args.serve)? {
+            Some(embeddings) => search.embeddings(embeddings),
+            None => search,
+        };
         server = server.with_tool_search(search);
     }
     if args.serve.stdio {
@@ -858,6 +862,7 @@ async fn run(args: Args) -> Result<(), Failure> {
 }
 
 mod config;
+mod embeddings;
 mod flags;
 mod sources;
 mod startup;

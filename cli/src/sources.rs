@@ -18,8 +18,9 @@ pub(crate) fn env_name(long: &str) -> String {
 /// Flags of which one at most is meant: given on the command line, one
 /// drops the others' environment variables and config-file keys, so that
 /// `--proto` overrides `AI_TOOLS_REFLECTION=true` rather than clashing.
-pub(crate) const ALTERNATIVES: [&[&str]; 4] = [
+pub(crate) const ALTERNATIVES: [&[&str]; 5] = [
     &["reflection", "descriptor-set", "proto"],
+    &["embedding-model", "embeddings-url"],
     &["stdio", "http"],
     &["backend-token-file", "backend-token-env"],
     &["redis", "redis-cluster"],

@@ -44,6 +44,7 @@ pub(crate) fn log(
         redis_wait_timeout_s = redis.then(|| secs(store.wait_timeout)),
         redis_fewest_replicas = store.fewest_replicas,
         sessions_roam,
+        tool_search = crate::embeddings::retrieval(serve),
         alias_scope = scope_source(args),
         oauth,
         max_aliases_per_scope = ai_tools::AliasManager::DEFAULT_LIMIT,
