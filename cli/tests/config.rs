@@ -199,7 +199,7 @@ fn cases() -> Vec<Case> {
                 "--service",
                 "google.longrunning.Operations",
             ],
-            Stdout("\"name\": \"operations_get_operation\""),
+            Stdout("\"name\": \"operations_get\""),
         ),
         case(
             "ca-cert",

@@ -370,16 +370,48 @@ impl Annotated {
 }
 
 /// The tool name whole-service mode gives a method: `service_method` in
-/// snake case (`google.longrunning.Operations.ListOperations` →
-/// `operations_list_operations`), a letter first, at most 64 characters
-/// (a longer name keeps its start and ends in a hash of the whole, so it
-/// stays unique and stable).
+/// snake case, without the words that repeat, a letter first, at most 64
+/// characters.
+///
+/// Two kinds of word are dropped, each only when something remains:
+///
+/// - a `Service` suffix of the service name (`SecretManagerService` →
+///   `secret_manager`, `SqlInstancesService.List` → `sql_instances_list`);
+/// - the service's resource noun where the method name repeats it, at
+///   its start or as the object of its verb, right after its first word:
+///   the service name's last words (the most that match), singular or
+///   plural alike (`google.longrunning.Operations.ListOperations` →
+///   `operations_list`, `Services.CreateService` → `services_create`,
+///   `SqlBackupsService.GetBackup` → `sql_backups_get`,
+///   `SchemaService.ListSchemaRevisions` → `schema_list_revisions`,
+///   etcd's `Lease.LeaseGrant` → `lease_grant`). A noun further in is
+///   part of another (`Instances.GetShieldedInstanceIdentity` keeps its
+///   words).
+///
+/// A name still longer than 64 characters shortens the words of its
+/// service part to their first three letters, the longest first, until it
+/// fits (`OrganizationSecurityPolicies.ListPreconfiguredExpressionSets` →
+/// `org_security_policies_list_preconfigured_expression_sets`); one that
+/// does not fit even so keeps its start and ends in a hash of the whole, so
+/// it stays unique and stable.
+///
+/// Where two methods of the services [`annotate`] exposes derive one name
+/// (or a method derives a name the proto or the overlay gives another),
+/// each of them keeps the words it dropped: it is named by
+/// [`derived_tool_name_in_full`] instead. So no name depends on which of
+/// them is declared first. A name given by `rpc_tool.name` or an overlay
+/// entry is never derived.
 ///
 /// # Examples
 ///
 /// ```
 /// use ai_tools_schema::overlay::derived_tool_name;
-/// assert_eq!(derived_tool_name("Operations", "ListOperations"), "operations_list_operations");
+/// assert_eq!(derived_tool_name("Operations", "ListOperations"), "operations_list");
+/// assert_eq!(derived_tool_name("Services", "CreateService"), "services_create");
+/// assert_eq!(derived_tool_name("SqlInstancesService", "List"), "sql_instances_list");
+/// // Nothing would remain of the method, or of the service.
+/// assert_eq!(derived_tool_name("Books", "Book"), "books_book");
+/// assert_eq!(derived_tool_name("Service", "Get"), "service_get");
 /// assert_eq!(derived_tool_name("KV", "Range"), "kv_range");
 /// assert_eq!(derived_tool_name("_Internal", "V2Get"), "internal_v2_get");
 /// let long = derived_tool_name(&"VeryLongServiceName".repeat(3), &"AndAnEvenLongerMethodName".repeat(2));
@@ -387,18 +419,111 @@ impl Annotated {
 /// assert!(ai_tools_schema::names::validate_tool_name(&long).is_ok());
 /// ```
 pub fn derived_tool_name(service: &str, method: &str) -> String {
-    let mut name = format!("{}_{}", snake_case(service), snake_case(method));
-    name = name
-        .trim_start_matches(|c: char| !c.is_ascii_alphabetic())
-        .to_owned();
-    if name.is_empty() {
-        name = "tool".to_owned();
+    let mut service = words(service);
+    if service.len() > 1 && service.last().is_some_and(|w| w == "service") {
+        service.pop();
+    }
+    let mut method = words(method);
+    if let Some((at, len)) = repeated_noun(&service, &method) {
+        method.drain(at..at + len);
+    }
+    fitted(service, method)
+}
+
+/// The tool name whole-service mode gives a method whose
+/// [`derived_tool_name`] another method derives too: every word kept
+/// (`Operations.ListOperations` → `operations_list_operations`), shortened
+/// past 64 characters as `derived_tool_name` shortens.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::overlay::derived_tool_name_in_full;
+/// assert_eq!(derived_tool_name_in_full("Operations", "ListOperations"), "operations_list_operations");
+/// assert_eq!(derived_tool_name_in_full("SecretManagerService", "GetSecret"), "secret_manager_service_get_secret");
+/// ```
+pub fn derived_tool_name_in_full(service: &str, method: &str) -> String {
+    fitted(words(service), words(method))
+}
+
+/// The snake-case words of a proto name (`ListOperations` → `list`,
+/// `operations`).
+fn words(name: &str) -> Vec<String> {
+    snake_case(name)
+        .split('_')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Where `method` repeats the service's resource noun: the last words of
+/// `service` (as many as match, at least one; its last word singular or
+/// plural alike), first in `method` or else right after its first word
+/// (its verb), with some word of `method` left beside them. The place and
+/// how many words they are.
+fn repeated_noun(service: &[String], method: &[String]) -> Option<(usize, usize)> {
+    let at = |start: usize| {
+        (1..=service.len()).rev().find(|&k| {
+            let noun = &service[service.len() - k..];
+            method.len() > k
+                && method.get(start..start + k).is_some_and(|run| {
+                    run[..k - 1] == noun[..k - 1] && same_noun(&run[k - 1], &noun[k - 1])
+                })
+        })
+    };
+    at(0).map(|k| (0, k)).or_else(|| at(1).map(|k| (1, k)))
+}
+
+/// Whether two words are one noun, singular or plural (`service`,
+/// `services`; `policy`, `policies`; `address`, `addresses`).
+fn same_noun(a: &str, b: &str) -> bool {
+    let plural_of = |one: &str, many: &str| {
+        many.strip_suffix('s')
+            .is_some_and(|stem| stem == one || stem.strip_suffix('e') == Some(one))
+            || many.strip_suffix("ies").is_some_and(|stem| {
+                one.strip_suffix('y').is_some_and(|o| o == stem) && !stem.is_empty()
+            })
+    };
+    a == b || plural_of(a, b) || plural_of(b, a)
+}
+
+/// `service` and `method` joined into a tool name of at most 64
+/// characters, a letter first (see [`derived_tool_name`]).
+fn fitted(mut service: Vec<String>, method: Vec<String>) -> String {
+    let join = |service: &[String]| {
+        let name = service
+            .iter()
+            .chain(&method)
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join("_");
+        let name = name.trim_start_matches(|c: char| !c.is_ascii_alphabetic());
+        if name.is_empty() {
+            "tool".to_owned()
+        } else {
+            name.to_owned()
+        }
+    };
+    let whole = join(&service);
+    let mut name = whole.clone();
+    while name.len() > MAX_TOOL_NAME_LEN {
+        // The longest word of the service part, the first of equals.
+        let longest = service
+            .iter()
+            .enumerate()
+            .filter(|(_, w)| w.len() > 3)
+            .max_by(|(i, a), (j, b)| a.len().cmp(&b.len()).then(j.cmp(i)))
+            .map(|(i, _)| i);
+        let Some(i) = longest else { break };
+        service[i].truncate(3);
+        name = join(&service);
     }
     if name.len() > MAX_TOOL_NAME_LEN {
         // FNV-1a: stable across builds and platforms.
-        let hash = name.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        let hash = whole.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
+        name = whole;
         name.truncate(MAX_TOOL_NAME_LEN - 9);
         name = format!("{name}_{:08x}", hash & 0xffff_ffff);
     }
@@ -742,6 +867,8 @@ pub fn annotate(
         }
     }
 
+    // The name each method exposed whole takes (see `derived_tool_name`).
+    let derived_names = derived_names(pool, file, services, &overlaid_methods, &rpc_tool);
     // (file, tool name) → the method that has it, for the files of the
     // services exposed whole.
     let mut taken: HashMap<(String, String), String> = HashMap::new();
@@ -809,7 +936,10 @@ pub fn annotate(
                 )
             });
             let mut def = DynamicMessage::new(rpc_tool_type.clone());
-            let name = derived_tool_name(service.name(), method.name());
+            let name = derived_names
+                .get(method.full_name())
+                .cloned()
+                .unwrap_or_else(|| derived_tool_name(service.name(), method.name()));
             debug_assert!(validate_tool_name(&name).is_ok(), "{name}");
             if let Some(other) = taken.get(&(fd.name().to_owned(), name.clone())) {
                 let (line, column) = element_location(&fd, method.path()).unzip();
@@ -1017,6 +1147,76 @@ fn optional_plain_fields(
 }
 
 /// The tool name `method`'s inline `rpc_tool` option gives, if any.
+/// The name whole-service mode gives each method of `services` (declared
+/// in `file` when given) that it makes a tool, by full name: its
+/// [`derived_tool_name`], or its [`derived_tool_name_in_full`] where
+/// another of them derives the same name or the proto or the overlay gives
+/// it to a method of the same file. Counted over all of them at once, so no
+/// name depends on the order of declaration; a clash left after this is
+/// reported by [`annotate`].
+fn derived_names(
+    pool: &DescriptorPool,
+    file: Option<&str>,
+    services: &[String],
+    overlaid_methods: &HashMap<String, String>,
+    rpc_tool: &ExtensionDescriptor,
+) -> HashMap<String, String> {
+    let mut seen = HashSet::new();
+    let exposed: Vec<prost_reflect::ServiceDescriptor> = services
+        .iter()
+        .filter_map(|name| pool.get_service_by_name(name))
+        .filter(|s| file.is_none_or(|file| s.parent_file().name() == file))
+        .filter(|s| seen.insert(s.full_name().to_owned()))
+        .collect();
+    let mut given: HashSet<(String, String)> = HashSet::new();
+    let files: HashSet<String> = exposed
+        .iter()
+        .map(|s| s.parent_file().name().to_owned())
+        .collect();
+    for fd in pool.files().filter(|fd| files.contains(fd.name())) {
+        for method in fd.services().flat_map(|s| s.methods().collect::<Vec<_>>()) {
+            let name = overlaid_methods
+                .get(method.full_name())
+                .cloned()
+                .or_else(|| inline_tool_name(&method, rpc_tool));
+            if let Some(name) = name {
+                given.insert((fd.name().to_owned(), name));
+            }
+        }
+    }
+    let short: Vec<(MethodDescriptor, String)> = exposed
+        .iter()
+        .flat_map(|s| s.methods().collect::<Vec<_>>())
+        .filter(|m| {
+            !m.options().has_extension(rpc_tool)
+                && !overlaid_methods.contains_key(m.full_name())
+                && !m.is_client_streaming()
+        })
+        .map(|m| {
+            let name = derived_tool_name(m.parent_service().name(), m.name());
+            (m, name)
+        })
+        .collect();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for (_, name) in &short {
+        *count.entry(name.as_str()).or_default() += 1;
+    }
+    short
+        .iter()
+        .map(|(method, name)| {
+            let file = method.parent_file().name().to_owned();
+            let clashes = count.get(name.as_str()).is_some_and(|&n| n > 1)
+                || given.contains(&(file, name.clone()));
+            let name = if clashes {
+                derived_tool_name_in_full(method.parent_service().name(), method.name())
+            } else {
+                name.clone()
+            };
+            (method.full_name().to_owned(), name)
+        })
+        .collect()
+}
+
 fn inline_tool_name(method: &MethodDescriptor, rpc_tool: &ExtensionDescriptor) -> Option<String> {
     let options = method.options();
     if !options.has_extension(rpc_tool) {
@@ -1428,6 +1628,117 @@ mod tests {
     }
 
     #[test]
+    fn derived_names_drop_the_words_that_repeat() {
+        for (service, method, name) in [
+            ("Services", "CreateService", "services_create"),
+            ("SqlInstancesService", "List", "sql_instances_list"),
+            (
+                "SecretManagerService",
+                "AccessSecretVersion",
+                "secret_manager_access_secret_version",
+            ),
+            (
+                "SchemaService",
+                "ListSchemaRevisions",
+                "schema_list_revisions",
+            ),
+            ("Operations", "GetOperation", "operations_get"),
+            ("WorkerPools", "CreateWorkerPool", "worker_pools_create"),
+            (
+                "FirewallPolicies",
+                "GetFirewallPolicy",
+                "firewall_policies_get",
+            ),
+            ("Addresses", "MoveAddress", "addresses_move"),
+            ("SqlBackupsService", "ListBackups", "sql_backups_list"),
+            ("Lease", "LeaseGrant", "lease_grant"),
+            ("Lease", "LeaseLeases", "lease_leases"),
+            ("Auth", "AuthStatus", "auth_status"),
+            ("Watch", "Watch", "watch_watch"),
+            ("EkmService", "GetEkmConnection", "ekm_get_connection"),
+            (
+                "Instances",
+                "GetShieldedInstanceIdentity",
+                "instances_get_shielded_instance_identity",
+            ),
+            // Not the whole noun in a row, or nothing left beside it.
+            (
+                "FirewallPolicies",
+                "GetIamPolicy",
+                "firewall_policies_get_iam_policy",
+            ),
+            ("Books", "Book", "books_book"),
+            ("Service", "Get", "service_get"),
+        ] {
+            assert_eq!(
+                derived_tool_name(service, method),
+                name,
+                "{service}.{method}"
+            );
+        }
+        assert!(same_noun("policy", "policies") && same_noun("address", "addresses"));
+        assert!(!same_noun("policy", "police") && !same_noun("ies", "y"));
+        // Too long even so: the service's words shortened, longest first.
+        assert_eq!(
+            derived_tool_name(
+                "OrganizationSecurityPolicies",
+                "ListPreconfiguredExpressionSets"
+            ),
+            "org_security_policies_list_preconfigured_expression_sets"
+        );
+    }
+
+    /// The tool names `annotate` derives for every service of `source`.
+    fn derived(source: &str, services: &[&str]) -> Vec<String> {
+        let pool =
+            crate::test_support::compile(&format!("{}{source}", crate::test_support::HEADER));
+        let annotated =
+            annotate_test(&pool, None, services, PlainFields::default()).expect("annotated");
+        let tools = crate::tools_in_file(&annotated.pool, "test.proto").expect("tools");
+        let mut names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn methods_whose_shortened_names_clash_keep_every_word() {
+        // `Books.GetBook` and `Books.Get` both shorten to `books_get`;
+        // `Books.DeleteBook` shortens to a name `Remove` is given inline;
+        // `ShelvesService.ListShelves` and `Shelves.List` to `shelves_list`.
+        let methods = [
+            "  rpc GetBook(Req) returns (Req);\n",
+            "  rpc Get(Req) returns (Req);\n",
+            "  rpc ListBooks(Req) returns (Req);\n",
+            "  rpc DeleteBook(Req) returns (Req);\n",
+            "  rpc Remove(Req) returns (Req) {\n    option (ai.context.v1.rpc_tool) = { name: \"books_delete\" description: \"Remove.\" };\n  }\n",
+        ];
+        let shelves = "service ShelvesService {\n  rpc ListShelves(Req) returns (Req);\n}\nservice Shelves {\n  rpc List(Req) returns (Req);\n}\n";
+        let expected = [
+            "books_delete",
+            "books_delete_book",
+            "books_get",
+            "books_get_book",
+            "books_list",
+            "shelves_list",
+            "shelves_service_list_shelves",
+        ];
+        let services = ["t.Books", "t.ShelvesService", "t.Shelves"];
+        let forward = format!(
+            "message Req {{}}\nservice Books {{\n{}}}\n{shelves}",
+            methods.concat()
+        );
+        assert_eq!(derived(&forward, &services), expected);
+        // Declared the other way round, the same names.
+        let backward = format!(
+            "message Req {{}}\nservice Shelves {{\n  rpc List(Req) returns (Req);\n}}\nservice ShelvesService {{\n  rpc ListShelves(Req) returns (Req);\n}}\nservice Books {{\n{}}}\n",
+            methods.iter().rev().copied().collect::<String>()
+        );
+        let mut reversed = services;
+        reversed.reverse();
+        assert_eq!(derived(&backward, &reversed), expected);
+    }
+
+    #[test]
     fn derived_names_that_clash_are_refused_with_the_overlay_fix() {
         let pool = crate::test_support::compile(&format!(
             "{}message Req {{}}\nservice Things {{\n  rpc GetURL(Req) returns (Req);\n  rpc GetUrl(Req) returns (Req);\n  rpc Ping(Req) returns (Req) {{\n    option (ai.context.v1.rpc_tool) = {{ name: \"things_list\" description: \"Ping.\" }};\n  }}\n  rpc List(Req) returns (Req);\n}}\n",
@@ -1536,7 +1847,7 @@ service Books {
             required,
             [
                 (
-                    "books_update_book".to_owned(),
+                    "books_update".to_owned(),
                     serde_json::json!(["book_id", "isbn"])
                 ),
                 // Annotated inline: the inline rule.
@@ -1586,7 +1897,7 @@ service Books {
             required,
             [
                 (
-                    "books_update_book".to_owned(),
+                    "books_update".to_owned(),
                     serde_json::json!(["book_id", "title", "isbn"])
                 ),
                 ("books_own".to_owned(), serde_json::Value::Null),

@@ -39,7 +39,7 @@ const SDK_VERSION = JSON.parse(
   ),
 ).version;
 
-const TOOL = 'integers_service_echo';
+const TOOL = 'integers_echo';
 
 const SIGNED_PATTERN = '^(0|-?[1-9][0-9]*)$';
 const UNSIGNED_PATTERN = '^(0|[1-9][0-9]*)$';

@@ -35,7 +35,7 @@ use books_pb::books_server::{Books, BooksServer};
 use books_pb::{Book, GetBookRequest, UpdateBookRequest};
 
 const SERVICE: &str = "books.v1.Books";
-const UPDATE: &str = "books_update_book";
+const UPDATE: &str = "books_update";
 
 /// `books.proto` as `protoc --include_imports --include_source_info
 /// --descriptor_set_out` writes it.
@@ -182,7 +182,7 @@ fn a_whole_service_requires_only_field_behavior_required_fields() {
         assert_eq!(properties.len(), 5, "{dialect}: every field is offered");
     }
     assert_eq!(
-        required(&serde_json::from_str(tool(&set, "books_get_book").parameters()).expect("JSON")),
+        required(&serde_json::from_str(tool(&set, "books_get").parameters()).expect("JSON")),
         ["book_id"]
     );
 
@@ -280,7 +280,7 @@ fn lists_every(dialect: Dialect, strict: bool) -> bool {
 #[test]
 fn an_overlay_required_field_is_required_in_every_dialect() {
     let field = "[fields.\"books.v1.UpdateBookRequest.author\"]\nrequired = true\n";
-    let strict_method = "[methods.\"books.v1.Books.UpdateBook\"]\nname = \"books_update_book\"\ndescription = \"Change a book.\"\nstrict = true\n";
+    let strict_method = "[methods.\"books.v1.Books.UpdateBook\"]\nname = \"books_update\"\ndescription = \"Change a book.\"\nstrict = true\n";
     let mut checked = Vec::new();
     for overlay in [field.to_owned(), format!("{field}\n{strict_method}")] {
         let overlay = Overlay::parse("books.tools.toml", &overlay).expect("a valid overlay");

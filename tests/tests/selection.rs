@@ -51,8 +51,8 @@ mod chosen {
             "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
             includes = ["proto/third_party/googleapis"],
             services = ["google.longrunning.Operations"],
-            include = ["operations_*_operation"],
-            exclude = ["*/DeleteOperation"]
+            include = ["operations_*"],
+            exclude = ["*/DeleteOperation", "operations_list"]
         );
     }
 }
@@ -82,11 +82,7 @@ fn the_macro_keeps_only_the_chosen_tools() {
     );
     assert_eq!(
         names(chosen::whole::all_tools()),
-        [
-            "operations_get_operation",
-            "operations_cancel_operation",
-            "operations_wait_operation"
-        ]
+        ["operations_get", "operations_cancel", "operations_wait"]
     );
 
     // A tool left out is no tool of the executor either; a tool kept is the

@@ -622,11 +622,11 @@ fn whole_service_mode_exposes_every_unary_method() {
     assert_eq!(
         names,
         [
-            "operations_list_operations",
-            "operations_get_operation",
-            "operations_delete_operation",
-            "operations_cancel_operation",
-            "operations_wait_operation",
+            "operations_list",
+            "operations_get",
+            "operations_delete",
+            "operations_cancel",
+            "operations_wait",
         ]
     );
     // Descriptions are the methods' comments; `WaitOperation` has one too.

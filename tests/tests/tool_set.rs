@@ -116,7 +116,7 @@ fn an_overlay_marks_methods_read_only_for_a_read_only_set() {
     let names: Vec<&str> = by_verb.tools().iter().map(|t| t.name).collect();
     assert_eq!(
         names,
-        ["operations_list_operations", "operations_get_operation"]
+        ["operations_list", "operations_get"]
     );
 
     // An overlay says it for the protos: one entry keeps its derived name,
@@ -138,7 +138,7 @@ fn an_overlay_marks_methods_read_only_for_a_read_only_set() {
     assert_eq!(
         kept,
         [
-            ("operations_list_operations", true, true),
+            ("operations_list", true, true),
             ("lro_get", true, true)
         ]
     );

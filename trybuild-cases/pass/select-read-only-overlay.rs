@@ -13,7 +13,7 @@ mod gentools {
 fn main() {
     let tools = gentools::all_tools();
     assert_eq!(tools.len(), 1);
-    assert_eq!(tools[0].name, "ping_service_ping");
+    assert_eq!(tools[0].name, "ping_ping");
     assert_eq!(tools[0].description, "Ping the server.");
     assert!(tools[0].hints.read_only && tools[0].hints.idempotent);
     // The embedded descriptors say it too: a tool set built from them agrees.

@@ -7,6 +7,6 @@ mod gentools {
 fn main() {
     let tools = gentools::all_tools();
     assert_eq!(tools.len(), 1);
-    assert_eq!(tools[0].name, "ping_service_ping");
+    assert_eq!(tools[0].name, "ping_ping");
     assert_eq!(tools[0].description, "Ping the server.");
 }
