@@ -10,6 +10,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use ai_tools::executor::JsonNames;
 use ai_tools::schema::HostProfile;
 use ai_tools::schema::overlay::PlainFields;
 use ai_tools::toolkit::ToolkitBuilder;
@@ -216,6 +217,11 @@ pub(crate) struct Common {
         help_heading = "Host, logs and configuration"
     )]
     pub max_output_schema_bytes: Option<usize>,
+    /// The field names of results (and of their outputSchema): proto
+    /// (default: `book_id`, the names the arguments use) or camel
+    /// (protojson's lowerCamelCase, `bookId`)
+    #[arg(long, value_name = "proto|camel", value_parser = Checked::new(json_names, &["proto", "camel"]), help_heading = "Host, logs and configuration")]
+    pub json_names: Option<JsonNames>,
     /// The most bytes of one tool's whole definition, in every dialect and
     /// host profile (default 16384): past it, the objects nested deepest in
     /// its parameters are cut to a string holding their JSON text, which
@@ -241,6 +247,11 @@ impl Common {
     /// `toolkit` keeping each tool's parameters to `--max-tool-bytes`.
     pub fn tool_budget(&self, toolkit: ToolkitBuilder) -> ToolkitBuilder {
         with_tool_budget(toolkit, self.max_tool_bytes)
+    }
+
+    /// `toolkit` writing results with the field names `--json-names` says.
+    pub fn result_names(&self, toolkit: ToolkitBuilder) -> ToolkitBuilder {
+        toolkit.json_names(self.json_names.unwrap_or_default())
     }
 
     /// `server` listing output schemas as `--output-schemas` and
@@ -957,6 +968,12 @@ fn plain_fields(flag: &str, choice: &str) -> Result<PlainFields, String> {
             "`{flag} {choice}`: use `optional` (only fields marked field_behavior = REQUIRED are required) or `required` (every field that is not optional or in a oneof)"
         )),
     }
+}
+
+fn json_names(flag: &str, names: &str) -> Result<JsonNames, String> {
+    names
+        .parse::<JsonNames>()
+        .map_err(|e| format!("`{flag} {names}`: {e}"))
 }
 
 fn host_profile(flag: &str, name: &str) -> Result<HostProfile, String> {

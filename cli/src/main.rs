@@ -658,7 +658,10 @@ async fn run(args: Args) -> Result<(), Failure> {
             .map_err(transport_failure)?;
         let toolkit = args
             .common
-            .tool_budget(Toolkit::builder().generated(set.executor(transport.clone())))
+            .tool_budget(
+                args.common
+                    .result_names(Toolkit::builder().generated(set.executor(transport.clone()))),
+            )
             .build()
             .map_err(|e| Failure::Run(e.to_string()))?;
         let host = args.common.host_profile.unwrap_or_default();
@@ -708,7 +711,9 @@ async fn run(args: Args) -> Result<(), Failure> {
                 "mcp" => {
                     let toolkit = args
                         .common
-                        .tool_budget(Toolkit::builder().generated(set.executor(transport.clone())))
+                        .tool_budget(args.common.result_names(
+                            Toolkit::builder().generated(set.executor(transport.clone())),
+                        ))
                         .build()
                         .map_err(|e| Failure::Run(e.to_string()))?;
                     let listed = args
@@ -777,10 +782,12 @@ async fn run(args: Args) -> Result<(), Failure> {
     let (sessions, session_store, store_summary) = args.serve.scopes.sessions().await?;
     let sessions = Arc::new(sessions);
     let max_tool_bytes = args.common.max_tool_bytes;
+    let json_names = args.common.json_names.unwrap_or_default();
     let server = McpServer::new(move |aliases| {
         let toolkit = Toolkit::builder()
             .alias_manager(aliases.clone())
-            .generated(set.executor_with_alias_manager(transport.clone(), aliases));
+            .generated(set.executor_with_alias_manager(transport.clone(), aliases))
+            .json_names(json_names);
         flags::with_tool_budget(toolkit, max_tool_bytes).build()
     })
     .with_sessions(sessions)

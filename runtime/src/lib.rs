@@ -137,6 +137,7 @@
 //! | `mcp` | no | [`mcp`]: serve a [`Toolkit`] over the Model Context Protocol (stdio, streamable HTTP) |
 //! | `oauth` | no | [`McpServer::with_oauth`]: the MCP HTTP endpoint as an OAuth 2.1 resource server |
 //! | `tool-search` | no | [`ToolIndex`]: ranked search over a toolkit's tools, for large APIs |
+//! | `semantic-search` | no | `ToolIndex::with_embeddings`: retrieval by meaning beside BM25, fused (a local sentence-transformers model on candle, or an `/v1/embeddings` endpoint), cached on disk |
 //! | `async-openai` | no | [`openai`]: conversions into `async-openai`'s tool types |
 //! | `rig` | no | [`rig`]: a toolkit's tools for rig agents (rig 0.44), one alias namespace per conversation, retrieval documents for rig's tool retrieval |
 //! | `build` | no | [`build`]: annotated protos compiled in a build script for `tonic-prost-build` (for `[build-dependencies]`) |

@@ -12,10 +12,11 @@ use super::{EmbeddingError, EmbeddingSource};
 
 /// How many texts one request carries.
 const BATCH: usize = 64;
-/// The largest answer read, in bytes: 64 vectors of 4,096 numbers written
-/// out as JSON text are about 6 MB.
+/// The largest answer an [`EmbeddingsEndpoint`] reads, in bytes: 64
+/// vectors of 4,096 numbers written out as JSON text are about 6 MB.
 pub const MAX_RESPONSE_BYTES: usize = 32 * 1024 * 1024;
-/// How long one request may take, connection included.
+/// How long one request to an [`EmbeddingsEndpoint`] may take, connection
+/// included.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 type Client = hyper_util::client::legacy::Client<

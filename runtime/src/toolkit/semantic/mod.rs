@@ -64,7 +64,7 @@ mod local;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub use endpoint::EmbeddingsEndpoint;
+pub use endpoint::{EmbeddingsEndpoint, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT};
 pub use local::LocalModel;
 
 #[cfg(doc)]
@@ -239,13 +239,13 @@ impl Meaning {
             elapsed_s = started.elapsed().as_secs_f64(),
             "computed the tools' embeddings"
         );
-        if let Some(file) = &file {
-            if let Err(e) = cache::write(file, &key, dimensions, &vectors) {
-                tracing::warn!(
-                    "the tools' embeddings could not be cached in {}: {e}; the next start computes them again",
-                    file.display()
-                );
-            }
+        if let Some(file) = &file
+            && let Err(e) = cache::write(file, &key, dimensions, &vectors)
+        {
+            tracing::warn!(
+                "the tools' embeddings could not be cached in {}: {e}; the next start computes them again",
+                file.display()
+            );
         }
         Ok(Self {
             source: Arc::clone(source),
