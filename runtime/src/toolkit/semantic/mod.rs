@@ -345,3 +345,52 @@ fn unit(mut vector: Vec<f32>, dimensions: usize, source: &str) -> Result<Vec<f32
     }
     Ok(vector)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Vectors by hand: each text's vector is looked up, the query
+    /// "broken" fails.
+    #[derive(Debug)]
+    struct Table;
+
+    impl EmbeddingSource for Table {
+        fn identity(&self) -> &str {
+            "table"
+        }
+        fn describe(&self) -> String {
+            "a table".into()
+        }
+        fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+            texts
+                .iter()
+                .map(|t| match *t {
+                    "a" | "near a" => Ok(vec![1.0, 0.0]),
+                    "b" => Ok(vec![0.0, 2.0]),
+                    "c" | "near c" => Ok(vec![0.6, 0.8]),
+                    _ => Err(EmbeddingError::Endpoint(format!("no vector for {t}"))),
+                })
+                .collect()
+        }
+    }
+
+    #[test]
+    fn the_rankings_are_fused_by_reciprocal_rank() {
+        let documents = ["a", "b", "c"].map(String::from);
+        let meaning = Meaning::build(&documents, &Embeddings::new(Table)).expect("built");
+        assert_eq!(meaning.info().dimensions, 2);
+        // By meaning "near c": c (1.0), a (0.6), b (0.8·1 = 0.8) → c, b, a.
+        // BM25 found only a: a is 1st there, 3rd by meaning.
+        let fused = meaning.fuse("near c", vec![(0, 3.0)]);
+        let at = |rank: f32| 1.0 / (RRF_K + rank);
+        assert_eq!(
+            fused,
+            vec![(0, at(1.0) + at(3.0)), (2, at(1.0)), (1, at(2.0))]
+        );
+        // A query that cannot be embedded: BM25's ranking as it was.
+        assert_eq!(meaning.fuse("broken", vec![(1, 2.0)]), vec![(1, 2.0)]);
+        // Vectors are kept of length 1: "b" was [0, 2].
+        assert_eq!(&meaning.vectors[2..4], &[0.0, 1.0]);
+    }
+}
