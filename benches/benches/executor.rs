@@ -587,6 +587,7 @@ fn breakdown(
                     desc,
                     aliases_of,
                     black_box(bytes.as_slice()),
+                    ai_tools::executor::JsonNames::Camel,
                 ))
                 .expect("written directly")
                 .expect("aliases")

@@ -291,6 +291,19 @@ fn cases() -> Vec<Case> {
             Stderr(0, "max_bytes=300"),
         ),
         case(
+            "json-names",
+            "tools",
+            "camel",
+            &[
+                "--proto",
+                LINKS_PROTO,
+                "--dialect",
+                "mcp",
+                "--output-schemas",
+            ],
+            Stdout("\"pageThemeId\""),
+        ),
+        case(
             "host-profile",
             "tools",
             "browser",

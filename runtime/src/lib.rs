@@ -70,7 +70,7 @@
 //!
 //! let exec = sessions.for_conversation::<gentools::Executor<_>>("conversation-42");
 //! let result = exec.execute("links_create", r#"{"destination":"https://x.y"}"#).await;
-//! // {"link":{"id":"link-1","pageThemeId":"theme-1","workspaceId":"9c1d…",…}}
+//! // {"link":{"id":"link-1","page_theme_id":"theme-1","workspace_id":"9c1d…",…}}
 //! println!("{} {}", result.is_error, result.output);
 //!
 //! let result = exec.execute("workflow_steps_create", r#"{"link_id":"link-1","action":"ACTION_EMAIL"}"#).await;
@@ -89,9 +89,10 @@
 //! prefix checked: an alias the conversation never issued (`step-0`), one of
 //! another prefix, or a raw UUID it never saw is refused before any call,
 //! with the valid aliases named. On the way out, the response is protojson
-//! (camelCase field names, the form the Go plugin's tooling expects) with
-//! the UUIDs of `alias_prefix` fields registered under their own field's
-//! prefix and replaced by aliases; other fields (a `workspaceId`) stay raw.
+//! with the proto field names the arguments use (`link_id`; camelCase
+//! with [`JsonNames::Camel`](executor::JsonNames)) and the UUIDs of
+//! `alias_prefix` fields registered under their own field's prefix and
+//! replaced by aliases; other fields (a `workspace_id`) stay raw.
 //! A gRPC error becomes a sentence with the status code, the server's
 //! message (its known UUIDs aliased) and what to do next.
 //!
@@ -310,7 +311,8 @@ pub mod __private {
     }
 
     /// The executor's JSON of the response in `bytes`, written straight
-    /// from the bytes with its ids given aliases by `aliases`, or `None`
+    /// from the bytes with its fields under `names` and its ids given
+    /// aliases by `aliases`, or `None`
     /// where the executor leaves the response to `DynamicMessage` (the type,
     /// or these bytes, are outside what it writes directly). For the tests
     /// that hold the two paths to the same text.
@@ -324,8 +326,9 @@ pub mod __private {
         response: &prost_reflect::MessageDescriptor,
         prefixes: &'static [FieldPrefix],
         bytes: &[u8],
+        names: crate::executor::JsonNames,
     ) -> Option<Result<String, crate::alias::AliasError>> {
-        crate::executor::transcoded(aliases, prefixes, response, bytes)
+        crate::executor::transcoded(aliases, prefixes, response, bytes, names)
             .await
             .transpose()
     }

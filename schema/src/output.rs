@@ -3,14 +3,15 @@
 //! `outputSchema`, with the result as `structuredContent`).
 //!
 //! The executor writes a response as protojson with prost-reflect's default
-//! options, its ids given aliases; a server stream is collected into
-//! `{"messages": [...]}`. Every rule here is a rule of that writer, so a
-//! result always validates against its schema:
+//! options but for the field names ([`JsonNames`]: the proto names a tool's
+//! arguments use, by default), its ids given aliases; a server stream is
+//! collected into `{"messages": [...]}`. Every rule here is a rule of that
+//! writer, so a result always validates against its schema:
 //!
 //! | Protobuf | Written as | Schema |
 //! |---|---|---|
 //! | a field without presence at its default (`0`, `""`, `false`, an empty list or map) | left out | no field is `required` |
-//! | a field name | its `json_name` (`displayName`) | the property is the `json_name` |
+//! | a field name | its proto name (`display_name`), or with [`JsonNames::Camel`] its `json_name` (`displayName`) | the property is the name written |
 //! | `int32`, `sint32`, `sfixed32` / `uint32`, `fixed32` | a number | `integer` within the type's range |
 //! | `int64`, `sint64`, `sfixed64` / `uint64`, `fixed64` | a string of digits | `string` with [`SIGNED_DIGITS_PATTERN`] / [`UNSIGNED_DIGITS_PATTERN`] |
 //! | `double`, `float` | a number, or `"NaN"`, `"Infinity"`, `"-Infinity"` | `number` or a string of those three |
@@ -29,7 +30,8 @@
 //! # Well-known types
 //!
 //! `Timestamp`: a `date-time` string. `Duration`: seconds with an `s`.
-//! `FieldMask`: a string. `Struct`: an object; `Value`: any JSON value;
+//! `FieldMask`: a string (its paths in lowerCamelCase, as protojson writes
+//! them whatever the field names; an argument takes them so). `Struct`: an object; `Value`: any JSON value;
 //! `ListValue`: an array. The wrappers: their value (`Int64Value` and
 //! `UInt64Value` as strings of digits; `DoubleValue` and `FloatValue` as a
 //! number, or `null` for a value that is not finite, as prost-reflect writes
@@ -63,11 +65,84 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor};
+use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor, SerializeOptions};
 use serde_json::{Map, Value, json};
 
 use crate::HostProfile;
 use crate::render::{RECURSION_UNROLL, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PATTERN};
+
+/// The names a result's fields are written under: the one rule the
+/// executor's writers (its transcoder and prost-reflect's serialiser, through
+/// [`serialize_options`](Self::serialize_options)) and [`result_schema_with`]
+/// follow, so that a result and its schema never differ.
+///
+/// A tool's arguments use proto names (`book_id`, with the lowerCamelCase
+/// `json_name` accepted too), so by default a result does as well: a model
+/// that reads `book_id` in one tool's result sends `book_id` to the next.
+/// [`Camel`](Self::Camel) writes protojson's lowerCamelCase instead, for a
+/// client that expects the canonical JSON mapping.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::output::JsonNames;
+/// let api = prost_reflect::DescriptorPool::global()
+///     .get_message_by_name("google.protobuf.Api")
+///     .unwrap();
+/// let field = api.get_field_by_name("source_context").unwrap();
+/// assert_eq!(JsonNames::default(), JsonNames::Proto);
+/// assert_eq!(JsonNames::Proto.name(&field), "source_context");
+/// assert_eq!(JsonNames::Camel.name(&field), "sourceContext");
+/// assert_eq!("camel".parse::<JsonNames>(), Ok(JsonNames::Camel));
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum JsonNames {
+    /// The field's name in the proto (`book_id`), as arguments use it. The
+    /// default.
+    #[default]
+    Proto,
+    /// protojson's lowerCamelCase `json_name` (`bookId`).
+    Camel,
+}
+
+impl JsonNames {
+    /// The name `field` is written under.
+    pub fn name(self, field: &FieldDescriptor) -> &str {
+        match self {
+            JsonNames::Proto => field.name(),
+            JsonNames::Camel => field.json_name(),
+        }
+    }
+
+    /// prost-reflect's serialiser options that write these names (the rest
+    /// its defaults: the protojson mapping).
+    pub fn serialize_options(self) -> SerializeOptions {
+        SerializeOptions::new().use_proto_field_name(self == JsonNames::Proto)
+    }
+
+    /// `proto` or `camel`, as the command line spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            JsonNames::Proto => "proto",
+            JsonNames::Camel => "camel",
+        }
+    }
+}
+
+impl std::str::FromStr for JsonNames {
+    type Err = String;
+
+    /// `proto` or `camel`.
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "proto" => Ok(JsonNames::Proto),
+            "camel" => Ok(JsonNames::Camel),
+            other => Err(format!(
+                "`{other}` is no choice of field names: use proto (`book_id`) or camel (`bookId`)"
+            )),
+        }
+    }
+}
 
 /// What a call of the method gives back: one response, or the messages of a
 /// server stream collected into one result.
@@ -146,6 +221,34 @@ pub fn result_schema_for<'a>(
     aliases: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
     host: HostProfile,
 ) -> Option<Value> {
+    result_schema_with(response, shape, aliases, host, JsonNames::default())
+}
+
+/// [`result_schema_for`] of a result written with field names `names`
+/// ([`JsonNames`]; the others write the default, proto names).
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::HostProfile;
+/// use ai_tools_schema::output::{JsonNames, ResultShape, result_schema_with};
+///
+/// let api = prost_reflect::DescriptorPool::global()
+///     .get_message_by_name("google.protobuf.Api")
+///     .unwrap();
+/// let schema = |names| {
+///     result_schema_with(&api, ResultShape::Unary, [], HostProfile::Exact, names).unwrap()
+/// };
+/// assert!(schema(JsonNames::Proto)["properties"].get("source_context").is_some());
+/// assert!(schema(JsonNames::Camel)["properties"].get("sourceContext").is_some());
+/// ```
+pub fn result_schema_with<'a>(
+    response: &MessageDescriptor,
+    shape: ResultShape,
+    aliases: impl IntoIterator<Item = (&'a str, &'a str, &'a str)>,
+    host: HostProfile,
+    names: JsonNames,
+) -> Option<Value> {
     // Only a host that takes `$ref` shares types: the walk that finds them
     // is for it alone.
     let shared = if host.takes_refs() {
@@ -162,6 +265,7 @@ pub fn result_schema_for<'a>(
             .collect(),
         shared,
         refs: host.takes_refs(),
+        names,
         path: Vec::new(),
         root: None,
         defs: BTreeMap::new(),
@@ -277,6 +381,8 @@ struct Writer<'a> {
     /// Whether the host takes `$ref`; without, every message is spelled out
     /// and a recursive one cut.
     refs: bool,
+    /// The names the fields are written under.
+    names: JsonNames,
     /// The messages being spelled out, outermost first (hosts without `$ref`).
     path: Vec<String>,
     /// The unary result's type, referred to as `#`.
@@ -289,7 +395,7 @@ impl Writer<'_> {
         let mut properties = Map::new();
         for field in message.fields() {
             let schema = self.field(message, &field);
-            properties.insert(field.json_name().to_owned(), schema);
+            properties.insert(self.names.name(&field).to_owned(), schema);
         }
         let mut object = Map::new();
         object.insert("type".to_owned(), json!("object"));

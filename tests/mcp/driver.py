@@ -160,9 +160,9 @@ async def stdio_checks(server: str, checks: Checks) -> None:
                 )
                 uuid = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
                 checks.check(
-                    uuid.match(link.get("workspaceId", "")) is not None
-                    and link.get("pageThemeId") == "theme-1",
-                    f"{label}: annotated ids are aliased, the unannotated workspaceId stays raw",
+                    uuid.match(link.get("workspace_id", "")) is not None
+                    and link.get("page_theme_id") == "theme-1",
+                    f"{label}: annotated ids are aliased, the unannotated workspace_id stays raw",
                     link,
                 )
 
@@ -177,7 +177,7 @@ async def stdio_checks(server: str, checks: Checks) -> None:
                 step = await session.call_tool("workflow_steps_create", {"link_id": "link-1", "action": "ACTION_EMAIL"})
                 step_out = output(step).get("step", {})
                 checks.check(
-                    not step.is_error and step_out.get("id") == "step-1" and step_out.get("linkId") == "link-1",
+                    not step.is_error and step_out.get("id") == "step-1" and step_out.get("link_id") == "link-1",
                     f"{label}: workflow_steps_create takes link-1 and returns step-1",
                     text_of(step),
                 )
@@ -351,7 +351,7 @@ async def http_sessions(url: str, checks: Checks) -> None:
                 text_of(created_b),
             )
             checks.check(
-                not step_a.is_error and output(step_a).get("step", {}).get("linkId") == "link-1",
+                not step_a.is_error and output(step_a).get("step", {}).get("link_id") == "link-1",
                 f"{label}: session A passes its link-1 to workflow_steps_create",
                 text_of(step_a),
             )

@@ -68,8 +68,8 @@ const MODEL_TEXT = String.raw`{
   "tree": {"id": "9007199254740995", "children": ["{\"id\": \"9007199254740997\"}"]}
 }`;
 
-// What the service must echo back (protojson: camelCase names, 64-bit
-// integers as strings, map keys as strings).
+// What the service must echo back (protojson with the proto field names the
+// arguments use, 64-bit integers as strings, map keys as strings).
 const EXPECTED_ECHO = {
   label: 'digits',
   signed: '9007199254740993',
@@ -78,9 +78,9 @@ const EXPECTED_ECHO = {
   fixed: '18446744073709551615',
   sfixed: '-9223372036854775807',
   many: ['9007199254740993', '-9007199254740995', '9223372036854775807'],
-  byId: { '-9223372036854775808': 'lowest', '9007199254740993': 'past 2^53' },
+  by_id: { '-9223372036854775808': 'lowest', '9007199254740993': 'past 2^53' },
   range: { low: '-9007199254740993', high: '9007199254740993' },
-  otherRange: { low: '1', high: '9223372036854775806' },
+  other_range: { low: '1', high: '9223372036854775806' },
   tree: { id: '9007199254740995', children: [{ id: '9007199254740997' }] },
 };
 

@@ -143,7 +143,7 @@ pub async fn create_link(
             .await,
     );
     assert_eq!(out["link"]["id"], format!("link-{n}"), "{conversation}");
-    assert_eq!(out["link"]["pageThemeId"], format!("theme-{n}"));
+    assert_eq!(out["link"]["page_theme_id"], format!("theme-{n}"));
     out
 }
 
@@ -307,7 +307,7 @@ pub async fn restart_continues_the_conversation<B: Backend>(backend: &B) {
     let exec = after.for_conversation::<Exec>("conversation-1");
     let second = server.backend.links()[1].id.clone();
     let out = ok_json(&create_step(&exec, "link-2").await);
-    assert_eq!(out["step"]["linkId"], "link-2");
+    assert_eq!(out["step"]["link_id"], "link-2");
     assert_eq!(step_link_ids(&server.backend), [second]);
     let out = ok_json(
         &exec
@@ -315,7 +315,7 @@ pub async fn restart_continues_the_conversation<B: Backend>(backend: &B) {
             .await,
     );
     assert_eq!(out["link"]["id"], "link-4", "the counter went on");
-    assert_eq!(out["link"]["pageThemeId"], "theme-4");
+    assert_eq!(out["link"]["page_theme_id"], "theme-4");
     server.shutdown().await;
 }
 

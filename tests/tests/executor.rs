@@ -74,9 +74,9 @@ async fn create_aliases_ids_and_leaves_the_workspace_raw() {
     .await;
     let link = &out["link"];
     assert_eq!(link["id"], "link-1");
-    assert_eq!(link["pageThemeId"], "theme-1");
-    assert_eq!(link["workspaceId"], server.backend.workspace_id());
-    assert!(is_uuid(link["workspaceId"].as_str().unwrap_or_default()));
+    assert_eq!(link["page_theme_id"], "theme-1");
+    assert_eq!(link["workspace_id"], server.backend.workspace_id());
+    assert!(is_uuid(link["workspace_id"].as_str().unwrap_or_default()));
     assert_eq!(link["destination"], "https://x.y");
     let stored = &server.backend.links()[0];
     assert_eq!(
@@ -115,7 +115,7 @@ async fn an_alias_reaches_the_server_as_its_uuid() {
     .await;
     assert_eq!(
         out,
-        json!({"step": {"id": "step-1", "linkId": "link-1", "action": "ACTION_EMAIL"}})
+        json!({"step": {"id": "step-1", "link_id": "link-1", "action": "ACTION_EMAIL"}})
     );
 
     let received = server.backend.received();
@@ -481,7 +481,7 @@ async fn an_expired_alias_is_told_apart_from_an_invented_one() {
     .await;
     // a link and its page theme: the namespace is full
     assert_eq!(first["link"]["id"], "link-1");
-    assert_eq!(first["link"]["pageThemeId"], "theme-1");
+    assert_eq!(first["link"]["page_theme_id"], "theme-1");
     // link-1, the least recently used (the theme is shown again), makes room
     let second = call(
         &exec,
@@ -558,5 +558,5 @@ async fn an_alias_the_store_lost_is_told_as_lost_and_never_given_again() {
         second["link"]["id"], "link-2",
         "link-1 is never given again"
     );
-    assert_eq!(second["link"]["pageThemeId"], "theme-2");
+    assert_eq!(second["link"]["page_theme_id"], "theme-2");
 }

@@ -159,7 +159,7 @@ async fn a_conversation_through_genai_types() {
     assert!(!results[0].is_error, "{}", results[0].output);
     assert_eq!(step_link_ids(&backend), std::slice::from_ref(&uuid));
     let step: Value = serde_json::from_str(&last_responses(&conversation)[0].content).unwrap();
-    assert_eq!(step["step"]["linkId"], "link-1");
+    assert_eq!(step["step"]["link_id"], "link-1");
     assert_eq!(step["step"]["id"], "step-1");
 
     // Turn 3: an invented alias is refused before any call, and the

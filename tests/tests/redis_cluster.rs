@@ -720,7 +720,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     let second = server.backend.links()[1].id.clone();
     let trips = store_b.round_trips();
     let out = ok_json(&create_step(&on(&b), "link-2").await);
-    assert_eq!(out["step"]["linkId"], "link-2");
+    assert_eq!(out["step"]["link_id"], "link-2");
     assert_eq!(step_link_ids(&server.backend), [second]);
     let after = cluster.commandstats().await;
     // resolution: EVALSHA to the old owner (MOVED), to the new (NOSCRIPT),
@@ -980,7 +980,7 @@ async fn a_master_crash_and_failover_lose_no_alias() {
         async || {
             let result = create_step(&on(&b), "link-2").await;
             if !result.is_error {
-                assert_eq!(ok_json(&result)["step"]["linkId"], "link-2");
+                assert_eq!(ok_json(&result)["step"]["link_id"], "link-2");
                 return Some(());
             }
             assert!(

@@ -150,7 +150,7 @@ async fn two_replicas_alternate_on_one_conversation_and_agree() {
     // the next turn lands on the other replica
     let out = ok_json(&create_step(&on(&b), "link-1").await);
     assert_eq!(out["step"]["id"], "step-1");
-    assert_eq!(out["step"]["linkId"], "link-1");
+    assert_eq!(out["step"]["link_id"], "link-1");
     assert_eq!(step_link_ids(&server.backend), [first.id]);
 
     // counters are the conversation's, not the replica's

@@ -11,11 +11,10 @@
 //! reference one.
 
 use ai_tools::__private::transcode;
+use ai_tools::executor::JsonNames;
 use ai_tools::{AgentTool, AliasManager, alias::FieldPrefix};
 use prost::Message as _;
-use prost_reflect::{
-    DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, SerializeOptions, Value,
-};
+use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
 
 use ai_tools_tests::tools::{conformance, etcd, google_types};
 
@@ -206,6 +205,7 @@ async fn reference(
     desc: &MessageDescriptor,
     prefixes: &[FieldPrefix],
     bytes: &[u8],
+    names: JsonNames,
 ) -> (Result<serde_json::Value, String>, AliasManager) {
     let aliases = AliasManager::new();
     let json = async {
@@ -217,7 +217,7 @@ async fn reference(
         let mut out = Vec::new();
         m.serialize_with_options(
             &mut serde_json::Serializer::new(&mut out),
-            &SerializeOptions::new(),
+            &names.serialize_options(),
         )
         .map_err(|e| e.to_string())?;
         serde_json::from_slice(&out).map_err(|e| e.to_string())
@@ -226,12 +226,23 @@ async fn reference(
     (json, aliases)
 }
 
-/// Transcodes `bytes` and checks it against the reference; `true` if the
-/// writer took the bytes (rather than leaving them to `DynamicMessage`).
+/// Transcodes `bytes` and checks it against the reference, under either
+/// choice of field names; `true` if the writer took the bytes (rather than
+/// leaving them to `DynamicMessage`).
 async fn check(desc: &MessageDescriptor, prefixes: &'static [FieldPrefix], bytes: &[u8]) -> bool {
+    check_named(desc, prefixes, bytes, JsonNames::Camel).await
+        && check_named(desc, prefixes, bytes, JsonNames::Proto).await
+}
+
+async fn check_named(
+    desc: &MessageDescriptor,
+    prefixes: &'static [FieldPrefix],
+    bytes: &[u8],
+    names: JsonNames,
+) -> bool {
     let aliases = AliasManager::new();
-    let (expected, expected_aliases) = reference(desc, prefixes, bytes).await;
-    let Some(written) = transcode(&aliases, desc, prefixes, bytes).await else {
+    let (expected, expected_aliases) = reference(desc, prefixes, bytes, names).await;
+    let Some(written) = transcode(&aliases, desc, prefixes, bytes, names).await else {
         return false;
     };
     let written = written.expect("no alias limit in these tests");
@@ -254,7 +265,7 @@ async fn check(desc: &MessageDescriptor, prefixes: &'static [FieldPrefix], bytes
     // refused, and nothing stays registered.
     if aliases.len() > 1 {
         let limited = AliasManager::new().with_limit(aliases.len() - 1);
-        let refused = transcode(&limited, desc, prefixes, bytes).await;
+        let refused = transcode(&limited, desc, prefixes, bytes, names).await;
         assert!(
             matches!(
                 refused,

@@ -44,12 +44,12 @@ async fn provider_shaping_is_undone() {
             "labels": {"env": "prod", "tier": "1"},
             "nodes": {"a": {"name": "A"}},
             "extra": {"k": [1.0, 2.0]},
-            "anyValue": "{not json",
+            "any_value": "{not json",
             "root": {"name": "r", "children": [{"name": "deep"}]},
             "big": "9007199254740993",
         })
     );
-    // the camelCase names of the output are accepted back in, as are JSON objects
+    // the names of the output are accepted back in (camelCase too), as are JSON objects
     let out = ok_json(
         &exec
             .execute(
@@ -58,7 +58,7 @@ async fn provider_shaping_is_undone() {
             )
             .await,
     );
-    assert_eq!(out, json!({"labels": {"x": "y"}, "anyValue": [1.0]}));
+    assert_eq!(out, json!({"labels": {"x": "y"}, "any_value": [1.0]}));
 }
 
 #[tokio::test]
@@ -78,8 +78,8 @@ async fn aliases_resolve_in_nested_and_repeated_fields() {
     assert_eq!(
         out,
         json!({
-            "memberIds": ["user-2", "user-1"],
-            "nodes": {"n": {"ownerId": "user-1", "children": [{"ownerId": "user-2", "name": "user-1"}]}},
+            "member_ids": ["user-2", "user-1"],
+            "nodes": {"n": {"owner_id": "user-1", "children": [{"owner_id": "user-2", "name": "user-1"}]}},
         })
     );
 

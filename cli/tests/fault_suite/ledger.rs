@@ -446,7 +446,7 @@ fn read_result(result: &Value) -> Outcome {
     let link = &result["structuredContent"]["link"];
     Outcome::Ok {
         link: link["id"].as_str().map(str::to_owned),
-        theme: link["pageThemeId"].as_str().map(str::to_owned),
+        theme: link["page_theme_id"].as_str().map(str::to_owned),
     }
 }
 

@@ -31,9 +31,10 @@ use std::sync::{Arc, LazyLock};
 
 use ai_tools_schema::HostProfile;
 use ai_tools_schema::inbound::Limits;
+/// The names a result's fields are written under (proto names by default).
+pub use ai_tools_schema::output::JsonNames;
 use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, MethodDescriptor,
-    SerializeOptions,
 };
 use serde_json::{Map, Value};
 use tracing::Instrument as _;
@@ -119,6 +120,11 @@ pub struct ExecutorOptions {
     pub call: CallOptions,
     /// How much of a server-streaming method's stream one call collects.
     pub stream: StreamLimits,
+    /// The names a response's fields are written under (default
+    /// [`JsonNames::Proto`], the names the arguments use). A
+    /// [`Toolkit`](crate::toolkit::Toolkit) writes its own
+    /// ([`ToolkitBuilder::json_names`](crate::toolkit::ToolkitBuilder::json_names)).
+    pub json_names: JsonNames,
 }
 
 impl ExecutorOptions {
@@ -144,6 +150,7 @@ impl Default for ExecutorOptions {
             pass_unknown_uuids: false,
             call: CallOptions::new(),
             stream: StreamLimits::default(),
+            json_names: JsonNames::default(),
         }
     }
 }
@@ -164,10 +171,11 @@ impl Default for ExecutorOptions {
 /// the tool's `response_aliases` list registered and replaced by their
 /// aliases as they are written.
 ///
-/// The output is protojson as prost-reflect writes it by default: camelCase
-/// field names (`pageThemeId`, as the Go plugin's output has it), 64-bit
-/// integers as strings, enums by name, default values left out. Inbound,
-/// both proto names and camelCase are accepted.
+/// The output is protojson as prost-reflect writes it by default, but for
+/// the field names: proto names (`page_theme_id`), the names the arguments
+/// use, unless [`ExecutorOptions::json_names`] asks for camelCase
+/// (`pageThemeId`); 64-bit integers as strings, enums by name, default
+/// values left out. Inbound, both proto names and camelCase are accepted.
 ///
 /// # Examples
 ///
@@ -386,7 +394,10 @@ impl<T: Transport> ProtoExecutor<T> {
             return ToolResult::error(unknown_tool_message(tool, known));
         };
         match options.for_tool(&self.options.call, def.timeout) {
-            Ok(options) => self.run(def, args.into(), &options).await,
+            Ok(options) => {
+                let names = self.options.json_names;
+                self.run(def, args.into(), &options, names).await
+            }
             Err(problem) => ToolResult::error(refused_options_message(tool, &problem)),
         }
     }
@@ -396,13 +407,15 @@ impl<T: Transport> ProtoExecutor<T> {
     }
 
     /// Runs `tool`, one of this executor's, with `options` worked out and
-    /// checked already ([`CallOptions::for_tool`]): the rest of a call, for
-    /// a caller that looked the tool up itself (a toolkit).
+    /// checked already ([`CallOptions::for_tool`]), its response written
+    /// with field names `names`: the rest of a call, for a caller that
+    /// looked the tool up itself (a toolkit).
     pub(crate) async fn run(
         &self,
         tool: &'static AgentTool,
         args: Arguments<'_>,
         options: &CallOptions,
+        names: JsonNames,
     ) -> ToolResult {
         // One span a call, and one a step (see the module docs, "Tracing"):
         // with no subscriber installed, each is a check of a static and
@@ -417,7 +430,7 @@ impl<T: Transport> ProtoExecutor<T> {
         let recorded = span.clone();
         let started = std::time::Instant::now();
         async {
-            let (result, outcome) = match self.call(tool, args, options).await {
+            let (result, outcome) = match self.call(tool, args, options, names).await {
                 Ok(output) => (ToolResult::ok(output), "ok"),
                 Err(error) => {
                     let kind = error.kind();
@@ -448,6 +461,7 @@ impl<T: Transport> ProtoExecutor<T> {
         tool: &'static AgentTool,
         args: Arguments<'_>,
         options: &CallOptions,
+        names: JsonNames,
     ) -> Result<String, CallError> {
         let method = self.method(tool)?;
         let request = self
@@ -459,7 +473,7 @@ impl<T: Transport> ProtoExecutor<T> {
         }
         if method.is_server_streaming() {
             return self
-                .collect_stream(tool, &method, request, options)
+                .collect_stream(tool, &method, request, options, names)
                 .instrument(tracing::debug_span!("ai_tools.grpc", streaming = true))
                 .await;
         }
@@ -469,7 +483,7 @@ impl<T: Transport> ProtoExecutor<T> {
             .instrument(tracing::debug_span!("ai_tools.grpc", streaming = false))
             .await
             .map_err(CallError::Status)?;
-        self.aliased_json_of_encoded(tool, &method.output(), &response)
+        self.aliased_json_of_encoded(tool, &method.output(), &response, names)
             .instrument(tracing::debug_span!(
                 "ai_tools.response",
                 bytes = response.len()
@@ -477,16 +491,18 @@ impl<T: Transport> ProtoExecutor<T> {
             .await
     }
 
-    /// The response in `bytes` as JSON, its ids given aliases: written
-    /// straight from the bytes where the transcoder can, else decoded into a
-    /// `DynamicMessage` first. Both write the same text.
+    /// The response in `bytes` as JSON, its fields under `names`, its ids
+    /// given aliases: written straight from the bytes where the transcoder
+    /// can, else decoded into a `DynamicMessage` first. Both write the same
+    /// text.
     async fn aliased_json_of_encoded(
         &self,
         tool: &'static AgentTool,
         desc: &MessageDescriptor,
         bytes: &[u8],
+        names: JsonNames,
     ) -> Result<String, CallError> {
-        let written = transcoded(&self.aliases, tool.response_aliases, desc, bytes)
+        let written = transcoded(&self.aliases, tool.response_aliases, desc, bytes, names)
             .await
             .map_err(aliases_after_call)?;
         if let Some(json) = written {
@@ -494,7 +510,7 @@ impl<T: Transport> ProtoExecutor<T> {
         }
         let mut response = DynamicMessage::decode(desc.clone(), bytes)
             .map_err(|e| CallError::Unreadable(undecodable_response(desc, &e)))?;
-        self.aliased_json(&mut response, &response_plan(tool, desc))
+        self.aliased_json(&mut response, &response_plan(tool, desc), names)
             .await
     }
 
@@ -503,6 +519,7 @@ impl<T: Transport> ProtoExecutor<T> {
         &self,
         response: &mut DynamicMessage,
         plan: &WalkPlan<'_>,
+        names: JsonNames,
     ) -> Result<String, CallError> {
         self.aliases
             .register_planned(response, plan)
@@ -511,7 +528,7 @@ impl<T: Transport> ProtoExecutor<T> {
         let mut out = Vec::new();
         let mut ser = serde_json::Serializer::new(&mut out);
         response
-            .serialize_with_options(&mut ser, &SerializeOptions::new())
+            .serialize_with_options(&mut ser, &names.serialize_options())
             .map_err(|e| {
                 CallError::Internal(format!("the response could not be written as JSON: {e}"))
             })?;
@@ -526,6 +543,7 @@ impl<T: Transport> ProtoExecutor<T> {
         method: &MethodDescriptor,
         request: DynamicMessage,
         options: &CallOptions,
+        names: JsonNames,
     ) -> Result<String, CallError> {
         let output = method.output();
         let output = &output;
@@ -535,7 +553,10 @@ impl<T: Transport> ProtoExecutor<T> {
             &self.options.stream,
             options,
             || self.transport.server_streaming(method, request, options),
-            |message| async move { self.aliased_json_of_encoded(tool, output, &message).await },
+            |message| async move {
+                self.aliased_json_of_encoded(tool, output, &message, names)
+                    .await
+            },
         )
         .await
     }
@@ -579,8 +600,8 @@ impl<T: Transport> ProtoExecutor<T> {
     }
 }
 
-/// The response in `bytes` written straight out as JSON, its ids given
-/// aliases by `aliases`; `None` where the writer leaves the response to
+/// The response in `bytes` written straight out as JSON, its fields under
+/// `names`, its ids given aliases by `aliases`; `None` where the writer leaves the response to
 /// `DynamicMessage` (nothing is then registered). `__private::transcode`
 /// shows it to the tests.
 pub(crate) async fn transcoded(
@@ -588,6 +609,7 @@ pub(crate) async fn transcoded(
     prefixes: &'static [crate::alias::FieldPrefix],
     response: &MessageDescriptor,
     bytes: &[u8],
+    names: JsonNames,
 ) -> Result<Option<String>, AliasError> {
     let transcoder = response_transcoder(prefixes, response);
     let Some(transcoder) = transcoder.as_ref() else {
@@ -597,7 +619,7 @@ pub(crate) async fn transcoded(
     let written = aliases
         .assign_written(|alias| {
             out.clear();
-            transcoder.write(bytes, &mut out, alias)
+            transcoder.write(bytes, &mut out, alias, names)
         })
         .await?;
     // The writer writes UTF-8 only (strings are checked as they are read).

@@ -7,8 +7,8 @@ use ai_tools_schema::proto::{LongRunning, OPERATIONS_SERVICE, long_running};
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor, Value as ProtoValue};
 use tracing::Instrument as _;
 
-use super::ProtoExecutor;
 use super::sentences::{CallError, failure_sentence, status_sentence};
+use super::{JsonNames, ProtoExecutor};
 use crate::inbound::Arguments;
 use crate::result::ToolResult;
 use crate::tool::AgentTool;
@@ -101,12 +101,13 @@ impl<T: Transport> ProtoExecutor<T> {
     /// Asks the service where operation `name` of `tool` stands
     /// (`google.longrunning.Operations/GetOperation`, on this executor's
     /// transport with `options`), a finished one written as `tool`'s
-    /// answer.
+    /// answer, its fields (and a running one's metadata's) under `names`.
     pub(crate) async fn poll_operation(
         &self,
         tool: &'static AgentTool,
         name: &str,
         options: &CallOptions,
+        names: JsonNames,
     ) -> Result<OperationState, OperationError> {
         let bytes = self
             .operations_call(tool, "GetOperation", name, options)
@@ -120,7 +121,10 @@ impl<T: Transport> ProtoExecutor<T> {
                 "metadata",
                 declared.as_ref().and_then(|d| d.metadata.as_ref()),
             ) {
-                Some((desc, bytes)) => self.aliased_json_of_encoded(tool, &desc, &bytes).await.ok(),
+                Some((desc, bytes)) => self
+                    .aliased_json_of_encoded(tool, &desc, &bytes, names)
+                    .await
+                    .ok(),
                 None => None,
             };
             return Ok(OperationState::Running { metadata });
@@ -152,7 +156,10 @@ impl<T: Transport> ProtoExecutor<T> {
             ))));
         };
         Ok(OperationState::Done(
-            match self.aliased_json_of_encoded(tool, &desc, &bytes).await {
+            match self
+                .aliased_json_of_encoded(tool, &desc, &bytes, names)
+                .await
+            {
                 Ok(json) => ToolResult::ok(json),
                 Err(error) => {
                     ToolResult::error(failure_sentence(tool.name, &self.aliases, error).await)

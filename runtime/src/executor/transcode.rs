@@ -4,7 +4,8 @@
 //! building the message.
 //!
 //! The output is the one `DynamicMessage`'s serialiser writes with default
-//! options (camelCase names, fields in number order, fields without presence
+//! options but for the field names, which are the [`JsonNames`] asked for
+//! (proto names by default, else camelCase; fields in number order, fields without presence
 //! left out at their default, 64-bit integers as strings, enums by name), and
 //! ids meet the alias callback in the order the walk of the decoded message
 //! visits them (number order; a map's entries by key). Anything outside the
@@ -20,9 +21,9 @@ use std::collections::HashMap;
 use std::io::Write as _;
 
 use base64::Engine as _;
-use prost_reflect::{
-    DynamicMessage, FieldDescriptor, Kind, MessageDescriptor, SerializeOptions, Value as ProtoValue,
-};
+use prost_reflect::{DynamicMessage, Kind, MessageDescriptor, Value as ProtoValue};
+
+use ai_tools_schema::output::JsonNames;
 
 use crate::alias::FieldPrefix;
 use crate::alias::MAX_WALK_DEPTH;
@@ -51,8 +52,8 @@ struct MessageLayout {
 }
 
 struct FieldLayout {
-    /// `"jsonName":`, escaped once.
-    key: Box<str>,
+    /// `"jsonName":` and `"proto_name":`, escaped once.
+    keys: [Box<str>; 2],
     shape: Shape,
     /// Written whenever present, even at its default (message, oneof member,
     /// `optional`, proto2).
@@ -161,18 +162,21 @@ impl Transcoder {
         self.response == *response
     }
 
-    /// Writes the message in `bytes` as JSON to `out`, each UUID of an
-    /// alias-carrying field replaced by what `alias` gives for it.
+    /// Writes the message in `bytes` as JSON to `out`, its fields under
+    /// `names`, each UUID of an alias-carrying field replaced by what
+    /// `alias` gives for it.
     pub(crate) fn write(
         &self,
         bytes: &[u8],
         out: &mut Vec<u8>,
         alias: &mut AliasFor<'_>,
+        names: JsonNames,
     ) -> Result<(), Unsupported> {
         Writer {
             transcoder: self,
             out,
             alias,
+            names,
             spare: Vec::new(),
             alias_text: String::new(),
         }
@@ -231,7 +235,7 @@ impl Builder<'_> {
                 .map(|fp| fp.prefix.into());
             numbers.push(field.number());
             fields.push(FieldLayout {
-                key: key_text(&field),
+                keys: [JsonNames::Camel, JsonNames::Proto].map(|n| key_text(n.name(&field))),
                 shape,
                 presence: field.supports_presence(),
                 oneof,
@@ -283,8 +287,8 @@ fn is_well_known(full_name: &str) -> bool {
     full_name.starts_with("google.protobuf.")
 }
 
-fn key_text(field: &FieldDescriptor) -> Box<str> {
-    let mut key = serde_json::to_string(field.json_name()).unwrap_or_default();
+fn key_text(name: &str) -> Box<str> {
+    let mut key = serde_json::to_string(name).unwrap_or_default();
     key.push(':');
     key.into()
 }
@@ -293,6 +297,8 @@ struct Writer<'t, 'o, 'a, 'c, 'b> {
     transcoder: &'t Transcoder,
     out: &'o mut Vec<u8>,
     alias: &'a mut AliasFor<'c>,
+    /// The names fields are written under.
+    names: JsonNames,
     /// Emptied occurrence lists, kept for the next message: one allocation
     /// per nesting level instead of one per message.
     spare: Vec<Vec<(usize, Wire<'b>)>>,
@@ -332,7 +338,8 @@ impl<'b> Writer<'_, '_, '_, '_, 'b> {
             if !first {
                 self.out.push(b',');
             }
-            self.out.extend_from_slice(field.key.as_bytes());
+            let key = &field.keys[usize::from(self.names == JsonNames::Proto)];
+            self.out.extend_from_slice(key.as_bytes());
             let written = match &field.shape {
                 Shape::One(kind) => self.one(field, kind, values, depth)?,
                 Shape::List(kind) => self.list(field, kind, values, depth)?,
@@ -533,7 +540,7 @@ impl<'b> Writer<'_, '_, '_, '_, 'b> {
         let message = DynamicMessage::decode(desc.clone(), bytes).map_err(|_| Unsupported)?;
         let mut serializer = serde_json::Serializer::new(&mut *self.out);
         message
-            .serialize_with_options(&mut serializer, &SerializeOptions::new())
+            .serialize_with_options(&mut serializer, &self.names.serialize_options())
             .map_err(|_| Unsupported)
     }
 

@@ -19,7 +19,7 @@ use prost_reflect::DescriptorPool;
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
-use crate::executor::{ProtoExecutor, method_in};
+use crate::executor::{JsonNames, ProtoExecutor, method_in};
 use crate::inbound::{Arguments, request_schema};
 use crate::memo::Memo;
 use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
@@ -42,6 +42,7 @@ trait GeneratedSource: Send + Sync + 'static {
         tool: &'static AgentTool,
         args: Arguments<'a>,
         options: &'a CallOptions,
+        names: JsonNames,
     ) -> BoxFuture<'a, ToolResult>;
     /// Long-running methods (`google.longrunning`), for the MCP server's
     /// tasks: see `executor/operations.rs`.
@@ -71,8 +72,9 @@ impl<T: Transport> GeneratedSource for ProtoExecutor<T> {
         tool: &'static AgentTool,
         args: Arguments<'a>,
         options: &'a CallOptions,
+        names: JsonNames,
     ) -> BoxFuture<'a, ToolResult> {
-        Box::pin(ProtoExecutor::run(self, tool, args, options))
+        Box::pin(ProtoExecutor::run(self, tool, args, options, names))
     }
 
     #[cfg(feature = "mcp")]
@@ -161,6 +163,7 @@ pub struct ToolkitBuilder {
     exclude: Vec<String>,
     read_only: bool,
     max_tool_bytes: Option<usize>,
+    json_names: JsonNames,
 }
 
 enum Entry {
@@ -349,6 +352,39 @@ impl ToolkitBuilder {
         self
     }
 
+    /// The names the fields of every generated tool's result are written
+    /// under, and its output schema says: [`JsonNames::Proto`] (the
+    /// default), the names the arguments use, so that a field read in one
+    /// result is sent under the same name to the next tool; or
+    /// [`JsonNames::Camel`], protojson's lowerCamelCase. It takes the place
+    /// of each executor's own ([`ExecutorOptions::json_names`](crate::executor::ExecutorOptions::json_names)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod gentools {
+    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use ai_tools::executor::JsonNames;
+    /// use ai_tools::transport::InProcessTransport;
+    ///
+    /// let toolkit = |names| {
+    ///     let executor = gentools::Executor::new(InProcessTransport::new());
+    ///     ai_tools::Toolkit::builder().generated(executor).json_names(names).build().unwrap()
+    /// };
+    /// let link = |names| {
+    ///     let schema = toolkit(names).get("links_create").unwrap().output_schema().unwrap();
+    ///     schema["properties"]["link"]["properties"].clone()
+    /// };
+    /// assert!(link(JsonNames::Proto).get("page_theme_id").is_some());
+    /// assert!(link(JsonNames::Camel).get("pageThemeId").is_some());
+    /// assert_eq!(toolkit(JsonNames::Camel).json_names(), JsonNames::Camel);
+    /// ```
+    pub fn json_names(mut self, names: JsonNames) -> Self {
+        self.json_names = names;
+        self
+    }
+
     /// Checks the tools (native names valid, native schemas objects within
     /// every provider's limits, one alias namespace), keeps those the
     /// selection chooses ([`include`](Self::include),
@@ -374,6 +410,7 @@ impl ToolkitBuilder {
             exclude,
             read_only,
             max_tool_bytes,
+            json_names,
         } = self;
         let max_bytes = max_tool_bytes.unwrap_or(render::DEFAULT_MAX_TOOL_BYTES);
         let selection =
@@ -401,6 +438,7 @@ impl ToolkitBuilder {
                                 source: source.clone(),
                             },
                             max_bytes,
+                            json_names,
                         });
                     }
                 }
@@ -415,6 +453,7 @@ impl ToolkitBuilder {
                     added.push(Tool {
                         kind: Kind::Native(native),
                         max_bytes,
+                        json_names,
                     });
                 }
             }
@@ -434,6 +473,7 @@ impl ToolkitBuilder {
             index,
             aliases,
             call_options,
+            json_names,
         })
     }
 }
@@ -527,6 +567,8 @@ pub struct Toolkit {
     aliases: Arc<AliasManager>,
     /// The defaults of every call (see [`ToolkitBuilder::call_options`]).
     call_options: CallOptions,
+    /// The names results are written under ([`ToolkitBuilder::json_names`]).
+    json_names: JsonNames,
 }
 
 impl std::fmt::Debug for Toolkit {
@@ -594,6 +636,19 @@ impl Toolkit {
     /// ```
     pub fn call_options(&self) -> &CallOptions {
         &self.call_options
+    }
+
+    /// The names the fields of results are written under
+    /// ([`ToolkitBuilder::json_names`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ai_tools::executor::JsonNames;
+    /// assert_eq!(ai_tools::Toolkit::builder().build().unwrap().json_names(), JsonNames::Proto);
+    /// ```
+    pub fn json_names(&self) -> JsonNames {
+        self.json_names
     }
 
     /// Runs the tool `name` with the model's arguments: JSON text as the
@@ -674,7 +729,7 @@ impl Toolkit {
             Kind::Generated { tool, source } => {
                 let defaults = source.call_defaults().overriding(&self.call_options);
                 match options.for_tool(&defaults, tool.timeout) {
-                    Ok(options) => source.run(tool, args, &options).await,
+                    Ok(options) => source.run(tool, args, &options, self.json_names).await,
                     Err(problem) => ToolResult::error(refused_options_message(tool.name, &problem)),
                 }
             }
@@ -834,14 +889,17 @@ fn generated_for_host(
     Value::clone(&rendered)
 }
 
-/// The result schema of a generated tool, made once per tool.
+/// The result schema of a generated tool, made once per tool, host and
+/// names.
 fn generated_output_schema(
     tool: &'static AgentTool,
     pool: &'static DescriptorPool,
     host: HostProfile,
+    names: JsonNames,
 ) -> Arc<Option<Value>> {
-    static MADE: LazyLock<Memo<(usize, HostProfile), Option<Value>>> = LazyLock::new(Memo::new);
-    MADE.get_or((std::ptr::from_ref(tool) as usize, host), || {
+    type Key = (usize, HostProfile, JsonNames);
+    static MADE: LazyLock<Memo<Key, Option<Value>>> = LazyLock::new(Memo::new);
+    MADE.get_or((std::ptr::from_ref(tool) as usize, host, names), || {
         let method = method_in(pool, tool).ok()?;
         let shape = if method.is_server_streaming() {
             ResultShape::ServerStream
@@ -852,7 +910,7 @@ fn generated_output_schema(
             .response_aliases
             .iter()
             .map(|alias| (alias.message, alias.field, alias.prefix));
-        output::result_schema_for(&method.output(), shape, aliases, host)
+        output::result_schema_with(&method.output(), shape, aliases, host, names)
     })
 }
 
@@ -876,6 +934,9 @@ pub struct Tool {
     /// The toolkit's budget for the parameters
     /// ([`ToolkitBuilder::max_tool_bytes`]).
     max_bytes: usize,
+    /// The names its results are written under
+    /// ([`ToolkitBuilder::json_names`]).
+    json_names: JsonNames,
 }
 
 enum Kind {
@@ -1117,8 +1178,8 @@ impl Tool {
     /// let link = &schema["properties"]["link"]["properties"];
     /// assert_eq!(link["id"]["type"], "string");
     /// assert!(link["id"]["description"].as_str().unwrap().contains("`link-1`"));
-    /// // protojson names: `page_theme_id` is written `pageThemeId`.
-    /// assert!(link["pageThemeId"]["description"].as_str().unwrap().contains("`theme-1`"));
+    /// // Proto names, as the arguments have them (`ToolkitBuilder::json_names`).
+    /// assert!(link["page_theme_id"]["description"].as_str().unwrap().contains("`theme-1`"));
     /// ```
     pub fn output_schema(&self) -> Option<Value> {
         self.output_schema_for_host(HostProfile::Exact)
@@ -1150,6 +1211,7 @@ impl Tool {
                 tool,
                 source.descriptor_pool(),
                 host,
+                self.json_names,
             )),
             Kind::Native(_) => None,
         }

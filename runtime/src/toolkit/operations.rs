@@ -6,7 +6,7 @@
 use ai_tools_schema::proto::LongRunning;
 
 use super::{Kind, Tool, Toolkit};
-use crate::executor::{OperationError, OperationState, ProtoExecutor};
+use crate::executor::{JsonNames, OperationError, OperationState, ProtoExecutor};
 use crate::inbound::Arguments;
 use crate::result::{ToolResult, refused_options_message};
 use crate::tool::AgentTool;
@@ -35,6 +35,7 @@ pub(super) trait Operations: Send + Sync {
         tool: &'static AgentTool,
         name: &'a str,
         options: &'a CallOptions,
+        names: JsonNames,
     ) -> BoxFuture<'a, Result<OperationState, OperationError>>;
     fn cancel<'a>(
         &'a self,
@@ -63,8 +64,9 @@ impl<T: Transport> Operations for ProtoExecutor<T> {
         tool: &'static AgentTool,
         name: &'a str,
         options: &'a CallOptions,
+        names: JsonNames,
     ) -> BoxFuture<'a, Result<OperationState, OperationError>> {
-        Box::pin(self.poll_operation(tool, name, options))
+        Box::pin(self.poll_operation(tool, name, options, names))
     }
 
     fn cancel<'a>(
@@ -123,7 +125,8 @@ impl Toolkit {
         source.operations().start(tool, args, &options).await
     }
 
-    /// Where operation `name` of `tool` stands.
+    /// Where operation `name` of `tool` stands, a result written with the
+    /// toolkit's field names.
     pub(crate) async fn poll_operation(
         &self,
         tool: &Tool,
@@ -131,7 +134,10 @@ impl Toolkit {
         options: &CallOptions,
     ) -> Result<OperationState, OperationError> {
         let (tool, source, options) = self.operation_call(tool, options)?;
-        source.operations().poll(tool, name, &options).await
+        source
+            .operations()
+            .poll(tool, name, &options, self.json_names)
+            .await
     }
 
     /// Asks the service to cancel operation `name` of `tool`.

@@ -1,6 +1,7 @@
 use serde_json::json;
 
-use super::{ResultShape, result_schema};
+use super::{JsonNames, ResultShape, result_schema, result_schema_with};
+use crate::HostProfile;
 use crate::test_support::compile;
 
 const PROTO: &str = r#"
@@ -38,13 +39,48 @@ fn message(name: &str) -> prost_reflect::MessageDescriptor {
 }
 
 #[test]
-fn names_are_json_names_and_nothing_is_required() {
+fn names_are_proto_names_by_default_and_nothing_is_required() {
     let schema = result_schema(&message("t.v1.Resp"), ResultShape::Unary, []).unwrap();
     let properties = schema["properties"].as_object().unwrap();
-    assert!(properties.contains_key("ownerId") && !properties.contains_key("owner_id"));
-    assert!(properties.contains_key("byNumber"));
+    assert!(properties.contains_key("owner_id") && !properties.contains_key("ownerId"));
+    assert!(properties.contains_key("by_number"));
+    assert_eq!(
+        schema["$defs"]["t.v1.Node"]["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["node_id", "children", "tag"]
+    );
     assert!(schema.get("required").is_none());
     assert_eq!(schema["additionalProperties"], false);
+}
+
+#[test]
+fn camel_names_are_json_names_everywhere() {
+    for host in [HostProfile::Exact, HostProfile::JavaScript] {
+        let schema = result_schema_with(
+            &message("t.v1.Resp"),
+            ResultShape::ServerStream,
+            [],
+            host,
+            JsonNames::Camel,
+        )
+        .unwrap();
+        let text = schema.to_string();
+        assert!(
+            text.contains("\"ownerId\"")
+                && text.contains("\"nodeId\"")
+                && text.contains("\"byNumber\""),
+            "{host:?}: {schema:#}"
+        );
+        assert!(
+            !text.contains("owner_id") && !text.contains("node_id"),
+            "{schema:#}"
+        );
+        // The stream's own keys are the collector's, not a message's.
+        assert!(schema["properties"].get("stopped_early").is_some());
+    }
 }
 
 #[test]
@@ -55,7 +91,7 @@ fn a_type_used_twice_or_recursive_is_defined_once_and_the_root_is_hash() {
     assert_eq!(p["first"]["$ref"], "#/$defs/t.v1.Tag");
     assert_eq!(p["more"]["items"]["$ref"], "#/$defs/t.v1.Tag");
     assert_eq!(
-        p["byNumber"]["additionalProperties"]["$ref"],
+        p["by_number"]["additionalProperties"]["$ref"],
         "#/$defs/t.v1.Tag"
     );
     // Node reaches itself; the root is referred to as `#`.
@@ -90,7 +126,7 @@ fn scalars_are_written_as_protojson_writes_them() {
     assert_eq!(p["ratio"]["type"], json!(["number", "string"]));
     assert_eq!(p["at"], json!({"type": "string", "format": "date-time"}));
     assert_eq!(
-        p["byNumber"]["propertyNames"]["pattern"],
+        p["by_number"]["propertyNames"]["pattern"],
         "^(0|-?[1-9][0-9]*)$"
     );
     assert_eq!(
@@ -112,11 +148,11 @@ fn aliased_strings_say_so_in_every_message_that_has_them() {
         ("t.v1.Node", "node_id", "node"),
     ];
     let schema = result_schema(&message("t.v1.Resp"), ResultShape::Unary, aliases).unwrap();
-    let owner = schema["properties"]["ownerId"]["description"]
+    let owner = schema["properties"]["owner_id"]["description"]
         .as_str()
         .unwrap();
     assert!(owner.contains("`user-1`"), "{owner}");
-    let node = &schema["$defs"]["t.v1.Node"]["properties"]["nodeId"]["description"];
+    let node = &schema["$defs"]["t.v1.Node"]["properties"]["node_id"]["description"];
     assert!(node.as_str().unwrap().contains("`node-1`"));
     assert!(
         schema["$defs"]["t.v1.Tag"]["properties"]["label"]
@@ -168,7 +204,7 @@ fn for_a_host_without_refs_every_type_is_spelled_out_and_recursion_cut() {
     assert_eq!(p["more"]["items"]["properties"]["label"]["type"], "string");
     // Node nests itself: spelled out one level more, then only an object.
     let children = &p["tree"]["properties"]["children"]["items"];
-    assert_eq!(children["properties"]["nodeId"]["type"], "string");
+    assert_eq!(children["properties"]["node_id"]["type"], "string");
     let cut = &children["properties"]["children"]["items"];
     assert_eq!(cut["type"], "object");
     assert!(cut.get("properties").is_none());
