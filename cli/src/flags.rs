@@ -305,6 +305,14 @@ pub(crate) struct Source {
     /// AI_TOOLS_PROTO_PATH holds one)
     #[arg(short = 'I', long = "proto-path", value_name = "DIR")]
     pub includes: Vec<PathBuf>,
+    /// Where --proto keeps what it compiled, used again while no input file
+    /// changed (default $XDG_CACHE_HOME/ai-tools/descriptors, else
+    /// ~/.cache/ai-tools/descriptors)
+    #[arg(long, value_name = "DIR")]
+    pub proto_cache: Option<PathBuf>,
+    /// Compile --proto at every start, keeping nothing
+    #[arg(long)]
+    pub no_proto_cache: bool,
 }
 
 /// Which tools there are, and which are kept.
@@ -726,6 +734,14 @@ fn check(args: &Args) -> Result<(), Failure> {
     if sources != 1 {
         return usage(
             "give exactly one of `--reflection`, `--descriptor-set FILE` and `--proto FILE`",
+        );
+    }
+    if (source.proto_cache.is_some() || source.no_proto_cache) && source.proto.is_none() {
+        return usage("`--proto-cache` and `--no-proto-cache` are for `--proto`");
+    }
+    if source.proto_cache.is_some() && source.no_proto_cache {
+        return usage(
+            "`--proto-cache DIR` keeps what `--no-proto-cache` says not to keep: give one",
         );
     }
     if source.reflection_timeout.is_some() && !source.reflection {

@@ -499,30 +499,42 @@ impl HttpLimits {
 /// `--proto`: `proto` compiled as `ai_tools!` compiles it
 /// ([`ai_tools_schema::proto_resolver`]), under `includes` or else the
 /// proto's own directory.
-fn compile_proto(proto: &Path, includes: &[PathBuf]) -> Result<Vec<u8>, Failure> {
+/// Kept in `cache` (see [`proto_cache`]) and used again while its inputs
+/// hold.
+fn compile_proto(
+    proto: &Path,
+    includes: &[PathBuf],
+    cache: Option<&Path>,
+) -> Result<Vec<u8>, Failure> {
     let includes: Vec<PathBuf> = if includes.is_empty() {
         vec![default_include(proto)]
     } else {
         includes.to_vec()
     };
-    let mut compiler =
-        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&includes));
-    compiler.include_imports(true).include_source_info(true);
     // protox names a file by its path under an include directory.
     let name = includes
         .iter()
         .find_map(|dir| proto.strip_prefix(dir).ok())
         .unwrap_or(proto);
-    compiler.open_file(name).map_err(|e| {
-        // Where the error is (an imported file's line and column), else
-        // the proto asked for.
-        let at = ai_tools_schema::error_location(&e).map_or_else(
-            || proto.display().to_string(),
-            |at| as_reached(&at, &includes),
-        );
-        Failure::Run(format!("{at}: {e}"))
-    })?;
-    Ok(compiler.encode_file_descriptor_set())
+    let shown = name.display().to_string();
+    proto_cache::compiled(cache, &shown, &includes, || {
+        let mut compiler =
+            protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&includes));
+        compiler.include_imports(true).include_source_info(true);
+        compiler.open_file(name).map_err(|e| {
+            // Where the error is (an imported file's line and column), else
+            // the proto asked for.
+            let at = ai_tools_schema::error_location(&e).map_or_else(
+                || proto.display().to_string(),
+                |at| as_reached(&at, &includes),
+            );
+            Failure::Run(format!("{at}: {e}"))
+        })?;
+        Ok(proto_cache::Compiled {
+            bytes: compiler.encode_file_descriptor_set(),
+            files: compiler.files().map(|f| f.name().to_owned()).collect(),
+        })
+    })
 }
 
 /// The include directory of `--proto` without `-I`, by `ai_tools!`'s rule:
@@ -635,7 +647,17 @@ async fn tool_set(args: &Args) -> Result<ToolSet, Failure> {
         ) {
             (Some(path), _) => std::fs::read(path)
                 .map_err(|e| Failure::Run(format!("the descriptor set {}: {e}", path.display())))?,
-            (None, Some(proto)) => compile_proto(proto, &args.common.source.includes)?,
+            (None, Some(proto)) => {
+                let cache = match (
+                    &args.common.source.proto_cache,
+                    args.common.source.no_proto_cache,
+                ) {
+                    (_, true) => None,
+                    (Some(dir), false) => Some(dir.clone()),
+                    (None, false) => proto_cache::default_dir(),
+                };
+                compile_proto(proto, &args.common.source.includes, cache.as_deref())?
+            }
             (None, None) => unreachable!("parse requires a source"),
         };
         ToolSet::from_descriptor_set(&bytes, &options).map_err(|e| Failure::Run(e.to_string()))?
@@ -871,6 +893,7 @@ async fn run(args: Args) -> Result<(), Failure> {
 mod config;
 mod embeddings;
 mod flags;
+mod proto_cache;
 mod sources;
 mod startup;
 mod stats;

@@ -102,7 +102,7 @@ mod test_support;
 pub use host::HostProfile;
 pub use proto::tools_in_file;
 #[cfg(feature = "protox")]
-pub use resolver::{error_location, proto_resolver};
+pub use resolver::{ProtoSource, error_location, proto_resolver, proto_source};
 
 /// Every annotation proto this crate ships, as `(import path, source text)`.
 ///

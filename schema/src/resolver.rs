@@ -63,6 +63,62 @@ pub fn proto_resolver<P: Into<PathBuf>>(
     resolver
 }
 
+/// Where [`proto_resolver`] over `includes` finds the file imported as
+/// `name`, by the same order, without reading or parsing it: for a caller
+/// that must know whether a compiled proto's inputs are still the same
+/// (`ai-tools --proto` keeps the descriptors it compiled, keyed by them).
+/// `None` where nothing serves `name`.
+///
+/// # Examples
+///
+/// ```
+/// use ai_tools_schema::{ProtoSource, proto_source};
+///
+/// let dir = std::env::temp_dir().join(format!("ai-tools-source-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(dir.join("ping.proto"), "syntax = \"proto3\";")?;
+/// let includes = [dir.clone()];
+/// assert_eq!(proto_source(&includes, "ping.proto"), Some(ProtoSource::File(dir.join("ping.proto"))));
+/// assert_eq!(proto_source(&includes, "google/protobuf/empty.proto"), Some(ProtoSource::Bundled));
+/// assert!(matches!(
+///     proto_source(&includes, "ai/context/v1/annotations.proto"),
+///     Some(ProtoSource::Annotation(text)) if text.contains("rpc_tool")
+/// ));
+/// assert_eq!(proto_source(&includes, "absent.proto"), None);
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn proto_source(includes: &[PathBuf], name: &str) -> Option<ProtoSource> {
+    use protox::file::FileResolver as _;
+    if GoogleFileResolver::new().open_file(name).is_ok() {
+        return Some(ProtoSource::Bundled);
+    }
+    if let Some(path) = includes
+        .iter()
+        .map(|dir| dir.join(name))
+        .find(|path| path.is_file())
+    {
+        return Some(ProtoSource::File(path));
+    }
+    crate::ANNOTATION_PROTOS
+        .iter()
+        .find(|(path, _)| *path == name)
+        .map(|(_, text)| ProtoSource::Annotation(text))
+}
+
+/// What serves an imported file ([`proto_source`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ProtoSource {
+    /// A well-known `google/protobuf/*` type protox bundles: the same for
+    /// one build of ai-tools.
+    Bundled,
+    /// A file under an include directory.
+    File(PathBuf),
+    /// An annotation proto this crate serves ([`crate::ANNOTATION_PROTOS`]),
+    /// with its text.
+    Annotation(&'static str),
+}
+
 /// `file:line:column` (1-based) of where a protox error points, when it
 /// points somewhere: the first labelled span of its source, else its
 /// file. What `ai_tools!` and `ai-tools --proto` put before every error of
