@@ -291,6 +291,73 @@ fn cases() -> Vec<Case> {
             Stderr(0, "max_bytes=300"),
         ),
         case(
+            "max-tool-bytes",
+            "tools",
+            "300",
+            &["--proto", LINKS_PROTO, "--stats", "--dialect", "gemini"],
+            Stdout("budget: 300 bytes per tool definition"),
+        ),
+        case(
+            "proto-cache",
+            "tools",
+            "target/proto-cache-case",
+            &["--proto", LINKS_PROTO, "--no-proto-cache"],
+            Stderr(
+                2,
+                "`--proto-cache DIR` keeps what `--no-proto-cache` says not to keep",
+            ),
+        ),
+        case(
+            "no-proto-cache",
+            "tools",
+            "true",
+            &["--descriptor-set", "target/no-such.binpb"],
+            Stderr(
+                2,
+                "`--proto-cache` and `--no-proto-cache` are for `--proto`",
+            ),
+        ),
+        case(
+            "embedding-model",
+            "mcp",
+            "target/no-such-model",
+            mcp_stdio(&[]),
+            Stderr(
+                2,
+                "`--embedding-model` finds tools by meaning for `--tool-search`'s search: give `--tool-search`",
+            ),
+        ),
+        case(
+            "embeddings-url",
+            "mcp",
+            "http://127.0.0.1:1",
+            mcp_stdio(&["--tool-search"]),
+            Stderr(
+                2,
+                "`--embeddings-url` needs the name of the endpoint's model: give `--embeddings-model NAME`",
+            ),
+        ),
+        case(
+            "embeddings-model",
+            "mcp",
+            "all-minilm",
+            mcp_stdio(&["--tool-search"]),
+            Stderr(
+                2,
+                "`--embeddings-model` names the model of an embeddings endpoint: give `--embeddings-url URL`",
+            ),
+        ),
+        case(
+            "embeddings-cache",
+            "mcp",
+            "target/embeddings-cache-case",
+            mcp_stdio(&["--tool-search"]),
+            Stderr(
+                2,
+                "`--embeddings-cache` keeps the embeddings of `--embedding-model` or `--embeddings-url`: give one",
+            ),
+        ),
+        case(
             "json-names",
             "tools",
             "camel",
