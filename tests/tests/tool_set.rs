@@ -114,10 +114,7 @@ fn an_overlay_marks_methods_read_only_for_a_read_only_set() {
     let by_verb =
         ToolSet::from_descriptor_set(&bytes, &whole().read_only(true)).expect("the GET methods");
     let names: Vec<&str> = by_verb.tools().iter().map(|t| t.name).collect();
-    assert_eq!(
-        names,
-        ["operations_list", "operations_get"]
-    );
+    assert_eq!(names, ["operations_list", "operations_get"]);
 
     // An overlay says it for the protos: one entry keeps its derived name,
     // one names the tool too.
@@ -137,10 +134,7 @@ fn an_overlay_marks_methods_read_only_for_a_read_only_set() {
         .collect();
     assert_eq!(
         kept,
-        [
-            ("operations_list", true, true),
-            ("lro_get", true, true)
-        ]
+        [("operations_list", true, true), ("lro_get", true, true)]
     );
     // Written into the descriptors as the option it stands for.
     let method = set
