@@ -206,10 +206,13 @@ fn preregister(aliases: &AliasManager) -> Result<BTreeMap<String, Vec<(String, S
     Ok(out)
 }
 
-/// `max_tool_bytes`: the size budget the renderings are cut to (the
-/// default's when `None`); each tool says whether it was cut.
+/// `max_tool_bytes`: the size budget the renderings are cut to (none when
+/// `None`); each tool says whether it was cut.
 fn dump(max_tool_bytes: Option<usize>) -> Result<Value, String> {
-    let max_tool_bytes = max_tool_bytes.unwrap_or(render::DEFAULT_MAX_TOOL_BYTES);
+    // Whole by default: the full run holds every usage expressible, which
+    // a cut may not (a long comment can put a corpus tool past the default
+    // budget); the cuts have their own run, where soundness is the bar.
+    let max_tool_bytes = max_tool_bytes.unwrap_or(usize::MAX);
     let mut merged = DescriptorPool::new();
     let mut files = Vec::new();
     let mut mismatches = Vec::new();
