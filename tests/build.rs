@@ -2,7 +2,7 @@
 //! options kept) for the executor, a real tonic client/server for the links
 //! service, a tonic client/server for the feed service (a server stream),
 //! and a tonic server for the unannotated books service (`tests/proto`).
-//! The annotated protos compile with `ai_tools::build`, as the README's
+//! The annotated protos compile with `proto_ai_tools::build`, as the README's
 //! "Serve it with tonic" shows.
 
 use std::env;
@@ -17,7 +17,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // As a user's build script compiles an annotated proto (the annotation
     // protos served when no include directory has them).
-    let links = ai_tools::build::compiler(&["links/v1/links.proto"], &["../proto"])?;
+    let links = proto_ai_tools::build::compiler(&["links/v1/links.proto"], &["../proto"])?;
     // `encode_file_descriptor_set` keeps the custom options; `file_descriptor_set` drops them.
     fs::write(
         out.join("links_descriptor.bin"),
@@ -28,7 +28,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build_server(true)
         .compile_fds(links.file_descriptor_set())?;
 
-    let feed = ai_tools::build::compiler(&["feed/v1/feed.proto"], &["../proto"])?;
+    let feed = proto_ai_tools::build::compiler(&["feed/v1/feed.proto"], &["../proto"])?;
     fs::write(
         out.join("feed_descriptor.bin"),
         feed.encode_file_descriptor_set(),
@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // `google.longrunning.Operations` service that follows its operations,
     // served by `tests/lro.rs`; in a directory of their own, so that the
     // googleapis packages they bring leave the others' generated code alone.
-    let lro = ai_tools::build::compiler(
+    let lro = proto_ai_tools::build::compiler(
         &["lro/v1/reports.proto"],
         &["../proto", "../proto/third_party/googleapis"],
     )?;

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("/service.proto");
+    proto_ai_tools::ai_tools!("/service.proto");
 }
 
 fn main() {}

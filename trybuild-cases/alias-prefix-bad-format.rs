@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("alias-prefix-bad-format.proto");
+    proto_ai_tools::ai_tools!("alias-prefix-bad-format.proto");
 }
 
 fn main() {}

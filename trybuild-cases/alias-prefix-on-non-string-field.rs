@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("alias-prefix-on-non-string-field.proto");
+    proto_ai_tools::ai_tools!("alias-prefix-on-non-string-field.proto");
 }
 
 fn main() {}

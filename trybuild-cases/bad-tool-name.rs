@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("bad-tool-name.proto");
+    proto_ai_tools::ai_tools!("bad-tool-name.proto");
 }
 
 fn main() {}

@@ -1,6 +1,6 @@
 // A bidirectional-streaming RPC cannot be a tool: a model sends one request.
 mod gentools {
-    ai_tools::ai_tools!("bidi-streaming-rpc-tool.proto");
+    proto_ai_tools::ai_tools!("bidi-streaming-rpc-tool.proto");
 }
 
 fn main() {}

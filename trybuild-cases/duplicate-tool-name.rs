@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("duplicate-tool-name.proto");
+    proto_ai_tools::ai_tools!("duplicate-tool-name.proto");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("empty-tool-description.proto");
+    proto_ai_tools::ai_tools!("empty-tool-description.proto");
 }
 
 fn main() {}

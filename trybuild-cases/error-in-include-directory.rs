@@ -2,7 +2,7 @@
 // the invocation gives (`protos/nested/v1/nested.proto:…`), which opens from
 // the crate, not by its name under the include directory (`nested/v1/…`).
 mod gentools {
-    ai_tools::ai_tools!("protos/nested/v1/nested.proto");
+    proto_ai_tools::ai_tools!("protos/nested/v1/nested.proto");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("missing/service.proto");
+    proto_ai_tools::ai_tools!("missing/service.proto");
 }
 
 fn main() {}

@@ -1,11 +1,11 @@
 // A mistake in the macro's arguments: the generated names that do not come
 // from a tool still exist, so the macro's error is the only one.
 mod gentools {
-    ai_tools::ai_tools!("proto/links/v1/links.proto", includes = "proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto", includes = "proto");
 }
 
 fn main() {
-    let exec = gentools::Executor::new(ai_tools::transport::InProcessTransport::new());
+    let exec = gentools::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
     println!(
         "{} of {} tools",
         exec.tools().len(),

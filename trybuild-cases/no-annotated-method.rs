@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("no-annotated-method.proto");
+    proto_ai_tools::ai_tools!("no-annotated-method.proto");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("pass/unannotated.proto", overlay = "overlay-located-diagnostics.toml");
+    proto_ai_tools::ai_tools!("pass/unannotated.proto", overlay = "overlay-located-diagnostics.toml");
 }
 
 fn main() {}

@@ -1,6 +1,6 @@
 // Selectors that match nothing: each is an error naming the closest match.
 mod gentools {
-    ai_tools::ai_tools!("pass/unannotated.proto", overlay = "overlay-selector-not-found.toml");
+    proto_ai_tools::ai_tools!("pass/unannotated.proto", overlay = "overlay-selector-not-found.toml");
 }
 
 fn main() {}

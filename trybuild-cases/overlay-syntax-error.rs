@@ -1,6 +1,6 @@
 // An overlay that is not TOML: the error is at its line and column.
 mod gentools {
-    ai_tools::ai_tools!("pass/unannotated.proto", overlay = "overlay-syntax-error.toml");
+    proto_ai_tools::ai_tools!("pass/unannotated.proto", overlay = "overlay-syntax-error.toml");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!(proto_path);
+    proto_ai_tools::ai_tools!(proto_path);
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("request-too-deep.proto");
+    proto_ai_tools::ai_tools!("request-too-deep.proto");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("request-too-large.proto");
+    proto_ai_tools::ai_tools!("request-too-large.proto");
 }
 
 fn main() {}

@@ -1,6 +1,6 @@
 // A pattern that is not a glob is an error at its string literal.
 mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto", exclude = ["links_[update"]);
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto", exclude = ["links_[update"]);
 }
 
 fn main() {}

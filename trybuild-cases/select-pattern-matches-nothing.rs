@@ -2,7 +2,7 @@
 // its string literal, naming the tools (or, for a pattern with a `/`, the
 // methods) there are: a typo never exposes nothing, nor everything.
 mod links {
-    ai_tools::ai_tools!(
+    proto_ai_tools::ai_tools!(
         "proto/links/v1/links.proto",
         include = ["links_*", "link_*"],
         exclude = ["links.v1.LinkService/*"]

@@ -1,6 +1,6 @@
 // Every mistake in the arguments is reported, each under its own token.
 mod gentools {
-    ai_tools::ai_tools!(
+    proto_ai_tools::ai_tools!(
         links_proto,
         inclues = ["proto"],
         includes = [proto, "third_party"]

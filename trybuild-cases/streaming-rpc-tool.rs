@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("streaming-rpc-tool.proto");
+    proto_ai_tools::ai_tools!("streaming-rpc-tool.proto");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("syntax-error.proto");
+    proto_ai_tools::ai_tools!("syntax-error.proto");
 }
 
 fn main() {}

@@ -1,7 +1,7 @@
 // Each example of a tool is checked against the tool's schema: a width
 // below zero does not fit a `uint32`.
 mod gentools {
-    ai_tools::ai_tools!("tool-example-does-not-fit.proto");
+    proto_ai_tools::ai_tools!("tool-example-does-not-fit.proto");
 }
 
 fn main() {}

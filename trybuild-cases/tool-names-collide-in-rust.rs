@@ -2,12 +2,12 @@
 // generated name that does not come from a tool: after the error they still
 // exist, so the macro's error is the only one.
 mod gentools {
-    ai_tools::ai_tools!("tool-names-collide-in-rust.proto");
+    proto_ai_tools::ai_tools!("tool-names-collide-in-rust.proto");
 }
 
 use std::time::Duration;
 
-use ai_tools::{Sessions, Toolkit, transport::InProcessTransport};
+use proto_ai_tools::{Sessions, Toolkit, transport::InProcessTransport};
 
 fn main() {
     for tool in gentools::all_tools() {

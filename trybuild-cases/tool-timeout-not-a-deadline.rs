@@ -1,6 +1,6 @@
 // A tool's own deadline is more than zero and at most a day.
 mod gentools {
-    ai_tools::ai_tools!("tool-timeout-not-a-deadline.proto");
+    proto_ai_tools::ai_tools!("tool-timeout-not-a-deadline.proto");
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("syntax-error.proto", include_dirs = ["proto"]);
+    proto_ai_tools::ai_tools!("syntax-error.proto", include_dirs = ["proto"]);
 }
 
 fn main() {}

@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("unknown-type.proto");
+    proto_ai_tools::ai_tools!("unknown-type.proto");
 }
 
 fn main() {}

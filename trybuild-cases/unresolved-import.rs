@@ -1,5 +1,5 @@
 mod gentools {
-    ai_tools::ai_tools!("unresolved-import.proto");
+    proto_ai_tools::ai_tools!("unresolved-import.proto");
 }
 
 fn main() {}

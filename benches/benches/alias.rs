@@ -6,9 +6,9 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use ai_tools::AliasManager;
-use ai_tools_benches::{json_document, quick_mode, ready, uuids};
 use criterion::{BatchSize, BenchmarkId, Criterion, SamplingMode, Throughput};
+use proto_ai_tools::AliasManager;
+use proto_ai_tools_benches::{json_document, quick_mode, ready, uuids};
 use serde_json::Value;
 
 const SIZES: &[(usize, &str)] = &[(1024, "1KB"), (100 * 1024, "100KB"), (1024 * 1024, "1MB")];

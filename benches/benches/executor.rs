@@ -12,24 +12,24 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ai_tools::{
+use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
+use prost::Message as _;
+use prost_reflect::{DeserializeOptions, DynamicMessage, SerializeOptions};
+use proto_ai_tools::{
     AliasManager, CallOptions, Transport,
     executor::ExecutorOptions,
     transport::{InProcessTransport, TonicTransport},
 };
-use ai_tools_benches::{links, ready};
-use ai_tools_tests::feed_pb::FollowRequest;
-use ai_tools_tests::feed_pb::feed_service_client::FeedServiceClient;
-use ai_tools_tests::feed_pb::feed_service_server::FeedServiceServer;
-use ai_tools_tests::pb::links_service_client::LinksServiceClient;
-use ai_tools_tests::pb::links_service_server::LinksServiceServer;
-use ai_tools_tests::pb::workflow_steps_service_server::WorkflowStepsServiceServer;
-use ai_tools_tests::pb::{ListLinksRequest, ListLinksResponse, UpdateLinkRequest};
-use ai_tools_tests::tools::feed;
-use ai_tools_tests::{FeedBackend, LinksBackend};
-use criterion::{BatchSize, BenchmarkId, Criterion, Throughput};
-use prost::Message as _;
-use prost_reflect::{DeserializeOptions, DynamicMessage, SerializeOptions};
+use proto_ai_tools_benches::{links, ready};
+use proto_ai_tools_tests::feed_pb::FollowRequest;
+use proto_ai_tools_tests::feed_pb::feed_service_client::FeedServiceClient;
+use proto_ai_tools_tests::feed_pb::feed_service_server::FeedServiceServer;
+use proto_ai_tools_tests::pb::links_service_client::LinksServiceClient;
+use proto_ai_tools_tests::pb::links_service_server::LinksServiceServer;
+use proto_ai_tools_tests::pb::workflow_steps_service_server::WorkflowStepsServiceServer;
+use proto_ai_tools_tests::pb::{ListLinksRequest, ListLinksResponse, UpdateLinkRequest};
+use proto_ai_tools_tests::tools::feed;
+use proto_ai_tools_tests::{FeedBackend, LinksBackend};
 use tonic::transport::Channel;
 
 /// Links the server holds: the list response is ~100 KB of protojson.
@@ -52,7 +52,7 @@ fn typed_update(uuid: &str) -> UpdateLinkRequest {
 }
 
 /// Serves the tests crate's links and feed services on loopback, as
-/// `ai_tools_tests::serve` does but with `TCP_NODELAY` on the accepted
+/// `proto_ai_tools_tests::serve` does but with `TCP_NODELAY` on the accepted
 /// sockets: without it (a `TcpIncoming` built from a listener leaves Nagle
 /// on) responses wait on delayed ACKs and both clients measure the stall.
 async fn serve(backend: LinksBackend) -> std::io::Result<std::net::SocketAddr> {
@@ -411,7 +411,7 @@ fn paired(
 
 /// Rounds of a paired measure: `full`, or 20 in quick mode.
 fn paired_rounds(full: usize) -> usize {
-    if ai_tools_benches::quick_mode() {
+    if proto_ai_tools_benches::quick_mode() {
         20
     } else {
         full
@@ -435,7 +435,7 @@ fn median_micros(mut times: Vec<Duration>) -> f64 {
 /// `links_update` with the responses the server gives, already decoded: the
 /// executor's own work with the network taken out.
 fn in_process_executor(
-    aliases: &Arc<ai_tools::AliasManager>,
+    aliases: &Arc<proto_ai_tools::AliasManager>,
     list_proto: &ListLinksResponse,
 ) -> links::Executor<InProcessTransport> {
     let pool = links::descriptor_pool();
@@ -444,7 +444,7 @@ fn in_process_executor(
         DynamicMessage::decode(desc, bytes.as_slice()).expect("decode")
     };
     let list_response = decoded("links.v1.ListLinksResponse", list_proto.encode_to_vec());
-    let one_link = ai_tools_tests::pb::UpdateLinkResponse {
+    let one_link = proto_ai_tools_tests::pb::UpdateLinkResponse {
         link: list_proto.links.last().cloned(),
     };
     let update_response = decoded("links.v1.UpdateLinkResponse", one_link.encode_to_vec());
@@ -480,7 +480,7 @@ fn breakdown(
         .get_message_by_name("links.v1.UpdateLinkResponse")
         .expect("UpdateLinkResponse");
     let list_bytes = list_proto.encode_to_vec();
-    let one_link = ai_tools_tests::pb::UpdateLinkResponse {
+    let one_link = proto_ai_tools_tests::pb::UpdateLinkResponse {
         link: list_proto.links.last().cloned(),
     };
     let one_link_bytes = one_link.encode_to_vec();
@@ -544,8 +544,10 @@ fn breakdown(
         if label == "small" {
             group.bench_function(BenchmarkId::new("out/decode_typed_baseline", label), |b| {
                 b.iter(|| {
-                    ai_tools_tests::pb::UpdateLinkResponse::decode(black_box(bytes.as_slice()))
-                        .expect("decode")
+                    proto_ai_tools_tests::pb::UpdateLinkResponse::decode(black_box(
+                        bytes.as_slice(),
+                    ))
+                    .expect("decode")
                 });
             });
         } else {
@@ -582,12 +584,12 @@ fn breakdown(
         // written straight out as aliased JSON.
         group.bench_function(BenchmarkId::new("out/bytes_to_aliased_json", label), |b| {
             b.iter(|| {
-                rt.block_on(ai_tools::__private::transcode(
+                rt.block_on(proto_ai_tools::__private::transcode(
                     &aliases,
                     desc,
                     aliases_of,
                     black_box(bytes.as_slice()),
-                    ai_tools::executor::JsonNames::Camel,
+                    proto_ai_tools::executor::JsonNames::Camel,
                 ))
                 .expect("written directly")
                 .expect("aliases")

@@ -29,9 +29,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use ai_tools_benches::{LargeProtoShape, quick_mode, write_large_proto};
-use ai_tools_schema::Dialect;
 use criterion::{BenchmarkId, Criterion, SamplingMode};
+use proto_ai_tools_benches::{LargeProtoShape, quick_mode, write_large_proto};
+use proto_ai_tools_schema::Dialect;
 
 /// One proto the macro is pointed at, as a user's crate would name it.
 struct Case {
@@ -65,12 +65,12 @@ impl Case {
 
 /// Stage 3 as the macro runs it (`expand::check_renderings`): every dialect
 /// rendered and checked, no text written, on every core.
-fn render_and_check(tools: &[ai_tools_schema::ToolSpec]) {
+fn render_and_check(tools: &[proto_ai_tools_schema::ToolSpec]) {
     assert!(expand::check_renderings(tools).is_empty());
 }
 
 /// The size of every rendering as text (what the expansion no longer embeds).
-fn rendered_size(tools: &[ai_tools_schema::ToolSpec]) -> usize {
+fn rendered_size(tools: &[proto_ai_tools_schema::ToolSpec]) -> usize {
     tools
         .iter()
         .map(|tool| {
@@ -142,8 +142,8 @@ fn main() {
         let plain = compile::compile_plain(&case.located(), false).expect("compiles");
         assert!(compiled.encoded_with_source == plain.encoded_with_source);
         assert_eq!(compiled.read_files, plain.read_files);
-        let tools =
-            ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).expect("tools");
+        let tools = proto_ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name)
+            .expect("tools");
         println!(
             "macro bench: {}: {} tools, {} messages in the pool, expansion {} bytes of tokens, embedded pool {} bytes, rendered schemas {} bytes; first expansion {:.1} ms",
             case.label,
@@ -180,12 +180,12 @@ fn main() {
         let compiled = compile::compile(&located).expect("compiles");
         group.bench_function(BenchmarkId::new("stage2_tools_in_file", case.label), |b| {
             b.iter(|| {
-                ai_tools_schema::tools_in_file(black_box(&compiled.pool), &compiled.file_name)
+                proto_ai_tools_schema::tools_in_file(black_box(&compiled.pool), &compiled.file_name)
                     .expect("tools")
             });
         });
-        let tools =
-            ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).expect("tools");
+        let tools = proto_ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name)
+            .expect("tools");
         group.bench_function(BenchmarkId::new("stage3_render_check", case.label), |b| {
             b.iter(|| render_and_check(black_box(&tools)));
         });
@@ -212,11 +212,11 @@ fn main() {
                     let pool =
                         prost_reflect::DescriptorPool::decode(black_box(embedded.as_slice()))
                             .expect("decodes");
-                    let tools =
-                        ai_tools_schema::tools_in_file(&pool, &compiled.file_name).expect("tools");
+                    let tools = proto_ai_tools_schema::tools_in_file(&pool, &compiled.file_name)
+                        .expect("tools");
                     tools
                         .iter()
-                        .map(ai_tools_schema::ToolSpec::rendered)
+                        .map(proto_ai_tools_schema::ToolSpec::rendered)
                         .count()
                 });
             },

@@ -15,18 +15,18 @@
 //! a call is from its first byte sent to its last byte read. Prints the
 //! p50 and p99 of each and their ratio, defaults / lifted.
 //!
-//! `cargo bench -p ai-tools-benches --bench mcp_load`; in quick mode
-//! (`cargo test -p ai-tools-benches --benches`) one round of one call per
+//! `cargo bench -p proto-ai-tools-benches --bench mcp_load`; in quick mode
+//! (`cargo test -p proto-ai-tools-benches --benches`) one round of one call per
 //! client.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use ai_tools::mcp::McpServer;
-use ai_tools_benches::http::Client;
-use ai_tools_benches::loopback::{serve_grpc, serve_mcp};
-use ai_tools_benches::{quantile, quick_mode};
-use ai_tools_tests::{LinksBackend, links_mcp_server};
+use proto_ai_tools::mcp::McpServer;
+use proto_ai_tools_benches::http::Client;
+use proto_ai_tools_benches::loopback::{serve_grpc, serve_mcp};
+use proto_ai_tools_benches::{quantile, quick_mode};
+use proto_ai_tools_tests::{LinksBackend, links_mcp_server};
 
 /// MCP sessions.
 const SESSIONS: usize = 20;
@@ -154,7 +154,7 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     let quick = quick_mode();
     let (rounds, calls) = if quick { (1, 1) } else { (40, 6) };
-    let rt = ai_tools_benches::runtime();
+    let rt = proto_ai_tools_benches::runtime();
     rt.block_on(async {
         let grpc = serve_grpc(LinksBackend::with_links(LINKS)).await;
         let defaults = serve_mcp(mcp_server(grpc)).await;

@@ -40,10 +40,10 @@
 //! principals, less the same number of calls by principals it already
 //! knows: everything the server keeps per caller).
 //!
-//! `cargo bench -p ai-tools-benches --bench mcp_stateless`; in quick mode
-//! (`cargo test -p ai-tools-benches --benches`) one round of one call per
+//! `cargo bench -p proto-ai-tools-benches --bench mcp_stateless`; in quick mode
+//! (`cargo test -p proto-ai-tools-benches --benches`) one round of one call per
 //! client and 100 scopes. With the argument `handshake`
-//! (`cargo bench -p ai-tools-benches --bench mcp_stateless -- handshake`)
+//! (`cargo bench -p proto-ai-tools-benches --bench mcp_stateless -- handshake`)
 //! only `direct` and `handshake` run, no memory: the measurement that also
 //! builds on the commit before stateless serving, with
 //! `RUSTFLAGS="--cfg ai_tools_bench_before_stateless"`, which leaves out
@@ -53,15 +53,15 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ai_tools::Sessions;
-use ai_tools::mcp::McpServer;
-use ai_tools_benches::alloc::{Counting, Usage, counted};
-use ai_tools_benches::http::Client;
-use ai_tools_benches::loopback::{serve_grpc, serve_mcp};
-use ai_tools_benches::{quantile, quick_mode, register_links_and_themes};
-use ai_tools_tests::pb::ListLinksRequest;
-use ai_tools_tests::pb::links_service_client::LinksServiceClient;
-use ai_tools_tests::{LinksBackend, links_mcp_server};
+use proto_ai_tools::Sessions;
+use proto_ai_tools::mcp::McpServer;
+use proto_ai_tools_benches::alloc::{Counting, Usage, counted};
+use proto_ai_tools_benches::http::Client;
+use proto_ai_tools_benches::loopback::{serve_grpc, serve_mcp};
+use proto_ai_tools_benches::{quantile, quick_mode, register_links_and_themes};
+use proto_ai_tools_tests::pb::ListLinksRequest;
+use proto_ai_tools_tests::pb::links_service_client::LinksServiceClient;
+use proto_ai_tools_tests::{LinksBackend, links_mcp_server};
 use tonic::transport::Channel;
 
 /// Clients in flight at once in the concurrent runs.
@@ -79,7 +79,7 @@ const SCOPES: usize = 2_000;
 const ALIASES_PER_SCOPE: u64 = 10;
 
 // ---------------------------------------------------------------------------
-// The counting allocator (`ai_tools_benches::alloc`), on only while a memory
+// The counting allocator (`proto_ai_tools_benches::alloc`), on only while a memory
 // measurement runs (so the latency runs pay one relaxed load per
 // allocation, nothing else).
 
@@ -87,7 +87,7 @@ const ALIASES_PER_SCOPE: u64 = 10;
 static GLOBAL: Counting = Counting::WHEN_ON;
 
 fn report(what: &str, per: usize, unit: &str, u: Usage) {
-    ai_tools_benches::alloc::report("mcp stateless memory", what, per, unit, u);
+    proto_ai_tools_benches::alloc::report("mcp stateless memory", what, per, unit, u);
 }
 
 /// A stateless scope's key as the server makes it for a header value:
@@ -303,7 +303,7 @@ fn us(d: Duration) -> f64 {
 #[cfg(not(ai_tools_bench_before_stateless))]
 async fn stateless_variants(
     grpc: SocketAddr,
-) -> (Vec<Variant>, Option<Arc<ai_tools::store::RedisStore>>) {
+) -> (Vec<Variant>, Option<Arc<proto_ai_tools::store::RedisStore>>) {
     // This run's principals are its own (a Redis may hold an earlier run's).
     let run = format!(
         "bench-{}-{}",
@@ -321,7 +321,7 @@ async fn stateless_variants(
         Err(_) => println!(
             "mcp stateless: stateless-redis skipped: AI_TOOLS_REDIS_URL is not set (e.g. redis://127.0.0.1:6399)"
         ),
-        Ok(url) => match ai_tools::store::RedisStore::connect(&url).await {
+        Ok(url) => match proto_ai_tools::store::RedisStore::connect(&url).await {
             Err(e) => println!("mcp stateless: stateless-redis skipped: {url}: {e}"),
             Ok(store) => {
                 let store = Arc::new(store);
@@ -411,14 +411,15 @@ async fn scopes_through_gateway(grpc: SocketAddr, scopes: usize) -> (Usage, Usag
 /// session, and the stateless one (when built); each on a connection and
 /// server of its own. The p50 of each.
 async fn breakdown(grpc: SocketAddr, iterations: usize, stateless: bool) {
-    let transport =
-        ai_tools::transport::TonicTransport::new(endpoint(grpc).connect().await.expect("connect"));
-    let aliases = Arc::new(ai_tools::AliasManager::new());
-    let toolkit = ai_tools::Toolkit::builder()
+    let transport = proto_ai_tools::transport::TonicTransport::new(
+        endpoint(grpc).connect().await.expect("connect"),
+    );
+    let aliases = Arc::new(proto_ai_tools::AliasManager::new());
+    let toolkit = proto_ai_tools::Toolkit::builder()
         .alias_manager(aliases.clone())
-        .generated(ai_tools_tests::tools::links::Executor::with_alias_manager(
-            transport, aliases,
-        ))
+        .generated(
+            proto_ai_tools_tests::tools::links::Executor::with_alias_manager(transport, aliases),
+        )
         .build()
         .expect("toolkit");
     let mut direct = Caller::direct(grpc).await;
@@ -510,7 +511,7 @@ fn main() {
     } else {
         (60, 50, 5, SCOPES)
     };
-    let rt = ai_tools_benches::runtime();
+    let rt = proto_ai_tools_benches::runtime();
     rt.block_on(async {
         // What a scope holds, before any server runs (nothing else allocates).
         if !handshake_only {
@@ -544,7 +545,7 @@ fn main() {
             variants.push(Variant::new("handshake", sequential, concurrent));
         }
         #[cfg_attr(ai_tools_bench_before_stateless, allow(unused_mut))]
-        let mut redis: Option<Arc<ai_tools::store::RedisStore>> = None;
+        let mut redis: Option<Arc<proto_ai_tools::store::RedisStore>> = None;
         #[cfg(not(ai_tools_bench_before_stateless))]
         if !handshake_only {
             let (stateless, store) = stateless_variants(grpc).await;

@@ -6,19 +6,19 @@
 //! glibc-style malloc hands out for them (each chunk rounded up to 16 bytes
 //! with an 8-byte header, 32 at least), which is what the process's RSS pays.
 //! Resident memory is read from `/proc/self/statm` as a cross-check. (The
-//! allocator is `ai_tools_benches::alloc::Counting`, here counting always.)
+//! allocator is `proto_ai_tools_benches::alloc::Counting`, here counting always.)
 
 use std::time::{Duration, Instant};
 
-use ai_tools::{AliasManager, Sessions};
-use ai_tools_benches::alloc::{Counting, Usage, since, usage};
-use ai_tools_benches::{quick_mode, ready, register_links_and_themes, uuid};
+use proto_ai_tools::{AliasManager, Sessions};
+use proto_ai_tools_benches::alloc::{Counting, Usage, since, usage};
+use proto_ai_tools_benches::{quick_mode, ready, register_links_and_themes, uuid};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting::ALWAYS;
 
 fn report(what: &str, per: usize, unit: &str, u: Usage) {
-    ai_tools_benches::alloc::report("memory", what, per, unit, u);
+    proto_ai_tools_benches::alloc::report("memory", what, per, unit, u);
 }
 
 /// Ids of conversations as an application might key them.

@@ -19,12 +19,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use ai_tools::Sessions;
-use ai_tools::store::{AliasStore, Floor, RedisStore, RedisStoreOptions};
-use ai_tools::transport::TonicTransport;
-use ai_tools_benches::{quick_mode, runtime, uuid};
-use ai_tools_tests::{LinksBackend, serve, tools::links};
 use criterion::{BenchmarkId, Criterion};
+use proto_ai_tools::Sessions;
+use proto_ai_tools::store::{AliasStore, Floor, RedisStore, RedisStoreOptions};
+use proto_ai_tools::transport::TonicTransport;
+use proto_ai_tools_benches::{quick_mode, runtime, uuid};
+use proto_ai_tools_tests::{LinksBackend, serve, tools::links};
 
 /// A `redis-server` of the bench, killed and its directory removed when
 /// dropped.

@@ -22,11 +22,11 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ai_tools::toolkit::search::ToolIndex;
-use ai_tools::toolkit::semantic::{Embeddings, LocalModel};
-use ai_tools_benches::workspace_root;
-use ai_tools_tests::large_api::{COMPUTE, compute_toolkit};
 use criterion::Criterion;
+use proto_ai_tools::toolkit::search::ToolIndex;
+use proto_ai_tools::toolkit::semantic::{Embeddings, LocalModel};
+use proto_ai_tools_benches::workspace_root;
+use proto_ai_tools_tests::large_api::{COMPUTE, compute_toolkit};
 
 const QUERIES: &[&str] = &[
     "shut down the server api-2 in europe-west1-b",

@@ -4,9 +4,11 @@
 //! things that do not help the model, each measured as the tokens saved by
 //! removing it.
 
-use ai_tools_benches::{CORPUS, corpus_tools, quick_mode};
-use ai_tools_schema::render::{MAX_SAFE_INTEGER, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PATTERN};
-use ai_tools_schema::{Dialect, HostProfile, ToolSpec};
+use proto_ai_tools_benches::{CORPUS, corpus_tools, quick_mode};
+use proto_ai_tools_schema::render::{
+    MAX_SAFE_INTEGER, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PATTERN,
+};
+use proto_ai_tools_schema::{Dialect, HostProfile, ToolSpec};
 use serde_json::{Map, Value};
 use tiktoken_rs::CoreBPE;
 

@@ -15,10 +15,10 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use ai_tools::toolkit::search::ToolIndex;
-use ai_tools_benches::workspace_root;
-use ai_tools_tests::large_api::{COMPUTE, compute_toolkit, substring_ranking};
 use criterion::Criterion;
+use proto_ai_tools::toolkit::search::ToolIndex;
+use proto_ai_tools_benches::workspace_root;
+use proto_ai_tools_tests::large_api::{COMPUTE, compute_toolkit, substring_ranking};
 
 const QUERIES: &[&str] = &[
     "shut down the server api-2 in europe-west1-b",
@@ -27,7 +27,7 @@ const QUERIES: &[&str] = &[
     "resize the managed instance group web-mig to 10",
 ];
 
-fn compute() -> Option<ai_tools::Toolkit> {
+fn compute() -> Option<proto_ai_tools::Toolkit> {
     let tree = workspace_root().join("tests/node/node_modules/google-proto-files");
     if !tree.join(COMPUTE).is_file() {
         eprintln!(
@@ -52,10 +52,10 @@ fn main() {
     });
     group.bench_function("baseline: the MCP tool list", |b| {
         b.iter(|| {
-            let list: Vec<ai_tools::mcp::rmcp::model::Tool> = toolkit
+            let list: Vec<proto_ai_tools::mcp::rmcp::model::Tool> = toolkit
                 .tools()
                 .iter()
-                .map(|t| ai_tools::mcp::to_mcp_tool(t, ai_tools::mcp::MCP_DIALECT))
+                .map(|t| proto_ai_tools::mcp::to_mcp_tool(t, proto_ai_tools::mcp::MCP_DIALECT))
                 .collect();
             black_box(list)
         })

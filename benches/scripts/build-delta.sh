@@ -21,7 +21,7 @@ variants=("$@")
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-(cd "$root" && cargo run --quiet --release -p ai-tools-benches --bin large-proto -- "$work/shared" >/dev/null)
+(cd "$root" && cargo run --quiet --release -p proto-ai-tools-benches --bin large-proto -- "$work/shared" >/dev/null)
 # A target dir of its own under the workspace's, so the dependencies are
 # built once and kept between runs of this script.
 export CARGO_TARGET_DIR="${BUILD_DELTA_TARGET_DIR:-$root/target/build-delta}"
@@ -42,7 +42,7 @@ publish = false
 [workspace]
 
 [dependencies]
-ai-tools = { path = "$root/runtime" }
+proto-ai-tools = { path = "$root/runtime" }
 prost = "0.14"
 prost-types = "0.14"
 tonic = { version = "0.14", default-features = false, features = ["codegen", "transport"] }
@@ -53,9 +53,9 @@ TOML
 }
 
 make_crate plain 'pub fn nothing() {}' ''
-make_crate macro-links 'pub mod tools { ai_tools::ai_tools!("proto/links/v1/links.proto"); }' ''
-make_crate macro-large 'pub mod tools { ai_tools::ai_tools!("proto/large/v1/large.proto"); }' ''
-make_crate macro-large-opt 'pub mod tools { ai_tools::ai_tools!("proto/large/v1/large.proto"); }' '
+make_crate macro-links 'pub mod tools { proto_ai_tools::ai_tools!("proto/links/v1/links.proto"); }' ''
+make_crate macro-large 'pub mod tools { proto_ai_tools::ai_tools!("proto/large/v1/large.proto"); }' ''
+make_crate macro-large-opt 'pub mod tools { proto_ai_tools::ai_tools!("proto/large/v1/large.proto"); }' '
 [profile.dev.build-override]
 opt-level = 3'
 make_crate tonic-large '#[allow(clippy::all, missing_docs)] pub mod large { tonic::include_proto!("large.v1"); }

@@ -12,12 +12,12 @@
 //!
 //! ```
 //! #[global_allocator]
-//! static GLOBAL: ai_tools_benches::alloc::Counting = ai_tools_benches::alloc::Counting::ALWAYS;
+//! static GLOBAL: proto_ai_tools_benches::alloc::Counting = proto_ai_tools_benches::alloc::Counting::ALWAYS;
 //!
 //! fn main() {
-//!     let before = ai_tools_benches::alloc::usage();
+//!     let before = proto_ai_tools_benches::alloc::usage();
 //!     let kept = vec![0u8; 1000];
-//!     assert!(ai_tools_benches::alloc::usage().requested > before.requested);
+//!     assert!(proto_ai_tools_benches::alloc::usage().requested > before.requested);
 //!     drop(kept);
 //! }
 //! ```

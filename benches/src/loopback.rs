@@ -2,9 +2,9 @@
 
 use std::net::SocketAddr;
 
-use ai_tools::mcp::McpServer;
-use ai_tools_tests::LinksBackend;
-use ai_tools_tests::pb::links_service_server::LinksServiceServer;
+use proto_ai_tools::mcp::McpServer;
+use proto_ai_tools_tests::LinksBackend;
+use proto_ai_tools_tests::pb::links_service_server::LinksServiceServer;
 
 /// Serves the links service on loopback (`TCP_NODELAY`, as the executor
 /// bench does); its address.

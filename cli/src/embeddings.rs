@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use ai_tools::toolkit::semantic::{Embeddings, EmbeddingsEndpoint, LocalModel};
+use proto_ai_tools::toolkit::semantic::{Embeddings, EmbeddingsEndpoint, LocalModel};
 
 use crate::Failure;
 use crate::flags::Serve;

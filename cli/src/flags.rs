@@ -10,14 +10,14 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use ai_tools::executor::JsonNames;
-use ai_tools::schema::HostProfile;
-use ai_tools::schema::overlay::PlainFields;
-use ai_tools::toolkit::ToolkitBuilder;
 use clap::builder::{BoolishValueParser, PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use proto_ai_tools::executor::JsonNames;
+use proto_ai_tools::schema::HostProfile;
+use proto_ai_tools::schema::overlay::PlainFields;
+use proto_ai_tools::toolkit::ToolkitBuilder;
 
 use crate::Failure;
 use crate::sources::{ALTERNATIVES, env_name};
@@ -200,8 +200,8 @@ pub(crate) struct Common {
     #[arg(long, value_name = "NAME", value_parser = Checked::new(host_profile, &["javascript", "exact"]), help_heading = "Host, logs and configuration")]
     pub host_profile: Option<HostProfile>,
     /// The logs on stderr: lines of text (default) or one JSON object a
-    /// line; RUST_LOG filters them (default warn,ai_tools=info;
-    /// ai_tools=debug adds a span per step of each tool call)
+    /// line; RUST_LOG filters them (default warn,ai_tools=info,proto_ai_tools=info;
+    /// proto_ai_tools=debug adds a span per step of each tool call)
     #[arg(long, value_name = "text|json", value_parser = Checked::new(log_format, &["text", "json"]), help_heading = "Host, logs and configuration")]
     pub log_format: Option<crate::LogFormat>,
     /// List each tool's outputSchema: the JSON Schema of its results, the
@@ -256,7 +256,10 @@ impl Common {
 
     /// `server` listing output schemas as `--output-schemas` and
     /// `--max-output-schema-bytes` say.
-    pub fn output_schemas(&self, server: ai_tools::mcp::McpServer) -> ai_tools::mcp::McpServer {
+    pub fn output_schemas(
+        &self,
+        server: proto_ai_tools::mcp::McpServer,
+    ) -> proto_ai_tools::mcp::McpServer {
         let server = server.with_output_schemas(self.output_schemas);
         match self.max_output_schema_bytes {
             Some(bytes) => server.with_max_output_schema_bytes(bytes),

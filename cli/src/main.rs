@@ -7,10 +7,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tools::mcp::{self, McpServer};
-use ai_tools::schema::overlay::Overlay;
-use ai_tools::store::{RedisStore, RedisStoreOptions};
-use ai_tools::{
+use proto_ai_tools::mcp::{self, McpServer};
+use proto_ai_tools::schema::overlay::Overlay;
+use proto_ai_tools::store::{RedisStore, RedisStoreOptions};
+use proto_ai_tools::{
     Sessions, Toolkit,
     tool_set::{ToolSet, ToolSetOptions},
     transport::{TonicTransport, TonicTransportBuilder, TransportError},
@@ -254,11 +254,11 @@ impl AuthFlags {
     }
 
     /// The OAuth configuration, secrets read.
-    fn oauth(&self) -> Result<Option<ai_tools::mcp::OAuth>, Failure> {
+    fn oauth(&self) -> Result<Option<proto_ai_tools::mcp::OAuth>, Failure> {
         let (Some(issuer), Some(audience)) = (&self.issuer, &self.audience) else {
             return Ok(None);
         };
-        let mut oauth = ai_tools::mcp::OAuth::new(audience, issuer);
+        let mut oauth = proto_ai_tools::mcp::OAuth::new(audience, issuer);
         if let Some(jwks) = &self.jwks {
             oauth = oauth.jwks_uri(jwks);
         }
@@ -293,7 +293,7 @@ impl AuthFlags {
 
     /// `authorization: Bearer <token>` for every call, from the file or the
     /// environment variable.
-    fn backend_credential(&self) -> Result<Option<ai_tools::CallOptions>, Failure> {
+    fn backend_credential(&self) -> Result<Option<proto_ai_tools::CallOptions>, Failure> {
         let token = match (&self.backend_token_file, &self.backend_token_env) {
             (Some(path), _) => read_secret("--backend-token-file", path)?,
             (None, Some(var)) => std::env::var(var).map_err(|_| {
@@ -311,7 +311,7 @@ impl AuthFlags {
             ));
         }
         Ok(Some(
-            ai_tools::CallOptions::new().metadata("authorization", format!("Bearer {token}")),
+            proto_ai_tools::CallOptions::new().metadata("authorization", format!("Bearer {token}")),
         ))
     }
 }
@@ -497,7 +497,7 @@ impl HttpLimits {
 }
 
 /// `--proto`: `proto` compiled as `ai_tools!` compiles it
-/// ([`ai_tools_schema::proto_resolver`]), under `includes` or else the
+/// ([`proto_ai_tools_schema::proto_resolver`]), under `includes` or else the
 /// proto's own directory.
 /// Kept in `cache` (see [`proto_cache`]) and used again while its inputs
 /// hold.
@@ -519,12 +519,12 @@ fn compile_proto(
     let shown = name.display().to_string();
     proto_cache::compiled(cache, &shown, &includes, || {
         let mut compiler =
-            protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&includes));
+            protox::Compiler::with_file_resolver(proto_ai_tools_schema::proto_resolver(&includes));
         compiler.include_imports(true).include_source_info(true);
         compiler.open_file(name).map_err(|e| {
             // Where the error is (an imported file's line and column), else
             // the proto asked for.
-            let at = ai_tools_schema::error_location(&e).map_or_else(
+            let at = proto_ai_tools_schema::error_location(&e).map_or_else(
                 || proto.display().to_string(),
                 |at| as_reached(&at, &includes),
             );
@@ -702,7 +702,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             }
             all
         };
-        use ai_tools::schema::Dialect;
+        use proto_ai_tools::schema::Dialect;
         let listing = |dialect: &str| -> Result<serde_json::Value, Failure> {
             Ok(match dialect {
                 "openai" => for_host(
@@ -727,7 +727,7 @@ async fn run(args: Args) -> Result<(), Failure> {
                 // definition when the model searches for it.
                 "openai_tool_search" => toolkit.to_openai_tool_search(),
                 "anthropic_tool_search" => toolkit.to_anthropic_tool_search(
-                    ai_tools::toolkit::deferred::AnthropicToolSearch::Bm25,
+                    proto_ai_tools::toolkit::deferred::AnthropicToolSearch::Bm25,
                 ),
                 // What `ai-tools mcp` lists, made as it makes it.
                 "mcp" => {
@@ -773,7 +773,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             let budget = args
                 .common
                 .max_tool_bytes
-                .unwrap_or(ai_tools::schema::render::DEFAULT_MAX_TOOL_BYTES);
+                .unwrap_or(proto_ai_tools::schema::render::DEFAULT_MAX_TOOL_BYTES);
             let mut text = stats::of_budget(budget, &stats::cut_tools(&toolkit, &whole, host));
             for dialect in dialects {
                 text.push_str(&stats::of_listing(dialect, &listing(dialect)?));
@@ -839,13 +839,10 @@ async fn run(args: Args) -> Result<(), Failure> {
         server = server.with_session_store(store);
     }
     if args.serve.tool_search {
-        let search = args
-            .serve
-            .defined_toolsets
-            .iter()
-            .fold(ai_tools::mcp::ToolSearch::new(), |search, (name, globs)| {
-                search.define(name.clone(), globs.clone())
-            });
+        let search = args.serve.defined_toolsets.iter().fold(
+            proto_ai_tools::mcp::ToolSearch::new(),
+            |search, (name, globs)| search.define(name.clone(), globs.clone()),
+        );
         let search = args
             .serve
             .toolsets
@@ -884,7 +881,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         );
         tracing::info!("serving {url} over MCP at http://{local}/mcp");
         server
-            .serve_http_until(listener, ai_tools::mcp::shutdown_signal())
+            .serve_http_until(listener, proto_ai_tools::mcp::shutdown_signal())
             .await
             .map_err(|e| Failure::Run(e.to_string()))
     }
@@ -913,7 +910,7 @@ enum LogFormat {
 
 /// The filter of the logs when `RUST_LOG` says nothing: the command's own
 /// news and the runtime's, warnings of everything else.
-const DEFAULT_LOG_FILTER: &str = "warn,ai_tools=info";
+const DEFAULT_LOG_FILTER: &str = "warn,ai_tools=info,proto_ai_tools=info";
 
 /// Logs to stderr (stdout carries MCP over stdio, or the tools), as
 /// `format` says, filtered by `RUST_LOG` or else [`DEFAULT_LOG_FILTER`].
@@ -1010,7 +1007,7 @@ async fn main() -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ai_tools::schema::overlay::PlainFields;
+    use proto_ai_tools::schema::overlay::PlainFields;
 
     /// `line` parsed as the command line after `ai-tools` (in the test
     /// process's environment, which sets no `AI_TOOLS_` flag).

@@ -20,7 +20,7 @@
 
 use std::path::{Path, PathBuf};
 
-use ai_tools_schema::{ProtoSource, proto_source};
+use proto_ai_tools_schema::{ProtoSource, proto_source};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -200,8 +200,9 @@ mod tests {
         let mut ran = false;
         let result = compiled(Some(cache), "ping.proto", includes, || {
             ran = true;
-            let mut compiler =
-                protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(includes));
+            let mut compiler = protox::Compiler::with_file_resolver(
+                proto_ai_tools_schema::proto_resolver(includes),
+            );
             compiler.include_imports(true);
             compiler
                 .open_file("ping.proto")

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use ai_tools::mcp;
+use proto_ai_tools::mcp;
 
 use crate::store::{StoreSummary, without_password};
 use crate::{Args, Deadline};
@@ -47,7 +47,7 @@ pub(crate) fn log(
         tool_search = crate::embeddings::retrieval(serve),
         alias_scope = scope_source(args),
         oauth,
-        max_aliases_per_scope = ai_tools::AliasManager::DEFAULT_LIMIT,
+        max_aliases_per_scope = proto_ai_tools::AliasManager::DEFAULT_LIMIT,
         alias_idle_s = secs(mcp::ALIAS_IDLE_TTL),
         scope_idle_s = secs(mcp::SCOPE_IDLE_TTL),
         call_timeout_s = call_timeout.map_or(0.0, secs),

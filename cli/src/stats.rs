@@ -7,11 +7,11 @@
 //! every definition, but the model reads only part of it before its first
 //! search: that part gets a line of its own, against the whole list.
 
-use ai_tools::schema::deferred::{
+use proto_ai_tools::schema::deferred::{
     AnthropicToolSearch, OPENAI_TOOL_SEARCH, anthropic_loaded_up_front, openai_loaded_up_front,
 };
-use ai_tools::schema::render::minified_len;
-use ai_tools::schema::{Dialect, HostProfile};
+use proto_ai_tools::schema::render::minified_len;
+use proto_ai_tools::schema::{Dialect, HostProfile};
 use serde_json::Value;
 
 /// How many of the largest tools are named.
@@ -68,8 +68,8 @@ pub(crate) fn of_listing(dialect: &str, listing: &Value) -> String {
 /// from `whole`'s, the same tools kept whole, in some dialect for `host`),
 /// each with the bytes of its largest whole rendering, largest first.
 pub(crate) fn cut_tools(
-    toolkit: &ai_tools::Toolkit,
-    whole: &ai_tools::Toolkit,
+    toolkit: &proto_ai_tools::Toolkit,
+    whole: &proto_ai_tools::Toolkit,
     host: HostProfile,
 ) -> Vec<(String, usize)> {
     let mut cut: Vec<(String, usize)> = toolkit
@@ -138,7 +138,7 @@ fn is_search_tool(item: &Value) -> bool {
 /// carries).
 ///
 /// What is read up front is what each provider documents
-/// (`ai_tools::schema::deferred`): for OpenAI's tool search, the names and
+/// (`proto_ai_tools::schema::deferred`): for OpenAI's tool search, the names and
 /// descriptions of the namespaces and of the deferred functions outside
 /// them, the tools not deferred, and `tool_search` itself
 /// (<https://developers.openai.com/api/docs/guides/tools-tool-search>); for
@@ -316,9 +316,9 @@ mod tests {
 
     #[test]
     fn the_links_tools_read_up_front_are_a_fraction_of_the_list() {
-        use ai_tools::transport::InProcessTransport;
-        let executor = ai_tools_tests::tools::links::Executor::new(InProcessTransport::new());
-        let toolkit = ai_tools::Toolkit::builder()
+        use proto_ai_tools::transport::InProcessTransport;
+        let executor = proto_ai_tools_tests::tools::links::Executor::new(InProcessTransport::new());
+        let toolkit = proto_ai_tools::Toolkit::builder()
             .generated(executor)
             .build()
             .expect("a toolkit");
@@ -348,11 +348,11 @@ mod tests {
 
     #[test]
     fn a_budget_names_the_tools_it_cut_largest_first_and_each_then_fits() {
-        use ai_tools::schema::render::minified_len;
-        use ai_tools::transport::InProcessTransport;
+        use proto_ai_tools::schema::render::minified_len;
+        use proto_ai_tools::transport::InProcessTransport;
         let toolkit = |bytes| {
-            ai_tools::Toolkit::builder()
-                .generated(ai_tools_tests::tools::conformance::Executor::new(
+            proto_ai_tools::Toolkit::builder()
+                .generated(proto_ai_tools_tests::tools::conformance::Executor::new(
                     InProcessTransport::new(),
                 ))
                 .max_tool_bytes(bytes)

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use ai_tools::store::{RedisStore, RedisStoreOptions, Replication};
+use proto_ai_tools::store::{RedisStore, RedisStoreOptions, Replication};
 
 use crate::{Failure, ScopeFlags, WaitReplicas};
 

@@ -14,7 +14,7 @@ mod support;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use ai_tools_tests::tools::links;
+use proto_ai_tools_tests::tools::links;
 
 use support::workspace;
 
@@ -278,7 +278,8 @@ fn a_bad_flag_is_a_usage_error() {
 #[test]
 fn a_proto_imports_the_annotations_and_well_known_types_without_copies() {
     // A directory with nothing but the proto: the imports are served.
-    let dir = std::env::temp_dir().join(format!("ai-tools-cli-served-{}", std::process::id()));
+    let dir =
+        std::env::temp_dir().join(format!("proto-ai-tools-cli-served-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let proto = dir.join("ping.proto");
     std::fs::write(
@@ -318,7 +319,10 @@ fn without_dash_i_the_proto_root_is_the_paths_first_directory_and_errors_are_cli
     ]);
     assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
 
-    let dir = std::env::temp_dir().join(format!("ai-tools-cli-clickable-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!(
+        "proto-ai-tools-cli-clickable-{}",
+        std::process::id()
+    ));
     let v1 = dir.join("proto/broken/v1");
     std::fs::create_dir_all(&v1).expect("a temporary directory");
     std::fs::write(

@@ -13,8 +13,8 @@
 
 mod support;
 
-use ai_tools::Toolkit;
-use ai_tools_tests::large_api::{CLOUD_MIX, COMPUTE, cloud_mix_toolkit, compute_toolkit};
+use proto_ai_tools::Toolkit;
+use proto_ai_tools_tests::large_api::{CLOUD_MIX, COMPUTE, cloud_mix_toolkit, compute_toolkit};
 
 /// Every tool name of `toolkit`, in its order.
 fn names(toolkit: &Toolkit) -> Vec<String> {
@@ -35,7 +35,7 @@ fn with_the_suffix(toolkit: &Toolkit) -> Vec<String> {
             let Some(service) = t.toolset().and_then(|s| s.rsplit('.').next()) else {
                 return false;
             };
-            let full = ai_tools::schema::overlay::derived_tool_name_in_full(service, "");
+            let full = proto_ai_tools::schema::overlay::derived_tool_name_in_full(service, "");
             service.ends_with("Service")
                 && service != "Service"
                 && t.name().starts_with(&format!("{full}_"))

@@ -31,7 +31,7 @@ impl Gateway {
         let mut child = links_mcp_command(grpc)
             .args(["--stdio", "--log-format", "json"])
             .args(flags)
-            .env("RUST_LOG", "warn,ai_tools=info")
+            .env("RUST_LOG", "warn,ai_tools=info,proto_ai_tools=info")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -61,9 +61,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use ai_tools::prost_reflect::bytes::{Buf, BufMut, Bytes};
-use ai_tools::prost_reflect::{DescriptorPool, DynamicMessage, MapKey, Value};
-use ai_tools_tests::support::{node_at_least, node_required};
+use proto_ai_tools::prost_reflect::bytes::{Buf, BufMut, Bytes};
+use proto_ai_tools::prost_reflect::{DescriptorPool, DynamicMessage, MapKey, Value};
+use proto_ai_tools_tests::support::{node_at_least, node_required};
 use tonic::body::Body;
 use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::codegen::{BoxFuture, Service, StdError, http};
@@ -330,7 +330,7 @@ fn the_typescript_sdk_as_a_javascript_host_gets_64_bit_integers_through_exactly(
     let echo = EchoService::default();
     let router = tonic::transport::Server::builder().add_service(echo.clone());
     let server = runtime
-        .block_on(ai_tools_tests::serve_router(
+        .block_on(proto_ai_tools_tests::serve_router(
             "127.0.0.1:0".parse().expect("an address"),
             router,
         ))

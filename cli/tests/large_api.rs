@@ -18,10 +18,10 @@
 
 mod support;
 
-use ai_tools::Toolkit;
-use ai_tools::schema::Dialect;
-use ai_tools::toolkit::search::ToolIndex;
-use ai_tools_tests::large_api::{
+use proto_ai_tools::Toolkit;
+use proto_ai_tools::schema::Dialect;
+use proto_ai_tools::toolkit::search::ToolIndex;
+use proto_ai_tools_tests::large_api::{
     CLOUD_MIX, COMPUTE, Figures, Labelled, cloud_mix_toolkit, compute_toolkit, labelled_requests,
     measure, substring_ranking,
 };
@@ -75,7 +75,7 @@ fn rankings(toolkit: &Toolkit) -> Vec<(&'static str, Ranking<'_>)> {
     // Retrieval by meaning, fused with BM25, where the shipped model is
     // (`.ci/run` unpacks it and requires it).
     if let Some(dir) = embedding_model() {
-        use ai_tools::toolkit::semantic::{Embeddings, LocalModel};
+        use proto_ai_tools::toolkit::semantic::{Embeddings, LocalModel};
         let model = LocalModel::open(&dir).expect("the model folder opens");
         let embeddings =
             Embeddings::new(model).cache_dir(support::workspace().join("target/embeddings-cache"));
@@ -181,7 +181,7 @@ fn compute_v1_builds_whole_and_every_rendering_passes_its_checker() {
 fn every_rendering_passes_its_checker(toolkit: &Toolkit) {
     for tool in toolkit.tools() {
         for dialect in Dialect::ALL {
-            let violations = ai_tools::schema::check::check(
+            let violations = proto_ai_tools::schema::check::check(
                 dialect,
                 tool.is_strict(),
                 &tool.parameters(dialect),
@@ -367,9 +367,9 @@ fn compute_v1_hints_come_from_its_http_bindings() {
 /// and every rendering the budget cut still passes its dialect's checker.
 #[test]
 fn compute_v1_every_tool_fits_the_size_budget_in_every_rendering() {
-    use ai_tools::mcp::McpServer;
-    use ai_tools::schema::HostProfile;
-    use ai_tools::schema::render::{DEFAULT_MAX_TOOL_BYTES, minified_len};
+    use proto_ai_tools::mcp::McpServer;
+    use proto_ai_tools::schema::HostProfile;
+    use proto_ai_tools::schema::render::{DEFAULT_MAX_TOOL_BYTES, minified_len};
     let Some(toolkit) = compute() else {
         return;
     };
@@ -403,7 +403,7 @@ fn compute_v1_every_tool_fits_the_size_budget_in_every_rendering() {
             for (item, tool) in items.iter().zip(toolkit.tools()) {
                 let parameters = tool.parameters_for_host(dialect, host);
                 let violations =
-                    ai_tools::schema::check::check(dialect, tool.is_strict(), &parameters);
+                    proto_ai_tools::schema::check::check(dialect, tool.is_strict(), &parameters);
                 assert!(violations.is_empty(), "{}: {violations:?}", tool.name());
                 let mut item = item.clone();
                 *item.pointer_mut(at).expect("the parameters") = parameters;

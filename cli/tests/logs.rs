@@ -15,7 +15,7 @@ mod support;
 use std::io::Write as _;
 use std::process::{Command, Stdio};
 
-use ai_tools_tests::support::{python_importing, python_required};
+use proto_ai_tools_tests::support::{python_importing, python_required};
 use support::{links_mcp_command, links_server};
 
 /// Values the model sends: the name is marked sensitive, the destination not.
@@ -113,7 +113,7 @@ fn a_call_is_one_info_line_and_its_arguments_are_debug_with_sensitive_fields_red
     let (_runtime, server) = links_server();
     let grpc = format!("http://{}", server.addr);
 
-    let info = one_call_logged(&grpc, "warn,ai_tools=info");
+    let info = one_call_logged(&grpc, "warn,ai_tools=info,proto_ai_tools=info");
     let lines = parsed_by_python(&python, &info);
     let calls: Vec<&serde_json::Value> = lines
         .iter()
@@ -136,7 +136,7 @@ fn a_call_is_one_info_line_and_its_arguments_are_debug_with_sensitive_fields_red
     );
     assert!(!info.contains("tool call arguments"), "{info}");
 
-    let debug = one_call_logged(&grpc, "warn,ai_tools=debug");
+    let debug = one_call_logged(&grpc, "warn,ai_tools=info,proto_ai_tools=debug");
     let lines = parsed_by_python(&python, &debug);
     let arguments: Vec<&serde_json::Value> = lines
         .iter()

@@ -28,8 +28,8 @@ use std::net::SocketAddr;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use ai_tools::mcp::AUTHORIZATION_SERVER_TIMEOUT;
-use ai_tools_tests::oauth::{
+use proto_ai_tools::mcp::AUTHORIZATION_SERVER_TIMEOUT;
+use proto_ai_tools_tests::oauth::{
     AuthorizationServer, BACKEND_MODULES, Backend, Expected, INITIALIZE, PATIENCE, TempDir,
     assert_backend_saw, assert_called, assert_resource_metadata, assert_unauthorized, list_links,
     metadata_url, post, session, tool_names, tools_or_skip,

@@ -22,8 +22,10 @@ mod support;
 use std::io::Write as _;
 use std::process::Command;
 
-use ai_tools_tests::support::{node_at_least, node_required, python_importing, python_required};
-use ai_tools_tests::tools;
+use proto_ai_tools_tests::support::{
+    node_at_least, node_required, python_importing, python_required,
+};
+use proto_ai_tools_tests::tools;
 use support::workspace;
 
 /// Draws per tool (hypothesis stops sooner where a response type has fewer
@@ -60,7 +62,7 @@ const INCLUDES: &[&str] = &[
 fn descriptor_set() -> Vec<u8> {
     let includes = INCLUDES.iter().map(|dir| workspace().join(dir));
     let mut compiler =
-        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(includes));
+        protox::Compiler::with_file_resolver(proto_ai_tools_schema::proto_resolver(includes));
     compiler.include_imports(true);
     compiler.open_files(CORPUS).unwrap();
     compiler.encode_file_descriptor_set()

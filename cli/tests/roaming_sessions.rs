@@ -33,7 +33,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ai_tools_tests::redis_suite::RedisServer;
+use proto_ai_tools_tests::redis_suite::RedisServer;
 use support::{Gateway, free_loopback_addr, links_mcp_command, links_server, spawn_gateway};
 
 /// The Redis of the test: `AI_TOOLS_REDIS_URL`, else one started here;
@@ -211,7 +211,7 @@ fn a_session_roams_between_two_gateways_on_a_redis_cluster() {
 /// The driver's session through the proxy in front of two gateways on
 /// `store`, both restarted at its pause; what reached `server`, and the
 /// session's end on both.
-fn roams(python: &Path, server: &ai_tools_tests::RunningServer, store: &[String]) {
+fn roams(python: &Path, server: &proto_ai_tools_tests::RunningServer, store: &[String]) {
     // Session ids (and so the keys of sessions and their aliases) are
     // UUIDs: a shared Redis holds nothing of another run's under them.
     let grpc = server.url();
@@ -317,7 +317,7 @@ fn roams(python: &Path, server: &ai_tools_tests::RunningServer, store: &[String]
 /// owner is on one side only.
 #[test]
 fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
-    use ai_tools_tests::oauth::{
+    use proto_ai_tools_tests::oauth::{
         AuthorizationServer, assert_called, list_links, post, session, tool_call, tools_or_skip,
     };
     let test = "roaming_sessions_oauth";
@@ -363,7 +363,7 @@ fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
             .await;
         let id = session(a, &alice).await;
 
-        let assert_unknown = |response: &ai_tools_tests::http::Response, case: &str| {
+        let assert_unknown = |response: &proto_ai_tools_tests::http::Response, case: &str| {
             assert_eq!(response.status, 404, "{case}: {response:?}");
             assert!(
                 response
@@ -376,9 +376,9 @@ fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
             let call = post(addr, Some(&bob), Some(&id), &list_links()).await;
             assert_unknown(&call, &format!("bob's call on alice's session at {held}"));
         }
-        let deleted = ai_tools_tests::http::exchange(
+        let deleted = proto_ai_tools_tests::http::exchange(
             b,
-            &ai_tools_tests::http::http_request(
+            &proto_ai_tools_tests::http::http_request(
                 "DELETE",
                 "/mcp",
                 &[
@@ -433,7 +433,13 @@ fn another_users_token_cannot_use_a_roaming_session_on_any_gateway() {
 
         // Alice's restored session is one of her two on B.
         let _second = session(b, &alice).await;
-        let third = post(b, Some(&alice), None, ai_tools_tests::oauth::INITIALIZE).await;
+        let third = post(
+            b,
+            Some(&alice),
+            None,
+            proto_ai_tools_tests::oauth::INITIALIZE,
+        )
+        .await;
         assert_eq!(
             third.status, 429,
             "alice's third session on B, one of them restored: {third:?}"

@@ -66,13 +66,14 @@ impl Drop for EmbeddingsServer {
 
 fn embeddings_server() -> Option<EmbeddingsServer> {
     let dir = model_dir()?;
-    let python = match ai_tools_tests::support::python_importing("numpy, tokenizers, safetensors") {
-        Ok(python) => python,
-        Err(why) => {
-            skip(&why);
-            return None;
-        }
-    };
+    let python =
+        match proto_ai_tools_tests::support::python_importing("numpy, tokenizers, safetensors") {
+            Ok(python) => python,
+            Err(why) => {
+                skip(&why);
+                return None;
+            }
+        };
     let mut child = Command::new(python)
         .arg(support::workspace().join("tests/embeddings/server.py"))
         .arg(&dir)
@@ -170,7 +171,7 @@ fn search_tools_finds_by_meaning_what_words_miss_from_an_endpoint_and_a_local_mo
     };
     let (runtime, server) = links_server();
     let grpc = server.url();
-    let cache = std::env::temp_dir().join(format!("ai-tools-cli-emb-{}", std::process::id()));
+    let cache = std::env::temp_dir().join(format!("proto-ai-tools-cli-emb-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&cache);
     let cache_flag = cache.to_str().expect("a UTF-8 path");
 

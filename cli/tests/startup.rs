@@ -127,7 +127,7 @@ fn startup_events(flags: &[&str], env: &[(&str, &str)]) -> Vec<Value> {
         .args(["--http", "127.0.0.1:0", "--log-format", "json"])
         .args(flags)
         .envs(env.iter().copied())
-        .env("RUST_LOG", "warn,ai_tools=info")
+        .env("RUST_LOG", "warn,ai_tools=info,proto_ai_tools=info")
         .current_dir(workspace())
         .stdin(Stdio::null())
         .stdout(Stdio::null())

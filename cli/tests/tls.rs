@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use ai_tools_tests::tls::{Ca, Pem, serve_tls};
-use ai_tools_tests::{LinksBackend, Reflection, RunningServer};
+use proto_ai_tools_tests::tls::{Ca, Pem, serve_tls};
+use proto_ai_tools_tests::{LinksBackend, Reflection, RunningServer};
 use serde_json::{Value, json};
 use support::links_mcp_command;
 

@@ -4,8 +4,8 @@
 //! a snapshot round-trips.
 #![no_main]
 
-use ai_tools::AliasManager;
-use ai_tools_fuzz::{KNOWN, run};
+use proto_ai_tools::AliasManager;
+use proto_ai_tools_fuzz::{KNOWN, run};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -4,7 +4,7 @@
 //! error sentence that never holds a raw UUID the conversation knows.
 #![no_main]
 
-use ai_tools_fuzz::{KNOWN, executor, links, run};
+use proto_ai_tools_fuzz::{KNOWN, executor, links, run};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput};
-use ai_tools_fuzz::{KNOWN, run};
+use proto_ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput};
+use proto_ai_tools_fuzz::{KNOWN, run};
 use libfuzzer_sys::fuzz_target;
 
 #[allow(dead_code)] // fields are read through Debug only

@@ -8,12 +8,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use ai_tools::{AliasManager, executor::ProtoExecutor, transport::InProcessTransport};
+use proto_ai_tools::{AliasManager, executor::ProtoExecutor, transport::InProcessTransport};
 use prost_reflect::{DynamicMessage, Value};
 
 /// The expansion of `ai_tools!` for the example proto.
 pub mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 /// UUIDs the fuzz targets register up front, so that alias resolution is exercised.

@@ -23,7 +23,7 @@ pub struct Compiled {
     /// Every file read from disk, so the expansion can make the compiler watch them.
     pub read_files: Vec<PathBuf>,
     /// The pool encoded with source info (locations and comments), for
-    /// writing annotations in ([`ai_tools_schema::overlay::annotate`]) and
+    /// writing annotations in ([`proto_ai_tools_schema::overlay::annotate`]) and
     /// for [`embedded_pool`](Self::embedded_pool).
     pub encoded_with_source: Vec<u8>,
 }
@@ -77,8 +77,9 @@ pub fn compile_with(located: &Located, with_annotations: bool) -> Result<Compile
 /// The compile as protox alone does it (what a `build.rs` runs): the
 /// reference [`compile_with`] falls back to, and the benchmark's baseline.
 pub fn compile_plain(located: &Located, with_annotations: bool) -> Result<Compiled, String> {
-    let mut compiler =
-        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&located.includes));
+    let mut compiler = protox::Compiler::with_file_resolver(proto_ai_tools_schema::proto_resolver(
+        &located.includes,
+    ));
     compiler.include_imports(true).include_source_info(true);
     compiler
         .open_file(&located.file)
@@ -90,7 +91,7 @@ pub fn compile_plain(located: &Located, with_annotations: bool) -> Result<Compil
         .map(|file| file.name().to_owned())
         .ok_or_else(|| format!("`{}` compiled to nothing", located.file.display()))?;
     if with_annotations {
-        for path in ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
+        for path in proto_ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
             compiler
                 .open_file(path)
                 .map_err(|error| describe(&error, located))?;
@@ -134,7 +135,7 @@ pub fn compile_plain(located: &Located, with_annotations: bool) -> Result<Compil
 fn compile_thin(located: &Located, with_annotations: bool, thin_above: usize) -> Option<Compiled> {
     let stash = Rc::new(RefCell::new(Stash::default()));
     let mut compiler = protox::Compiler::with_file_resolver(ThinResolver {
-        inner: ai_tools_schema::proto_resolver(&located.includes),
+        inner: proto_ai_tools_schema::proto_resolver(&located.includes),
         stash: Rc::clone(&stash),
         thin_above,
     });
@@ -145,7 +146,7 @@ fn compile_thin(located: &Located, with_annotations: bool, thin_above: usize) ->
         .find(|file| !file.is_import())
         .map(|file| file.name().to_owned())?;
     if with_annotations {
-        for path in ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
+        for path in proto_ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
             compiler.open_file(path).ok()?;
         }
     }
@@ -405,7 +406,7 @@ fn filter_file(file: &[u8]) -> Option<Vec<u8>> {
         if let (FILE_NAME, _, Some(name)) = next_field(&mut fields)? {
             let name = std::str::from_utf8(name).ok()?;
             keep_comments = name != "google/protobuf/descriptor.proto"
-                && !ai_tools_schema::ANNOTATION_PROTOS
+                && !proto_ai_tools_schema::ANNOTATION_PROTOS
                     .iter()
                     .any(|(path, _)| *path == name);
         }
@@ -499,7 +500,7 @@ fn absolute(path: &Path) -> PathBuf {
 /// `file:line:col: what went wrong` plus how to fix it, from a protox error.
 fn describe(error: &protox::Error, located: &Located) -> String {
     let message = error.to_string();
-    let location = ai_tools_schema::error_location(error);
+    let location = proto_ai_tools_schema::error_location(error);
     let hint = if message.starts_with("import '") {
         format!(
             "; the include directories are {}: add the directory that holds it with `includes = [...]`",
@@ -539,8 +540,8 @@ fn list_dirs(dirs: &[PathBuf]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ai_tools_schema::ToolSpec;
     use prost_reflect::ExtensionDescriptor;
+    use proto_ai_tools_schema::ToolSpec;
 
     fn example() -> Located {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../proto");
@@ -553,7 +554,7 @@ mod tests {
 
     fn rpc_tool(pool: &DescriptorPool) -> ExtensionDescriptor {
         pool.get_message_by_name("google.protobuf.MethodOptions")
-            .and_then(|options| options.get_extension(ai_tools_schema::RPC_TOOL_EXTENSION))
+            .and_then(|options| options.get_extension(proto_ai_tools_schema::RPC_TOOL_EXTENSION))
             .expect("the rpc_tool extension is in the pool")
     }
 
@@ -595,8 +596,9 @@ mod tests {
         // The tools read from what is embedded are the tools read at compile
         // time, descriptions and all: the run time renders from them.
         let at_compile_time =
-            ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).unwrap();
-        let at_run_time = ai_tools_schema::tools_in_file(&decoded, &compiled.file_name).unwrap();
+            proto_ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).unwrap();
+        let at_run_time =
+            proto_ai_tools_schema::tools_in_file(&decoded, &compiled.file_name).unwrap();
         assert_eq!(
             at_run_time
                 .iter()
@@ -719,7 +721,7 @@ mod tests {
                 let small = compile_thin(&located, with_annotations, usize::MAX).unwrap();
                 assert_same(&small, &plain, false);
                 let tools = |c: &Compiled| {
-                    ai_tools_schema::tools_in_file(&c.pool, &c.file_name)
+                    proto_ai_tools_schema::tools_in_file(&c.pool, &c.file_name)
                         .unwrap()
                         .iter()
                         .map(ToolSpec::rendered)
@@ -800,7 +802,7 @@ mod tests {
             "{:?}",
             compiled.read_files
         );
-        let tools = ai_tools_schema::tools_in_file(&compiled.pool, "svc.proto").unwrap();
+        let tools = proto_ai_tools_schema::tools_in_file(&compiled.pool, "svc.proto").unwrap();
         assert_eq!(tools[0].name, "get");
         assert_eq!(tools[0].request_aliases[0].prefix, "thing");
         let _ = std::fs::remove_dir_all(&root);

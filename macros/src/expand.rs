@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use ai_tools_schema::select::{PatternKind, Problem, Selection, Subject};
-use ai_tools_schema::{FieldAlias, ToolSpec};
 use proc_macro2::{Span, TokenStream};
+use proto_ai_tools_schema::select::{PatternKind, Problem, Selection, Subject};
+use proto_ai_tools_schema::{FieldAlias, ToolSpec};
 use quote::{format_ident, quote};
 
 use crate::cache::Cache;
@@ -181,7 +181,7 @@ fn generate(
         Err(collisions) => {
             // At the second tool's rpc, or the overlay's line that annotated it.
             let at = |tool: &ToolSpec, message| {
-                let diagnostic = ai_tools_schema::proto::method_diagnostic(
+                let diagnostic = proto_ai_tools_schema::proto::method_diagnostic(
                     &compiled.pool,
                     &tool.service,
                     &tool.method,
@@ -251,7 +251,7 @@ fn annotate(
     manifest_dir: &Path,
     invoking_file_dir: Option<&Path>,
     errors: &mut Errors,
-) -> Option<ai_tools_schema::overlay::Annotated> {
+) -> Option<proto_ai_tools_schema::overlay::Annotated> {
     let mut overlay = None;
     if let Some(literal) = &input.overlay {
         let span = literal.span();
@@ -281,7 +281,7 @@ fn annotate(
             }
         };
         compiled.read_files.push(path.clone());
-        match ai_tools_schema::overlay::Overlay::parse(&written, &text) {
+        match proto_ai_tools_schema::overlay::Overlay::parse(&written, &text) {
             Ok(parsed) => overlay = Some(parsed),
             Err(diagnostics) => {
                 for diagnostic in diagnostics {
@@ -292,7 +292,7 @@ fn annotate(
         }
     }
     let services: Vec<String> = input.services.iter().map(syn::LitStr::value).collect();
-    match ai_tools_schema::overlay::annotate(
+    match proto_ai_tools_schema::overlay::annotate(
         &compiled.pool,
         &compiled.encoded_with_source,
         Some(&compiled.file_name),
@@ -320,15 +320,15 @@ fn annotate(
 /// directory, so the location opens from a terminal or an editor.
 fn shown(
     located: &locate::Located,
-    mut diagnostic: ai_tools_schema::Diagnostic,
-) -> ai_tools_schema::Diagnostic {
+    mut diagnostic: proto_ai_tools_schema::Diagnostic,
+) -> proto_ai_tools_schema::Diagnostic {
     diagnostic.file = located.shown(&diagnostic.file);
     diagnostic
 }
 
 /// Where a diagnostic goes: under the overlay's path when it is located in
 /// the overlay, else under the proto's.
-fn span_of(input: &MacroInput, diagnostic: &ai_tools_schema::Diagnostic) -> Span {
+fn span_of(input: &MacroInput, diagnostic: &proto_ai_tools_schema::Diagnostic) -> Span {
     match &input.overlay {
         Some(overlay) if overlay.value() == diagnostic.file => overlay.span(),
         _ => input.path.span(),
@@ -336,7 +336,7 @@ fn span_of(input: &MacroInput, diagnostic: &ai_tools_schema::Diagnostic) -> Span
 }
 
 /// `file:line:column` of `diagnostic`, as far as it is located.
-fn place(diagnostic: &ai_tools_schema::Diagnostic) -> String {
+fn place(diagnostic: &proto_ai_tools_schema::Diagnostic) -> String {
     match (diagnostic.line, diagnostic.column) {
         (Some(line), Some(column)) => format!("{}:{line}:{column}", diagnostic.file),
         (Some(line), None) => format!("{}:{line}", diagnostic.file),
@@ -385,7 +385,7 @@ pub fn check_renderings(tools: &[ToolSpec]) -> Vec<String> {
     })
 }
 
-/// The tools of `file` ([`ai_tools_schema::tools_in_file`]) and the
+/// The tools of `file` ([`proto_ai_tools_schema::tools_in_file`]) and the
 /// violations [`check_renderings`] finds in them, the same and in the same
 /// order, checked while the later tools are still being read: the tools go
 /// to a queue as they are read, and the machine's other cores take them
@@ -396,12 +396,12 @@ pub fn read_and_check(
     pool: &prost_reflect::DescriptorPool,
     file: &str,
 ) -> (
-    Result<Vec<ToolSpec>, Vec<ai_tools_schema::Diagnostic>>,
+    Result<Vec<ToolSpec>, Vec<proto_ai_tools_schema::Diagnostic>>,
     Vec<String>,
 ) {
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     if threads < 2 {
-        let tools = ai_tools_schema::tools_in_file(pool, file);
+        let tools = proto_ai_tools_schema::tools_in_file(pool, file);
         let violations = match &tools {
             Ok(tools) => check_renderings(tools),
             Err(_) => Vec::new(),
@@ -436,7 +436,7 @@ pub fn read_and_check(
         // `check_renderings` starts them for, once that many are read.
         let mut checkers = Vec::new();
         let mut count = 0;
-        let read = ai_tools_schema::proto::tools_in_file_each(pool, file, |tool| {
+        let read = proto_ai_tools_schema::proto::tools_in_file_each(pool, file, |tool| {
             // The receiving end lives until every checker has returned.
             let _ = queue.send((count, tool));
             count += 1;
@@ -632,7 +632,7 @@ fn expand(
                 #description
                 #[doc = ""]
                 #[doc = #doc]
-                pub async fn #method(&self, args: ::ai_tools::__private::serde_json::Value) -> ::ai_tools::ToolResult {
+                pub async fn #method(&self, args: ::proto_ai_tools::__private::serde_json::Value) -> ::proto_ai_tools::ToolResult {
                     self.inner.execute(#name, args).await
                 }
             }
@@ -640,7 +640,7 @@ fn expand(
         .collect();
     items(Parts {
         watched,
-        pool: quote! { ::ai_tools::__private::decode_pool(#pool_text) },
+        pool: quote! { ::proto_ai_tools::__private::decode_pool(#pool_text) },
         file_name: compiled.file_name.clone(),
         tool_names: tools.iter().map(|tool| tool.name.clone()).collect(),
         statics,
@@ -684,7 +684,7 @@ fn expand(
 fn fallback() -> TokenStream {
     items(Parts {
         watched: Vec::new(),
-        pool: quote! { ::ai_tools::__private::DescriptorPool::new() },
+        pool: quote! { ::proto_ai_tools::__private::DescriptorPool::new() },
         file_name: String::new(),
         tool_names: Vec::new(),
         statics: Vec::new(),
@@ -710,33 +710,33 @@ fn items(parts: Parts) -> TokenStream {
         #(#watched)*
 
         #[doc(hidden)]
-        pub static __AI_TOOLS_POOL: ::ai_tools::__private::LazyLock<::ai_tools::__private::DescriptorPool> =
-            ::ai_tools::__private::LazyLock::new(|| #pool);
+        pub static __AI_TOOLS_POOL: ::proto_ai_tools::__private::LazyLock<::proto_ai_tools::__private::DescriptorPool> =
+            ::proto_ai_tools::__private::LazyLock::new(|| #pool);
 
         #[doc(hidden)]
-        pub static __AI_TOOLS_SCHEMAS: ::ai_tools::__private::ExpandedSchemas =
-            ::ai_tools::__private::expanded_schemas(&__AI_TOOLS_POOL, #file_name, &[#(#tool_names),*]);
+        pub static __AI_TOOLS_SCHEMAS: ::proto_ai_tools::__private::ExpandedSchemas =
+            ::proto_ai_tools::__private::expanded_schemas(&__AI_TOOLS_POOL, #file_name, &[#(#tool_names),*]);
 
         #(#statics)*
 
         #[doc = #all_doc]
-        pub static ALL_TOOLS: [&::ai_tools::AgentTool; #count] = [#(&#static_names),*];
+        pub static ALL_TOOLS: [&::proto_ai_tools::AgentTool; #count] = [#(&#static_names),*];
 
         #[doc = #all_doc]
-        pub fn all_tools() -> &'static [&'static ::ai_tools::AgentTool] {
+        pub fn all_tools() -> &'static [&'static ::proto_ai_tools::AgentTool] {
             &ALL_TOOLS
         }
 
         /// The descriptors of the proto and everything it imports, decoded once.
-        pub fn descriptor_pool() -> &'static ::ai_tools::__private::DescriptorPool {
+        pub fn descriptor_pool() -> &'static ::proto_ai_tools::__private::DescriptorPool {
             &__AI_TOOLS_POOL
         }
 
         #[doc = "Runs a model's tool calls as gRPC calls, with UUIDs shown to the model as aliases."]
         #[doc = ""]
-        #[doc = "One executor per conversation: its [`AliasManager`](::ai_tools::AliasManager) is that conversation's alias namespace."]
+        #[doc = "One executor per conversation: its [`AliasManager`](::proto_ai_tools::AliasManager) is that conversation's alias namespace."]
         pub struct Executor<T> {
-            inner: ::ai_tools::executor::ProtoExecutor<T>,
+            inner: ::proto_ai_tools::executor::ProtoExecutor<T>,
         }
 
         #[automatically_derived]
@@ -746,21 +746,21 @@ fn items(parts: Parts) -> TokenStream {
             }
         }
 
-        impl<T: ::ai_tools::Transport> Executor<T> {
+        impl<T: ::proto_ai_tools::Transport> Executor<T> {
             /// An executor with a fresh alias namespace.
             pub fn new(transport: T) -> Self {
                 Executor {
-                    inner: ::ai_tools::executor::ProtoExecutor::new(all_tools(), &__AI_TOOLS_POOL, transport),
+                    inner: ::proto_ai_tools::executor::ProtoExecutor::new(all_tools(), &__AI_TOOLS_POOL, transport),
                 }
             }
 
             /// An executor that shares `aliases` (one conversation's namespace).
             pub fn with_alias_manager(
                 transport: T,
-                aliases: ::std::sync::Arc<::ai_tools::AliasManager>,
+                aliases: ::std::sync::Arc<::proto_ai_tools::AliasManager>,
             ) -> Self {
                 Executor {
-                    inner: ::ai_tools::executor::ProtoExecutor::with_alias_manager(
+                    inner: ::proto_ai_tools::executor::ProtoExecutor::with_alias_manager(
                         all_tools(),
                         &__AI_TOOLS_POOL,
                         transport,
@@ -771,7 +771,7 @@ fn items(parts: Parts) -> TokenStream {
 
             /// Replaces the limits and policies (argument bounds, default call
             /// options, how much of a server stream one call collects).
-            pub fn with_options(self, options: ::ai_tools::executor::ExecutorOptions) -> Self {
+            pub fn with_options(self, options: ::proto_ai_tools::executor::ExecutorOptions) -> Self {
                 Executor {
                     inner: self.inner.with_options(options),
                 }
@@ -782,8 +782,8 @@ fn items(parts: Parts) -> TokenStream {
             pub async fn execute<'a>(
                 &self,
                 tool: &str,
-                args: impl ::core::convert::Into<::ai_tools::executor::Arguments<'a>>,
-            ) -> ::ai_tools::ToolResult {
+                args: impl ::core::convert::Into<::proto_ai_tools::executor::Arguments<'a>>,
+            ) -> ::proto_ai_tools::ToolResult {
                 self.inner.execute(tool, args).await
             }
 
@@ -792,9 +792,9 @@ fn items(parts: Parts) -> TokenStream {
             pub async fn execute_with<'a>(
                 &self,
                 tool: &str,
-                args: impl ::core::convert::Into<::ai_tools::executor::Arguments<'a>>,
-                options: &::ai_tools::CallOptions,
-            ) -> ::ai_tools::ToolResult {
+                args: impl ::core::convert::Into<::proto_ai_tools::executor::Arguments<'a>>,
+                options: &::proto_ai_tools::CallOptions,
+            ) -> ::proto_ai_tools::ToolResult {
                 self.inner.execute_with(tool, args, options).await
             }
 
@@ -804,12 +804,12 @@ fn items(parts: Parts) -> TokenStream {
             }
 
             /// This executor's alias namespace.
-            pub fn alias_manager(&self) -> &::std::sync::Arc<::ai_tools::AliasManager> {
+            pub fn alias_manager(&self) -> &::std::sync::Arc<::proto_ai_tools::AliasManager> {
                 self.inner.alias_manager()
             }
 
             /// The tools this executor runs.
-            pub fn tools(&self) -> &'static [&'static ::ai_tools::AgentTool] {
+            pub fn tools(&self) -> &'static [&'static ::proto_ai_tools::AgentTool] {
                 all_tools()
             }
 
@@ -817,19 +817,19 @@ fn items(parts: Parts) -> TokenStream {
         }
 
         #[automatically_derived]
-        impl<T: ::ai_tools::Transport> ::core::convert::From<Executor<T>> for ::ai_tools::executor::ProtoExecutor<T> {
+        impl<T: ::proto_ai_tools::Transport> ::core::convert::From<Executor<T>> for ::proto_ai_tools::executor::ProtoExecutor<T> {
             fn from(executor: Executor<T>) -> Self {
                 executor.inner
             }
         }
 
         #[automatically_derived]
-        impl<T: ::ai_tools::Transport> ::ai_tools::executor::GeneratedExecutor for Executor<T> {
+        impl<T: ::proto_ai_tools::Transport> ::proto_ai_tools::executor::GeneratedExecutor for Executor<T> {
             type Transport = T;
 
             fn with_alias_manager(
                 transport: T,
-                aliases: ::std::sync::Arc<::ai_tools::AliasManager>,
+                aliases: ::std::sync::Arc<::proto_ai_tools::AliasManager>,
             ) -> Self {
                 Executor::with_alias_manager(transport, aliases)
             }
@@ -871,13 +871,13 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
         None => quote! { ::core::option::Option::None },
     };
     let tool = quote! {
-        ::ai_tools::__private::with_hints(
-            ::ai_tools::__private::agent_tool(
+        ::proto_ai_tools::__private::with_hints(
+            ::proto_ai_tools::__private::agent_tool(
                 #name,
                 #description,
                 #strict,
-                ::ai_tools::__private::expanded(&__AI_TOOLS_SCHEMAS, #index),
-                ::ai_tools::__private::method_ref(#service, #method, #request, #response),
+                ::proto_ai_tools::__private::expanded(&__AI_TOOLS_SCHEMAS, #index),
+                ::proto_ai_tools::__private::method_ref(#service, #method, #request, #response),
                 #request_aliases,
                 #response_aliases,
                 #output_prefix,
@@ -892,12 +892,12 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
         Some(timeout) => {
             let seconds = timeout.as_secs();
             let nanos = timeout.subsec_nanos();
-            quote! { ::ai_tools::__private::with_timeout(#tool, #seconds, #nanos) }
+            quote! { ::proto_ai_tools::__private::with_timeout(#tool, #seconds, #nanos) }
         }
         None => tool,
     };
     let tool = match output_schema {
-        Some(listed) => quote! { ::ai_tools::__private::with_output_schema(#tool, #listed) },
+        Some(listed) => quote! { ::proto_ai_tools::__private::with_output_schema(#tool, #listed) },
         None => tool,
     };
     // Constructors, not struct literals: the structs are `#[non_exhaustive]`.
@@ -905,7 +905,7 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
         #doc
         #[doc = ""]
         #[doc = #rpc_doc]
-        pub static #static_name: ::ai_tools::AgentTool = #tool;
+        pub static #static_name: ::proto_ai_tools::AgentTool = #tool;
     }
 }
 
@@ -920,7 +920,7 @@ fn field_prefixes(aliases: &[FieldAlias]) -> TokenStream {
             field,
             prefix,
         } = alias;
-        quote! { ::ai_tools::__private::field_prefix(#message, #field, #prefix) }
+        quote! { ::proto_ai_tools::__private::field_prefix(#message, #field, #prefix) }
     });
     quote! { &[#(#entries),*] }
 }
@@ -974,7 +974,8 @@ mod tests {
         }
         proto.push_str("}\n");
         let compiled = compile_one("many", &proto);
-        let tools = ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).unwrap();
+        let tools =
+            proto_ai_tools_schema::tools_in_file(&compiled.pool, &compiled.file_name).unwrap();
         let violations = check_renderings(&tools);
         assert!(violations.len() >= 10, "{violations:?}");
         let (read, checked) = read_and_check(&compiled.pool, &compiled.file_name);
@@ -986,14 +987,14 @@ mod tests {
         let (read, checked) = read_and_check(&bad.pool, &bad.file_name);
         assert_eq!(
             read.unwrap_err(),
-            ai_tools_schema::tools_in_file(&bad.pool, &bad.file_name).unwrap_err()
+            proto_ai_tools_schema::tools_in_file(&bad.pool, &bad.file_name).unwrap_err()
         );
         assert!(checked.is_empty());
     }
 
     /// A tool named `name`, with no parameters.
     fn spec(name: &str) -> ToolSpec {
-        use ai_tools_schema::ir::{Object, Schema};
+        use proto_ai_tools_schema::ir::{Object, Schema};
         ToolSpec {
             name: name.to_owned(),
             description: "A tool.".to_owned(),
@@ -1006,7 +1007,7 @@ mod tests {
             request_aliases: vec![],
             response_aliases: vec![],
             title: None,
-            hints: ai_tools_schema::ToolHints::default(),
+            hints: proto_ai_tools_schema::ToolHints::default(),
             output_prefix: None,
             timeout: None,
             examples: vec![],

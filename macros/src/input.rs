@@ -4,7 +4,7 @@ use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned as _;
 use syn::{Expr, ExprLit, Lit, LitBool, LitStr, Token};
 
-use ai_tools_schema::overlay::PlainFields;
+use proto_ai_tools_schema::overlay::PlainFields;
 
 use crate::errors::Errors;
 

@@ -1,5 +1,5 @@
-//! Procedural macros of ai-tools. Use them through the `ai-tools` crate, which
-//! documents them and re-exports them: `ai_tools::ai_tools!`.
+//! Procedural macros of ai-tools. Use them through the `proto-ai-tools` crate, which
+//! documents them and re-exports them: `proto_ai_tools::ai_tools!`.
 
 mod cache;
 mod compile;
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 
 use proc_macro::TokenStream;
 
-// The documentation is the `ai-tools` crate's, on its re-export: a doc
+// The documentation is the `proto-ai-tools` crate's, on its re-export: a doc
 // comment here would be appended to it. The arguments are parsed inside
 // `expand::ai_tools`, not with `parse_macro_input!`, so that a mistake in
 // them still gets the stand-in items beside its error.
@@ -27,8 +27,8 @@ pub fn ai_tools(input: TokenStream) -> TokenStream {
     expand::ai_tools(input.into(), &manifest_dir, invoking_file_dir.as_deref()).into()
 }
 
-/// Derives `ai_tools::ToolInput`: a tool input's schema from a Rust struct or
-/// enum and its serde attributes. Documented in the `ai-tools` crate.
+/// Derives `proto_ai_tools::ToolInput`: a tool input's schema from a Rust struct or
+/// enum and its serde attributes. Documented in the `proto-ai-tools` crate.
 #[proc_macro_derive(ToolInput, attributes(tool))]
 pub fn derive_tool_input(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);

@@ -122,7 +122,7 @@ fn the_readme_shows_this_crates_files_as_they_are() {
 
 #[test]
 fn the_quickstart_prints_the_tool() {
-    let output = Command::new(env!("CARGO_BIN_EXE_ai-tools-quickstart"))
+    let output = Command::new(env!("CARGO_BIN_EXE_proto-ai-tools-quickstart"))
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");

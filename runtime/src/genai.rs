@@ -58,7 +58,7 @@
 //! The tools as genai sends them, and one call:
 //!
 //! ```
-//! use ai_tools::{NativeTool, ToolInput, Toolkit, schema::Dialect};
+//! use proto_ai_tools::{NativeTool, ToolInput, Toolkit, schema::Dialect};
 //! use genai::chat::ToolCall;
 //!
 //! /// Shout the text.
@@ -92,9 +92,9 @@
 //!
 //! ```no_run
 //! mod gentools {
-//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
-//! use ai_tools::{Sessions, Toolkit, genai::Conversation, schema::Dialect, transport::TonicTransport};
+//! use proto_ai_tools::{Sessions, Toolkit, genai::Conversation, schema::Dialect, transport::TonicTransport};
 //! use genai::chat::ChatMessage;
 //!
 //! # async fn run(sessions: &Sessions<TonicTransport>, conversation_id: &str) -> Result<(), Box<dyn std::error::Error>> {
@@ -119,8 +119,8 @@
 //! # }
 //! ```
 
-use ai_tools_schema::Dialect;
 use genai::chat::{ChatMessage, ChatRequest, ChatResponse, ToolCall, ToolResponse};
+use proto_ai_tools_schema::Dialect;
 use serde_json::Value;
 
 use crate::inbound::Arguments;
@@ -149,7 +149,7 @@ impl Tool {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{NativeTool, Toolkit, ToolInput, schema::Dialect};
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput, schema::Dialect};
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Input { text: String }
     /// let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" })
@@ -191,7 +191,7 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{NativeTool, Toolkit, ToolInput, schema::Dialect};
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput, schema::Dialect};
     ///
     /// /// Look something up.
     /// #[derive(serde::Deserialize, ToolInput)]
@@ -262,7 +262,7 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{CallOptions, NativeTool, ToolInput, Toolkit};
+    /// use proto_ai_tools::{CallOptions, NativeTool, ToolInput, Toolkit};
     /// /// No arguments.
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Nothing {}
@@ -310,7 +310,7 @@ fn arguments_of(call: &ToolCall) -> Arguments<'_> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{ToolResult, genai::tool_response};
+/// use proto_ai_tools::{ToolResult, genai::tool_response};
 /// let call = genai::chat::ToolCall {
 ///     call_id: "call_1".into(),
 ///     fn_name: "links_create".into(),
@@ -344,7 +344,7 @@ pub fn tool_response(call: &ToolCall, result: &ToolResult) -> ToolResponse {
 /// `genai::Client::exec_chat(model, conversation.request().clone(), None)`):
 ///
 /// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolInput, genai::Conversation, schema::Dialect};
+/// use proto_ai_tools::{NativeTool, Toolkit, ToolInput, genai::Conversation, schema::Dialect};
 /// use genai::ModelIden;
 /// use genai::adapter::AdapterKind;
 /// use genai::chat::{ChatMessage, ChatResponse, MessageContent, ToolCall, Usage};
@@ -418,7 +418,7 @@ impl Conversation {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{Sessions, Toolkit, genai::Conversation, schema::Dialect, transport::InProcessTransport};
+    /// use proto_ai_tools::{Sessions, Toolkit, genai::Conversation, schema::Dialect, transport::InProcessTransport};
     /// use genai::chat::{ChatMessage, ChatRequest};
     ///
     /// let sessions = Sessions::new(InProcessTransport::new(), std::time::Duration::from_secs(1800));
@@ -452,7 +452,7 @@ impl Conversation {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{Toolkit, genai::Conversation, schema::Dialect};
+    /// use proto_ai_tools::{Toolkit, genai::Conversation, schema::Dialect};
     /// let mut conversation = Conversation::new(Toolkit::builder().build().unwrap(), Dialect::OpenAi);
     /// conversation.request_mut().system = Some("Answer briefly.".into());
     /// assert_eq!(conversation.request().system.as_deref(), Some("Answer briefly."));
@@ -468,7 +468,7 @@ impl Conversation {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{Toolkit, genai::Conversation, schema::Dialect};
+    /// use proto_ai_tools::{Toolkit, genai::Conversation, schema::Dialect};
     /// let conversation = Conversation::new(Toolkit::builder().build().unwrap(), Dialect::OpenAi);
     /// assert!(conversation.toolkit().tools().is_empty());
     /// ```
@@ -481,7 +481,7 @@ impl Conversation {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{Toolkit, genai::Conversation, schema::Dialect};
+    /// use proto_ai_tools::{Toolkit, genai::Conversation, schema::Dialect};
     /// let conversation = Conversation::new(Toolkit::builder().build().unwrap(), Dialect::OpenAi);
     /// let (_toolkit, request) = conversation.into_parts();
     /// let kept = serde_json::to_string(&request).unwrap();

@@ -1,15 +1,15 @@
 //! The inbound half of every tool call, generated or hand-written: the
 //! model's arguments, parsed within bounds, unshaped along the IR that
-//! rendered the schema ([`ai_tools_schema::inbound`] holds those rules), and
+//! rendered the schema ([`proto_ai_tools_schema::inbound`] holds those rules), and
 //! their aliases resolved in the conversation. What comes out is ready to
 //! decode: protojson for a request message, serde's form for a native input.
 
 use std::fmt::Write as _;
 use std::sync::{Arc, LazyLock};
 
-use ai_tools_schema::inbound::{self, AliasSlot, Limits, shorten};
-use ai_tools_schema::ir::Schema;
 use prost_reflect::{DescriptorPool, MessageDescriptor};
+use proto_ai_tools_schema::inbound::{self, AliasSlot, Limits, shorten};
+use proto_ai_tools_schema::ir::Schema;
 use serde_json::Value;
 
 use crate::alias::{AliasError, AliasManager, Resolution};
@@ -23,7 +23,7 @@ use crate::store::StoreError;
 /// # Examples
 ///
 /// ```
-/// use ai_tools::executor::Arguments;
+/// use proto_ai_tools::executor::Arguments;
 /// let text: Arguments = r#"{"query":"x"}"#.into();
 /// let value: Arguments = serde_json::json!({"query": "x"}).into();
 /// assert!(matches!((text, value), (Arguments::Text(_), Arguments::Value(_))));
@@ -242,5 +242,7 @@ pub(crate) fn request_schema(
         std::ptr::from_ref(pool) as usize,
         message.full_name().to_owned(),
     );
-    SCHEMAS.get_or(key, || ai_tools_schema::proto::message_schema(message))
+    SCHEMAS.get_or(key, || {
+        proto_ai_tools_schema::proto::message_schema(message)
+    })
 }

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 use std::sync::Arc;
 
-use ai_tools_schema::FieldAlias;
-use ai_tools_schema::ir::{Kind, Object, Property, Schema};
+use proto_ai_tools_schema::FieldAlias;
+use proto_ai_tools_schema::ir::{Kind, Object, Property, Schema};
 use serde::de::DeserializeOwned;
 
 /// Derives [`ToolInput`](trait@ToolInput) for a struct with named fields, a
@@ -34,7 +34,7 @@ use serde::de::DeserializeOwned;
 /// # Examples
 ///
 /// ```
-/// use ai_tools::ToolInput;
+/// use proto_ai_tools::ToolInput;
 ///
 /// /// Search the docs.
 /// #[derive(serde::Deserialize, ToolInput)]
@@ -56,13 +56,13 @@ use serde::de::DeserializeOwned;
 /// assert_eq!(schema.description.as_deref(), Some("Search the docs."));
 /// assert_eq!(SearchInput::alias_fields()[0].prefix, "link");
 /// ```
-pub use ai_tools_macros::ToolInput;
+pub use proto_ai_tools_macros::ToolInput;
 
 /// A type a hand-written tool can take as its input: it deserializes from
 /// the model's JSON arguments and describes them with a schema in the IR of
-/// [`ai_tools_schema::ir`], so every provider rendering and checker applies.
+/// [`proto_ai_tools_schema::ir`], so every provider rendering and checker applies.
 ///
-/// Derive it with `#[derive(serde::Deserialize, ai_tools::ToolInput)]`; it is
+/// Derive it with `#[derive(serde::Deserialize, proto_ai_tools::ToolInput)]`; it is
 /// implemented for strings, `char`, integers (bounded by their range),
 /// floats, `bool`, `Vec`/`VecDeque`/sets (arrays), `HashMap`/`BTreeMap`
 /// with string or integer keys (maps), `Option` (an optional property),
@@ -74,8 +74,8 @@ pub use ai_tools_macros::ToolInput;
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{ToolInput, input::SchemaGenerator};
-/// use ai_tools::schema::ir::Schema;
+/// use proto_ai_tools::{ToolInput, input::SchemaGenerator};
+/// use proto_ai_tools::schema::ir::Schema;
 ///
 /// /// A colour as `#rrggbb`.
 /// #[derive(serde::Deserialize)]
@@ -87,12 +87,12 @@ pub use ai_tools_macros::ToolInput;
 ///     }
 /// }
 ///
-/// assert!(matches!(Colour::tool_schema().kind, ai_tools::schema::ir::Kind::String(_)));
+/// assert!(matches!(Colour::tool_schema().kind, proto_ai_tools::schema::ir::Kind::String(_)));
 /// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no tool schema: it does not implement `ToolInput`",
     label = "no `ToolInput` impl for this type, so no schema to show the model",
-    note = "derive it with `#[derive(serde::Deserialize, ai_tools::ToolInput)]`, implement it by hand, or leave the field out with `#[serde(skip)]`"
+    note = "derive it with `#[derive(serde::Deserialize, proto_ai_tools::ToolInput)]`, implement it by hand, or leave the field out with `#[serde(skip)]`"
 )]
 pub trait ToolInput: DeserializeOwned {
     /// Whether a missing value deserializes (as `None`): `true` for `Option`
@@ -106,10 +106,10 @@ pub trait ToolInput: DeserializeOwned {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{ToolInput, input::SchemaGenerator};
+    /// use proto_ai_tools::{ToolInput, input::SchemaGenerator};
     /// let mut generator = SchemaGenerator::new();
     /// let schema = <Vec<u8> as ToolInput>::schema_in(&mut generator);
-    /// assert!(matches!(schema.kind, ai_tools::schema::ir::Kind::Array(_)));
+    /// assert!(matches!(schema.kind, proto_ai_tools::schema::ir::Kind::Array(_)));
     /// ```
     fn schema_in(generator: &mut SchemaGenerator) -> Schema;
 
@@ -119,8 +119,8 @@ pub trait ToolInput: DeserializeOwned {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::ToolInput;
-    /// assert_eq!(<u8 as ToolInput>::tool_schema(), ai_tools::schema::ir::Schema::integer().minimum(0).maximum(255));
+    /// use proto_ai_tools::ToolInput;
+    /// assert_eq!(<u8 as ToolInput>::tool_schema(), proto_ai_tools::schema::ir::Schema::integer().minimum(0).maximum(255));
     /// ```
     fn tool_schema() -> Schema {
         InputSchema::of::<Self>().schema
@@ -133,7 +133,7 @@ pub trait ToolInput: DeserializeOwned {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::ToolInput;
+    /// use proto_ai_tools::ToolInput;
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Open {
     ///     #[tool(alias_prefix = "link")]
@@ -153,7 +153,7 @@ pub trait ToolInput: DeserializeOwned {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{ToolInput, input::InputSchema};
+/// use proto_ai_tools::{ToolInput, input::InputSchema};
 /// #[derive(serde::Deserialize, ToolInput)]
 /// struct Input { #[tool(alias_prefix = "step")] step_id: String }
 /// let input = InputSchema::of::<Input>();
@@ -193,8 +193,8 @@ impl InputSchema {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{ToolInput, input::SchemaGenerator};
-/// use ai_tools::schema::ir::Kind;
+/// use proto_ai_tools::{ToolInput, input::SchemaGenerator};
+/// use proto_ai_tools::schema::ir::Kind;
 ///
 /// /// A tree.
 /// #[derive(serde::Deserialize, ToolInput)]
@@ -225,8 +225,8 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// let generator = ai_tools::input::SchemaGenerator::new();
-    /// let input = generator.finish(ai_tools::schema::ir::Schema::string());
+    /// let generator = proto_ai_tools::input::SchemaGenerator::new();
+    /// let input = generator.finish(proto_ai_tools::schema::ir::Schema::string());
     /// assert!(input.aliases.is_empty());
     /// ```
     pub fn new() -> Self {
@@ -243,8 +243,8 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::input::SchemaGenerator;
-    /// use ai_tools::schema::ir::{Object, Schema};
+    /// use proto_ai_tools::input::SchemaGenerator;
+    /// use proto_ai_tools::schema::ir::{Object, Schema};
     ///
     /// let mut generator = SchemaGenerator::new();
     /// let schema = generator.named_type("my_crate::Point", "Point", |_, name| {
@@ -298,7 +298,7 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::input::SchemaGenerator;
+    /// use proto_ai_tools::input::SchemaGenerator;
     /// let mut generator = SchemaGenerator::new();
     /// assert!(!generator.field::<Option<String>>().nullable);
     /// assert!(generator.field::<Vec<Option<String>>>().as_object().is_none());
@@ -377,7 +377,7 @@ impl SchemaGenerator {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{ToolInput, input::SchemaGenerator};
+    /// use proto_ai_tools::{ToolInput, input::SchemaGenerator};
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Input { #[tool(alias_prefix = "link")] link_id: String }
     ///
@@ -560,12 +560,12 @@ impl<T: ToolInput + Ord> ToolInput for BTreeSet<T> {
 /// of strings. `#[tool(alias_prefix = "...")]` is accepted only on fields of
 /// such a type, because aliases stand for UUIDs, which travel as strings.
 ///
-/// Not public API: the derive names it through `ai_tools::__private`.
+/// Not public API: the derive names it through `proto_ai_tools::__private`.
 ///
 /// # Examples
 ///
 /// ```
-/// use ai_tools::__private::AliasString;
+/// use proto_ai_tools::__private::AliasString;
 /// let () = <Option<Vec<String>> as AliasString>::IS_ALIAS_STRING;
 /// ```
 #[doc(hidden)]
@@ -592,8 +592,8 @@ impl<T: AliasString + Ord> AliasString for BTreeSet<T> {}
 /// # Examples
 ///
 /// ```
-/// use ai_tools::input::MapKey;
-/// assert!(matches!(<u32 as MapKey>::key_schema().kind, ai_tools::schema::ir::Kind::Integer(_)));
+/// use proto_ai_tools::input::MapKey;
+/// assert!(matches!(<u32 as MapKey>::key_schema().kind, proto_ai_tools::schema::ir::Kind::Integer(_)));
 /// ```
 pub trait MapKey: ToolInput {
     /// The schema of a key.

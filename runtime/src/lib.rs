@@ -33,12 +33,12 @@
 //!
 //! ```
 //! mod gentools {
-//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
 //! for tool in gentools::all_tools() {
 //!     // the JSON Schema of the arguments, for OpenAI's `parameters`
-//!     let parameters = tool.parameters_for(ai_tools::schema::Dialect::OpenAi);
+//!     let parameters = tool.parameters_for(proto_ai_tools::schema::Dialect::OpenAi);
 //!     println!("{} {} {parameters}", tool.name, tool.description);
 //! }
 //!
@@ -60,13 +60,13 @@
 //!
 //! ```no_run
 //! mod gentools {
-//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect().await?;
-//! let sessions = ai_tools::Sessions::new(ai_tools::transport::TonicTransport::new(channel), Duration::from_secs(1800));
+//! let sessions = proto_ai_tools::Sessions::new(proto_ai_tools::transport::TonicTransport::new(channel), Duration::from_secs(1800));
 //!
 //! let exec = sessions.for_conversation::<gentools::Executor<_>>("conversation-42");
 //! let result = exec.execute("links_create", r#"{"destination":"https://x.y"}"#).await;
@@ -111,7 +111,7 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use ai_tools::{Sessions, transport::InProcessTransport};
+//! use proto_ai_tools::{Sessions, transport::InProcessTransport};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
@@ -214,21 +214,21 @@
 )]
 #![cfg_attr(not(feature = "tool-search"), doc = "[`ToolIndex`]: #cargo-features")]
 
-// `#[derive(ToolInput)]` expands to paths under `::ai_tools`: this name lets
+// `#[derive(ToolInput)]` expands to paths under `::proto_ai_tools`: this name lets
 // the crate's own tests use it.
 #[cfg(test)]
-extern crate self as ai_tools;
+extern crate self as proto_ai_tools;
 
-#[doc = include_str!("ai_tools_macro.md")]
-pub use ai_tools_macros::ai_tools;
-pub use ai_tools_schema as schema;
 /// The reflection types in this crate's signatures (`DescriptorPool`,
 /// `DynamicMessage`, `MethodDescriptor`), at the version this crate uses.
 pub use prost_reflect;
+#[doc = include_str!("ai_tools_macro.md")]
+pub use proto_ai_tools_macros::ai_tools;
+pub use proto_ai_tools_schema as schema;
 
 pub mod alias;
 #[cfg(feature = "build")]
-pub use ai_tools_schema::build;
+pub use proto_ai_tools_schema::build;
 pub mod executor;
 mod expiring;
 #[cfg(feature = "genai")]
@@ -288,7 +288,7 @@ pub mod __private {
     pub use crate::input::AliasString;
     use crate::input::{SchemaGenerator, ToolInput};
     pub use crate::tool::{ExpandedSchemas, Schemas};
-    use ai_tools_schema::ir::Object;
+    use proto_ai_tools_schema::ir::Object;
 
     /// Decodes the descriptor pool `ai_tools!` embedded, as standard base64
     /// text (a third the size of the same bytes as an escaped byte string).

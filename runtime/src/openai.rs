@@ -11,7 +11,7 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools::{NativeTool, Toolkit, ToolInput};
+//! use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
 //! use async_openai::types::chat::ChatCompletionTool;
 //!
 //! /// Shout the text.
@@ -39,7 +39,7 @@ fn openai_function(tool: &Tool) -> (String, String, Value, bool) {
     (
         tool.name().to_owned(),
         tool.description().to_owned(),
-        tool.parameters(ai_tools_schema::Dialect::OpenAi),
+        tool.parameters(proto_ai_tools_schema::Dialect::OpenAi),
         tool.is_strict(),
     )
 }
@@ -87,7 +87,7 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
     ///
     /// /// Look something up.
     /// #[derive(serde::Deserialize, ToolInput)]
@@ -115,7 +115,7 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
     ///
     /// /// Look something up.
     /// #[derive(serde::Deserialize, ToolInput)]

@@ -2,7 +2,7 @@
 //! sentences every caller of a tool (an executor, a toolkit, an MCP server)
 //! answers with in the same words.
 
-use ai_tools_schema::inbound::shorten;
+use proto_ai_tools_schema::inbound::shorten;
 
 /// The outcome of one tool call, ready to hand back to the model.
 ///
@@ -15,7 +15,7 @@ use ai_tools_schema::inbound::shorten;
 /// # Examples
 ///
 /// ```
-/// let r = ai_tools::ToolResult::error("unknown tool `x`");
+/// let r = proto_ai_tools::ToolResult::error("unknown tool `x`");
 /// assert!(r.is_error);
 /// assert_eq!(r.output, "unknown tool `x`");
 /// ```
@@ -37,7 +37,7 @@ impl ToolResult {
     /// # Examples
     ///
     /// ```
-    /// assert!(!ai_tools::ToolResult::ok("{}").is_error);
+    /// assert!(!proto_ai_tools::ToolResult::ok("{}").is_error);
     /// ```
     pub fn ok(output: impl Into<String>) -> Self {
         Self {
@@ -54,7 +54,7 @@ impl ToolResult {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::ToolResult;
+    /// use proto_ai_tools::ToolResult;
     /// assert!(ToolResult::error("no").is_error);
     /// let long = ToolResult::error("é".repeat(5_000));
     /// assert!(long.output.len() <= ToolResult::MAX_ERROR_BYTES + " …".len());

@@ -59,12 +59,12 @@
 //!
 //! ```no_run
 //! use std::{sync::Arc, time::Duration};
-//! use ai_tools::{Sessions, Toolkit, rig::RigTools, transport::TonicTransport};
+//! use proto_ai_tools::{Sessions, Toolkit, rig::RigTools, transport::TonicTransport};
 //! use rig_core::DynModel;
 //! use rig_core::operation::Completion;
 //!
 //! mod links {
-//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
 //! # async fn run(model: DynModel<Completion>) -> Result<(), Box<dyn std::error::Error>> {
@@ -94,7 +94,7 @@
 //! The tools of a toolkit built by hand, without an agent:
 //!
 //! ```
-//! use ai_tools::{NativeTool, Toolkit, ToolInput, rig::ConversationTools};
+//! use proto_ai_tools::{NativeTool, Toolkit, ToolInput, rig::ConversationTools};
 //!
 //! /// Shout the text.
 //! #[derive(serde::Deserialize, ToolInput)]
@@ -125,7 +125,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use ai_tools_schema::Dialect;
+use proto_ai_tools_schema::Dialect;
 use rig_agent::AgentBuilder;
 use rig_agent::agent::{NoToolConfig, WithBuilderTools};
 use rig_agent::tool::{RegisteredTool, ToolSet};
@@ -170,10 +170,10 @@ type Namespaces = dyn Fn(&str) -> Arc<AliasManager> + Send + Sync;
 ///
 /// ```
 /// use std::{sync::Arc, time::Duration};
-/// use ai_tools::{Sessions, Toolkit, rig::RigTools, transport::InProcessTransport};
+/// use proto_ai_tools::{Sessions, Toolkit, rig::RigTools, transport::InProcessTransport};
 ///
 /// mod links {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 /// }
 /// let sessions = Arc::new(Sessions::new(InProcessTransport::new(), Duration::from_secs(1800)));
 /// let transport = sessions.transport().clone();
@@ -245,11 +245,11 @@ impl RigTools {
     ///
     /// ```
     /// # use std::{sync::Arc, time::Duration};
-    /// # use ai_tools::{Sessions, Toolkit, rig::RigTools};
+    /// # use proto_ai_tools::{Sessions, Toolkit, rig::RigTools};
     /// let sessions = Arc::new(Sessions::new((), Duration::from_secs(60)));
     /// let tools = RigTools::new(sessions, |aliases| Toolkit::builder().alias_manager(aliases).build())
-    ///     .with_dialect(ai_tools::schema::Dialect::OpenAi);
-    /// assert_eq!(tools.conversation("c").unwrap().dialect(), ai_tools::schema::Dialect::OpenAi);
+    ///     .with_dialect(proto_ai_tools::schema::Dialect::OpenAi);
+    /// assert_eq!(tools.conversation("c").unwrap().dialect(), proto_ai_tools::schema::Dialect::OpenAi);
     /// ```
     pub fn with_dialect(mut self, dialect: Dialect) -> Self {
         self.dialect = dialect;
@@ -264,7 +264,7 @@ impl RigTools {
     ///
     /// ```
     /// # use std::{sync::Arc, time::Duration};
-    /// # use ai_tools::{CallOptions, Sessions, Toolkit, rig::RigTools};
+    /// # use proto_ai_tools::{CallOptions, Sessions, Toolkit, rig::RigTools};
     /// let sessions = Arc::new(Sessions::new((), Duration::from_secs(60)));
     /// let tools = RigTools::new(sessions, |aliases| Toolkit::builder().alias_manager(aliases).build())
     ///     .with_call_options(CallOptions::new().timeout(Duration::from_secs(5)));
@@ -291,7 +291,7 @@ impl RigTools {
     ///
     /// ```
     /// # use std::{sync::Arc, time::Duration};
-    /// use ai_tools::{NativeTool, Sessions, Toolkit, ToolInput, rig::RigTools, toolkit::ToolkitError};
+    /// use proto_ai_tools::{NativeTool, Sessions, Toolkit, ToolInput, rig::RigTools, toolkit::ToolkitError};
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Input { text: String }
     /// let echo = || NativeTool::new::<Input, _, _>("echo", "Echo.", |_, i: Input| async move { i.text });
@@ -385,7 +385,7 @@ impl ConversationTools {
     /// # Examples
     ///
     /// ```
-    /// let tools = ai_tools::rig::ConversationTools::new("c-1", ai_tools::Toolkit::builder().build().unwrap());
+    /// let tools = proto_ai_tools::rig::ConversationTools::new("c-1", proto_ai_tools::Toolkit::builder().build().unwrap());
     /// assert_eq!(tools.conversation_id(), "c-1");
     /// assert!(tools.dynamic_tools().is_empty());
     /// ```
@@ -406,8 +406,8 @@ impl ConversationTools {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::Dialect;
-    /// let tools = ai_tools::rig::ConversationTools::new("c", ai_tools::Toolkit::builder().build().unwrap())
+    /// use proto_ai_tools::schema::Dialect;
+    /// let tools = proto_ai_tools::rig::ConversationTools::new("c", proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_dialect(Dialect::Anthropic);
     /// assert_eq!(tools.dialect(), Dialect::Anthropic);
     /// ```
@@ -425,8 +425,8 @@ impl ConversationTools {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::CallOptions;
-    /// let tools = ai_tools::rig::ConversationTools::new("c", ai_tools::Toolkit::builder().build().unwrap())
+    /// use proto_ai_tools::CallOptions;
+    /// let tools = proto_ai_tools::rig::ConversationTools::new("c", proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_call_options(CallOptions::new().metadata("x-user", "user-42"));
     /// assert_eq!(tools.call_options().metadata, [("x-user".to_owned(), "user-42".to_owned())]);
     /// ```
@@ -586,7 +586,7 @@ impl ConversationTools {
     /// # Examples
     ///
     /// ```
-    /// let tools = ai_tools::rig::ConversationTools::new("c", ai_tools::Toolkit::builder().build().unwrap());
+    /// let tools = proto_ai_tools::rig::ConversationTools::new("c", proto_ai_tools::Toolkit::builder().build().unwrap());
     /// assert!(tools.registered_tools().is_empty());
     /// ```
     pub fn registered_tools(&self) -> Vec<RegisteredTool> {
@@ -704,13 +704,13 @@ impl Definitions {
 ///
 /// ```
 /// mod links {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 /// }
-/// let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
-/// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+/// let executor = links::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
+/// let toolkit = proto_ai_tools::Toolkit::builder().generated(executor).build().unwrap();
 /// let update = toolkit.get("links_update").unwrap();
 ///
-/// let documents = ai_tools::rig::embedding_documents(update);
+/// let documents = proto_ai_tools::rig::embedding_documents(update);
 /// assert_eq!(documents[0], "links_update");
 /// assert_eq!(documents[1], update.description());
 /// assert!(documents[2].contains("links service update link"));

@@ -48,7 +48,7 @@ use crate::store::{AliasStore, StoreError};
 ///
 /// ```
 /// use std::time::Duration;
-/// use ai_tools::{Sessions, transport::InProcessTransport};
+/// use proto_ai_tools::{Sessions, transport::InProcessTransport};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -107,8 +107,8 @@ impl<T> Sessions<T> {
     ///
     /// ```
     /// use std::{sync::Arc, time::Duration};
-    /// let store = Arc::new(ai_tools::store::MemoryStore::new(Duration::from_secs(1800)));
-    /// let sessions = ai_tools::Sessions::new((), Duration::from_secs(60)).with_store(store);
+    /// let store = Arc::new(proto_ai_tools::store::MemoryStore::new(Duration::from_secs(1800)));
+    /// let sessions = proto_ai_tools::Sessions::new((), Duration::from_secs(60)).with_store(store);
     /// assert!(sessions.alias_manager("c1").is_shared());
     /// assert!(!sessions.alias_manager("").is_shared());
     /// ```
@@ -122,7 +122,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).store().is_none());
+    /// assert!(proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).store().is_none());
     /// ```
     pub fn store(&self) -> Option<&Arc<dyn AliasStore>> {
         self.store.as_ref()
@@ -134,7 +134,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).with_alias_limit(100);
+    /// let sessions = proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).with_alias_limit(100);
     /// assert_eq!(sessions.alias_manager("a").limit(), 100);
     /// assert_eq!(sessions.alias_manager("").limit(), 100);
     /// ```
@@ -156,7 +156,7 @@ impl<T> Sessions<T> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let sessions = ai_tools::Sessions::new((), Duration::from_secs(86_400))
+    /// let sessions = proto_ai_tools::Sessions::new((), Duration::from_secs(86_400))
     ///     .with_alias_expiry(Duration::from_secs(1800));
     /// assert_eq!(sessions.alias_manager("a").expiry(), Some(Duration::from_secs(1800)));
     /// ```
@@ -186,7 +186,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).with_capacity(1);
+    /// let sessions = proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60)).with_capacity(1);
     /// let first = std::sync::Arc::downgrade(&sessions.alias_manager("a"));
     /// sessions.alias_manager("b");
     /// assert_eq!(sessions.len(), 1);
@@ -211,7 +211,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// let sessions = ai_tools::Sessions::new(7u8, std::time::Duration::from_secs(60));
+    /// let sessions = proto_ai_tools::Sessions::new(7u8, std::time::Duration::from_secs(60));
     /// assert_eq!(*sessions.transport(), 7);
     /// ```
     pub fn transport(&self) -> &T {
@@ -224,7 +224,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
+    /// let sessions = proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
     /// let a = sessions.alias_manager("");
     /// let b = sessions.alias_manager("");
     /// assert!(!std::sync::Arc::ptr_eq(&a, &b));
@@ -254,10 +254,10 @@ impl<T> Sessions<T> {
     ///
     /// ```
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
     /// use std::sync::Arc;
-    /// use ai_tools::{Sessions, transport::InProcessTransport};
+    /// use proto_ai_tools::{Sessions, transport::InProcessTransport};
     ///
     /// let sessions = Sessions::new(InProcessTransport::new(), std::time::Duration::from_secs(60));
     /// let a: links::Executor<_> = sessions.for_conversation("c1");
@@ -279,7 +279,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
+    /// let sessions = proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
     /// sessions.alias_manager("a");
     /// assert!(sessions.remove("a").is_some());
     /// assert!(sessions.is_empty());
@@ -297,10 +297,10 @@ impl<T> Sessions<T> {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
+    /// let sessions = proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
     /// sessions.alias_manager("a").register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// let snap = sessions.snapshot("a").unwrap();
-    /// let restored = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
+    /// let restored = proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
     /// restored.restore("a", snap).unwrap();
     /// assert!(restored.alias_manager("a").resolve("link-1").is_some());
     /// # }
@@ -346,7 +346,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::ZERO);
+    /// let sessions = proto_ai_tools::Sessions::new((), std::time::Duration::ZERO);
     /// sessions.alias_manager("a");
     /// std::thread::sleep(std::time::Duration::from_millis(2));
     /// sessions.evict_expired();
@@ -361,7 +361,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// let sessions = ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
+    /// let sessions = proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(60));
     /// let held = sessions.alias_manager("a");
     /// sessions.alias_manager("b");
     /// assert_eq!(sessions.in_use(), 1);
@@ -378,7 +378,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::Sessions::new((), std::time::Duration::from_secs(1)).len(), 0);
+    /// assert_eq!(proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(1)).len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -389,7 +389,7 @@ impl<T> Sessions<T> {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::Sessions::new((), std::time::Duration::from_secs(1)).is_empty());
+    /// assert!(proto_ai_tools::Sessions::new((), std::time::Duration::from_secs(1)).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -1,5 +1,5 @@
 //! Annotated protos compiled in a build script, for `tonic-prost-build`
-//! (feature `build`; `ai_tools::build` with the `ai-tools` crate's `build`
+//! (feature `build`; `proto_ai_tools::build` with the `proto-ai-tools` crate's `build`
 //! feature).
 //!
 //! A proto annotated for ai-tools imports `ai/context/v1/annotations.proto`
@@ -24,12 +24,12 @@
 //! #     pub struct Builder;
 //! #     pub fn configure() -> Builder { Builder }
 //! #     impl Builder {
-//! #         pub fn compile_fds(self, _: ai_tools_schema::build::FileDescriptorSet) -> std::io::Result<()> { Ok(()) }
+//! #         pub fn compile_fds(self, _: proto_ai_tools_schema::build::FileDescriptorSet) -> std::io::Result<()> { Ok(()) }
 //! #     }
 //! # }
 //! fn main() -> Result<(), Box<dyn std::error::Error>> {
-//!     // with the `ai-tools` crate: ai_tools::build::compile_protos
-//!     let descriptors = ai_tools_schema::build::compile_protos(
+//!     // with the `proto-ai-tools` crate: proto_ai_tools::build::compile_protos
+//!     let descriptors = proto_ai_tools_schema::build::compile_protos(
 //!         &["proto/links/v1/links.proto"],
 //!         &["proto"],
 //!     )?;
@@ -88,7 +88,7 @@ pub use prost_types::FileDescriptorSet;
 ///     }"#,
 /// )?;
 ///
-/// let descriptors = ai_tools_schema::build::compile_protos(
+/// let descriptors = proto_ai_tools_schema::build::compile_protos(
 ///     &[dir.join("proto/ping/v1/ping.proto")],
 ///     &[dir.join("proto")],
 /// )?;
@@ -123,7 +123,7 @@ pub fn compile_protos<P: AsRef<Path>>(
 /// ```no_run
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let out = std::path::PathBuf::from(std::env::var("OUT_DIR")?);
-/// let compiler = ai_tools_schema::build::compiler(&["proto/links/v1/links.proto"], &["proto"])?;
+/// let compiler = proto_ai_tools_schema::build::compiler(&["proto/links/v1/links.proto"], &["proto"])?;
 /// // for `tonic_reflection`'s `register_encoded_file_descriptor_set`
 /// std::fs::write(out.join("links_descriptor.bin"), compiler.encode_file_descriptor_set())?;
 /// let descriptors = compiler.file_descriptor_set(); // for `compile_fds`

@@ -37,8 +37,8 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::check::{check, Rule};
-//! use ai_tools_schema::Dialect;
+//! use proto_ai_tools_schema::check::{check, Rule};
+//! use proto_ai_tools_schema::Dialect;
 //! use serde_json::json;
 //!
 //! let schema = json!({
@@ -667,7 +667,7 @@ pub const OPENAI_MAX_TOOLS: usize = 128;
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::check::{strict_counts, StrictCounts};
+/// use proto_ai_tools_schema::check::{strict_counts, StrictCounts};
 /// use serde_json::json;
 ///
 /// let schema = json!({
@@ -820,8 +820,8 @@ fn definition_of(target: &str) -> Option<(&'static str, String)> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::check::{check_request, Rule};
-/// use ai_tools_schema::Dialect;
+/// use proto_ai_tools_schema::check::{check_request, Rule};
+/// use proto_ai_tools_schema::Dialect;
 /// use serde_json::json;
 ///
 /// let schema = json!({

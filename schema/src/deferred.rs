@@ -28,8 +28,8 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::check::Rule;
-//! use ai_tools_schema::deferred::{AnthropicToolSearch, check_anthropic_tool_search};
+//! use proto_ai_tools_schema::check::Rule;
+//! use proto_ai_tools_schema::deferred::{AnthropicToolSearch, check_anthropic_tool_search};
 //! use serde_json::json;
 //!
 //! let weather = json!({
@@ -74,7 +74,7 @@ pub const OPENAI_TOOL_SEARCH: &str = "tool_search";
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::deferred::AnthropicToolSearch;
+/// use proto_ai_tools_schema::deferred::AnthropicToolSearch;
 /// use serde_json::json;
 ///
 /// assert_eq!(
@@ -145,7 +145,7 @@ impl AnthropicToolSearch {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::deferred::openai_namespace_name;
+/// use proto_ai_tools_schema::deferred::openai_namespace_name;
 /// assert_eq!(openai_namespace_name("links.v1.LinksService"), "links_v1_LinksService");
 /// assert_eq!(openai_namespace_name(""), "tools");
 /// let long = format!("{}.Service", "package".repeat(12));
@@ -320,8 +320,8 @@ fn check_functions(
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::check::Rule;
-/// use ai_tools_schema::deferred::check_openai_tool_search;
+/// use proto_ai_tools_schema::check::Rule;
+/// use proto_ai_tools_schema::deferred::check_openai_tool_search;
 /// use serde_json::json;
 ///
 /// let crm = json!({
@@ -516,8 +516,8 @@ fn check_namespace(namespace: &Value, pointer: &str, out: &mut Vec<Violation>) {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::check::Rule;
-/// use ai_tools_schema::deferred::{AnthropicToolSearch, check_anthropic_tool_search};
+/// use proto_ai_tools_schema::check::Rule;
+/// use proto_ai_tools_schema::deferred::{AnthropicToolSearch, check_anthropic_tool_search};
 /// use serde_json::json;
 ///
 /// let mut search = AnthropicToolSearch::Bm25.definition();
@@ -649,7 +649,7 @@ pub fn check_anthropic_tool_search(tools: &[Value]) -> Vec<Violation> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::deferred::openai_loaded_up_front;
+/// use proto_ai_tools_schema::deferred::openai_loaded_up_front;
 /// use serde_json::json;
 ///
 /// let tools = [
@@ -710,7 +710,7 @@ pub fn openai_loaded_up_front(tools: &[Value]) -> Value {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::deferred::{AnthropicToolSearch, anthropic_loaded_up_front};
+/// use proto_ai_tools_schema::deferred::{AnthropicToolSearch, anthropic_loaded_up_front};
 /// use serde_json::json;
 ///
 /// let search = AnthropicToolSearch::Regex.definition();

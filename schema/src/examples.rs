@@ -35,9 +35,9 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::examples::{check_examples, shape};
-//! use ai_tools_schema::ir::{Object, Schema};
-//! use ai_tools_schema::{render, Dialect};
+//! use proto_ai_tools_schema::examples::{check_examples, shape};
+//! use proto_ai_tools_schema::ir::{Object, Schema};
+//! use proto_ai_tools_schema::{render, Dialect};
 //! use serde_json::json;
 //!
 //! let schema = Schema::object(
@@ -215,8 +215,8 @@ pub fn shape(rendered: &Value, example: &Value) -> Value {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::examples::reads_back;
-/// use ai_tools_schema::ir::{Object, Schema};
+/// use proto_ai_tools_schema::examples::reads_back;
+/// use proto_ai_tools_schema::ir::{Object, Schema};
 /// use serde_json::json;
 ///
 /// let schema = Schema::object(

@@ -28,8 +28,8 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::ir::{Object, Schema};
-//! use ai_tools_schema::{render, Dialect, HostProfile};
+//! use proto_ai_tools_schema::ir::{Object, Schema};
+//! use proto_ai_tools_schema::{render, Dialect, HostProfile};
 //!
 //! let schema = Schema::object(
 //!     Object::new().property("id", Schema::integer_within(i64::MIN, i64::MAX), true),

@@ -38,8 +38,8 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::inbound::{parse, unshape, Limits};
-//! use ai_tools_schema::ir::{Object, Schema};
+//! use proto_ai_tools_schema::inbound::{parse, unshape, Limits};
+//! use proto_ai_tools_schema::ir::{Object, Schema};
 //! use serde_json::json;
 //!
 //! let schema = Schema::object(
@@ -127,8 +127,8 @@ pub const MAX_ECHO_CHARS: usize = 64;
 ///
 /// ```
 /// let long = "x".repeat(100);
-/// assert_eq!(ai_tools_schema::inbound::shorten(&long).chars().count(), 65);
-/// assert_eq!(ai_tools_schema::inbound::shorten("link-1"), "link-1");
+/// assert_eq!(proto_ai_tools_schema::inbound::shorten(&long).chars().count(), 65);
+/// assert_eq!(proto_ai_tools_schema::inbound::shorten("link-1"), "link-1");
 /// ```
 pub fn shorten(s: &str) -> Cow<'_, str> {
     match s.char_indices().nth(MAX_ECHO_CHARS) {
@@ -147,7 +147,7 @@ pub fn shorten(s: &str) -> Cow<'_, str> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::inbound::{parse, Limits};
+/// use proto_ai_tools_schema::inbound::{parse, Limits};
 /// let limits = Limits::default();
 /// assert_eq!(parse("", &limits).unwrap(), serde_json::json!({}));
 /// assert_eq!(parse(r#""{\"a\":1}""#, &limits).unwrap(), serde_json::json!({"a": 1}));
@@ -190,7 +190,7 @@ pub fn parse(text: &str, limits: &Limits) -> Result<Value, String> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::inbound::{check_shape, Limits};
+/// use proto_ai_tools_schema::inbound::{check_shape, Limits};
 /// let limits = Limits { max_array_items: 2, ..Limits::default() };
 /// let err = check_shape(&serde_json::json!({"a": [1, 2, 3]}), &limits, 32, "").unwrap_err();
 /// assert!(err.starts_with("`a` has 3 items"), "{err}");
@@ -937,9 +937,9 @@ fn find_property<'a>(object: &'a Object, key: &str) -> Option<&'a Property> {
 /// ```
 /// use serde_json::json;
 /// let entries = json!([{"key": 7, "value": "a"}, {"key": "b", "value": 1}]);
-/// let map = ai_tools_schema::inbound::entries_to_map(entries.as_array().unwrap()).unwrap();
+/// let map = proto_ai_tools_schema::inbound::entries_to_map(entries.as_array().unwrap()).unwrap();
 /// assert_eq!(serde_json::Value::Object(map), json!({"7": "a", "b": 1}));
-/// assert!(ai_tools_schema::inbound::entries_to_map(&[json!(1)]).is_none());
+/// assert!(proto_ai_tools_schema::inbound::entries_to_map(&[json!(1)]).is_none());
 /// ```
 pub fn entries_to_map(items: &[Value]) -> Option<Map<String, Value>> {
     let mut map = Map::new();
@@ -1014,7 +1014,7 @@ fn describe(path: &str) -> String {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools_schema::inbound::kind_of(&serde_json::json!([1])), "an array");
+/// assert_eq!(proto_ai_tools_schema::inbound::kind_of(&serde_json::json!([1])), "an array");
 /// ```
 pub fn kind_of(v: &Value) -> &'static str {
     match v {

@@ -13,8 +13,8 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::ir::{Object, Schema};
-//! use ai_tools_schema::{render, Dialect};
+//! use proto_ai_tools_schema::ir::{Object, Schema};
+//! use proto_ai_tools_schema::{render, Dialect};
 //!
 //! let schema = Schema::object(
 //!     Object::new()

@@ -21,7 +21,7 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::{AnnotationFileResolver, Dialect};
+//! use proto_ai_tools_schema::{AnnotationFileResolver, Dialect};
 //! use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 //!
 //! // An in-memory resolver serving one service.
@@ -60,7 +60,7 @@
 //! compiler.open_file("echo.proto").expect("compiles");
 //! let pool = compiler.descriptor_pool();
 //!
-//! let tools = ai_tools_schema::tools_in_file(&pool, "echo.proto").expect("valid");
+//! let tools = proto_ai_tools_schema::tools_in_file(&pool, "echo.proto").expect("valid");
 //! assert_eq!(tools[0].name, "echo");
 //! assert_eq!(
 //!     tools[0].render(Dialect::Anthropic),
@@ -147,7 +147,7 @@ pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::AnnotationFileResolver;
+/// use proto_ai_tools_schema::AnnotationFileResolver;
 /// use protox::file::{ChainFileResolver, GoogleFileResolver};
 ///
 /// let mut resolver = ChainFileResolver::new();
@@ -352,7 +352,7 @@ impl ToolSpec {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// use proto_ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
     /// let spec = ToolSpec {
     ///     name: "ping".into(),
     ///     description: "Ping.".into(),
@@ -391,7 +391,7 @@ impl ToolSpec {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// use proto_ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
     /// let spec = ToolSpec {
     ///     name: "ping".into(),
     ///     description: "Ping.".into(),
@@ -489,7 +489,7 @@ impl ToolSpec {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// use proto_ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
     /// use serde_json::json;
     /// let spec = ToolSpec {
     ///     name: "label".into(),
@@ -542,7 +542,7 @@ impl ToolSpec {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
+    /// use proto_ai_tools_schema::{ToolHints, ToolSpec, ir::{Object, Schema}};
     /// let spec = ToolSpec {
     ///     name: "ping".into(),
     ///     description: "Ping.".into(),

@@ -31,7 +31,7 @@ pub const MAX_TOOL_NAME_LEN: usize = 64;
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::names::validate_tool_name;
+/// use proto_ai_tools_schema::names::validate_tool_name;
 ///
 /// assert!(validate_tool_name("links_create").is_ok());
 /// assert!(validate_tool_name("1links").is_err());
@@ -71,7 +71,7 @@ pub fn validate_tool_name(name: &str) -> Result<(), String> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::names::validate_alias_prefix;
+/// use proto_ai_tools_schema::names::validate_alias_prefix;
 ///
 /// assert!(validate_alias_prefix("link").is_ok());
 /// assert!(validate_alias_prefix("page_theme").is_ok());
@@ -110,7 +110,7 @@ pub fn validate_alias_prefix(prefix: &str) -> Result<(), String> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::names::is_alias_prefix;
+/// use proto_ai_tools_schema::names::is_alias_prefix;
 /// assert!(is_alias_prefix("page_theme") && !is_alias_prefix("link-id"));
 /// ```
 pub fn is_alias_prefix(prefix: &str) -> bool {
@@ -124,7 +124,7 @@ pub fn is_alias_prefix(prefix: &str) -> bool {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools_schema::names::alias("link", 3), "link-3");
+/// assert_eq!(proto_ai_tools_schema::names::alias("link", 3), "link-3");
 /// ```
 pub fn alias(prefix: &str, number: u64) -> String {
     let mut text = String::with_capacity(prefix.len() + 4);
@@ -139,7 +139,7 @@ pub fn alias(prefix: &str, number: u64) -> String {
 ///
 /// ```
 /// let mut out = String::from("[");
-/// ai_tools_schema::names::write_alias(&mut out, "link", 12);
+/// proto_ai_tools_schema::names::write_alias(&mut out, "link", 12);
 /// assert_eq!(out, "[link-12");
 /// ```
 pub fn write_alias(out: &mut String, prefix: &str, number: u64) {
@@ -154,7 +154,7 @@ pub fn write_alias(out: &mut String, prefix: &str, number: u64) {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::names::split_alias;
+/// use proto_ai_tools_schema::names::split_alias;
 /// assert_eq!(split_alias("page_theme-12"), Some(("page_theme", 12)));
 /// assert_eq!(split_alias("link-"), None);
 /// assert_eq!(split_alias("https://x.y"), None);

@@ -40,7 +40,7 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::output::{ResultShape, result_schema};
+//! use proto_ai_tools_schema::output::{ResultShape, result_schema};
 //!
 //! // `google.protobuf.Api`: a name, a list of methods, an enum.
 //! let api = prost_reflect::DescriptorPool::global()
@@ -85,7 +85,7 @@ use crate::render::{RECURSION_UNROLL, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PAT
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::output::JsonNames;
+/// use proto_ai_tools_schema::output::JsonNames;
 /// let api = prost_reflect::DescriptorPool::global()
 ///     .get_message_by_name("google.protobuf.Api")
 ///     .unwrap();
@@ -203,8 +203,8 @@ pub fn result_schema<'a>(
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::HostProfile;
-/// use ai_tools_schema::output::{ResultShape, result_schema_for};
+/// use proto_ai_tools_schema::HostProfile;
+/// use proto_ai_tools_schema::output::{ResultShape, result_schema_for};
 ///
 /// // `google.protobuf.DescriptorProto` nests itself (`nested_type`).
 /// let message = prost_reflect::DescriptorPool::global()
@@ -230,8 +230,8 @@ pub fn result_schema_for<'a>(
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::HostProfile;
-/// use ai_tools_schema::output::{JsonNames, ResultShape, result_schema_with};
+/// use proto_ai_tools_schema::HostProfile;
+/// use proto_ai_tools_schema::output::{JsonNames, ResultShape, result_schema_with};
 ///
 /// let api = prost_reflect::DescriptorPool::global()
 ///     .get_message_by_name("google.protobuf.Api")

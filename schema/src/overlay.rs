@@ -194,14 +194,14 @@ impl Overlay {
     /// # Examples
     ///
     /// ```
-    /// let overlay = ai_tools_schema::overlay::Overlay::parse(
+    /// let overlay = proto_ai_tools_schema::overlay::Overlay::parse(
     ///     "etcd.tools.toml",
     ///     "[methods.\"etcdserverpb.KV.Range\"]\nname = \"etcd_range\"\ndescription = \"Read keys.\"\n",
     /// )
     /// .expect("a valid overlay");
     /// assert_eq!(overlay.file(), "etcd.tools.toml");
     ///
-    /// let bad = ai_tools_schema::overlay::Overlay::parse("x.toml", "[methods.\"a.B.C\"]\nnmae = \"x\"\n")
+    /// let bad = proto_ai_tools_schema::overlay::Overlay::parse("x.toml", "[methods.\"a.B.C\"]\nnmae = \"x\"\n")
     ///     .unwrap_err();
     /// assert!(bad[0].to_string().starts_with("x.toml:2:1: "), "{}", bad[0]);
     /// ```
@@ -405,7 +405,7 @@ impl Annotated {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::overlay::derived_tool_name;
+/// use proto_ai_tools_schema::overlay::derived_tool_name;
 /// assert_eq!(derived_tool_name("Operations", "ListOperations"), "operations_list");
 /// assert_eq!(derived_tool_name("Services", "CreateService"), "services_create");
 /// assert_eq!(derived_tool_name("SqlInstancesService", "List"), "sql_instances_list");
@@ -416,7 +416,7 @@ impl Annotated {
 /// assert_eq!(derived_tool_name("_Internal", "V2Get"), "internal_v2_get");
 /// let long = derived_tool_name(&"VeryLongServiceName".repeat(3), &"AndAnEvenLongerMethodName".repeat(2));
 /// assert_eq!(long.len(), 64);
-/// assert!(ai_tools_schema::names::validate_tool_name(&long).is_ok());
+/// assert!(proto_ai_tools_schema::names::validate_tool_name(&long).is_ok());
 /// ```
 pub fn derived_tool_name(service: &str, method: &str) -> String {
     let mut service = words(service);
@@ -438,7 +438,7 @@ pub fn derived_tool_name(service: &str, method: &str) -> String {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::overlay::derived_tool_name_in_full;
+/// use proto_ai_tools_schema::overlay::derived_tool_name_in_full;
 /// assert_eq!(derived_tool_name_in_full("Operations", "ListOperations"), "operations_list_operations");
 /// assert_eq!(derived_tool_name_in_full("SecretManagerService", "GetSecret"), "secret_manager_service_get_secret");
 /// ```
@@ -567,7 +567,7 @@ fn snake_case(name: &str) -> String {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::overlay::PlainFields;
+/// use proto_ai_tools_schema::overlay::PlainFields;
 /// assert_eq!(PlainFields::default(), PlainFields::Optional);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -608,8 +608,8 @@ pub enum PlainFields {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::overlay::{annotate, PlainFields};
-/// use ai_tools_schema::{AnnotationFileResolver, Dialect};
+/// use proto_ai_tools_schema::overlay::{annotate, PlainFields};
+/// use proto_ai_tools_schema::{AnnotationFileResolver, Dialect};
 /// use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 ///
 /// // A proto written without ai-tools in mind.
@@ -642,7 +642,7 @@ pub enum PlainFields {
 /// compiler.include_imports(true).include_source_info(true);
 /// compiler.open_file("books.proto").expect("compiles");
 /// // Whole-service mode writes annotations: their protos must be in the pool.
-/// for annotations in ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
+/// for annotations in proto_ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
 ///     compiler.open_file(annotations).expect("compiles");
 /// }
 /// let (pool, encoded) = (compiler.descriptor_pool(), compiler.encode_file_descriptor_set());
@@ -651,7 +651,7 @@ pub enum PlainFields {
 /// let required = |plain_fields| {
 ///     let annotated = annotate(&pool, &encoded, Some("books.proto"), None, &services, plain_fields)
 ///         .expect("annotated");
-///     let tools = ai_tools_schema::tools_in_file(&annotated.pool, "books.proto").expect("tools");
+///     let tools = proto_ai_tools_schema::tools_in_file(&annotated.pool, "books.proto").expect("tools");
 ///     tools[0].render(Dialect::JsonSchema)["required"].clone()
 /// };
 /// // By default an update sends only what it changes.

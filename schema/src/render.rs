@@ -146,9 +146,9 @@ pub const GEMINI_FORMATS: &[&str] = &["date-time"];
 /// int64 as a string of digits; the others keep the integer and its range.
 ///
 /// ```
-/// use ai_tools_schema::ir::{Object, Schema};
-/// use ai_tools_schema::render::{self, MAX_SAFE_INTEGER};
-/// use ai_tools_schema::Dialect;
+/// use proto_ai_tools_schema::ir::{Object, Schema};
+/// use proto_ai_tools_schema::render::{self, MAX_SAFE_INTEGER};
+/// use proto_ai_tools_schema::Dialect;
 ///
 /// let schema = Schema::object(
 ///     Object::new()
@@ -408,8 +408,8 @@ impl Profile {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::ir::{Object, Schema};
-/// use ai_tools_schema::{render, Dialect};
+/// use proto_ai_tools_schema::ir::{Object, Schema};
+/// use proto_ai_tools_schema::{render, Dialect};
 /// use serde_json::json;
 ///
 /// let schema = Schema::object(
@@ -446,8 +446,8 @@ pub fn parameters(schema: &Schema, dialect: Dialect, strict: bool) -> Value {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::ir::{Object, Schema};
-/// use ai_tools_schema::{render, Dialect, HostProfile};
+/// use proto_ai_tools_schema::ir::{Object, Schema};
+/// use proto_ai_tools_schema::{render, Dialect, HostProfile};
 ///
 /// let node = Schema::object(Object::new().property("next", Schema::reference("Node"), false))
 ///     .clone();
@@ -489,7 +489,7 @@ pub const DEFINITION_ENVELOPE: usize = 512;
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::render::{DEFINITION_ENVELOPE, parameters_budget};
+/// use proto_ai_tools_schema::render::{DEFINITION_ENVELOPE, parameters_budget};
 ///
 /// let left = parameters_budget(16 * 1024, "books_get", Some("Get a book"), "Gets a \"book\".", 0);
 /// assert_eq!(left, 16 * 1024 - DEFINITION_ENVELOPE - 11 - 2 * 12 - 18);
@@ -523,8 +523,8 @@ pub fn parameters_budget(
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::ir::{Object, Schema};
-/// use ai_tools_schema::{render, Dialect, HostProfile};
+/// use proto_ai_tools_schema::ir::{Object, Schema};
+/// use proto_ai_tools_schema::{render, Dialect, HostProfile};
 ///
 /// let mut leaf = Object::new();
 /// for i in 0..40 {

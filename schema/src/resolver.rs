@@ -41,10 +41,10 @@ use crate::AnnotationFileResolver;
 ///     }"#,
 /// )?;
 ///
-/// let resolver = ai_tools_schema::proto_resolver([&dir]);
+/// let resolver = proto_ai_tools_schema::proto_resolver([&dir]);
 /// let mut compiler = protox::Compiler::with_file_resolver(resolver);
 /// compiler.open_file("ping.proto")?;
-/// let tools = ai_tools_schema::tools_in_file(&compiler.descriptor_pool(), "ping.proto")
+/// let tools = proto_ai_tools_schema::tools_in_file(&compiler.descriptor_pool(), "ping.proto")
 ///     .map_err(|diagnostics| format!("{diagnostics:?}"))?;
 /// assert_eq!(tools[0].name, "ping");
 /// std::fs::remove_dir_all(&dir)?;
@@ -72,7 +72,7 @@ pub fn proto_resolver<P: Into<PathBuf>>(
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::{ProtoSource, proto_source};
+/// use proto_ai_tools_schema::{ProtoSource, proto_source};
 ///
 /// let dir = std::env::temp_dir().join(format!("ai-tools-source-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
@@ -131,9 +131,9 @@ pub enum ProtoSource {
 /// let dir = std::env::temp_dir().join(format!("ai-tools-location-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir)?;
 /// std::fs::write(dir.join("bad.proto"), "syntax = \"proto3\";\nmessage A {\n  int32 x = 1\n}\n")?;
-/// let mut compiler = protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver([&dir]));
+/// let mut compiler = protox::Compiler::with_file_resolver(proto_ai_tools_schema::proto_resolver([&dir]));
 /// let err = compiler.open_file("bad.proto").unwrap_err();
-/// assert_eq!(ai_tools_schema::error_location(&err).as_deref(), Some("bad.proto:4:1"));
+/// assert_eq!(proto_ai_tools_schema::error_location(&err).as_deref(), Some("bad.proto:4:1"));
 /// std::fs::remove_dir_all(&dir)?;
 /// # Ok(())
 /// # }

@@ -23,7 +23,7 @@
 //! # Examples
 //!
 //! ```
-//! use ai_tools_schema::select::{PatternKind, Problem, Selection, Subject};
+//! use proto_ai_tools_schema::select::{PatternKind, Problem, Selection, Subject};
 //!
 //! let tools = [
 //!     Subject::of_method("links_create", "links.v1.LinksService", "CreateLink", false),
@@ -285,7 +285,7 @@ impl Selection {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools_schema::select::Selection;
+    /// use proto_ai_tools_schema::select::Selection;
     /// assert!(Selection::new(&[], &[], false).unwrap().is_everything());
     /// assert!(!Selection::new(&[], &[], true).unwrap().is_everything());
     /// ```
@@ -412,7 +412,7 @@ fn unmatched(pattern: &Pattern, subjects: &[Subject<'_>]) -> String {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::select::listed;
+/// use proto_ai_tools_schema::select::listed;
 /// assert_eq!(listed(["a", "b"].into_iter()), "a, b (2 in all)");
 /// assert_eq!(listed(["a", "b", "c", "d", "e", "f", "g"].into_iter()), "a, b, c, d, e, f, … (7 in all)");
 /// ```

@@ -2,7 +2,7 @@
 //! names. After editing one of them, run this test with
 //! `AI_TOOLS_BLESS=1` to write the new bytes.
 
-use ai_tools_schema::{ANNOTATION_DESCRIPTORS, AnnotationFileResolver};
+use proto_ai_tools_schema::{ANNOTATION_DESCRIPTORS, AnnotationFileResolver};
 use protox::file::{ChainFileResolver, GoogleFileResolver};
 
 #[test]
@@ -12,7 +12,7 @@ fn annotation_descriptors_match_their_sources() {
     resolver.add(GoogleFileResolver::new());
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(false);
-    for file in ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
+    for file in proto_ai_tools_schema::OVERLAY_ANNOTATION_PROTOS {
         compiler
             .open_file(file)
             .expect("the annotation protos compile");

@@ -6,8 +6,8 @@
 // the test by panicking as the tests themselves do.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use ai_tools_schema::check::check;
-use ai_tools_schema::{Dialect, HostProfile, ToolSpec, tools_in_file};
+use proto_ai_tools_schema::check::check;
+use proto_ai_tools_schema::{Dialect, HostProfile, ToolSpec, tools_in_file};
 
 fn corpus() -> Vec<ToolSpec> {
     let root = env!("CARGO_MANIFEST_DIR");
@@ -28,7 +28,7 @@ fn every_rendering_passes_its_checker() {
         for dialect in Dialect::ALL {
             for strict in [false, true] {
                 for host in HostProfile::ALL {
-                    let schema = ai_tools_schema::render::parameters_for(
+                    let schema = proto_ai_tools_schema::render::parameters_for(
                         &tool.parameters,
                         dialect,
                         strict,
@@ -120,7 +120,7 @@ fn corpus_aliases() {
 /// Golden renderings of every tool of `proto/links/v1/links.proto` and of
 /// `tests/corpus.proto`, per dialect and, where it differs, per host profile: a schema change shows as a diff to
 /// review. Regenerate with
-/// `AI_TOOLS_BLESS=1 cargo test -p ai-tools-schema --test corpus golden`.
+/// `AI_TOOLS_BLESS=1 cargo test -p proto-ai-tools-schema --test corpus golden`.
 #[test]
 fn golden_renderings() {
     let root = env!("CARGO_MANIFEST_DIR");

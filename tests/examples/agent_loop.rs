@@ -1,14 +1,14 @@
 //! A scripted model plays tool calls through the generated executor against a
 //! real gRPC server started in-process on loopback, and we print what the
-//! model would see. Run with `cargo run -p ai-tools-tests --example agent_loop`.
+//! model would see. Run with `cargo run -p proto-ai-tools-tests --example agent_loop`.
 
 use std::time::Duration;
 
-use ai_tools::{Sessions, transport::TonicTransport};
-use ai_tools_tests::{LinksBackend, serve};
+use proto_ai_tools::{Sessions, transport::TonicTransport};
+use proto_ai_tools_tests::{LinksBackend, serve};
 
 mod gentools {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 #[tokio::main]

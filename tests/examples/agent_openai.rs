@@ -7,8 +7,8 @@
 //! it, a scripted model plays the same part offline, so this always runs:
 //!
 //! ```text
-//! cargo run -p ai-tools-tests --example agent_openai
-//! OPENAI_API_KEY=sk-... cargo run -p ai-tools-tests --example agent_openai -- "Make a link to https://example.com/spring called Spring sale, and email me on every visit"
+//! cargo run -p proto-ai-tools-tests --example agent_openai
+//! OPENAI_API_KEY=sk-... cargo run -p proto-ai-tools-tests --example agent_openai -- "Make a link to https://example.com/spring called Spring sale, and email me on every visit"
 //! ```
 //!
 //! The loop is what any provider needs: send the conversation and the tool
@@ -18,12 +18,14 @@
 
 use std::time::Duration;
 
-use ai_tools::{NativeTool, Sessions, ToolError, ToolInput, Toolkit, transport::TonicTransport};
-use ai_tools_tests::{LinksBackend, serve};
+use proto_ai_tools::{
+    NativeTool, Sessions, ToolError, ToolInput, Toolkit, transport::TonicTransport,
+};
+use proto_ai_tools_tests::{LinksBackend, serve};
 use serde_json::{Value, json};
 
 mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 /// The most model turns one user request may take.
@@ -186,7 +188,7 @@ fn toolkit(
     sessions: &Sessions<TonicTransport>,
     conversation: &str,
     backend: LinksBackend,
-) -> Result<Toolkit, ai_tools::toolkit::ToolkitError> {
+) -> Result<Toolkit, proto_ai_tools::toolkit::ToolkitError> {
     let aliases = sessions.alias_manager(conversation);
     let share = NativeTool::new::<ShareInput, _, _>(
         "links_share_text",

@@ -2,8 +2,8 @@
 //! gRPC reflection (v1) on, to try the `ai-tools` gateway against:
 //!
 //! ```sh
-//! cargo run -p ai-tools-tests --example links_server            # 127.0.0.1:50051
-//! cargo run -p ai-tools-tests --example links_server -- 127.0.0.1:50052
+//! cargo run -p proto-ai-tools-tests --example links_server            # 127.0.0.1:50051
+//! cargo run -p proto-ai-tools-tests --example links_server -- 127.0.0.1:50052
 //! ai-tools mcp --grpc http://127.0.0.1:50051 --reflection --stdio
 //! ```
 //!
@@ -11,9 +11,9 @@
 
 use std::net::SocketAddr;
 
-use ai_tools_tests::LinksBackend;
-use ai_tools_tests::pb::links_service_server::LinksServiceServer;
-use ai_tools_tests::pb::workflow_steps_service_server::WorkflowStepsServiceServer;
+use proto_ai_tools_tests::LinksBackend;
+use proto_ai_tools_tests::pb::links_service_server::LinksServiceServer;
+use proto_ai_tools_tests::pb::workflow_steps_service_server::WorkflowStepsServiceServer;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -5,8 +5,8 @@
 // streamable HTTP.
 //
 // ```text
-// cargo run -p ai-tools-tests --features mcp --example mcp_server -- stdio
-// cargo run -p ai-tools-tests --features mcp --example mcp_server -- http 127.0.0.1:8080
+// cargo run -p proto-ai-tools-tests --features mcp --example mcp_server -- stdio
+// cargo run -p proto-ai-tools-tests --features mcp --example mcp_server -- http 127.0.0.1:8080
 // ```
 //
 // Over HTTP the endpoint is `http://ADDR/mcp`; with port 0 (the default
@@ -17,16 +17,18 @@
 
 use std::sync::Arc;
 
-use ai_tools::mcp::McpServer;
-use ai_tools::{AliasManager, NativeTool, ToolError, ToolInput, Toolkit, toolkit::ToolkitError};
-use ai_tools_tests::{LinksBackend, serve};
+use proto_ai_tools::mcp::McpServer;
+use proto_ai_tools::{
+    AliasManager, NativeTool, ToolError, ToolInput, Toolkit, toolkit::ToolkitError,
+};
+use proto_ai_tools_tests::{LinksBackend, serve};
 
 mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 mod feed {
-    ai_tools::ai_tools!("proto/feed/v1/feed.proto");
+    proto_ai_tools::ai_tools!("proto/feed/v1/feed.proto");
 }
 
 /// Write the text a user can paste to share a link.
@@ -47,7 +49,7 @@ struct ShareInput {
 struct WhoAmI {}
 
 fn toolkit(
-    transport: &ai_tools::transport::TonicTransport,
+    transport: &proto_ai_tools::transport::TonicTransport,
     backend: &LinksBackend,
     aliases: Arc<AliasManager>,
 ) -> Result<Toolkit, ToolkitError> {
@@ -109,7 +111,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let grpc = serve(LinksBackend::with_links(0)).await?;
     let channel = grpc.channel()?;
-    let transport = ai_tools::transport::TonicTransport::new(channel);
+    let transport = proto_ai_tools::transport::TonicTransport::new(channel);
     let backend = grpc.backend.clone();
     let server = McpServer::new(move |aliases| toolkit(&transport, &backend, aliases))
         .with_server_info("links", env!("CARGO_PKG_VERSION"))
@@ -141,7 +143,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
             server
-                .serve_http_until(listener, ai_tools::mcp::shutdown_signal())
+                .serve_http_until(listener, proto_ai_tools::mcp::shutdown_signal())
                 .await?;
         }
         other => {

@@ -6,13 +6,13 @@
 //! Run with `cargo run --example providers` (or pass another tool name:
 //! `cargo run --example providers -- links_list`).
 
-use ai_tools::schema::Dialect;
-use ai_tools::schema::check::{check, check_request};
-use ai_tools::{AgentTool, Toolkit, executor::ProtoExecutor, transport::InProcessTransport};
+use proto_ai_tools::schema::Dialect;
+use proto_ai_tools::schema::check::{check, check_request};
+use proto_ai_tools::{AgentTool, Toolkit, executor::ProtoExecutor, transport::InProcessTransport};
 use serde_json::{Value, json};
 
 mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 fn print(title: &str, value: &Value) {

@@ -4,7 +4,7 @@
 //! Run with `cargo run --example quickstart`.
 
 mod gentools {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 fn main() {

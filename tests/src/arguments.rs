@@ -295,12 +295,12 @@ fn string(obj: &Map<String, Value>, alias: Option<&Vec<String>>) -> BoxedStrateg
             .prop_map(|b| Value::String(base64(&b)))
             .boxed();
     }
-    if pattern == ai_tools::schema::ir::DURATION_PATTERN
+    if pattern == proto_ai_tools::schema::ir::DURATION_PATTERN
         || description.contains("A duration in seconds")
     {
         return duration().prop_map(Value::String).boxed();
     }
-    if pattern == ai_tools::schema::ir::FIELD_MASK_PATTERN
+    if pattern == proto_ai_tools::schema::ir::FIELD_MASK_PATTERN
         || description.contains("Comma-separated field paths")
     {
         return proptest::collection::vec(

@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use ai_tools::Toolkit;
-use ai_tools::tool_set::{ToolSet, ToolSetOptions};
-use ai_tools::transport::InProcessTransport;
+use proto_ai_tools::Toolkit;
+use proto_ai_tools::tool_set::{ToolSet, ToolSetOptions};
+use proto_ai_tools::transport::InProcessTransport;
 
 /// Compute Engine v1, under the package's tree.
 pub const COMPUTE: &str = "google/cloud/compute/v1/compute.proto";
@@ -85,7 +85,9 @@ pub fn cloud_mix_toolkit(tree: &Path) -> Toolkit {
 #[allow(clippy::expect_used)]
 fn toolkit_of(tree: &Path, files: &[&str], services: &[&str]) -> Toolkit {
     let mut compiler =
-        protox::Compiler::with_file_resolver(ai_tools_schema::proto_resolver(&[tree.to_owned()]));
+        protox::Compiler::with_file_resolver(proto_ai_tools_schema::proto_resolver(&[
+            tree.to_owned()
+        ]));
     compiler.include_imports(true).include_source_info(true);
     for file in files {
         compiler

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
 use std::time::Duration;
 
-use ai_tools::__private::DescriptorPool;
+use proto_ai_tools::__private::DescriptorPool;
 use tonic::{Request, Response, Status};
 
 /// The code tonic generates for `links.proto`.
@@ -36,30 +36,30 @@ pub static LINKS_POOL: LazyLock<DescriptorPool> = LazyLock::new(|| {
 /// Tool definitions: the expansions of `ai_tools!` for `links.proto`,
 /// `shapes.proto` and googleapis' `operations.proto`.
 pub mod tools {
-    use ai_tools::AgentTool;
+    use proto_ai_tools::AgentTool;
 
     /// The expansion of `ai_tools!("proto/links/v1/links.proto")`.
     pub mod links {
-        ai_tools::ai_tools!("proto/links/v1/links.proto");
+        proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     }
 
     /// The expansion of `ai_tools!("proto/conformance/v1/conformance.proto")`:
     /// a tool for every shape the renderings and the executor handle.
     pub mod conformance {
-        ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
+        proto_ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
     }
 
     /// The expansion of `ai_tools!("proto/feed/v1/feed.proto")`: a
     /// server-streaming method as a tool.
     pub mod feed {
-        ai_tools::ai_tools!("proto/feed/v1/feed.proto");
+        proto_ai_tools::ai_tools!("proto/feed/v1/feed.proto");
     }
 
     /// Every `google/type` message and enum in tool requests. googleapis
     /// comes first, so its `google/api/field_behavior.proto` wins over the
     /// copy in `proto/google` (the one ai-tools serves).
     pub mod google_types {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/corpus/v1/google_types.proto",
             includes = ["proto/third_party/googleapis", "proto"]
         );
@@ -68,7 +68,7 @@ pub mod tools {
     /// The annotated copy of etcd's `api/etcdserverpb/rpc.proto`; its
     /// `google.api.http` options resolve against googleapis.
     pub mod etcd {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/third_party/etcd/etcd/api/etcdserverpb/rpc.proto",
             includes = ["proto/third_party/etcd", "proto/third_party/googleapis"]
         );
@@ -78,14 +78,14 @@ pub mod tools {
     /// echo service whose request and response have every shape providers
     /// reshape (maps, `Struct`, `Value`, recursion, a oneof, 64-bit integers).
     pub mod shapes {
-        ai_tools::ai_tools!("proto/shapes/v1/shapes.proto");
+        proto_ai_tools::ai_tools!("proto/shapes/v1/shapes.proto");
     }
 
     /// googleapis' `google/longrunning/operations.proto` exactly as the
     /// `googleapis-common-protos` wheel ships it (no annotation in it),
     /// annotated by `tests/overlays/operations.tools.toml`.
     pub mod longrunning_overlay {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
             includes = ["proto/third_party/googleapis"],
             overlay = "overlays/operations.tools.toml"
@@ -94,7 +94,7 @@ pub mod tools {
 
     /// The same unedited file, every unary method of its service a tool.
     pub mod longrunning_whole {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
             includes = ["proto/third_party/googleapis"],
             services = ["google.longrunning.Operations"]
@@ -116,10 +116,10 @@ pub mod tools {
 /// The links tools as an MCP server, calling the links services through
 /// `channel` (with no server info of its own: callers name it if they wish).
 #[cfg(feature = "mcp")]
-pub fn links_mcp_server(channel: tonic::transport::Channel) -> ai_tools::mcp::McpServer {
-    let transport = ai_tools::transport::TonicTransport::new(channel);
-    ai_tools::mcp::McpServer::new(move |aliases| {
-        ai_tools::Toolkit::builder()
+pub fn links_mcp_server(channel: tonic::transport::Channel) -> proto_ai_tools::mcp::McpServer {
+    let transport = proto_ai_tools::transport::TonicTransport::new(channel);
+    proto_ai_tools::mcp::McpServer::new(move |aliases| {
+        proto_ai_tools::Toolkit::builder()
             .alias_manager(aliases.clone())
             .generated(tools::links::Executor::with_alias_manager(
                 transport.clone(),

@@ -17,7 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use ai_tools::{
+use proto_ai_tools::{
     Sessions, ToolResult,
     store::{AliasStore, Floor},
     transport::TonicTransport,

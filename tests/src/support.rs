@@ -5,15 +5,15 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::schema::Dialect;
-use ai_tools::schema::check::{Violation, check, check_request};
-use ai_tools::{
+use prost_reflect::{DescriptorPool, DynamicMessage};
+use proto_ai_tools::schema::Dialect;
+use proto_ai_tools::schema::check::{Violation, check, check_request};
+use proto_ai_tools::{
     AgentTool, AliasManager, Sessions, ToolResult,
     executor::ProtoExecutor,
     store::AliasStore,
     transport::{InProcessTransport, TonicTransport},
 };
-use prost_reflect::{DescriptorPool, DynamicMessage};
 use serde_json::Value;
 
 use crate::{LINKS_POOL, LinksBackend, Received, RunningServer, new_uuid, pb, tools};
@@ -71,7 +71,7 @@ pub fn renderings(tool: &AgentTool) -> Vec<(Dialect, Value)> {
 }
 
 /// Checks every static rendering of every one of `tools` with its
-/// dialect's checker (`ai_tools::schema::check::check`), and with `also`
+/// dialect's checker (`proto_ai_tools::schema::check::check`), and with `also`
 /// (tool, dialect, parsed rendering) for what a caller asserts besides;
 /// panics listing every violation. Returns how many renderings it checked.
 pub fn check_every_rendering<'a>(

@@ -2,18 +2,20 @@
 //! argument bound gives a clear error before any call, values the model sent
 //! are echoed only cut short and never as a raw UUID, and at the alias limit
 //! the model gets an error and nothing is half registered. Run with
-//! `cargo test -p ai-tools-tests --test bounds`; RELIABILITY.md lists the
+//! `cargo test -p proto-ai-tools-tests --test bounds`; RELIABILITY.md lists the
 //! bounds and their defaults.
 
 use std::time::Duration;
 
-use ai_tools::{
+use proto_ai_tools::{
     Sessions,
     executor::{ExecutorOptions, ProtoExecutor},
     transport::TonicTransport,
 };
-use ai_tools_tests::support::{assert_consistent, error_text, links_recording_transport, ok_json};
-use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
+use proto_ai_tools_tests::support::{
+    assert_consistent, error_text, links_recording_transport, ok_json,
+};
+use proto_ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
 use serde_json::{Value, json};
 
 #[tokio::test]

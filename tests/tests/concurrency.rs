@@ -2,7 +2,7 @@
 //! conversation in use, two tenants never resolve each other's aliases on
 //! many threads, and 64 conversations run side by side in process and over
 //! loopback tonic with no alias lost, duplicated or crossed. Each test
-//! prints its figure (`cargo test -p ai-tools-tests --test concurrency --
+//! prints its figure (`cargo test -p proto-ai-tools-tests --test concurrency --
 //! --nocapture`); RELIABILITY.md lists them.
 
 use std::collections::{HashMap, HashSet};
@@ -10,11 +10,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ai_tools::{
+use proto_ai_tools::{
     CallOptions, Sessions, Transport, executor::ProtoExecutor, transport::TonicTransport,
 };
-use ai_tools_tests::support::{assert_consistent, error_text, links_recording_transport, ok_json};
-use ai_tools_tests::{LINKS_POOL, LinksBackend, pb, serve, tools};
+use proto_ai_tools_tests::support::{
+    assert_consistent, error_text, links_recording_transport, ok_json,
+};
+use proto_ai_tools_tests::{LINKS_POOL, LinksBackend, pb, serve, tools};
 use serde_json::{Value, json};
 
 /// An executor of every links.proto tool on conversation `id` of `sessions`.

@@ -4,13 +4,13 @@
 //! of a request stays within each provider's per-request limits (or is
 //! reported with the limit and the tools named).
 
-use ai_tools::AgentTool;
-use ai_tools::schema::Dialect;
-use ai_tools::schema::check::{Rule, check_request, strict_counts};
-use ai_tools_tests::support::{check_every_rendering, renderings, request_violations};
+use proto_ai_tools::AgentTool;
+use proto_ai_tools::schema::Dialect;
+use proto_ai_tools::schema::check::{Rule, check_request, strict_counts};
+use proto_ai_tools_tests::support::{check_every_rendering, renderings, request_violations};
 use serde_json::Value;
 
-use ai_tools_tests::tools::conformance;
+use proto_ai_tools_tests::tools::conformance;
 
 fn tools() -> &'static [&'static AgentTool] {
     conformance::all_tools()
@@ -243,8 +243,8 @@ fn request_limits_of_the_whole_file() {
 /// per-request budgets, so the whole corpus is one request Anthropic accepts.
 #[test]
 fn the_toolkits_anthropic_list_stays_within_the_strict_budgets() {
-    let executor = conformance::Executor::new(ai_tools::transport::InProcessTransport::new());
-    let toolkit = ai_tools::Toolkit::builder()
+    let executor = conformance::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
+    let toolkit = proto_ai_tools::Toolkit::builder()
         .generated(executor)
         .build()
         .expect("valid toolkit");
@@ -276,12 +276,12 @@ fn the_toolkits_anthropic_list_stays_within_the_strict_budgets() {
 /// schema admits every example (Anthropic answers 400 otherwise).
 #[test]
 fn the_anthropic_lists_carry_examples_that_pass_the_checker() {
-    use ai_tools::schema::check::{check, check_input_examples};
-    use ai_tools_tests::tools::links;
+    use proto_ai_tools::schema::check::{check, check_input_examples};
+    use proto_ai_tools_tests::tools::links;
 
-    let transport = ai_tools::transport::InProcessTransport::new;
-    let aliases = std::sync::Arc::new(ai_tools::AliasManager::new());
-    let toolkit = ai_tools::Toolkit::builder()
+    let transport = proto_ai_tools::transport::InProcessTransport::new;
+    let aliases = std::sync::Arc::new(proto_ai_tools::AliasManager::new());
+    let toolkit = proto_ai_tools::Toolkit::builder()
         .generated(links::Executor::with_alias_manager(
             transport(),
             aliases.clone(),
@@ -341,9 +341,9 @@ fn the_anthropic_lists_carry_examples_that_pass_the_checker() {
             .map(|text| serde_json::from_str::<Value>(text).expect("JSON")),
         Some(list[0]["input_examples"].clone())
     );
-    let set = ai_tools::tool_set::ToolSet::from_descriptor_set(
+    let set = proto_ai_tools::tool_set::ToolSet::from_descriptor_set(
         &links::descriptor_pool().encode_to_vec(),
-        &ai_tools::tool_set::ToolSetOptions::new(),
+        &proto_ai_tools::tool_set::ToolSetOptions::new(),
     )
     .expect("a tool set");
     let from_set: Vec<Option<&str>> = set.tools().iter().map(|t| t.input_examples()).collect();

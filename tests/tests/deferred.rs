@@ -6,15 +6,15 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
-use ai_tools::schema::check::{Rule, Violation};
-use ai_tools::schema::deferred::{
+use proto_ai_tools::schema::check::{Rule, Violation};
+use proto_ai_tools::schema::deferred::{
     anthropic_loaded_up_front, check_anthropic_tool_search, check_openai_tool_search,
     openai_loaded_up_front,
 };
-use ai_tools::toolkit::deferred::AnthropicToolSearch;
-use ai_tools::transport::InProcessTransport;
-use ai_tools::{AliasManager, NativeTool, ToolInput, Toolkit};
-use ai_tools_tests::tools::{
+use proto_ai_tools::toolkit::deferred::AnthropicToolSearch;
+use proto_ai_tools::transport::InProcessTransport;
+use proto_ai_tools::{AliasManager, NativeTool, ToolInput, Toolkit};
+use proto_ai_tools_tests::tools::{
     conformance, etcd, feed, google_types, links, longrunning_whole, shapes,
 };
 use serde_json::{Value, json};

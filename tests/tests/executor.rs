@@ -1,16 +1,16 @@
 //! The executor end to end: model arguments → real gRPC call over loopback →
-//! aliased JSON, against the in-memory links service of `ai_tools_tests`.
+//! aliased JSON, against the in-memory links service of `proto_ai_tools_tests`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tools::{
+use proto_ai_tools::{
     AliasManager, CallOptions, Sessions,
     executor::{ExecutorOptions, GeneratedExecutor, ProtoExecutor},
     transport::TonicTransport,
 };
-use ai_tools_tests::support::{error_text, ok_json};
-use ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, serve, tools};
+use proto_ai_tools_tests::support::{error_text, ok_json};
+use proto_ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, serve, tools};
 use serde_json::{Value, json};
 
 type Exec = ProtoExecutor<TonicTransport>;
@@ -164,7 +164,7 @@ async fn invented_and_wrong_prefix_aliases_never_reach_the_server() {
     let text = refused(&exec, "links_update", r#"{"link_id":"theme-7"}"#).await;
     assert!(text.contains("use one of: link-1"), "{text}");
 
-    let unseen = ai_tools_tests::new_uuid();
+    let unseen = proto_ai_tools_tests::new_uuid();
     let text = refused(
         &exec,
         "links_update",
@@ -412,7 +412,7 @@ async fn sessions_evict_idle_and_least_recently_used_conversations() {
     let bounded = Sessions::new(transport, Duration::from_secs(60)).with_capacity(2);
     bounded
         .alias_manager("x")
-        .register("link", &ai_tools_tests::new_uuid())
+        .register("link", &proto_ai_tools_tests::new_uuid())
         .await
         .expect("uuid");
     bounded.alias_manager("y");
@@ -517,7 +517,7 @@ async fn an_expired_alias_is_told_apart_from_an_invented_one() {
 /// sent; the numbers the model saw are never given to a new object.
 #[tokio::test]
 async fn an_alias_the_store_lost_is_told_as_lost_and_never_given_again() {
-    use ai_tools::store::{AliasStore, MemoryStore};
+    use proto_ai_tools::store::{AliasStore, MemoryStore};
     let (server, exec) = start(0).await;
     let store = Arc::new(MemoryStore::new(Duration::from_secs(3600)));
     let aliases = Arc::new(AliasManager::with_store(store.clone(), "conversation"));

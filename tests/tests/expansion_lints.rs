@@ -14,12 +14,12 @@
 
 /// Generated tools of the example proto.
 pub mod gentools {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 /// Derived tool inputs: every shape the derive expands differently.
 pub mod inputs {
-    use ai_tools::ToolInput;
+    use proto_ai_tools::ToolInput;
     use serde::Deserialize;
 
     /// Find links.
@@ -100,7 +100,7 @@ fn expansion_is_lint_clean_and_usable() {
 
 #[test]
 fn derived_expansion_is_lint_clean_and_usable() {
-    use ai_tools::ToolInput as _;
+    use proto_ai_tools::ToolInput as _;
 
     let schema = inputs::Search::tool_schema();
     let object = schema.as_object().expect("an object");

@@ -2,7 +2,7 @@
 //! loopback: every gRPC status code, a server that stops and comes back on
 //! the same port, a server that never listened, a user-set timeout, a
 //! response that does not decode, and calls cancelled mid-flight. Each test
-//! prints its figure (`cargo test -p ai-tools-tests --test faults --
+//! prints its figure (`cargo test -p proto-ai-tools-tests --test faults --
 //! --nocapture`); RELIABILITY.md lists them.
 
 use std::collections::HashSet;
@@ -12,14 +12,14 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use ai_tools::{
+use proto_ai_tools::{
     CallOptions,
     executor::{ExecutorOptions, ProtoExecutor},
     transport::InProcessTransport,
 };
-use ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
-use ai_tools_tests::support::{assert_consistent, dynamic, error_text, ok_json, tonic_exec};
-use ai_tools_tests::{
+use proto_ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
+use proto_ai_tools_tests::support::{assert_consistent, dynamic, error_text, ok_json, tonic_exec};
+use proto_ai_tools_tests::{
     LINKS_POOL, LinksBackend, new_uuid, pb, serve, serve_at, serve_router, tools,
 };
 use serde_json::json;
@@ -86,7 +86,7 @@ async fn every_grpc_status_code_says_what_happened_and_whether_a_retry_may_help(
 
     let mut texts = Vec::new();
     for n in 1..=16 {
-        let code = ai_tools::transport::Code::from_i32(n);
+        let code = proto_ai_tools::transport::Code::from_i32(n);
         let args = json!({ "page_size": n }).to_string();
         let result = exec.execute("links_list", &args).await;
         let text = error_text(&result).to_owned();

@@ -3,9 +3,9 @@
 //! invariants as the fuzz targets (`scripts/fuzz-smoke.sh` runs those).
 //! RELIABILITY.md describes the targets.
 
-use ai_tools::{AliasManager, executor::ProtoExecutor};
-use ai_tools_tests::support::links_recording_transport;
-use ai_tools_tests::{LINKS_POOL, new_uuid, tools};
+use proto_ai_tools::{AliasManager, executor::ProtoExecutor};
+use proto_ai_tools_tests::support::links_recording_transport;
+use proto_ai_tools_tests::{LINKS_POOL, new_uuid, tools};
 use serde_json::Value;
 
 /// Replays the fuzz seeds and kept crash inputs (`fuzz/seeds/TARGET/`)

@@ -7,7 +7,7 @@
 //! makes.
 //!
 //! Needs a Python with `google-genai` and `jsonschema` (see
-//! [`ai_tools_tests::support::python_importing`]); without one the test is
+//! [`proto_ai_tools_tests::support::python_importing`]); without one the test is
 //! skipped, saying why, unless `AI_TOOLS_REQUIRE_PYTHON` is set.
 
 use std::collections::HashMap;
@@ -15,9 +15,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use ai_tools::{NativeTool, ToolInput, Toolkit, transport::InProcessTransport};
-use ai_tools_tests::support::{python_importing, python_required};
-use ai_tools_tests::tools::{
+use proto_ai_tools::{NativeTool, ToolInput, Toolkit, transport::InProcessTransport};
+use proto_ai_tools_tests::support::{python_importing, python_required};
+use proto_ai_tools_tests::tools::{
     conformance, etcd, feed, google_types, links, longrunning_overlay, longrunning_whole, shapes,
 };
 use serde_json::{Value, json};

@@ -1,4 +1,4 @@
-//! `ai_tools::genai` against the real links service: conversations through
+//! `proto_ai_tools::genai` against the real links service: conversations through
 //! genai's own chat types, with the model's turns scripted as a provider
 //! would return them (no provider is called), and genai's own client
 //! sending the tools and the tool responses to providers on loopback.
@@ -6,17 +6,17 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::genai::Conversation;
-use ai_tools::schema::{Dialect, check};
-use ai_tools::{Sessions, Toolkit, transport::TonicTransport};
-use ai_tools_tests::tools::links;
-use ai_tools_tests::{LinksBackend, Received, serve};
 use genai::ModelIden;
 use genai::adapter::AdapterKind;
 use genai::chat::{
     ChatMessage, ChatResponse, ChatRole, JsonSchemaDialect, MessageContent, ToolCall, ToolResponse,
     Usage, sanitize_json_schema,
 };
+use proto_ai_tools::genai::Conversation;
+use proto_ai_tools::schema::{Dialect, check};
+use proto_ai_tools::{Sessions, Toolkit, transport::TonicTransport};
+use proto_ai_tools_tests::tools::links;
+use proto_ai_tools_tests::{LinksBackend, Received, serve};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpListener;
@@ -479,8 +479,8 @@ async fn two_conversations_keep_separate_aliases() {
 /// `Value`, 64-bit integers, googleapis' and etcd's messages.
 #[test]
 fn genai_sends_strict_schemas_unchanged() {
-    use ai_tools::transport::InProcessTransport;
-    use ai_tools_tests::tools::{conformance, etcd, google_types, shapes};
+    use proto_ai_tools::transport::InProcessTransport;
+    use proto_ai_tools_tests::tools::{conformance, etcd, google_types, shapes};
     let toolkits = [
         Toolkit::builder().generated(links::Executor::new(InProcessTransport::new())),
         Toolkit::builder().generated(conformance::Executor::new(InProcessTransport::new())),
@@ -520,8 +520,8 @@ fn genai_sends_strict_schemas_unchanged() {
 /// differs (no `nullable`, `additionalProperties` kept).
 #[test]
 fn gemini_tools_are_its_json_schema_rendering() {
-    use ai_tools::transport::InProcessTransport;
-    use ai_tools_tests::tools::shapes;
+    use proto_ai_tools::transport::InProcessTransport;
+    use proto_ai_tools_tests::tools::shapes;
     let toolkit = Toolkit::builder()
         .generated(shapes::Executor::new(InProcessTransport::new()))
         .build()

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use ai_tools::{Sessions, transport::TonicTransport};
-use ai_tools_tests::{LinksBackend, Received, serve};
+use proto_ai_tools::{Sessions, transport::TonicTransport};
+use proto_ai_tools_tests::{LinksBackend, Received, serve};
 use serde_json::json;
 
-use ai_tools_tests::tools::links as gentools;
+use proto_ai_tools_tests::tools::links as gentools;
 
 type Prefixes = &'static [(&'static str, &'static str, &'static str)];
 
@@ -98,7 +98,7 @@ const EXPECTED: &[Expected] = &[
 fn generated_alias_maps_match_the_proto() {
     let generated = gentools::all_tools();
     assert_eq!(generated.len(), EXPECTED.len());
-    let sorted = |list: &[ai_tools::alias::FieldPrefix]| {
+    let sorted = |list: &[proto_ai_tools::alias::FieldPrefix]| {
         let mut v: Vec<_> = list
             .iter()
             .map(|f| (f.message, f.field, f.prefix))

@@ -17,7 +17,7 @@ fn http_edge_tests_need_the_mcp_feature() {
     use std::io::Write;
     let _ = writeln!(
         std::io::stderr().lock(),
-        "SKIPPED: the HTTP edge tests need the `mcp` feature: cargo test -p ai-tools-tests --features mcp --test http_edge"
+        "SKIPPED: the HTTP edge tests need the `mcp` feature: cargo test -p proto-ai-tools-tests --features mcp --test http_edge"
     );
     assert!(
         std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
@@ -30,9 +30,9 @@ mod edge {
     use std::net::SocketAddr;
     use std::time::{Duration, Instant};
 
-    use ai_tools::mcp::{McpServer, ServeError};
-    use ai_tools::{NativeTool, Toolkit};
-    use ai_tools_tests::http::{self, Response, read_response};
+    use proto_ai_tools::mcp::{McpServer, ServeError};
+    use proto_ai_tools::{NativeTool, Toolkit};
+    use proto_ai_tools_tests::http::{self, Response, read_response};
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
     use tokio::net::TcpStream;
@@ -43,7 +43,7 @@ mod edge {
     /// How long any one wait of a test may last before it fails.
     const PATIENCE: Duration = Duration::from_secs(10);
 
-    #[derive(serde::Deserialize, ai_tools::ToolInput)]
+    #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
     struct Items {
         /// Strings to count.
         items: Vec<String>,
@@ -215,7 +215,7 @@ mod edge {
         );
 
         // One byte past the limit, declared: refused before it is read.
-        let limit = ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES;
+        let limit = proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES;
         let mut stream = TcpStream::connect(addr).await.expect("connect");
         let head = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
@@ -303,7 +303,7 @@ mod edge {
         assert!(
             refused
                 .body
-                .contains(&ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES.to_string()),
+                .contains(&proto_ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES.to_string()),
             "{refused:?}"
         );
 
@@ -353,7 +353,7 @@ mod edge {
         // The most a session's body can cost: the limit, nested the same way.
         let id = session(addr).await;
         let (peak_before, _) = memory_kib();
-        let within = nested_call(ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
+        let within = nested_call(proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
         let parsed = exchange(addr, &request("POST", Some(&id), &[], &within)).await;
         let (peak_after, rss_after) = memory_kib();
         eprintln!(
@@ -690,8 +690,8 @@ mod edge {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-    use ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
-    use ai_tools_tests::{LinksBackend, links_mcp_server, new_uuid, pb};
+    use proto_ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
+    use proto_ai_tools_tests::{LinksBackend, links_mcp_server, new_uuid, pb};
 
     /// An MCP server of the links tools, calling `channel` through tonic.
     fn links_server(channel: tonic::transport::Channel) -> McpServer {
@@ -776,10 +776,10 @@ mod edge {
             self.count()
         }
 
-        async fn serve(&self) -> ai_tools_tests::Server {
+        async fn serve(&self) -> proto_ai_tools_tests::Server {
             let router = tonic::transport::Server::builder()
                 .add_service(LinksServiceServer::new(self.clone()));
-            ai_tools_tests::serve_router("127.0.0.1:0".parse().expect("addr"), router)
+            proto_ai_tools_tests::serve_router("127.0.0.1:0".parse().expect("addr"), router)
                 .await
                 .expect("bind")
         }
@@ -832,7 +832,7 @@ mod edge {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_forwarded_header_that_cannot_be_forwarded_refuses_the_call_and_nothing_is_sent() {
         let _serial = SERIAL.lock().await;
-        let grpc = ai_tools_tests::serve(LinksBackend::with_links(0))
+        let grpc = proto_ai_tools_tests::serve(LinksBackend::with_links(0))
             .await
             .expect("bind");
         let server = links_server(grpc.channel().expect("a channel"))
@@ -925,8 +925,8 @@ mod edge {
         assert_eq!(
             metadata.values("x-trace-bin"),
             [
-                &ai_tools_tests::MetadataValue::Binary(vec![1, 2]),
-                &ai_tools_tests::MetadataValue::Binary(vec![3])
+                &proto_ai_tools_tests::MetadataValue::Binary(vec![1, 2]),
+                &proto_ai_tools_tests::MetadataValue::Binary(vec![3])
             ]
         );
         running.stop().await;

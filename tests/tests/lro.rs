@@ -28,13 +28,13 @@ use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ai_tools::Toolkit;
-use ai_tools::mcp::{McpServer, ServeError};
-use ai_tools::schema::overlay::Overlay;
-use ai_tools::tool_set::{ToolSet, ToolSetOptions};
-use ai_tools::transport::TonicTransport;
-use ai_tools_tests::serve_router;
-use ai_tools_tests::support::{node_at_least, node_required, python_importing};
+use proto_ai_tools::Toolkit;
+use proto_ai_tools::mcp::{McpServer, ServeError};
+use proto_ai_tools::schema::overlay::Overlay;
+use proto_ai_tools::tool_set::{ToolSet, ToolSetOptions};
+use proto_ai_tools::transport::TonicTransport;
+use proto_ai_tools_tests::serve_router;
+use proto_ai_tools_tests::support::{node_at_least, node_required, python_importing};
 use tonic::{Request, Response, Status};
 
 /// The code tonic generates for `reports.proto` and the googleapis packages
@@ -251,7 +251,9 @@ impl Operations for Backend {
 }
 
 /// The backend on loopback, with or without the Operations service.
-async fn start_backend(with_operations: bool) -> (Backend, ai_tools_tests::Server, SocketAddr) {
+async fn start_backend(
+    with_operations: bool,
+) -> (Backend, proto_ai_tools_tests::Server, SocketAddr) {
     let backend = Backend::default();
     let router =
         tonic::transport::Server::builder().add_service(ReportsServiceServer::new(backend.clone()));
@@ -382,7 +384,7 @@ fn tests_dir() -> &'static Path {
 #[test]
 fn a_long_running_method_is_found_from_its_operation_info() {
     let set = tool_set();
-    let pool = set.executor(ai_tools::transport::InProcessTransport::new());
+    let pool = set.executor(proto_ai_tools::transport::InProcessTransport::new());
     let method = pool
         .pool()
         .get_service_by_name("lro.v1.ReportsService")
@@ -390,7 +392,7 @@ fn a_long_running_method_is_found_from_its_operation_info() {
         .methods()
         .next()
         .unwrap();
-    let found = ai_tools::schema::proto::long_running(&method)
+    let found = proto_ai_tools::schema::proto::long_running(&method)
         .unwrap()
         .unwrap();
     // `Report` and `BuildProgress` are bare names: the method's package's.
@@ -404,7 +406,7 @@ fn a_long_running_method_is_found_from_its_operation_info() {
         .methods()
         .find(|m| m.name() == "GetOperation")
         .unwrap();
-    assert!(ai_tools::schema::proto::long_running(&get).is_none());
+    assert!(proto_ai_tools::schema::proto::long_running(&get).is_none());
     // The report's id is aliased when the finished operation is written.
     let tool = set.tools()[0];
     assert!(
@@ -424,10 +426,12 @@ async fn the_server_lists_operations_get_and_advertises_tasks_only_for_long_runn
     let plain = McpServer::new(|aliases| {
         Toolkit::builder()
             .alias_manager(aliases.clone())
-            .generated(ai_tools_tests::tools::links::Executor::with_alias_manager(
-                ai_tools::transport::InProcessTransport::new(),
-                aliases,
-            ))
+            .generated(
+                proto_ai_tools_tests::tools::links::Executor::with_alias_manager(
+                    proto_ai_tools::transport::InProcessTransport::new(),
+                    aliases,
+                ),
+            )
             .build()
     });
     assert!(
@@ -435,7 +439,7 @@ async fn the_server_lists_operations_get_and_advertises_tasks_only_for_long_runn
             .tools()
             .unwrap()
             .iter()
-            .all(|t| t.name != ai_tools::mcp::OPERATIONS_GET)
+            .all(|t| t.name != proto_ai_tools::mcp::OPERATIONS_GET)
     );
 }
 
@@ -564,7 +568,7 @@ async fn stateless(
     params: serde_json::Value,
     tasks: bool,
 ) -> serde_json::Value {
-    use ai_tools_tests::http::{exchange, http_request};
+    use proto_ai_tools_tests::http::{exchange, http_request};
     let capabilities = if tasks {
         serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     } else {

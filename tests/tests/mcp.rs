@@ -19,7 +19,7 @@ fn skipped(reason: &str) {
 #[test]
 fn mcp_tests_need_the_mcp_feature() {
     skipped(
-        "the MCP tests need the `mcp` feature: cargo test -p ai-tools-tests --features mcp --test mcp",
+        "the MCP tests need the `mcp` feature: cargo test -p proto-ai-tools-tests --features mcp --test mcp",
     );
     assert!(
         std::env::var_os("AI_TOOLS_REQUIRE_MCP").is_none(),
@@ -44,7 +44,7 @@ mod python_sdk {
     /// A Python with the SDK; `None` (the test skips, saying why) unless
     /// `AI_TOOLS_REQUIRE_MCP` is set.
     fn python_or_skip() -> Option<PathBuf> {
-        match ai_tools_tests::support::python_importing("mcp") {
+        match proto_ai_tools_tests::support::python_importing("mcp") {
             Ok(p) => Some(p),
             Err(reason) if !required() => {
                 super::skipped(&reason);
@@ -156,7 +156,9 @@ mod python_sdk {
     /// headers (the `-bin` one as the bytes it encodes) and nothing else.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn forwarded_headers_reach_the_grpc_server_allow_listed_only_and_per_session() {
-        use ai_tools_tests::{LinksBackend, MetadataValue, Received, links_mcp_server, serve};
+        use proto_ai_tools_tests::{
+            LinksBackend, MetadataValue, Received, links_mcp_server, serve,
+        };
 
         let Some(python) = python_or_skip() else {
             return;
@@ -280,12 +282,12 @@ mod in_process {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use ai_tools::mcp::{McpServer, ServeError};
-    use ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, toolkit::ToolkitError};
+    use proto_ai_tools::mcp::{McpServer, ServeError};
+    use proto_ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, toolkit::ToolkitError};
     use serde_json::Value;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-    #[derive(serde::Deserialize, ai_tools::ToolInput)]
+    #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
     #[allow(dead_code)]
     struct Pick {
         /// A link.
@@ -293,7 +295,7 @@ mod in_process {
         link_id: String,
     }
 
-    #[derive(serde::Deserialize, ai_tools::ToolInput)]
+    #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
     struct Empty {}
 
     const UUID: &str = "d290f1ee-6c54-4b01-90e6-d701748f0851";
@@ -501,19 +503,19 @@ mod in_process {
         assert!(matches!(err, ServeError::Toolkit(_)), "{err}");
     }
 
-    use ai_tools_tests::tools::feed;
+    use proto_ai_tools_tests::tools::feed;
 
     /// An MCP client's `notifications/cancelled` for a server-streaming tool
     /// call in progress cancels the stream at the tonic server.
     #[tokio::test]
     async fn a_client_cancelling_a_streaming_call_cancels_the_stream_at_the_server() {
-        use ai_tools_tests::{LinksBackend, serve};
+        use proto_ai_tools_tests::{LinksBackend, serve};
 
         let grpc = serve(LinksBackend::default()).await.expect("a gRPC server");
         let transport =
-            ai_tools::transport::TonicTransport::new(grpc.channel().expect("a channel"));
+            proto_ai_tools::transport::TonicTransport::new(grpc.channel().expect("a channel"));
         // Bounds no stream of this test reaches: only the client ends it.
-        let mut unbounded = ai_tools::executor::ExecutorOptions::default();
+        let mut unbounded = proto_ai_tools::executor::ExecutorOptions::default();
         unbounded.stream.max_messages = usize::MAX;
         unbounded.stream.max_bytes = usize::MAX;
         unbounded.stream.max_time = Duration::from_secs(600);

@@ -5,9 +5,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use ai_tools::schema::ir::Kind;
-use ai_tools::schema::{Dialect, check, render};
-use ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput, ToolResult};
+use proto_ai_tools::schema::ir::Kind;
+use proto_ai_tools::schema::{Dialect, check, render};
+use proto_ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput, ToolResult};
 use serde_json::{Map, Value, json};
 
 /// Search the docs.
@@ -696,7 +696,7 @@ async fn a_native_tools_long_error_is_cut_to_the_bound() {
     let page = "upstream said: é ".repeat(2_000);
     let failing = NativeTool::new::<Nothing, _, _>("fetch_page", "Fetch.", move |_, _| {
         let page = page.clone();
-        async move { Err::<String, _>(ai_tools::ToolError::new(page)) }
+        async move { Err::<String, _>(proto_ai_tools::ToolError::new(page)) }
     });
     let result = failing
         .call(Arc::new(AliasManager::new()), "{}", &CallOptions::new())

@@ -30,7 +30,7 @@ fn oauth_tests_need_the_oauth_feature() {
     use std::io::Write;
     let _ = writeln!(
         std::io::stderr().lock(),
-        "SKIPPED: the OAuth tests need the `oauth` feature: cargo test -p ai-tools-tests --features oauth --test oauth"
+        "SKIPPED: the OAuth tests need the `oauth` feature: cargo test -p proto-ai-tools-tests --features oauth --test oauth"
     );
     for required in ["AI_TOOLS_REQUIRE_NODE", "AI_TOOLS_REQUIRE_PYTHON"] {
         assert!(
@@ -47,13 +47,13 @@ mod oauth {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
-    use ai_tools::mcp::{
+    use proto_ai_tools::mcp::{
         AUTHORIZATION_SERVER_TIMEOUT, JWKS_REFRESH_INTERVAL, McpServer, OAuth, ServeError,
     };
-    use ai_tools::transport::CallOptions;
-    use ai_tools_tests::http::Response;
-    use ai_tools_tests::links_mcp_server;
-    use ai_tools_tests::oauth::{
+    use proto_ai_tools::transport::CallOptions;
+    use proto_ai_tools_tests::http::Response;
+    use proto_ai_tools_tests::links_mcp_server;
+    use proto_ai_tools_tests::oauth::{
         self, AuthorizationServer, BACKEND_MODULES, Backend, BackendCall, Expected, INITIALIZE,
         INTROSPECTION_CLIENT, INTROSPECTION_SECRET, PATIENCE, TempDir, assert_called,
         assert_resource_metadata, assert_unauthorized, list_links, tool_call, tools_or_skip,
@@ -1424,7 +1424,7 @@ mod oauth {
         };
         // A links service that gives out ids (the logging backend answers
         // empty messages).
-        let links = ai_tools_tests::serve(ai_tools_tests::LinksBackend::default())
+        let links = proto_ai_tools_tests::serve(proto_ai_tools_tests::LinksBackend::default())
             .await
             .expect("the links service");
         let gateway = Gateway::start(&setup.authorization.issuer, links.addr, |oauth, _| {

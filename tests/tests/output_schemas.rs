@@ -4,14 +4,14 @@
 //! both. That every result validates against its schema is shown with real
 //! checkers by `cli/tests/output_schemas.rs`.
 //!
-//! [`Tool::output_schema`]: ai_tools::toolkit::Tool::output_schema
+//! [`Tool::output_schema`]: proto_ai_tools::toolkit::Tool::output_schema
 
 use std::sync::Arc;
 
-use ai_tools::mcp::{DEFAULT_MAX_OUTPUT_SCHEMA_BYTES, McpServer};
-use ai_tools::transport::InProcessTransport;
-use ai_tools::{AliasManager, NativeTool, ToolInput, Toolkit};
-use ai_tools_tests::tools::{feed, links};
+use proto_ai_tools::mcp::{DEFAULT_MAX_OUTPUT_SCHEMA_BYTES, McpServer};
+use proto_ai_tools::transport::InProcessTransport;
+use proto_ai_tools::{AliasManager, NativeTool, ToolInput, Toolkit};
+use proto_ai_tools_tests::tools::{feed, links};
 use serde_json::Value;
 
 /// Shout it.
@@ -44,8 +44,8 @@ fn toolkit() -> Toolkit {
 
 /// The bytes of `tool`'s output schema as a server of the default host
 /// profile lists it.
-fn schema_bytes(tool: &ai_tools::toolkit::Tool) -> usize {
-    let schema = tool.output_schema_for_host(ai_tools::schema::HostProfile::default());
+fn schema_bytes(tool: &proto_ai_tools::toolkit::Tool) -> usize {
+    let schema = tool.output_schema_for_host(proto_ai_tools::schema::HostProfile::default());
     serde_json::to_string(&schema.unwrap()).unwrap().len()
 }
 
@@ -70,7 +70,7 @@ fn each_generated_tool_lists_its_own_output_schema_and_a_native_tool_none() {
             .as_ref()
             .map(|s| Value::Object((**s).clone()));
         // As the server's host profile (JavaScript by default) takes it.
-        let own = tool.output_schema_for_host(ai_tools::schema::HostProfile::default());
+        let own = tool.output_schema_for_host(proto_ai_tools::schema::HostProfile::default());
         assert_eq!(listed_schema, own, "{}", tool.name());
         if tool.native().is_some() {
             assert!(listed_schema.is_none());
@@ -131,7 +131,7 @@ fn operations_server() -> McpServer {
     compiler
         .open_file(googleapis.join("google/longrunning/operations_proto.proto"))
         .unwrap();
-    let overlay = ai_tools::schema::overlay::Overlay::parse(
+    let overlay = proto_ai_tools::schema::overlay::Overlay::parse(
         "operations.tools.toml",
         r#"
 [methods."google.longrunning.Operations.ListOperations"]
@@ -150,9 +150,9 @@ description = "Cancel an operation."
 "#,
     )
     .unwrap();
-    let set = ai_tools::tool_set::ToolSet::from_descriptor_set(
+    let set = proto_ai_tools::tool_set::ToolSet::from_descriptor_set(
         &compiler.encode_file_descriptor_set(),
-        &ai_tools::tool_set::ToolSetOptions::new().overlay(overlay),
+        &proto_ai_tools::tool_set::ToolSetOptions::new().overlay(overlay),
     )
     .unwrap();
     let toolkit = Toolkit::builder()

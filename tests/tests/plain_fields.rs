@@ -13,15 +13,15 @@ use std::io::Write as _;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 
-use ai_tools::schema::Dialect;
-use ai_tools::schema::overlay::{Overlay, PlainFields};
-use ai_tools::{
+use proto_ai_tools::schema::Dialect;
+use proto_ai_tools::schema::overlay::{Overlay, PlainFields};
+use proto_ai_tools::{
     AgentTool,
     tool_set::{ToolSet, ToolSetOptions},
     transport::TonicTransport,
 };
-use ai_tools_tests::serve_router;
-use ai_tools_tests::support::{ok_json, python_importing, python_required, renderings};
+use proto_ai_tools_tests::serve_router;
+use proto_ai_tools_tests::support::{ok_json, python_importing, python_required, renderings};
 use serde_json::{Value, json};
 use tonic::{Request, Response, Status};
 

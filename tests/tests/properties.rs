@@ -6,15 +6,15 @@
 
 use std::collections::BTreeMap;
 
-use ai_tools::{
+use proptest::prelude::*;
+use proto_ai_tools::{
     AliasManager, alias::AliasSnapshot, executor::ProtoExecutor, transport::InProcessTransport,
 };
-use ai_tools_tests::arguments::Generator;
-use ai_tools_tests::support::{Recording, ready, recording_transport};
-use proptest::prelude::*;
+use proto_ai_tools_tests::arguments::Generator;
+use proto_ai_tools_tests::support::{Recording, ready, recording_transport};
 use serde_json::{Value, json};
 
-use ai_tools_tests::tools::links as gentools;
+use proto_ai_tools_tests::tools::links as gentools;
 
 /// `cases` cases; a failing case is kept in `properties.proptest-regressions`
 /// next to this file and replayed first on every later run.
@@ -244,7 +244,7 @@ proptest! {
 }
 
 // ---------------------------------------------------------------------------
-// Arguments generated from the rendered schemas (ai_tools_tests::arguments),
+// Arguments generated from the rendered schemas (proto_ai_tools_tests::arguments),
 // sent as text
 // ---------------------------------------------------------------------------
 

@@ -75,14 +75,14 @@ fn editing_a_proto_its_import_or_the_overlay_rebuilds() {
         &crate_dir.join("Cargo.toml"),
         &format!(
             "[package]\nname = \"rebuild-probe\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-             [dependencies]\nai-tools = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
+             [dependencies]\nproto-ai-tools = {{ path = {:?}, default-features = false }}\n\n[workspace]\n",
             workspace.join("runtime").display().to_string()
         ),
     );
     fs::copy(workspace.join("Cargo.lock"), crate_dir.join("Cargo.lock")).expect("copy lock file");
     write(
         &crate_dir.join("src/main.rs"),
-        "mod gentools {\n    ai_tools::ai_tools!(\"proto/probe/v1/service.proto\");\n}\n\n\
+        "mod gentools {\n    proto_ai_tools::ai_tools!(\"proto/probe/v1/service.proto\");\n}\n\n\
          fn main() {\n    for tool in gentools::all_tools() {\n        println!(\"{} {} {}\", tool.name, tool.description, tool.parameters());\n    }\n}\n",
     );
     let service = crate_dir.join("proto/probe/v1/service.proto");
@@ -138,8 +138,8 @@ fn editing_a_proto_its_import_or_the_overlay_rebuilds() {
     write(&overlay_file, &overlay("The words to echo."));
     let main = fs::read_to_string(crate_dir.join("src/main.rs")).expect("read main.rs");
     let with_overlay = main.replace(
-        r#"ai_tools::ai_tools!("proto/probe/v1/service.proto");"#,
-        r#"ai_tools::ai_tools!("proto/probe/v1/service.proto", overlay = "tools.toml");"#,
+        r#"proto_ai_tools::ai_tools!("proto/probe/v1/service.proto");"#,
+        r#"proto_ai_tools::ai_tools!("proto/probe/v1/service.proto", overlay = "tools.toml");"#,
     );
     assert_ne!(with_overlay, main, "main.rs invokes the macro");
     edit(&crate_dir.join("src/main.rs"), &with_overlay);

@@ -6,7 +6,7 @@
 //! empty hash tag, `wait_for_replicas`, a master crashing and its replica taking
 //! over, the whole cluster going down mid-call, round trips per call, and the
 //! latency beside a single node's. The scenarios a single server shares are
-//! written once in `ai_tools_tests::redis_suite` (and run on one server by
+//! written once in `proto_ai_tools_tests::redis_suite` (and run on one server by
 //! `redis_store.rs`); this file runs them on the cluster, and holds what
 //! only a cluster does.
 //!
@@ -25,21 +25,21 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ai_tools::{
+use proto_ai_tools::{
     Sessions,
     store::{AliasStore, Floor, RedisStore, RedisStoreOptions},
     transport::TonicTransport,
 };
-use ai_tools_tests::redis_suite::{
+use proto_ai_tools_tests::redis_suite::{
     self, Backend, CommandStats, Exec, Outage, RedisServer, assert_one_alias_per_uuid,
     assert_replicas_agree, assert_round_trips, bare_sessions, create_link,
     create_links_alternating, create_step, delta, free_port, has_binaries, held, join_all,
     parse_commandstats, register_concurrently, time_store_requests, time_updates,
 };
-use ai_tools_tests::support::{
+use proto_ai_tools_tests::support::{
     error_text, ok_json, sessions_with_store, step_link_ids, unique_prefix,
 };
-use ai_tools_tests::{LinksBackend, serve};
+use proto_ai_tools_tests::{LinksBackend, serve};
 use redis::aio::MultiplexedConnection;
 
 /// The tests on the shared cluster take turns.
@@ -611,7 +611,7 @@ async fn a_conversation_id_with_an_empty_hash_tag_is_refused_clearly() {
     let keys = unique_prefix("empty-tag");
     let store = cluster.store(&keys).await;
     let sessions = bare_sessions(store.clone());
-    let uuid = ai_tools_tests::new_uuid();
+    let uuid = proto_ai_tools_tests::new_uuid();
     let err = sessions
         .alias_manager("}x")
         .register_all(&[("link", &uuid)])
@@ -696,7 +696,7 @@ async fn a_slot_migrated_mid_conversation_keeps_every_alias_and_counter() {
     let a = sessions_with_store(&server, Arc::new(cluster.store(&keys).await));
     let store_b = cluster.store(&keys).await;
     let b = sessions_with_store(&server, Arc::new(store_b.clone()));
-    let conversation = format!("migrate-{}", ai_tools_tests::new_uuid());
+    let conversation = format!("migrate-{}", proto_ai_tools_tests::new_uuid());
     let slot = slot_of(&conversation);
     let on = |s: &Sessions<TonicTransport>| s.for_conversation::<Exec>(&conversation);
 
@@ -803,9 +803,9 @@ async fn concurrent_registration_during_a_migration_gives_one_alias_per_uuid() {
     let keys = unique_prefix("concurrent");
     let a = Arc::new(bare_sessions(cluster.store(&keys).await));
     let b = Arc::new(bare_sessions(cluster.store(&keys).await));
-    let conversation = format!("concurrent-{}", ai_tools_tests::new_uuid());
+    let conversation = format!("concurrent-{}", proto_ai_tools_tests::new_uuid());
     let slot = slot_of(&conversation);
-    let uuids: Vec<String> = (0..60).map(|_| ai_tools_tests::new_uuid()).collect();
+    let uuids: Vec<String> = (0..60).map(|_| proto_ai_tools_tests::new_uuid()).collect();
     // the conversation exists before the move begins
     a.alias_manager(&conversation)
         .register_all(&[("link", uuids[0].as_str())])
@@ -890,7 +890,7 @@ async fn without_the_replicas_to_wait_for_no_alias_is_given_out() {
         options
     };
     let sessions = bare_sessions(cluster.store_with(options()).await);
-    let uuid = ai_tools_tests::new_uuid();
+    let uuid = proto_ai_tools_tests::new_uuid();
     let started = Instant::now();
     let err = sessions
         .alias_manager("wait-1")
@@ -1076,7 +1076,7 @@ async fn latency_per_tool_call_single_node_and_cluster() {
             calls[i].push(time_updates(&exec, N).await);
         }
     }
-    let uuid = ai_tools_tests::new_uuid();
+    let uuid = proto_ai_tools_tests::new_uuid();
     let mut lookups: Vec<Vec<Duration>> = vec![Vec::new(); 2];
     let mut assigns: Vec<Vec<Duration>> = vec![Vec::new(); 2];
     for _ in 0..ROUNDS {

@@ -2,7 +2,7 @@
 //! two `Sessions` standing for two replicas, concurrent registration,
 //! restarts, Redis going down mid-call, TTL expiry, and round trips per call.
 //! The scenarios a Redis Cluster shares are written once in
-//! `ai_tools_tests::redis_suite` (and run on a cluster by `redis_cluster.rs`);
+//! `proto_ai_tools_tests::redis_suite` (and run on a cluster by `redis_cluster.rs`);
 //! this file runs them on a single server.
 //!
 //! The server: `AI_TOOLS_REDIS_URL` when set (CI starts one), else a
@@ -17,19 +17,19 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tools::{
+use proto_ai_tools::{
     Sessions,
     alias::Resolution,
     store::{RedisStore, RedisStoreOptions},
     transport::TonicTransport,
 };
-use ai_tools_tests::redis_suite::{
+use proto_ai_tools_tests::redis_suite::{
     self, Backend, CommandStats, Exec, Outage, RedisServer, assert_replicas_agree,
     assert_round_trips, bare_sessions, create_link, create_step, parse_commandstats, skip,
     time_store_requests, time_updates,
 };
-use ai_tools_tests::support::{ok_json, sessions_with_store, step_link_ids, unique_prefix};
-use ai_tools_tests::{LinksBackend, serve};
+use proto_ai_tools_tests::support::{ok_json, sessions_with_store, step_link_ids, unique_prefix};
+use proto_ai_tools_tests::{LinksBackend, serve};
 
 /// The server a test uses.
 struct Redis(RedisServer);
@@ -224,7 +224,7 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
     let store = redis.store_with(&keys, ttl).await;
     let a = bare_sessions(store.clone());
     let b = bare_sessions(redis.store_with(&keys, ttl).await);
-    let first = ai_tools_tests::new_uuid();
+    let first = proto_ai_tools_tests::new_uuid();
     let aliases = a.alias_manager("conversation-1");
     assert_eq!(
         aliases.register_all(&[("link", &first)]).await.unwrap(),
@@ -265,7 +265,7 @@ async fn idle_conversations_expire_after_the_ttl_and_use_refreshes_it() {
     );
     aliases.fetch(&["link-1"]).await.unwrap();
     assert_eq!(aliases.resolve("link-1"), None, "the stale copy is dropped");
-    let second = ai_tools_tests::new_uuid();
+    let second = proto_ai_tools_tests::new_uuid();
     assert_eq!(
         aliases.register_all(&[("link", &second)]).await.unwrap(),
         ["link-1"]
@@ -328,7 +328,7 @@ async fn latency_per_tool_call_on_loopback() {
         let per_call = time_updates(&exec, N).await;
         lines.push(format!("links_update ({name}): {per_call:?} per call"));
     }
-    let uuid = ai_tools_tests::new_uuid();
+    let uuid = proto_ai_tools_tests::new_uuid();
     let (assign, lookup) = time_store_requests(&store, "bench", &uuid, N).await;
     lines.push(format!("assign of a known id: {assign:?}"));
     lines.push(format!("lookup of one alias: {lookup:?}"));
@@ -364,7 +364,7 @@ async fn with_an_alias_idle_time_aliases_expire_least_recently_used_first_and_nu
     let store = store_with_idle().await;
     let a = replica(store.clone());
     let b = replica(store_with_idle().await);
-    let uuids: Vec<String> = (0..6).map(|_| ai_tools_tests::new_uuid()).collect();
+    let uuids: Vec<String> = (0..6).map(|_| proto_ai_tools_tests::new_uuid()).collect();
     let on_a = a.alias_manager("scope");
     let on_b = b.alias_manager("scope");
     let pause = || tokio::time::sleep(Duration::from_millis(20));
@@ -436,7 +436,7 @@ async fn with_an_alias_idle_time_aliases_expire_least_recently_used_first_and_nu
     let batch: Vec<(&str, &str)> = uuids[1..5].iter().map(|u| ("link", u.as_str())).collect();
     assert!(matches!(
         on_a.register_all(&batch).await,
-        Err(ai_tools::alias::AliasError::LimitReached { limit: 3 })
+        Err(proto_ai_tools::alias::AliasError::LimitReached { limit: 3 })
     ));
     assert_eq!(
         on_b.resolve_for_field("link", "link-5"),
@@ -458,7 +458,7 @@ async fn with_an_alias_idle_time_aliases_expire_least_recently_used_first_and_nu
         .collect();
     assert!(matches!(
         on_a.register_all(&four).await,
-        Err(ai_tools::alias::AliasError::LimitReached { limit: 3 })
+        Err(proto_ai_tools::alias::AliasError::LimitReached { limit: 3 })
     ));
     on_b.fetch(&["link-5", "link-6", "link-7"]).await.unwrap();
     for alias in ["link-5", "link-6", "link-7"] {
@@ -527,7 +527,7 @@ async fn a_store_that_lost_writes_never_gives_an_alias_twice_and_says_lost() {
     let first = gateway(store);
     let second = gateway(redis.store(&prefix).await);
     let on_first = first.alias_manager("scope");
-    let books: Vec<String> = (0..9).map(|_| ai_tools_tests::new_uuid()).collect();
+    let books: Vec<String> = (0..9).map(|_| proto_ai_tools_tests::new_uuid()).collect();
     let mut raw = redis.raw().await;
 
     for (n, uuid) in books[..3].iter().enumerate() {
@@ -603,7 +603,7 @@ async fn a_store_that_lost_a_whole_conversation_takes_the_gateways_floor() {
     let second = Sessions::new((), Duration::from_secs(600))
         .with_store(Arc::new(redis.store(&prefix).await));
     let on_first = first.alias_manager("scope");
-    let books: Vec<String> = (0..4).map(|_| ai_tools_tests::new_uuid()).collect();
+    let books: Vec<String> = (0..4).map(|_| proto_ai_tools_tests::new_uuid()).collect();
     let mut raw = redis.raw().await;
     let nothing = dump_keys(&mut raw, &keys).await;
     on_first

@@ -10,13 +10,13 @@
 //! step aside (`None`), and the executor's answer must still be the
 //! reference one.
 
-use ai_tools::__private::transcode;
-use ai_tools::executor::JsonNames;
-use ai_tools::{AgentTool, AliasManager, alias::FieldPrefix};
 use prost::Message as _;
 use prost_reflect::{DescriptorPool, DynamicMessage, Kind, MapKey, MessageDescriptor, Value};
+use proto_ai_tools::__private::transcode;
+use proto_ai_tools::executor::JsonNames;
+use proto_ai_tools::{AgentTool, AliasManager, alias::FieldPrefix};
 
-use ai_tools_tests::tools::{conformance, etcd, google_types};
+use proto_ai_tools_tests::tools::{conformance, etcd, google_types};
 
 /// Random messages drawn per message type.
 const DRAWS: usize = 60;
@@ -269,7 +269,7 @@ async fn check_named(
         assert!(
             matches!(
                 refused,
-                Some(Err(ai_tools::alias::AliasError::LimitReached { .. }))
+                Some(Err(proto_ai_tools::alias::AliasError::LimitReached { .. }))
             ),
             "{}: past the limit, {refused:?}",
             desc.full_name()
@@ -301,8 +301,8 @@ fn types_and_prefixes(
 async fn random_messages_of_every_corpus_type_write_as_the_decoder_would() {
     let corpora: [(&DescriptorPool, &[&AgentTool]); 4] = [
         (
-            ai_tools_tests::tools::links::descriptor_pool(),
-            &ai_tools_tests::tools::links::ALL_TOOLS,
+            proto_ai_tools_tests::tools::links::descriptor_pool(),
+            &proto_ai_tools_tests::tools::links::ALL_TOOLS,
         ),
         (conformance::descriptor_pool(), &conformance::ALL_TOOLS),
         (google_types::descriptor_pool(), &google_types::ALL_TOOLS),

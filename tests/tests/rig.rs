@@ -1,4 +1,4 @@
-//! `ai_tools::rig` against the real links service: rig agents (rig-agent
+//! `proto_ai_tools::rig` against the real links service: rig agents (rig-agent
 //! 0.44) driven by a scripted completion model, a transport of this test's
 //! own over rig's scripted wire that replays recorded model turns and keeps
 //! every request the agent sent; and rig's tool retrieval over an in-memory
@@ -8,10 +8,10 @@ use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::rig::{ConversationTools, RigTools, embedding_documents};
-use ai_tools::{CallOptions, Sessions, Toolkit, transport::TonicTransport};
-use ai_tools_tests::tools::links;
-use ai_tools_tests::{LinksBackend, Received, serve};
+use proto_ai_tools::rig::{ConversationTools, RigTools, embedding_documents};
+use proto_ai_tools::{CallOptions, Sessions, Toolkit, transport::TonicTransport};
+use proto_ai_tools_tests::tools::links;
+use proto_ai_tools_tests::{LinksBackend, Received, serve};
 use rig_agent::AgentBuilder;
 use rig_core::completion::{AssistantContent, CompletionRequest, CompletionResponse, Usage};
 use rig_core::driver::{Exchange, Local, Model, Opened, Opening, Step, Transport};
@@ -134,7 +134,7 @@ fn links_tools(sessions: Arc<Sessions<TonicTransport>>) -> RigTools {
     })
 }
 
-async fn links_server(backend: LinksBackend) -> (ai_tools_tests::RunningServer, RigTools) {
+async fn links_server(backend: LinksBackend) -> (proto_ai_tools_tests::RunningServer, RigTools) {
     let server = serve(backend).await.expect("bind loopback");
     let sessions = Arc::new(Sessions::new(
         TonicTransport::new(server.channel().expect("url")),

@@ -1,7 +1,7 @@
 //! Round trips: arguments valid against a tool's *rendered* schema, for every
 //! dialect, decode into the tool's request message.
 //!
-//! The values come from `ai_tools_tests::arguments::Generator`, which turns a
+//! The values come from `proto_ai_tools_tests::arguments::Generator`, which turns a
 //! rendered schema into a proptest strategy of values it accepts (see that
 //! module for what it generates). Each value goes through the real inbound
 //! path, `ProtoExecutor::execute` over an in-process transport that
@@ -9,15 +9,15 @@
 
 use std::collections::BTreeMap;
 
-use ai_tools::{AgentTool, executor::ProtoExecutor, transport::InProcessTransport};
-use ai_tools_tests::arguments::{Generator, any_duration};
-use ai_tools_tests::support::{Recording, recording_transport};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use prost_reflect::DescriptorPool;
+use proto_ai_tools::{AgentTool, executor::ProtoExecutor, transport::InProcessTransport};
+use proto_ai_tools_tests::arguments::{Generator, any_duration};
+use proto_ai_tools_tests::support::{Recording, recording_transport};
 use serde_json::{Value, json};
 
-use ai_tools_tests::tools::{conformance, links};
+use proto_ai_tools_tests::tools::{conformance, links};
 
 /// Cases per tool and dialect.
 const CASES: u32 = 48;

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ai_tools_tests::support::{python_importing, python_required};
+use proto_ai_tools_tests::support::{python_importing, python_required};
 
 /// The harness's time limit (it takes about four and a half minutes on two cores).
 const LIMIT: Duration = Duration::from_secs(900);

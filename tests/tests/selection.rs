@@ -1,17 +1,17 @@
 //! Choosing tools where they are built, by one rule
-//! (`ai_tools_schema::select`): `ai_tools!`'s `include`, `exclude` and
+//! (`proto_ai_tools_schema::select`): `ai_tools!`'s `include`, `exclude` and
 //! `read_only` arguments, and `ToolkitBuilder`'s methods of the same names
 //! over generated and native tools. (`ToolSetOptions`' are in the runtime's
 //! own tests; an overlay's `read_only = true` with them in `tool_set.rs`.)
 
-use ai_tools::schema::ToolHints;
-use ai_tools::schema::select::{PatternKind, Problem};
-use ai_tools::toolkit::ToolkitError;
-use ai_tools::transport::{InProcessTransport, TonicTransport};
-use ai_tools::{NativeTool, ToolInput, Toolkit};
-use ai_tools_tests::support::ok_json;
-use ai_tools_tests::tools::links;
-use ai_tools_tests::{LinksBackend, serve};
+use proto_ai_tools::schema::ToolHints;
+use proto_ai_tools::schema::select::{PatternKind, Problem};
+use proto_ai_tools::toolkit::ToolkitError;
+use proto_ai_tools::transport::{InProcessTransport, TonicTransport};
+use proto_ai_tools::{NativeTool, ToolInput, Toolkit};
+use proto_ai_tools_tests::support::ok_json;
+use proto_ai_tools_tests::tools::links;
+use proto_ai_tools_tests::{LinksBackend, serve};
 
 /// The expansions of `links.proto` (`links_create`, `links_update`,
 /// `links_list` of `LinksService`; `workflow_steps_create`,
@@ -21,7 +21,7 @@ use ai_tools_tests::{LinksBackend, serve};
 mod chosen {
     /// Tool names: the links tools but `links_update`.
     pub mod by_name {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/links/v1/links.proto",
             include = ["links_*"],
             exclude = ["links_update"]
@@ -30,7 +30,7 @@ mod chosen {
 
     /// Methods (`package.Service/Method`) and a name, together.
     pub mod by_method {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/links/v1/links.proto",
             include = ["links.v1.WorkflowStepsService/*", "links_list"]
         );
@@ -38,16 +38,16 @@ mod chosen {
 
     /// Read-only alone, then after globs.
     pub mod read_only {
-        ai_tools::ai_tools!("proto/links/v1/links.proto", read_only = true);
+        proto_ai_tools::ai_tools!("proto/links/v1/links.proto", read_only = true);
     }
 
     pub mod read_only_false {
-        ai_tools::ai_tools!("proto/links/v1/links.proto", read_only = false);
+        proto_ai_tools::ai_tools!("proto/links/v1/links.proto", read_only = false);
     }
 
     /// A service exposed whole, whose derived names the globs choose from.
     pub mod whole {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
             includes = ["proto/third_party/googleapis"],
             services = ["google.longrunning.Operations"],
@@ -57,7 +57,7 @@ mod chosen {
     }
 }
 
-fn names(tools: &[&ai_tools::AgentTool]) -> Vec<&'static str> {
+fn names(tools: &[&proto_ai_tools::AgentTool]) -> Vec<&'static str> {
     tools.iter().map(|t| t.name).collect()
 }
 
@@ -132,7 +132,7 @@ fn native(name: &str, read_only: bool) -> NativeTool {
 
 /// A toolkit of `links.proto`'s tools, then `docs_search` (read-only) and
 /// `notes_write` (not).
-fn toolkit() -> ai_tools::toolkit::ToolkitBuilder {
+fn toolkit() -> proto_ai_tools::toolkit::ToolkitBuilder {
     Toolkit::builder()
         .generated(links::Executor::new(InProcessTransport::new()))
         .native(native("docs_search", true))

@@ -22,14 +22,14 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use ai_tools::Toolkit;
-use ai_tools::toolkit::search::ToolIndex;
-use ai_tools::toolkit::semantic::{
+use proto_ai_tools::Toolkit;
+use proto_ai_tools::toolkit::search::ToolIndex;
+use proto_ai_tools::toolkit::semantic::{
     EmbeddingError, EmbeddingSource, Embeddings, EmbeddingsEndpoint, LocalModel,
 };
 
 mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 /// The name the test server gives the model.
@@ -87,13 +87,14 @@ impl Drop for Server {
 
 fn server() -> Option<Server> {
     let dir = model_dir()?;
-    let python = match ai_tools_tests::support::python_importing("numpy, tokenizers, safetensors") {
-        Ok(python) => python,
-        Err(why) => {
-            skip(&why);
-            return None;
-        }
-    };
+    let python =
+        match proto_ai_tools_tests::support::python_importing("numpy, tokenizers, safetensors") {
+            Ok(python) => python,
+            Err(why) => {
+                skip(&why);
+                return None;
+            }
+        };
     let mut child = Command::new(python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("embeddings/server.py"))
         .arg(&dir)
@@ -116,7 +117,7 @@ fn server() -> Option<Server> {
 }
 
 fn links_toolkit() -> Toolkit {
-    let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
+    let executor = links::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
     Toolkit::builder().generated(executor).build().unwrap()
 }
 
@@ -248,17 +249,19 @@ fn the_vectors_are_cached_by_tool_text_and_model() {
 
     // One tool's text changed (its description, by an option of the
     // toolkit): another key, computed again, the first file left alone.
-    #[derive(serde::Deserialize, ai_tools::ToolInput)]
+    #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
     struct Input {
         text: String,
     }
     let echo = |description: &'static str| {
-        ai_tools::NativeTool::new::<Input, _, _>("echo", description, |_, i: Input| async move {
-            i.text
-        })
+        proto_ai_tools::NativeTool::new::<Input, _, _>(
+            "echo",
+            description,
+            |_, i: Input| async move { i.text },
+        )
     };
     let with = |description: &'static str| {
-        let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
+        let executor = links::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
         Toolkit::builder()
             .generated(executor)
             .native(echo(description))

@@ -2,12 +2,12 @@
 //! echo service returns the request it decoded, so the output shows exactly
 //! what would have reached a real service.
 
-use ai_tools::{
+use proto_ai_tools::{
     executor::ProtoExecutor,
     transport::{Code, InProcessTransport, Status},
 };
-use ai_tools_tests::support::ok_json;
-use ai_tools_tests::{new_uuid, tools};
+use proto_ai_tools_tests::support::ok_json;
+use proto_ai_tools_tests::{new_uuid, tools};
 use serde_json::json;
 
 fn echo() -> ProtoExecutor<InProcessTransport> {

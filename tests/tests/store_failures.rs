@@ -7,9 +7,9 @@
 
 use std::sync::Arc;
 
-use ai_tools::store::{AliasStore, RedisStore};
-use ai_tools::{AliasManager, NativeTool, ToolContext, ToolError};
-use ai_tools_tests::redis_suite::{RedisServer, skip};
+use proto_ai_tools::store::{AliasStore, RedisStore};
+use proto_ai_tools::{AliasManager, NativeTool, ToolContext, ToolError};
+use proto_ai_tools_tests::redis_suite::{RedisServer, skip};
 
 fn uuid(n: u32) -> String {
     format!("{n:08x}-0000-4000-8000-000000000000")
@@ -43,7 +43,7 @@ async fn a_native_tool_that_meets_a_dead_store_tells_the_model_nothing_internal(
         }
     });
     let aliases = Arc::new(AliasManager::with_store(shared.clone(), "c"));
-    let options = ai_tools::CallOptions::new();
+    let options = proto_ai_tools::CallOptions::new();
     let made = create
         .call(aliases.clone(), &format!("\"{}\"", uuid(1)), &options)
         .await;

@@ -8,19 +8,19 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::{
+use prost::Message as _;
+use prost_reflect::{DynamicMessage, MethodDescriptor};
+use proto_ai_tools::{
     CallOptions, Toolkit, Transport,
     executor::ExecutorOptions,
     transport::{BoxFuture, MessageStream, Status, TonicTransport},
 };
-use ai_tools_tests::feed_pb::{Event, FollowRequest};
-use ai_tools_tests::support::{error_text, ok_json};
-use ai_tools_tests::{LinksBackend, RunningServer, serve};
-use prost::Message as _;
-use prost_reflect::{DynamicMessage, MethodDescriptor};
+use proto_ai_tools_tests::feed_pb::{Event, FollowRequest};
+use proto_ai_tools_tests::support::{error_text, ok_json};
+use proto_ai_tools_tests::{LinksBackend, RunningServer, serve};
 use serde_json::{Value, json};
 
-use ai_tools_tests::tools::feed;
+use proto_ai_tools_tests::tools::feed;
 
 fn executor(server: &RunningServer, options: ExecutorOptions) -> feed::Executor<TonicTransport> {
     let transport = TonicTransport::new(server.channel().expect("a channel"));

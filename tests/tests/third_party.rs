@@ -8,17 +8,17 @@
 
 use std::collections::BTreeSet;
 
-use ai_tools::AgentTool;
-use ai_tools::schema::Dialect;
-use ai_tools_tests::support::{check_every_rendering, renderings, request_violations};
-use ai_tools_tests::tools::{longrunning_overlay, longrunning_whole};
 use prost_reflect::Kind;
+use proto_ai_tools::AgentTool;
+use proto_ai_tools::schema::Dialect;
+use proto_ai_tools_tests::support::{check_every_rendering, renderings, request_violations};
+use proto_ai_tools_tests::tools::{longrunning_overlay, longrunning_whole};
 use serde_json::Value;
 
 /// The annotated copy of googleapis' `google/longrunning/operations.proto`:
 /// its own include root first, then the unmodified googleapis files.
 mod longrunning {
-    ai_tools::ai_tools!(
+    proto_ai_tools::ai_tools!(
         "proto/third_party/annotated/google/longrunning/operations.proto",
         includes = [
             "proto/third_party/annotated",
@@ -27,7 +27,7 @@ mod longrunning {
     );
 }
 
-use ai_tools_tests::tools::{etcd, google_types};
+use proto_ai_tools_tests::tools::{etcd, google_types};
 
 /// Every tool of the three files.
 fn tools() -> Vec<&'static AgentTool> {
@@ -665,8 +665,8 @@ fn every_rendering_passes(tools: &[&AgentTool]) {
 /// the executor aliases and resolves by them at run time.
 #[test]
 fn overlay_aliases_work_at_run_time() {
-    use ai_tools::transport::InProcessTransport;
     use prost_reflect::ReflectMessage as _;
+    use proto_ai_tools::transport::InProcessTransport;
     let uuid = "7d444840-9dc0-11d1-b245-5ffdce74fad2";
     let pool = longrunning_overlay::descriptor_pool();
     let operation = pool

@@ -6,11 +6,11 @@
 
 use std::time::{Duration, Instant};
 
-use ai_tools::executor::ProtoExecutor;
-use ai_tools::transport::{TonicTransport, TonicTransportBuilder, TransportError};
-use ai_tools_tests::support::{error_text, ok_json};
-use ai_tools_tests::tls::{Ca, serve_tls};
-use ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, tools};
+use proto_ai_tools::executor::ProtoExecutor;
+use proto_ai_tools::transport::{TonicTransport, TonicTransportBuilder, TransportError};
+use proto_ai_tools_tests::support::{error_text, ok_json};
+use proto_ai_tools_tests::tls::{Ca, serve_tls};
+use proto_ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, tools};
 
 /// Well under the builder's default of 10 s: a refusal is quick, not a
 /// timeout.
@@ -61,12 +61,16 @@ async fn first_call_says(builder: TonicTransportBuilder, text: &str, server: &Ru
         .get_service_by_name("links.v1.LinksService")
         .and_then(|s| s.methods().find(|m| m.name() == "ListLinks"))
         .expect("ListLinks");
-    let request = ai_tools::prost_reflect::DynamicMessage::new(method.input());
-    let status =
-        ai_tools::Transport::unary(&transport, &method, request, &ai_tools::CallOptions::new())
-            .await
-            .expect_err("refused");
-    assert_eq!(status.origin, ai_tools::transport::Origin::Unreached);
+    let request = proto_ai_tools::prost_reflect::DynamicMessage::new(method.input());
+    let status = proto_ai_tools::Transport::unary(
+        &transport,
+        &method,
+        request,
+        &proto_ai_tools::CallOptions::new(),
+    )
+    .await
+    .expect_err("refused");
+    assert_eq!(status.origin, proto_ai_tools::transport::Origin::Unreached);
     assert_eq!(status.message, text);
     let exec = ProtoExecutor::new(tools::ALL, &LINKS_POOL, transport);
     let started = Instant::now();

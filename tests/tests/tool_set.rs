@@ -2,14 +2,14 @@
 //! tools `ai_tools!` builds at compile time, an executor that runs them
 //! against a real tonic server with aliases, and clear errors for bad input.
 
-use ai_tools::schema::overlay::Overlay;
-use ai_tools::{
+use proto_ai_tools::schema::overlay::Overlay;
+use proto_ai_tools::{
     tool_set::{ToolSet, ToolSetOptions},
     transport::TonicTransport,
 };
-use ai_tools_tests::support::{error_text, ok_json};
-use ai_tools_tests::tools::{links, longrunning_overlay, longrunning_whole};
-use ai_tools_tests::{LinksBackend, serve};
+use proto_ai_tools_tests::support::{error_text, ok_json};
+use proto_ai_tools_tests::tools::{links, longrunning_overlay, longrunning_whole};
+use proto_ai_tools_tests::{LinksBackend, serve};
 
 fn workspace(path: &str) -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -39,7 +39,10 @@ fn overlay() -> Overlay {
 }
 
 /// The run-time tools equal the compile-time ones, field by field.
-fn assert_same(run_time: &[&ai_tools::AgentTool], compile_time: &[&ai_tools::AgentTool]) {
+fn assert_same(
+    run_time: &[&proto_ai_tools::AgentTool],
+    compile_time: &[&proto_ai_tools::AgentTool],
+) {
     assert_eq!(run_time.len(), compile_time.len());
     for (a, b) in run_time.iter().zip(compile_time) {
         assert_eq!(a, b, "tool `{}` differs", b.name);
@@ -202,7 +205,7 @@ async fn run_time_tools_call_a_real_server_with_aliases() {
     let server = serve(LinksBackend::default()).await.expect("server");
     // `links.proto` compiled with its comments (the macro's embedded pool
     // drops them, having already turned them into descriptions).
-    let bytes = ai_tools_tests::LINKS_POOL.encode_to_vec();
+    let bytes = proto_ai_tools_tests::LINKS_POOL.encode_to_vec();
     let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new()).expect("tools");
     assert_same(set.tools(), links::all_tools());
     let exec = set.executor(TonicTransport::new(server.channel().expect("channel")));
@@ -274,13 +277,13 @@ fn bad_descriptor_sets_and_overlays_are_clear_errors() {
     );
 }
 
-use ai_tools_tests::tools::feed;
+use proto_ai_tools_tests::tools::feed;
 
 /// Reflection over both protocol versions gives the tools the macro gives,
 /// and they run against the same server.
 #[tokio::test]
 async fn tools_from_a_live_servers_reflection_v1_and_v1alpha() {
-    use ai_tools_tests::{Reflection, serve_with_reflection};
+    use proto_ai_tools_tests::{Reflection, serve_with_reflection};
     for version in [Reflection::V1, Reflection::V1Alpha] {
         let server = serve_with_reflection(LinksBackend::default(), version)
             .await
@@ -297,9 +300,9 @@ async fn tools_from_a_live_servers_reflection_v1_and_v1alpha() {
             fetched.into_inner() >= 3,
             "{version:?}: files reported as fetched"
         );
-        let mut expected: Vec<&ai_tools::AgentTool> = links::all_tools().to_vec();
+        let mut expected: Vec<&proto_ai_tools::AgentTool> = links::all_tools().to_vec();
         expected.extend(feed::all_tools());
-        let mut got: Vec<&ai_tools::AgentTool> = set.tools().to_vec();
+        let mut got: Vec<&proto_ai_tools::AgentTool> = set.tools().to_vec();
         got.sort_by_key(|t| t.name);
         expected.sort_by_key(|t| t.name);
         assert_same(&got, &expected);
@@ -376,7 +379,7 @@ async fn a_server_that_never_answers_is_an_error_within_the_timeout() {
     );
     assert_eq!(
         ToolSetOptions::new().reflection_timeout,
-        ai_tools::tool_set::DEFAULT_REFLECTION_TIMEOUT
+        proto_ai_tools::tool_set::DEFAULT_REFLECTION_TIMEOUT
     );
     silent.abort();
 }
@@ -403,7 +406,7 @@ async fn a_server_lacking_an_imported_file_is_a_clear_error() {
         })
         .build_v1()
         .expect("tonic-reflection takes a set with missing imports");
-    let server = ai_tools_tests::serve_router(
+    let server = proto_ai_tools_tests::serve_router(
         "127.0.0.1:0".parse().expect("an address"),
         tonic::transport::Server::builder().add_service(reflection),
     )
@@ -483,8 +486,8 @@ fn descriptor_set_of(name: &str, source: &str) -> Vec<u8> {
 
 #[test]
 fn a_request_nested_to_the_bound_has_its_parameters_in_every_dialect() {
-    use ai_tools::schema::Dialect;
-    use ai_tools::schema::proto::MAX_NESTING_DEPTH;
+    use proto_ai_tools::schema::Dialect;
+    use proto_ai_tools::schema::proto::MAX_NESTING_DEPTH;
     // `Req` and the chain: exactly the deepest a request may nest. In
     // Gemini `parameters` each level is five levels of JSON (property,
     // entry array, entry object, its properties, value): past serde_json's
@@ -492,8 +495,8 @@ fn a_request_nested_to_the_bound_has_its_parameters_in_every_dialect() {
     let bytes = deep_descriptor_set(MAX_NESTING_DEPTH - 1);
     let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new().service("deep.S"))
         .expect("tools");
-    let toolkit = ai_tools::Toolkit::builder()
-        .generated(set.executor(ai_tools::transport::InProcessTransport::new()))
+    let toolkit = proto_ai_tools::Toolkit::builder()
+        .generated(set.executor(proto_ai_tools::transport::InProcessTransport::new()))
         .build()
         .expect("a toolkit");
     let tool = toolkit.get("s_go").expect("the tool");
@@ -502,10 +505,10 @@ fn a_request_nested_to_the_bound_has_its_parameters_in_every_dialect() {
         assert_eq!(parameters["type"], "object", "{dialect}: {parameters}");
     }
     // The MCP form of the set's own tool reads its rendering in full too.
-    let mcp = ai_tools::mcp::rmcp::model::Tool::from(set.tools()[0]);
+    let mcp = proto_ai_tools::mcp::rmcp::model::Tool::from(set.tools()[0]);
     assert_eq!(
         serde_json::Value::Object((*mcp.input_schema).clone()),
-        tool.parameters(ai_tools::mcp::MCP_DIALECT)
+        tool.parameters(proto_ai_tools::mcp::MCP_DIALECT)
     );
     let gemini = serde_json::to_string(&tool.parameters(Dialect::Gemini)).expect("text");
     let default_limit = serde_json::from_str::<serde_json::Value>(&gemini)
@@ -575,7 +578,7 @@ async fn an_overlay_timeout_bounds_a_plain_execute() {
     assert!(took < std::time::Duration::from_secs(3), "{took:?}");
 
     // The call's own deadline comes first.
-    let options = ai_tools::CallOptions::new().timeout(std::time::Duration::from_millis(500));
+    let options = proto_ai_tools::CallOptions::new().timeout(std::time::Duration::from_millis(500));
     let result = exec
         .execute_with("lro_get", r#"{"name": "operations/1"}"#, &options)
         .await;

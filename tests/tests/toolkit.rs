@@ -4,15 +4,15 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ai_tools::schema::{Dialect, HostProfile, check};
-use ai_tools::{
+use proto_ai_tools::schema::{Dialect, HostProfile, check};
+use proto_ai_tools::{
     AliasManager, NativeTool, Sessions, ToolContext, ToolError, ToolInput, Toolkit,
     executor::ProtoExecutor, toolkit::ToolkitError, transport::TonicTransport,
 };
-use ai_tools_tests::{LinksBackend, Received, serve};
+use proto_ai_tools_tests::{LinksBackend, Received, serve};
 use serde_json::{Value, json};
 
-use ai_tools_tests::tools::links;
+use proto_ai_tools_tests::tools::links;
 
 /// Write a note about a link.
 #[derive(serde::Deserialize, ToolInput)]
@@ -199,7 +199,7 @@ async fn parsed_arguments_run_as_their_text_does() {
         backend.clone(),
         seen.clone(),
     );
-    let call = ai_tools::CallOptions::new();
+    let call = proto_ai_tools::CallOptions::new();
     let created = toolkit
         .execute_with("links_create", json!({"destination": "https://a.b"}), &call)
         .await;
@@ -427,7 +427,7 @@ async fn call_options_reach_the_service_over_the_toolkits_defaults() {
     let toolkit = Toolkit::builder()
         .generated(links::Executor::new(transport))
         .call_options(
-            ai_tools::CallOptions::new()
+            proto_ai_tools::CallOptions::new()
                 .metadata("x-tenant", "acme")
                 .metadata("x-user", "service"),
         )
@@ -451,13 +451,13 @@ async fn call_options_reach_the_service_over_the_toolkits_defaults() {
     assert!(!listed.is_error, "{}", listed.output);
     assert_eq!(seen(), as_user("service"));
 
-    let call = ai_tools::CallOptions::new().metadata("X-User", "user-42");
+    let call = proto_ai_tools::CallOptions::new().metadata("X-User", "user-42");
     let listed = toolkit.execute_with("links_list", "{}", &call).await;
     assert!(!listed.is_error, "{}", listed.output);
     assert_eq!(seen(), as_user("user-42"));
 
     let before = backend.received().len();
-    let bad = ai_tools::CallOptions::new().metadata("x user", "s3cret");
+    let bad = proto_ai_tools::CallOptions::new().metadata("x user", "s3cret");
     let refused = toolkit.execute_with("links_list", "{}", &bad).await;
     assert!(refused.is_error);
     assert!(refused.output.contains("`x user`"), "{}", refused.output);
@@ -477,7 +477,7 @@ async fn call_options_reach_the_service_over_the_toolkits_defaults() {
 /// differ.
 #[tokio::test]
 async fn generated_tools_render_for_a_javascript_host() {
-    use ai_tools_tests::tools::conformance;
+    use proto_ai_tools_tests::tools::conformance;
     let channel = tonic::transport::Endpoint::from_static("http://127.0.0.1:1").connect_lazy();
     let executor = conformance::Executor::new(TonicTransport::new(channel));
     let toolkit = Toolkit::builder()

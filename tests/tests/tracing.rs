@@ -6,9 +6,9 @@
 
 use std::sync::{Arc, Mutex};
 
-use ai_tools::executor::ProtoExecutor;
-use ai_tools::transport::TonicTransport;
-use ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
+use proto_ai_tools::executor::ProtoExecutor;
+use proto_ai_tools::transport::TonicTransport;
+use proto_ai_tools_tests::{LINKS_POOL, LinksBackend, serve, tools};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};

@@ -1,4 +1,4 @@
-use ai_tools::ToolInput;
+use proto_ai_tools::ToolInput;
 
 fn parse<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
     <u32 as serde::Deserialize>::deserialize(d)

@@ -1,4 +1,4 @@
-use ai_tools::ToolInput;
+use proto_ai_tools::ToolInput;
 
 #[derive(serde::Deserialize, ToolInput)]
 struct Page<T> {

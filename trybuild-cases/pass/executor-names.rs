@@ -3,10 +3,10 @@
 // Their method and static take a `_tool`/`_TOOL` suffix; the module's own
 // items keep their names and meanings.
 mod gentools {
-    ai_tools::ai_tools!("executor-names.proto");
+    proto_ai_tools::ai_tools!("executor-names.proto");
 }
 
-use ai_tools::{CallOptions, Transport};
+use proto_ai_tools::{CallOptions, Transport};
 
 /// Type-checks the calls: the executor's own `execute_with` and the tools'
 /// methods.

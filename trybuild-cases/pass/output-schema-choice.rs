@@ -1,6 +1,6 @@
 // `rpc_tool.output_schema` reaches the generated tools as written.
 mod gentools {
-    ai_tools::ai_tools!("output-schema-choice.proto");
+    proto_ai_tools::ai_tools!("output-schema-choice.proto");
 }
 
 fn main() {

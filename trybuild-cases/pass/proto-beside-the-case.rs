@@ -1,7 +1,7 @@
 // A proto next to the invoking file is found even though trybuild builds the
 // case in a generated crate whose manifest directory holds no proto.
 mod gentools {
-    ai_tools::ai_tools!("beside.proto");
+    proto_ai_tools::ai_tools!("beside.proto");
 }
 
 fn main() {

@@ -1,7 +1,7 @@
 // What the schema states, it states formally in every rendering: zero enum
 // values with a meaning, one oneof member at most, 32-bit ranges, base64.
 mod gentools {
-    ai_tools::ai_tools!("schema-truth.proto");
+    proto_ai_tools::ai_tools!("schema-truth.proto");
 }
 
 fn main() {

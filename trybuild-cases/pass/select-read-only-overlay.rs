@@ -2,7 +2,7 @@
 // the method keeps its derived name and description, becomes read-only
 // and idempotent, and `read_only = true` keeps it.
 mod gentools {
-    ai_tools::ai_tools!(
+    proto_ai_tools::ai_tools!(
         "unannotated.proto",
         services = ["cases.v1.PingService"],
         overlay = "select-read-only-overlay.toml",
@@ -18,7 +18,7 @@ fn main() {
     assert!(tools[0].hints.read_only && tools[0].hints.idempotent);
     // The embedded descriptors say it too: a tool set built from them agrees.
     let bytes = gentools::descriptor_pool().encode_to_vec();
-    let options = ai_tools::tool_set::ToolSetOptions::new().read_only(true);
-    let set = ai_tools::tool_set::ToolSet::from_descriptor_set(&bytes, &options).unwrap();
+    let options = proto_ai_tools::tool_set::ToolSetOptions::new().read_only(true);
+    let set = proto_ai_tools::tool_set::ToolSet::from_descriptor_set(&bytes, &options).unwrap();
     assert_eq!(set.tools()[0], tools[0]);
 }

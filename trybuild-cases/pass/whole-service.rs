@@ -1,7 +1,7 @@
 // Whole-service mode: every unary method of the service is a tool, named
 // `service_method` in snake case, described by its comment.
 mod gentools {
-    ai_tools::ai_tools!("unannotated.proto", services = ["cases.v1.PingService"]);
+    proto_ai_tools::ai_tools!("unannotated.proto", services = ["cases.v1.PingService"]);
 }
 
 fn main() {

@@ -6,7 +6,10 @@ fn main() -> std::io::Result<()> {
         .nth(1)
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| std::path::PathBuf::from("."));
-    let path = ai_tools_benches::write_large_proto(&dir, ai_tools_benches::LargeProtoShape::ISSUE)?;
+    let path = proto_ai_tools_benches::write_large_proto(
+        &dir,
+        proto_ai_tools_benches::LargeProtoShape::ISSUE,
+    )?;
     println!("{}", dir.join(path).display());
     Ok(())
 }

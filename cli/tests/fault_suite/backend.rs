@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use ai_tools_tests::pb;
-use ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
+use proto_ai_tools_tests::pb;
+use proto_ai_tools_tests::pb::links_service_server::{LinksService, LinksServiceServer};
 use tonic::{Request, Response, Status};
 
 /// One call as the backend saw it.
@@ -108,8 +108,8 @@ impl LinksService for Backend {
             return Err(Status::invalid_argument("the name carries no call number"));
         };
         let link = pb::Link {
-            id: ai_tools_tests::new_uuid(),
-            page_theme_id: ai_tools_tests::new_uuid(),
+            id: proto_ai_tools_tests::new_uuid(),
+            page_theme_id: proto_ai_tools_tests::new_uuid(),
             destination: r.destination,
             name,
             ..pb::Link::default()
@@ -178,7 +178,7 @@ pub struct Served {
     pub backend: Backend,
     pub url: String,
     // Dropped last: the server's tasks run on it.
-    _server: ai_tools_tests::Server,
+    _server: proto_ai_tools_tests::Server,
     _runtime: tokio::runtime::Runtime,
 }
 
@@ -189,7 +189,7 @@ pub fn serve() -> Result<Served, String> {
     let router = tonic::transport::Server::builder().add_service(backend.service());
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
     let server = runtime
-        .block_on(ai_tools_tests::serve_router(addr, router))
+        .block_on(proto_ai_tools_tests::serve_router(addr, router))
         .map_err(|e| format!("the backend could not listen: {e}"))?;
     Ok(Served {
         backend,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use ai_tools_tests::{LinksBackend, Reflection, RunningServer, serve_with_reflection};
+use proto_ai_tools_tests::{LinksBackend, Reflection, RunningServer, serve_with_reflection};
 
 /// The workspace root (the protos live under it).
 pub fn workspace() -> PathBuf {

@@ -1,4 +1,4 @@
-//! The `ai_tools::ToolInput` impl of a checked [`Model`].
+//! The `proto_ai_tools::ToolInput` impl of a checked [`Model`].
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -19,9 +19,9 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
                     ::core::concat!(::core::module_path!(), "::", #name),
                     #name,
                     |__generator, __name| {
-                        let mut __object = ::ai_tools::schema::ir::Object::named(__name);
+                        let mut __object = ::proto_ai_tools::schema::ir::Object::named(__name);
                         #(#fields)*
-                        ::ai_tools::schema::ir::Schema::object(__object) #describe
+                        ::proto_ai_tools::schema::ir::Schema::object(__object) #describe
                     },
                 )
             };
@@ -32,17 +32,19 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
             propagate_optional,
         } => {
             let schema = quote_spanned! {ty.span()=>
-                <#ty as ::ai_tools::ToolInput>::schema_in(__generator)
+                <#ty as ::proto_ai_tools::ToolInput>::schema_in(__generator)
             };
-            let optional = propagate_optional
-                .then(|| quote_spanned! {ty.span()=> <#ty as ::ai_tools::ToolInput>::OPTIONAL });
+            let optional = propagate_optional.then(
+                || quote_spanned! {ty.span()=> <#ty as ::proto_ai_tools::ToolInput>::OPTIONAL },
+            );
             (optional, quote! { #schema #describe })
         }
         Shape::From(ty) => {
             let schema = quote_spanned! {ty.span()=>
-                <#ty as ::ai_tools::ToolInput>::schema_in(__generator)
+                <#ty as ::proto_ai_tools::ToolInput>::schema_in(__generator)
             };
-            let optional = quote_spanned! {ty.span()=> <#ty as ::ai_tools::ToolInput>::OPTIONAL };
+            let optional =
+                quote_spanned! {ty.span()=> <#ty as ::proto_ai_tools::ToolInput>::OPTIONAL };
             (Some(optional), quote! { #schema #describe })
         }
         Shape::UnitEnum(variants) => {
@@ -57,7 +59,7 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
             let notes = (!notes.is_empty()).then(|| notes.join("\n"));
             let describe = describe_tokens(join(model.description.clone(), notes).as_deref());
             let body = quote! {
-                ::ai_tools::schema::ir::Schema::enumeration([#(#wires),*]) #describe
+                ::proto_ai_tools::schema::ir::Schema::enumeration([#(#wires),*]) #describe
             };
             (None, body)
         }
@@ -69,7 +71,7 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
                 let describe = describe_tokens(variant.description.as_deref());
                 let schema = match &variant.data {
                     VariantData::Newtype(ty) => quote_spanned! {ty.span()=>
-                        <#ty as ::ai_tools::ToolInput>::schema_in(__generator)
+                        <#ty as ::proto_ai_tools::ToolInput>::schema_in(__generator)
                     },
                     VariantData::Struct(fields) => {
                         let vname = variant.ident.unraw().to_string();
@@ -78,14 +80,14 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
                             let __enum_name = __name;
                             let __variant_name = ::std::format!("{}.{}", __enum_name, #vname);
                             let __name: &str = &__variant_name;
-                            let mut __object = ::ai_tools::schema::ir::Object::named(__name);
+                            let mut __object = ::proto_ai_tools::schema::ir::Object::named(__name);
                             #(#fields)*
-                            ::ai_tools::schema::ir::Schema::object(__object)
+                            ::proto_ai_tools::schema::ir::Schema::object(__object)
                         }}
                     }
                 };
                 quote! {
-                    __members.push(::ai_tools::schema::ir::Property {
+                    __members.push(::proto_ai_tools::schema::ir::Property {
                         name: ::std::string::String::from(#wire),
                         json_name: ::core::option::Option::None,
                         schema: #schema #describe,
@@ -100,7 +102,7 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
                     |__generator, __name| {
                         let mut __members = ::std::vec::Vec::new();
                         #(#variants)*
-                        ::ai_tools::schema::ir::Schema::one_of(__members, false) #describe
+                        ::proto_ai_tools::schema::ir::Schema::one_of(__members, false) #describe
                     },
                 )
             };
@@ -110,12 +112,12 @@ pub fn expand(model: &Model<'_>) -> TokenStream {
     let optional = optional.map(|optional| quote! { const OPTIONAL: bool = #optional; });
     quote! {
         #[automatically_derived]
-        impl ::ai_tools::ToolInput for #ident {
+        impl ::proto_ai_tools::ToolInput for #ident {
             #optional
 
             fn schema_in(
-                __generator: &mut ::ai_tools::input::SchemaGenerator,
-            ) -> ::ai_tools::schema::ir::Schema {
+                __generator: &mut ::proto_ai_tools::input::SchemaGenerator,
+            ) -> ::proto_ai_tools::schema::ir::Schema {
                 #body
             }
         }
@@ -135,14 +137,14 @@ fn field_tokens(field: &Field<'_>) -> TokenStream {
     } = field;
     if *flatten {
         return quote_spanned! {ty.span()=>
-            ::ai_tools::__private::flatten::<#ty>(__generator, &mut __object, #defaulted);
+            ::proto_ai_tools::__private::flatten::<#ty>(__generator, &mut __object, #defaulted);
         };
     }
     // Spanned on the type, so a type without a schema is reported there.
     let schema = quote_spanned! {ty.span()=>
-        <#ty as ::ai_tools::ToolInput>::schema_in(__generator)
+        <#ty as ::proto_ai_tools::ToolInput>::schema_in(__generator)
     };
-    let optional = quote_spanned! {ty.span()=> <#ty as ::ai_tools::ToolInput>::OPTIONAL };
+    let optional = quote_spanned! {ty.span()=> <#ty as ::proto_ai_tools::ToolInput>::OPTIONAL };
     let describe = match (description, usage_notes) {
         (Some(_), _) => {
             let text = join(description.clone(), usage_notes.clone()).unwrap_or_default();
@@ -159,11 +161,11 @@ fn field_tokens(field: &Field<'_>) -> TokenStream {
     let alias = alias_prefix.as_ref().map(|prefix| {
         let prefix = &prefix.value;
         let check = quote_spanned! {ty.span()=>
-            let () = <#ty as ::ai_tools::__private::AliasString>::IS_ALIAS_STRING;
+            let () = <#ty as ::proto_ai_tools::__private::AliasString>::IS_ALIAS_STRING;
         };
         quote! {
             #check
-            ::ai_tools::__private::alias_field(__generator, __name, #wire, #prefix);
+            ::proto_ai_tools::__private::alias_field(__generator, __name, #wire, #prefix);
         }
     });
     let required = if *defaulted {
@@ -197,11 +199,11 @@ fn describe_tokens(description: Option<&str>) -> TokenStream {
 pub fn fallback(ident: &syn::Ident) -> TokenStream {
     quote! {
         #[automatically_derived]
-        impl ::ai_tools::ToolInput for #ident {
+        impl ::proto_ai_tools::ToolInput for #ident {
             fn schema_in(
-                _: &mut ::ai_tools::input::SchemaGenerator,
-            ) -> ::ai_tools::schema::ir::Schema {
-                ::ai_tools::schema::ir::Schema::any()
+                _: &mut ::proto_ai_tools::input::SchemaGenerator,
+            ) -> ::proto_ai_tools::schema::ir::Schema {
+                ::proto_ai_tools::schema::ir::Schema::any()
             }
         }
     }

@@ -1,5 +1,5 @@
 //! `#[derive(ToolInput)]`: attributes → model (checked, every error
-//! collected) → expansion of an `ai_tools::ToolInput` impl.
+//! collected) → expansion of an `proto_ai_tools::ToolInput` impl.
 
 mod attr;
 mod expand;
@@ -270,7 +270,8 @@ fn fields<'a>(
             );
         }
         if let Some(prefix) = &tool.alias_prefix {
-            if let Err(message) = ai_tools_schema::names::validate_alias_prefix(&prefix.value) {
+            if let Err(message) = proto_ai_tools_schema::names::validate_alias_prefix(&prefix.value)
+            {
                 errors.at(prefix.span, message);
             }
             if serde.flatten {

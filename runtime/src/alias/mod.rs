@@ -60,7 +60,7 @@ pub enum AliasError {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::AliasManager;
+/// use proto_ai_tools::AliasManager;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -145,7 +145,7 @@ impl Default for AliasManager {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::AliasManager;
+/// use proto_ai_tools::AliasManager;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -205,7 +205,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::AliasManager::new().is_empty());
+    /// assert!(proto_ai_tools::AliasManager::new().is_empty());
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -221,7 +221,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasManager, alias::AliasSnapshot};
+    /// use proto_ai_tools::{AliasManager, alias::AliasSnapshot};
     /// let restored = AliasManager::from_snapshot(AliasSnapshot::default()).unwrap();
     /// assert!(restored.is_empty());
     /// ```
@@ -278,7 +278,7 @@ impl AliasManager {
     ///
     /// ```
     /// use std::{sync::Arc, time::Duration};
-    /// use ai_tools::{AliasManager, store::MemoryStore};
+    /// use proto_ai_tools::{AliasManager, store::MemoryStore};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
@@ -308,7 +308,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::AliasManager::new().store().is_none());
+    /// assert!(proto_ai_tools::AliasManager::new().store().is_none());
     /// ```
     pub fn store(&self) -> Option<&Arc<dyn AliasStore>> {
         self.shared.as_ref().map(|s| &s.store)
@@ -319,7 +319,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// assert!(!ai_tools::AliasManager::new().is_shared());
+    /// assert!(!proto_ai_tools::AliasManager::new().is_shared());
     /// ```
     pub fn is_shared(&self) -> bool {
         self.shared.is_some()
@@ -332,7 +332,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasManager, alias::AliasError};
+    /// use proto_ai_tools::{AliasManager, alias::AliasError};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let aliases = AliasManager::new().with_limit(1);
@@ -371,7 +371,7 @@ impl AliasManager {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ai_tools::{AliasManager, alias::Resolution};
+    /// use proto_ai_tools::{AliasManager, alias::Resolution};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let aliases = AliasManager::new().with_limit(2).with_expiry(Duration::from_secs(1800));
@@ -395,8 +395,8 @@ impl AliasManager {
     ///
     /// ```
     /// use std::time::Duration;
-    /// assert_eq!(ai_tools::AliasManager::new().expiry(), None);
-    /// let aliases = ai_tools::AliasManager::new().with_expiry(Duration::from_secs(60));
+    /// assert_eq!(proto_ai_tools::AliasManager::new().expiry(), None);
+    /// let aliases = proto_ai_tools::AliasManager::new().with_expiry(Duration::from_secs(60));
     /// assert_eq!(aliases.expiry(), Some(Duration::from_secs(60)));
     /// ```
     pub fn expiry(&self) -> Option<Duration> {
@@ -408,7 +408,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::AliasManager::new().limit(), ai_tools::AliasManager::DEFAULT_LIMIT);
+    /// assert_eq!(proto_ai_tools::AliasManager::new().limit(), proto_ai_tools::AliasManager::DEFAULT_LIMIT);
     /// ```
     pub fn limit(&self) -> usize {
         self.limit
@@ -421,7 +421,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap();
     /// assert_eq!(aliases.snapshot().entries[0].alias, "theme-1");
     /// # }
@@ -439,7 +439,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::AliasManager::new().len(), 0);
+    /// assert_eq!(proto_ai_tools::AliasManager::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -450,7 +450,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::AliasManager::new().is_empty());
+    /// assert!(proto_ai_tools::AliasManager::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -471,7 +471,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// assert_eq!(aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap(), "link-1");
     /// assert_eq!(aliases.register("link", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap(), "link-2");
     /// assert_eq!(aliases.register("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7").await.unwrap(), "theme-1");
@@ -501,7 +501,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert!(aliases.resolve("link-1").is_some());
     /// assert!(aliases.resolve("link-2").is_none());
@@ -524,7 +524,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(aliases.alias_for("D290F1EE-6C54-4B01-90E6-D701748F0851").as_deref(), Some("link-1"));
     /// # }
@@ -542,7 +542,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(aliases.aliases_of("step"), ["step-1"]);
     /// assert!(aliases.aliases_of("link").is_empty());
@@ -559,7 +559,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasManager, alias::Resolution};
+    /// use proto_ai_tools::{AliasManager, alias::Resolution};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let aliases = AliasManager::new();
@@ -623,7 +623,7 @@ impl AliasManager {
     /// use serde_json::json;
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// let mut v = json!({"id": "d290f1ee-6c54-4b01-90e6-d701748f0851",
     ///                    "note": "see d290f1ee-6c54-4b01-90e6-d701748f0851"});
@@ -653,7 +653,7 @@ impl AliasManager {
     /// use serde_json::json;
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// let mut v = json!({"ids": ["link-1", "link-10"], "text": "open link-1"});
     /// aliases.resolve_json(&mut v);
@@ -691,7 +691,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// let text = "links d290f1ee-6c54-4b01-90e6-d701748f0851 and 5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7";
     /// assert_eq!(aliases.register_new_uuids("link", text).await.unwrap(), ["link-1", "link-2"]);
     /// assert!(aliases.register_new_uuids("link", text).await.unwrap().is_empty());
@@ -737,7 +737,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(
     ///     aliases.aliasify_text("Current link: D290F1EE-6C54-4B01-90E6-D701748F0851."),
@@ -773,7 +773,7 @@ impl AliasManager {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{AliasManager, alias::FieldPrefix};
+    /// use proto_ai_tools::{AliasManager, alias::FieldPrefix};
     /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -961,7 +961,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.fetch_json(&serde_json::json!({"id": "link-1"})).await.unwrap();
     /// # }
     /// ```
@@ -984,7 +984,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.fetch_text("no store: nothing to do").await.unwrap();
     /// # }
     /// ```
@@ -1016,7 +1016,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// let got = aliases
     ///     .register_all(&[("link", "d290f1ee-6c54-4b01-90e6-d701748f0851"), ("theme", "5a0c6a43-1c39-4d8e-9c54-0d1f51a3b0b7")])
     ///     .await
@@ -1116,7 +1116,7 @@ impl AliasManager {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let aliases = ai_tools::AliasManager::new();
+    /// let aliases = proto_ai_tools::AliasManager::new();
     /// aliases.register("step", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
     /// assert_eq!(aliases.list("step").await.unwrap(), ["step-1"]);
     /// # }
@@ -1303,7 +1303,7 @@ fn json_strings(value: &serde_json::Value) -> Vec<&str> {
 }
 
 pub(crate) fn check_prefix(prefix: &str) -> Result<(), AliasError> {
-    if ai_tools_schema::names::is_alias_prefix(prefix) {
+    if proto_ai_tools_schema::names::is_alias_prefix(prefix) {
         Ok(())
     } else {
         Err(AliasError::InvalidPrefix(prefix.to_owned()))

@@ -29,7 +29,7 @@ impl FieldPrefix {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::alias::FieldPrefix;
+    /// use proto_ai_tools::alias::FieldPrefix;
     /// const LINK_ID: FieldPrefix = FieldPrefix::new("links.v1.Link", "id", "link");
     /// assert_eq!((LINK_ID.message, LINK_ID.field, LINK_ID.prefix), ("links.v1.Link", "id", "link"));
     /// ```

@@ -15,7 +15,7 @@
 //! `duration_ms` and `outcome`, `ok` or the kind of failure), and `tool call
 //! arguments` at DEBUG, the request as sent with every
 //! `tool_field.sensitive` field `"[redacted]"`
-//! ([`ai_tools_schema::proto::redact`]), built only when DEBUG is on. No
+//! ([`proto_ai_tools_schema::proto::redact`]), built only when DEBUG is on. No
 //! span or INFO event holds the arguments or the answer. The caller's
 //! W3C trace context goes to the service as gRPC metadata (see
 //! [`CallOptions`]), so one trace spans agent, gateway and service.
@@ -29,13 +29,13 @@ mod transcode;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use ai_tools_schema::HostProfile;
-use ai_tools_schema::inbound::Limits;
-/// The names a result's fields are written under (proto names by default).
-pub use ai_tools_schema::output::JsonNames;
 use prost_reflect::{
     DescriptorPool, DeserializeOptions, DynamicMessage, MessageDescriptor, MethodDescriptor,
 };
+use proto_ai_tools_schema::HostProfile;
+use proto_ai_tools_schema::inbound::Limits;
+/// The names a result's fields are written under (proto names by default).
+pub use proto_ai_tools_schema::output::JsonNames;
 use serde_json::{Map, Value};
 use tracing::Instrument as _;
 
@@ -65,10 +65,10 @@ use transcode::Transcoder;
 ///
 /// ```
 /// mod links {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 /// }
 /// use std::sync::Arc;
-/// use ai_tools::{AliasManager, executor::GeneratedExecutor, transport::InProcessTransport};
+/// use proto_ai_tools::{AliasManager, executor::GeneratedExecutor, transport::InProcessTransport};
 ///
 /// fn build<E: GeneratedExecutor>(transport: E::Transport) -> E {
 ///     E::with_alias_manager(transport, Arc::new(AliasManager::new()))
@@ -94,9 +94,9 @@ pub trait GeneratedExecutor: Into<ProtoExecutor<Self::Transport>> + Sized {
 /// # Examples
 ///
 /// ```
-/// let mut options = ai_tools::executor::ExecutorOptions::default();
+/// let mut options = proto_ai_tools::executor::ExecutorOptions::default();
 /// options.max_argument_bytes = 64 * 1024;
-/// options.call = ai_tools::CallOptions::new().timeout(std::time::Duration::from_secs(10));
+/// options.call = proto_ai_tools::CallOptions::new().timeout(std::time::Duration::from_secs(10));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -180,7 +180,7 @@ impl Default for ExecutorOptions {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{AgentTool, executor::ProtoExecutor, transport::InProcessTransport};
+/// use proto_ai_tools::{AgentTool, executor::ProtoExecutor, transport::InProcessTransport};
 ///
 /// static TOOLS: &[&AgentTool] = &[];
 /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
@@ -236,7 +236,7 @@ impl<T: Transport> ProtoExecutor<T> {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// use ai_tools::{AliasManager, executor::ProtoExecutor, transport::InProcessTransport};
+    /// use proto_ai_tools::{AliasManager, executor::ProtoExecutor, transport::InProcessTransport};
     /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     ///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     ///
@@ -264,7 +264,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{executor::{ExecutorOptions, ProtoExecutor}, transport::InProcessTransport};
+    /// # use proto_ai_tools::{executor::{ExecutorOptions, ProtoExecutor}, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// let mut options = ExecutorOptions::default();
@@ -291,7 +291,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
+    /// # use proto_ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// assert!(ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).tools().is_empty());
@@ -305,7 +305,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
+    /// # use proto_ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// let executor = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
@@ -320,7 +320,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
+    /// # use proto_ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// assert!(!ProtoExecutor::new(&[], &POOL, InProcessTransport::new()).can_execute("links_create"));
@@ -343,7 +343,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
+    /// # use proto_ai_tools::{executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// let exec = ProtoExecutor::new(&[], &POOL, InProcessTransport::new());
@@ -371,7 +371,7 @@ impl<T: Transport> ProtoExecutor<T> {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{CallOptions, executor::ProtoExecutor, transport::InProcessTransport};
+    /// # use proto_ai_tools::{CallOptions, executor::ProtoExecutor, transport::InProcessTransport};
     /// # static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     /// #     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     /// # #[tokio::main(flavor = "current_thread")]
@@ -727,7 +727,7 @@ fn debug_arguments(tool: &AgentTool, request: &DynamicMessage) {
         return;
     };
     use prost_reflect::ReflectMessage as _;
-    ai_tools_schema::proto::redact(&mut arguments, &request.descriptor());
+    proto_ai_tools_schema::proto::redact(&mut arguments, &request.descriptor());
     tracing::debug!(tool = tool.name, %arguments, "tool call arguments");
 }
 

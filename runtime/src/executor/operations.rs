@@ -3,8 +3,8 @@
 //! cancel it on the same transport, a finished one written as the tool's
 //! answer. The MCP server serves them as tasks.
 
-use ai_tools_schema::proto::{LongRunning, OPERATIONS_SERVICE, long_running};
 use prost_reflect::{DynamicMessage, MessageDescriptor, MethodDescriptor, Value as ProtoValue};
+use proto_ai_tools_schema::proto::{LongRunning, OPERATIONS_SERVICE, long_running};
 use tracing::Instrument as _;
 
 use super::sentences::{CallError, failure_sentence, status_sentence};

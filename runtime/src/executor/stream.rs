@@ -17,7 +17,7 @@ use crate::transport::{BoxFuture, CallOptions, Code, MessageStream, Status};
 ///
 /// ```
 /// use std::time::Duration;
-/// let mut options = ai_tools::executor::ExecutorOptions::default();
+/// let mut options = proto_ai_tools::executor::ExecutorOptions::default();
 /// options.stream.max_messages = 20;
 /// options.stream.max_time = Duration::from_secs(5);
 /// assert_eq!(options.stream.max_bytes, 1024 * 1024);

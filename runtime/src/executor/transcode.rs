@@ -23,7 +23,7 @@ use std::io::Write as _;
 use base64::Engine as _;
 use prost_reflect::{DynamicMessage, Kind, MessageDescriptor, Value as ProtoValue};
 
-use ai_tools_schema::output::JsonNames;
+use proto_ai_tools_schema::output::JsonNames;
 
 use crate::alias::FieldPrefix;
 use crate::alias::MAX_WALK_DEPTH;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use ai_tools_schema::{Dialect, HostProfile};
+use proto_ai_tools_schema::{Dialect, HostProfile};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
@@ -24,17 +24,17 @@ pub const MCP_DIALECT: Dialect = Dialect::Anthropic;
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolInput};
-/// use ai_tools::schema::Dialect;
+/// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
+/// use proto_ai_tools::schema::Dialect;
 /// #[derive(serde::Deserialize, ToolInput)]
 /// struct Input { text: String }
 /// let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
 /// let toolkit = Toolkit::builder().native(shout).build().unwrap();
 ///
-/// let tool = ai_tools::mcp::to_mcp_tool(&toolkit.tools()[0], Dialect::Anthropic);
+/// let tool = proto_ai_tools::mcp::to_mcp_tool(&toolkit.tools()[0], Dialect::Anthropic);
 /// assert_eq!(tool.name, "shout");
 /// assert_eq!(tool.input_schema["properties"]["text"]["type"], "string");
-/// let same: ai_tools::mcp::rmcp::model::Tool = (&toolkit.tools()[0]).into();
+/// let same: proto_ai_tools::mcp::rmcp::model::Tool = (&toolkit.tools()[0]).into();
 /// assert_eq!(same, tool);
 /// ```
 pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
@@ -56,14 +56,14 @@ pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolInput};
-/// use ai_tools::schema::{Dialect, HostProfile};
+/// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
+/// use proto_ai_tools::schema::{Dialect, HostProfile};
 /// #[derive(serde::Deserialize, ToolInput)]
 /// struct Input { order_id: u64 }
 /// let cancel = NativeTool::new::<Input, _, _>("cancel", "Cancel.", |_, i: Input| async move { i.order_id.to_string() });
 /// let toolkit = Toolkit::builder().native(cancel).build().unwrap();
 ///
-/// let tool = ai_tools::mcp::to_mcp_tool_for_host(&toolkit.tools()[0], Dialect::Anthropic, HostProfile::JavaScript);
+/// let tool = proto_ai_tools::mcp::to_mcp_tool_for_host(&toolkit.tools()[0], Dialect::Anthropic, HostProfile::JavaScript);
 /// assert_eq!(tool.input_schema["properties"]["order_id"]["type"], "string");
 /// ```
 pub fn to_mcp_tool_for_host(tool: &Tool, dialect: Dialect, host: HostProfile) -> rmcp::model::Tool {
@@ -85,7 +85,7 @@ pub fn to_mcp_tool_for_host(tool: &Tool, dialect: Dialect, host: HostProfile) ->
 fn with_annotations(
     mut tool: rmcp::model::Tool,
     title: Option<&str>,
-    hints: ai_tools_schema::ToolHints,
+    hints: proto_ai_tools_schema::ToolHints,
 ) -> rmcp::model::Tool {
     let known =
         title.is_some() || hints.read_only || hints.idempotent || hints.destructive.is_some();
@@ -128,9 +128,9 @@ impl From<&AgentTool> for rmcp::model::Tool {
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// let tool: ai_tools::mcp::rmcp::model::Tool = (&gentools::LINKS_LIST).into();
+    /// let tool: proto_ai_tools::mcp::rmcp::model::Tool = (&gentools::LINKS_LIST).into();
     /// assert_eq!(tool.input_schema["properties"]["page_size"]["type"], "integer");
     /// ```
     fn from(tool: &AgentTool) -> Self {

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use ai_tools_schema::HostProfile;
+use proto_ai_tools_schema::HostProfile;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CancelTaskParams, CreateTaskResult, CustomRequest,
     CustomResult, DetailedTask, GetTaskParams, GetTaskResult, InitializeRequestParams,
@@ -572,7 +572,7 @@ impl Handler {
             ErrorData::invalid_params(
                 format!(
                     "there is no task `{}` here: a task id works only in the session (or for the caller) that started it",
-                    ai_tools_schema::inbound::shorten(id)
+                    proto_ai_tools_schema::inbound::shorten(id)
                 ),
                 None,
             )
@@ -621,7 +621,7 @@ impl Handler {
             Some(tool) => {
                 return ToolResult::error(format!(
                     "{OPERATIONS_GET}: `{}` is not a tool that starts operations; give one of {}",
-                    ai_tools_schema::inbound::shorten(&tool),
+                    proto_ai_tools_schema::inbound::shorten(&tool),
                     long_running.join(", ")
                 ));
             }
@@ -657,10 +657,10 @@ impl Handler {
             agent
                 .response_aliases
                 .iter()
-                .find(|a| a.message == ai_tools_schema::proto::OPERATION && a.field == "name")
+                .find(|a| a.message == proto_ai_tools_schema::proto::OPERATION && a.field == "name")
                 .map(|a| a.prefix)
         });
-        let operation = match (prefix, ai_tools_schema::names::split_alias(&name)) {
+        let operation = match (prefix, proto_ai_tools_schema::names::split_alias(&name)) {
             (Some(prefix), Some((given, _))) if given == prefix => {
                 let _ = aliases.fetch_text(&name).await;
                 match aliases.resolve(&name) {
@@ -669,7 +669,7 @@ impl Handler {
                         let known = aliases.aliases_of(prefix);
                         return ToolResult::error(format!(
                             "{OPERATIONS_GET}: `{}` is not an operation this conversation was given; {}",
-                            ai_tools_schema::inbound::shorten(&name),
+                            proto_ai_tools_schema::inbound::shorten(&name),
                             if known.is_empty() {
                                 format!("start one with {tool_name} first")
                             } else {
@@ -898,7 +898,7 @@ impl Handler {
                     Some(_) => {
                         return MetaCall::Answered(ToolResult::error(format!(
                             "{CALL_TOOL}: `arguments` must be an object holding {}'s arguments, following its inputSchema",
-                            ai_tools_schema::inbound::shorten(&name)
+                            proto_ai_tools_schema::inbound::shorten(&name)
                         )));
                     }
                 };
@@ -916,7 +916,7 @@ impl Handler {
                 if self.get_tool(&name).is_none() {
                     return MetaCall::Answered(ToolResult::error(format!(
                         "{CALL_TOOL}: there is no tool `{}`; find tools with {SEARCH_TOOLS}",
-                        ai_tools_schema::inbound::shorten(&name)
+                        proto_ai_tools_schema::inbound::shorten(&name)
                     )));
                 }
                 request.name = name.into();
@@ -1186,7 +1186,7 @@ pub(super) fn metadata_text(value: &[u8]) -> Option<&str> {
 /// params for a method the server has, saying what is wrong, else an
 /// unknown method.
 pub(super) fn custom_request_error(method: &str, params: Option<&Value>) -> ErrorData {
-    let kind = ai_tools_schema::inbound::kind_of;
+    let kind = proto_ai_tools_schema::inbound::kind_of;
     match method {
         "tools/call" => {
             let arguments = params.and_then(|p| p.get("arguments"));

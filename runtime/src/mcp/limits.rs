@@ -13,7 +13,7 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::REQUEST_ENVELOPE_BYTES, 64 * 1024);
+/// assert_eq!(proto_ai_tools::mcp::REQUEST_ENVELOPE_BYTES, 64 * 1024);
 /// ```
 pub const REQUEST_ENVELOPE_BYTES: usize = 64 * 1024;
 
@@ -28,10 +28,10 @@ pub const REQUEST_ENVELOPE_BYTES: usize = 64 * 1024;
 /// # Examples
 ///
 /// ```
-/// use ai_tools::schema::inbound::Limits;
+/// use proto_ai_tools::schema::inbound::Limits;
 /// assert_eq!(
-///     ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES,
-///     Limits::default().max_bytes + ai_tools::mcp::REQUEST_ENVELOPE_BYTES
+///     proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES,
+///     Limits::default().max_bytes + proto_ai_tools::mcp::REQUEST_ENVELOPE_BYTES
 /// );
 /// ```
 pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 256 * 1024 + REQUEST_ENVELOPE_BYTES;
@@ -44,7 +44,7 @@ pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 256 * 1024 + REQUEST_ENVELOPE_
 /// # Examples
 ///
 /// ```
-/// assert!(ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES < ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
+/// assert!(proto_ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES < proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
 /// ```
 pub const MAX_SESSIONLESS_BODY_BYTES: usize = 16 * 1024;
 
@@ -54,7 +54,7 @@ pub const MAX_SESSIONLESS_BODY_BYTES: usize = 16 * 1024;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_MAX_SESSIONS, 1_000);
+/// assert_eq!(proto_ai_tools::mcp::DEFAULT_MAX_SESSIONS, 1_000);
 /// ```
 pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 
@@ -64,7 +64,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::SESSIONS_RETRY_AFTER_SECS, 5);
+/// assert_eq!(proto_ai_tools::mcp::SESSIONS_RETRY_AFTER_SECS, 5);
 /// ```
 pub const SESSIONS_RETRY_AFTER_SECS: u64 = 5;
 
@@ -75,7 +75,7 @@ pub const SESSIONS_RETRY_AFTER_SECS: u64 = 5;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs(), 300);
+/// assert_eq!(proto_ai_tools::mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs(), 300);
 /// ```
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
@@ -86,7 +86,7 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_MAX_CONNECTIONS, 1_024);
+/// assert_eq!(proto_ai_tools::mcp::DEFAULT_MAX_CONNECTIONS, 1_024);
 /// ```
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
 
@@ -98,7 +98,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_HEADER_TIMEOUT.as_secs(), 10);
+/// assert_eq!(proto_ai_tools::mcp::DEFAULT_HEADER_TIMEOUT.as_secs(), 10);
 /// ```
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -110,7 +110,7 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_IDLE_TIMEOUT.as_secs(), 60);
+/// assert_eq!(proto_ai_tools::mcp::DEFAULT_IDLE_TIMEOUT.as_secs(), 60);
 /// ```
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -123,7 +123,7 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// # Examples
 ///
 /// ```
-/// assert!(ai_tools::mcp::LOOPBACK_ORIGINS.contains(&"http://localhost:*"));
+/// assert!(proto_ai_tools::mcp::LOOPBACK_ORIGINS.contains(&"http://localhost:*"));
 /// ```
 pub const LOOPBACK_ORIGINS: [&str; 6] = [
     "http://localhost:*",
@@ -158,7 +158,7 @@ pub(super) const HTTP_DRAIN: Duration = Duration::from_secs(5);
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 50);
+/// assert_eq!(proto_ai_tools::mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 50);
 /// ```
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(50);
 

@@ -8,16 +8,16 @@
 //!
 //! ```no_run
 //! mod links {
-//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-//! let transport = ai_tools::transport::TonicTransport::new(channel);
+//! let transport = proto_ai_tools::transport::TonicTransport::new(channel);
 //!
 //! // One toolkit per alias scope (an MCP session, or a stateless caller), built on its namespace.
-//! let server = ai_tools::mcp::McpServer::new(move |aliases| {
-//!     ai_tools::Toolkit::builder()
+//! let server = proto_ai_tools::mcp::McpServer::new(move |aliases| {
+//!     proto_ai_tools::Toolkit::builder()
 //!         .alias_manager(aliases.clone())
 //!         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
 //!         .build()
@@ -95,7 +95,7 @@
 //! [`McpServer::with_output_schemas`] each tool also declares its
 //! `outputSchema`: not the response message's shape but the form the
 //! executor writes it in (protojson, ids as aliases, fields at their default
-//! left out; `ai_tools_schema::output`), so a host that validates
+//! left out; `proto_ai_tools_schema::output`), so a host that validates
 //! `structuredContent` against it never refuses a result.
 //!
 //! # Limits of the HTTP edge
@@ -181,7 +181,7 @@
 //!
 //! A tool whose method returns `google.longrunning.Operation` and names its
 //! types in `google.longrunning.operation_info` is long-running
-//! ([`ai_tools_schema::proto::long_running`]). Serving one, the server
+//! ([`proto_ai_tools_schema::proto::long_running`]). Serving one, the server
 //! advertises the MCP tasks extension (`io.modelcontextprotocol/tasks`,
 //! through rmcp) unless [`McpServer::with_tasks`] turns it off:
 //!
@@ -218,7 +218,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tools_schema::{Dialect, HostProfile};
+use proto_ai_tools_schema::{Dialect, HostProfile};
 pub use rmcp;
 use rmcp::ServiceExt;
 use rmcp::model::{Implementation, ServerCapabilities, ServerConfig};
@@ -286,9 +286,9 @@ pub const ALIAS_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
 ///
 /// ```
 /// use std::{sync::Arc, time::Duration};
-/// let store = Arc::new(ai_tools::store::MemoryStore::new(Duration::from_secs(60)));
-/// let sessions = ai_tools::mcp::default_sessions().with_store(store);
-/// assert_eq!(sessions.alias_manager("a").expiry(), Some(ai_tools::mcp::ALIAS_IDLE_TTL));
+/// let store = Arc::new(proto_ai_tools::store::MemoryStore::new(Duration::from_secs(60)));
+/// let sessions = proto_ai_tools::mcp::default_sessions().with_store(store);
+/// assert_eq!(sessions.alias_manager("a").expiry(), Some(proto_ai_tools::mcp::ALIAS_IDLE_TTL));
 /// ```
 pub fn default_sessions() -> Sessions<()> {
     Sessions::new((), SCOPE_IDLE_TTL).with_alias_expiry(ALIAS_IDLE_TTL)
@@ -338,7 +338,7 @@ fn output_schema_object(tool: &Tool, host: HostProfile) -> Option<Arc<rmcp::mode
 /// # Examples
 ///
 /// ```
-/// let err = ai_tools::mcp::ServeError::SharedToolkit;
+/// let err = proto_ai_tools::mcp::ServeError::SharedToolkit;
 /// assert!(err.to_string().contains("McpServer::new"));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -475,7 +475,7 @@ type Listed = Vec<(rmcp::model::Tool, bool)>;
 /// # Examples
 ///
 /// ```no_run
-/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+/// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
 ///
 /// /// Say hello.
 /// #[derive(serde::Deserialize, ToolInput)]
@@ -484,8 +484,8 @@ type Listed = Vec<(rmcp::model::Tool, bool)>;
 ///     name: String,
 /// }
 ///
-/// # async fn run() -> Result<(), ai_tools::mcp::ServeError> {
-/// ai_tools::mcp::McpServer::new(|aliases| {
+/// # async fn run() -> Result<(), proto_ai_tools::mcp::ServeError> {
+/// proto_ai_tools::mcp::McpServer::new(|aliases| {
 ///     let hello = NativeTool::new::<Hello, _, _>("hello", "Say hello.", |_, h: Hello| async move {
 ///         format!("Hello, {}!", h.name)
 ///     });
@@ -579,7 +579,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap());
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap());
     /// assert_eq!(server.tools().unwrap().len(), 0);
     /// ```
     pub fn from_toolkit(toolkit: Toolkit) -> Self {
@@ -626,14 +626,14 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::mcp::{McpServer, ToolSearch};
+    /// use proto_ai_tools::mcp::{McpServer, ToolSearch};
     ///
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// let transport = ai_tools::transport::InProcessTransport::new();
+    /// let transport = proto_ai_tools::transport::InProcessTransport::new();
     /// let server = McpServer::new(move |aliases| {
-    ///     ai_tools::Toolkit::builder()
+    ///     proto_ai_tools::Toolkit::builder()
     ///         .alias_manager(aliases.clone())
     ///         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
     ///         .build()
@@ -670,7 +670,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_alias_scope_header("X-User-Id")
     ///     .unwrap();
     /// # let _ = server;
@@ -701,7 +701,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_single_user(true);
     /// # let _ = server;
     /// ```
@@ -722,8 +722,8 @@ impl McpServer {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(server: ai_tools::mcp::McpServer) -> Result<(), ai_tools::mcp::ServeError> {
-    /// use ai_tools::mcp::OAuth;
+    /// # async fn run(server: proto_ai_tools::mcp::McpServer) -> Result<(), proto_ai_tools::mcp::ServeError> {
+    /// use proto_ai_tools::mcp::OAuth;
     /// let token = std::fs::read_to_string("/run/secrets/backend-token")?;
     /// server
     ///     .with_oauth(
@@ -732,7 +732,7 @@ impl McpServer {
     ///             .claim_header("sub", "x-user-id"),
     ///     )
     ///     // the gateway's own credential to the backend
-    ///     .with_call_options(ai_tools::CallOptions::new().metadata("authorization", format!("Bearer {}", token.trim())))
+    ///     .with_call_options(proto_ai_tools::CallOptions::new().metadata("authorization", format!("Bearer {}", token.trim())))
     ///     .serve_http("0.0.0.0:8080")
     ///     .await
     /// # }
@@ -781,10 +781,10 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::mcp::McpServer;
-    /// let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().alias_manager(aliases).build());
+    /// use proto_ai_tools::mcp::McpServer;
+    /// let server = McpServer::new(|aliases| proto_ai_tools::Toolkit::builder().alias_manager(aliases).build());
     /// let server = server.forward_headers(["Authorization", "x-tenant"]).unwrap();
-    /// # let server = McpServer::new(|aliases| ai_tools::Toolkit::builder().alias_manager(aliases).build());
+    /// # let server = McpServer::new(|aliases| proto_ai_tools::Toolkit::builder().alias_manager(aliases).build());
     /// assert!(server.forward_headers(["mcp-session-id"]).is_err());
     /// ```
     pub fn forward_headers<I, S>(mut self, names: I) -> Result<Self, ServeError>
@@ -811,8 +811,8 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
-    ///     .with_call_options(ai_tools::CallOptions::new().metadata("x-tenant", "acme"));
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_call_options(proto_ai_tools::CallOptions::new().metadata("x-tenant", "acme"));
     /// # let _ = server;
     /// ```
     pub fn with_call_options(mut self, options: CallOptions) -> Self {
@@ -848,7 +848,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_call_timeout(Some(Duration::from_secs(20)));
     /// # let _ = server;
     /// ```
@@ -868,7 +868,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_tool_timeout("reports_generate", Duration::from_secs(300))
     ///     .with_tool_timeout("links_get", Duration::from_secs(5));
     /// # let _ = server;
@@ -899,7 +899,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_cancel_on_disconnect(false);
     /// # let _ = server;
     /// ```
@@ -921,8 +921,8 @@ impl McpServer {
     ///
     /// ```
     /// use std::{sync::Arc, time::Duration};
-    /// let sessions = Arc::new(ai_tools::Sessions::new((), Duration::from_secs(600)).with_alias_limit(1000));
-    /// let server = ai_tools::mcp::McpServer::new(|aliases| ai_tools::Toolkit::builder().alias_manager(aliases).build())
+    /// let sessions = Arc::new(proto_ai_tools::Sessions::new((), Duration::from_secs(600)).with_alias_limit(1000));
+    /// let server = proto_ai_tools::mcp::McpServer::new(|aliases| proto_ai_tools::Toolkit::builder().alias_manager(aliases).build())
     ///     .with_sessions(sessions.clone());
     /// # let _ = server;
     /// ```
@@ -966,12 +966,12 @@ impl McpServer {
     ///
     /// ```no_run
     /// use std::sync::Arc;
-    /// use ai_tools::{Toolkit, mcp::McpServer, store::RedisStore};
+    /// use proto_ai_tools::{Toolkit, mcp::McpServer, store::RedisStore};
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
     /// // The aliases and the sessions in the same Redis.
-    /// let sessions = ai_tools::mcp::default_sessions().with_store(Arc::new(store.clone()));
+    /// let sessions = proto_ai_tools::mcp::default_sessions().with_store(Arc::new(store.clone()));
     /// McpServer::new(|aliases| Toolkit::builder().alias_manager(aliases).build())
     ///     .with_sessions(Arc::new(sessions))
     ///     .with_session_store(store)
@@ -992,7 +992,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_stdio_session_id("desktop-user-7");
     /// # let _ = server;
     /// ```
@@ -1006,8 +1006,8 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::Dialect;
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    /// use proto_ai_tools::schema::Dialect;
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_dialect(Dialect::JsonSchema);
     /// # let _ = server;
     /// ```
@@ -1030,8 +1030,8 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::HostProfile;
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    /// use proto_ai_tools::schema::HostProfile;
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_host_profile(HostProfile::Exact);
     /// # let _ = server;
     /// ```
@@ -1064,15 +1064,15 @@ impl McpServer {
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// use ai_tools::transport::InProcessTransport;
+    /// use proto_ai_tools::transport::InProcessTransport;
     ///
-    /// let toolkit = ai_tools::Toolkit::builder()
+    /// let toolkit = proto_ai_tools::Toolkit::builder()
     ///     .generated(gentools::Executor::new(InProcessTransport::new()))
     ///     .build()
     ///     .unwrap();
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(toolkit).with_output_schemas(true);
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(toolkit).with_output_schemas(true);
     /// let tools = server.tools().unwrap();
     /// let schema = tools[0].output_schema.as_ref().unwrap();
     /// assert_eq!(schema["type"], "object");
@@ -1090,7 +1090,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_output_schemas(true)
     ///     .with_max_output_schema_bytes(32 * 1024);
     /// # let _ = server;
@@ -1112,7 +1112,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_tasks(false);
     /// # let _ = server;
     /// ```
@@ -1150,7 +1150,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_allowed_hosts(["tools.example.com"]);
     /// # let _ = server;
     /// ```
@@ -1174,7 +1174,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_allowed_origins(["https://app.example.com:443"]);
     /// # let _ = server;
     /// ```
@@ -1198,7 +1198,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_max_request_body_bytes(1 << 20);
     /// # let _ = server;
     /// ```
@@ -1220,7 +1220,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_max_sessions(100);
     /// # let _ = server;
     /// ```
@@ -1244,7 +1244,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_session_idle_timeout(Duration::from_secs(30 * 60));
     /// # let _ = server;
     /// ```
@@ -1262,7 +1262,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_max_connections(256);
     /// # let _ = server;
     /// ```
@@ -1280,7 +1280,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_header_timeout(Duration::from_secs(5));
     /// # let _ = server;
     /// ```
@@ -1298,7 +1298,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_idle_timeout(Duration::from_secs(120));
     /// # let _ = server;
     /// ```
@@ -1380,7 +1380,7 @@ impl McpServer {
     /// Checks a tool as listed against the dialect's checker.
     fn check_listed(&self, tool: &rmcp::model::Tool, strict: bool) -> Result<(), ServeError> {
         let schema = Value::Object(tool.input_schema.as_ref().clone());
-        let violations = ai_tools_schema::check::check(self.dialect, strict, &schema);
+        let violations = proto_ai_tools_schema::check::check(self.dialect, strict, &schema);
         if violations.is_empty() {
             return Ok(());
         }
@@ -1539,7 +1539,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(server: ai_tools::mcp::McpServer) -> Result<(), ai_tools::mcp::ServeError> {
+    /// # async fn run(server: proto_ai_tools::mcp::McpServer) -> Result<(), proto_ai_tools::mcp::ServeError> {
     /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     /// server.serve_stdio_until(async { let _ = stopped.await; }).await
     /// # }
@@ -1567,7 +1567,7 @@ impl McpServer {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    /// let server = ai_tools::mcp::McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap());
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap());
     /// let (client, server_end) = tokio::io::duplex(64 * 1024);
     /// let (read, write) = tokio::io::split(server_end);
     /// let serving = tokio::spawn(server.serve_io(read, write, std::future::pending()));
@@ -1652,10 +1652,10 @@ impl McpServer {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(server: ai_tools::mcp::McpServer) -> Result<(), ai_tools::mcp::ServeError> {
+    /// # async fn run(server: proto_ai_tools::mcp::McpServer) -> Result<(), proto_ai_tools::mcp::ServeError> {
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     /// eprintln!("MCP at http://{}/mcp", listener.local_addr()?);
-    /// server.serve_http_until(listener, ai_tools::mcp::shutdown_signal()).await
+    /// server.serve_http_until(listener, proto_ai_tools::mcp::shutdown_signal()).await
     /// # }
     /// ```
     pub async fn serve_http_until(
@@ -1775,7 +1775,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = ai_tools::mcp::McpServer::new(|a| ai_tools::Toolkit::builder().alias_manager(a).build());
+    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build());
     /// assert!(server.check_address("127.0.0.1:8080".parse().unwrap()).is_ok());
     /// assert!(server.check_address("0.0.0.0:8080".parse().unwrap()).is_err());
     /// let server = server.with_alias_scope_header("x-user-id").unwrap();
@@ -1857,7 +1857,7 @@ async fn deleted_is_no_content(
 ///
 /// ```no_run
 /// # async fn run() {
-/// ai_tools::mcp::shutdown_signal().await;
+/// proto_ai_tools::mcp::shutdown_signal().await;
 /// eprintln!("stopping");
 /// # }
 /// ```

@@ -4,7 +4,7 @@
 //!
 //! A tool whose method returns `google.longrunning.Operation` and names its
 //! types in `operation_info` is long-running
-//! ([`ai_tools_schema::proto::long_running`]). When the server lists one, it
+//! ([`proto_ai_tools_schema::proto::long_running`]). When the server lists one, it
 //! advertises the tasks extension; a `tools/call` of such a tool from a
 //! client that declared tasks makes the gRPC call and answers with a task.
 //! The task lives at the service, not here: its id names the tool and the
@@ -200,7 +200,7 @@ pub(super) fn operations_get_arguments(
     if let Some(unknown) = arguments.keys().find(|k| *k != "name" && *k != "tool") {
         return Err(format!(
             "{OPERATIONS_GET}: `{}` is not a parameter; give `name` (and `tool` when asked)",
-            ai_tools_schema::inbound::shorten(unknown)
+            proto_ai_tools_schema::inbound::shorten(unknown)
         ));
     }
     let name = match arguments.get("name") {

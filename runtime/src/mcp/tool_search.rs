@@ -35,8 +35,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ai_tools_schema::Dialect;
-use ai_tools_schema::inbound::kind_of;
+use proto_ai_tools_schema::Dialect;
+use proto_ai_tools_schema::inbound::kind_of;
 use serde_json::{Value, json};
 
 use crate::toolkit::Toolkit;
@@ -66,11 +66,11 @@ pub const MAX_QUERY_BYTES: usize = 1024;
 /// # Examples
 ///
 /// ```
-/// use ai_tools::mcp::{McpServer, ToolSearch};
+/// use proto_ai_tools::mcp::{McpServer, ToolSearch};
 ///
 /// let search = ToolSearch::new().toolset("links.v1.LinksService");
 /// assert_eq!(search.toolsets, ["links.v1.LinksService"]);
-/// let server = McpServer::from_toolkit(ai_tools::Toolkit::builder().build().unwrap())
+/// let server = McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
 ///     .with_tool_search(search);
 /// # drop(server);
 /// ```
@@ -104,7 +104,7 @@ impl ToolSearch {
 
     /// A toolset named `name` of the tools that match any of `patterns`:
     /// globs on the tool name or, with a `/`, on `package.Service/Method`,
-    /// by the rule of [`select`](ai_tools_schema::select) (a pattern that
+    /// by the rule of [`select`](proto_ai_tools_schema::select) (a pattern that
     /// matches no tool stops the server at start). A tool is listed when
     /// any toolset it is in is enabled, and a search names its defined
     /// toolset first. A name may not be a service's.
@@ -112,7 +112,7 @@ impl ToolSearch {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::mcp::ToolSearch;
+    /// use proto_ai_tools::mcp::ToolSearch;
     ///
     /// let search = ToolSearch::new()
     ///     .define("links-read", ["links_list", "workflow_steps_*"])
@@ -138,13 +138,13 @@ impl ToolSearch {
     /// # Examples
     ///
     /// ```no_run
-    /// use ai_tools::mcp::ToolSearch;
-    /// use ai_tools::toolkit::semantic::{Embeddings, LocalModel};
+    /// use proto_ai_tools::mcp::ToolSearch;
+    /// use proto_ai_tools::toolkit::semantic::{Embeddings, LocalModel};
     ///
     /// let model = LocalModel::open("models/all-MiniLM-L6-v2")?;
     /// let search = ToolSearch::new().embeddings(Embeddings::new(model).cache_dir(".cache"));
     /// # drop(search);
-    /// # Ok::<(), ai_tools::toolkit::semantic::EmbeddingError>(())
+    /// # Ok::<(), proto_ai_tools::toolkit::semantic::EmbeddingError>(())
     /// ```
     #[cfg(feature = "semantic-search")]
     pub fn embeddings(mut self, embeddings: crate::toolkit::semantic::Embeddings) -> Self {
@@ -189,7 +189,7 @@ impl Catalog {
         search: &ToolSearch,
         dialect: Dialect,
     ) -> Result<Self, ToolsetProblem> {
-        use ai_tools_schema::select::Selection;
+        use proto_ai_tools_schema::select::Selection;
         let mut toolset_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut summaries: BTreeMap<String, String> = BTreeMap::new();
@@ -204,7 +204,7 @@ impl Catalog {
                     "toolset `{name}` is defined twice, or is a service's name: give it a name of its own"
                 )));
             }
-            let problem = |problems: Vec<ai_tools_schema::select::Problem>| {
+            let problem = |problems: Vec<proto_ai_tools_schema::select::Problem>| {
                 ToolsetProblem::Definition(format!(
                     "toolset `{name}`: {}",
                     problems
@@ -431,7 +431,7 @@ impl Catalog {
             Some((name, tools)) => Ok((name, tools)),
             None => Err(format!(
                 "there is no toolset `{}`; {}",
-                ai_tools_schema::inbound::shorten(name),
+                proto_ai_tools_schema::inbound::shorten(name),
                 self.closest_toolsets(name)
             )),
         }
@@ -612,7 +612,7 @@ mod tests {
     }
 
     mod links {
-        ai_tools::ai_tools!("proto/links/v1/links.proto");
+        proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     }
 
     fn links_toolkit() -> Toolkit {
@@ -749,7 +749,7 @@ mod tests {
         for dialect in Dialect::ALL {
             for tool in meta_tools(dialect) {
                 let schema = Value::Object(tool.input_schema.as_ref().clone());
-                let violations = ai_tools_schema::check::check(dialect, false, &schema);
+                let violations = proto_ai_tools_schema::check::check(dialect, false, &schema);
                 assert!(
                     violations.is_empty(),
                     "{} in {dialect}: {violations:?}",

@@ -23,7 +23,7 @@ use crate::transport::BoxFuture;
 ///
 /// ```
 /// use std::{sync::Arc, time::Duration};
-/// use ai_tools::{Sessions, store::MemoryStore};
+/// use proto_ai_tools::{Sessions, store::MemoryStore};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -75,7 +75,7 @@ impl MemoryStore {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ai_tools::store::{AliasStore, Floor, MemoryStore};
+    /// use proto_ai_tools::store::{AliasStore, Floor, MemoryStore};
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let store = MemoryStore::new(Duration::from_secs(86_400)).with_alias_idle(Duration::from_secs(1800));
@@ -99,7 +99,7 @@ impl MemoryStore {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::store::MemoryStore::new(std::time::Duration::from_secs(1)).len(), 0);
+    /// assert_eq!(proto_ai_tools::store::MemoryStore::new(std::time::Duration::from_secs(1)).len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -110,7 +110,7 @@ impl MemoryStore {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::store::MemoryStore::new(std::time::Duration::from_secs(1)).is_empty());
+    /// assert!(proto_ai_tools::store::MemoryStore::new(std::time::Duration::from_secs(1)).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0

@@ -12,7 +12,7 @@
 //! the arguments before the call, one batched get-or-assign of the ids of the
 //! response after it.
 
-use ai_tools_schema::names::split_alias;
+use proto_ai_tools_schema::names::split_alias;
 use std::fmt;
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ pub(crate) use table::{AliasTable, idle_secs};
 /// # Examples
 ///
 /// ```
-/// let e = ai_tools::store::StoreError::unavailable("connection refused");
+/// let e = proto_ai_tools::store::StoreError::unavailable("connection refused");
 /// assert_eq!(e.to_string(), "the alias store is unavailable (connection refused)");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -69,7 +69,7 @@ impl StoreError {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::store::StoreError::unavailable("down").message(), "down");
+    /// assert_eq!(proto_ai_tools::store::StoreError::unavailable("down").message(), "down");
     /// ```
     pub fn message(&self) -> &str {
         &self.message
@@ -126,7 +126,7 @@ pub struct Lookup {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ai_tools::store::{AliasStore, Floor, MemoryStore};
+/// use proto_ai_tools::store::{AliasStore, Floor, MemoryStore};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -157,7 +157,7 @@ impl Floor {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::store::Floor::default().is_empty());
+    /// assert!(proto_ai_tools::store::Floor::default().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.epoch.is_none()
@@ -170,7 +170,7 @@ impl Floor {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::store::{AssignError, StoreError};
+/// use proto_ai_tools::store::{AssignError, StoreError};
 /// let down: AssignError = StoreError::unavailable("connection refused").into();
 /// assert!(down.to_string().contains("connection refused"));
 /// ```
@@ -208,7 +208,7 @@ pub enum AssignError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ai_tools::store::{AliasStore, Floor, MemoryStore};
+/// use proto_ai_tools::store::{AliasStore, Floor, MemoryStore};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {

@@ -238,7 +238,7 @@ return res
 /// # Examples
 ///
 /// ```
-/// let mut options = ai_tools::store::RedisStoreOptions::default();
+/// let mut options = proto_ai_tools::store::RedisStoreOptions::default();
 /// options.key_prefix = "my-agent".into();
 /// options.ttl = std::time::Duration::from_secs(24 * 3600);
 /// options.wait_for_replicas = 1; // an alias reaches the model only once a replica holds it
@@ -371,7 +371,7 @@ impl Default for RedisStoreOptions {
 ///
 /// ```no_run
 /// use std::{sync::Arc, time::Duration};
-/// use ai_tools::{Sessions, store::RedisStore};
+/// use proto_ai_tools::{Sessions, store::RedisStore};
 ///
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
@@ -438,10 +438,10 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
-    /// let mut options = ai_tools::store::RedisStoreOptions::default();
+    /// # async fn run() -> Result<(), proto_ai_tools::store::StoreError> {
+    /// let mut options = proto_ai_tools::store::RedisStoreOptions::default();
     /// options.key_prefix = "staging".into();
-    /// let store = ai_tools::store::RedisStore::connect_with("redis://127.0.0.1:6379", options).await?;
+    /// let store = proto_ai_tools::store::RedisStore::connect_with("redis://127.0.0.1:6379", options).await?;
     /// # Ok(())
     /// # }
     /// ```
@@ -478,7 +478,7 @@ impl RedisStore {
     ///
     /// ```no_run
     /// use std::{sync::Arc, time::Duration};
-    /// use ai_tools::{Sessions, store::{RedisStore, RedisStoreOptions}};
+    /// use proto_ai_tools::{Sessions, store::{RedisStore, RedisStoreOptions}};
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let mut options = RedisStoreOptions::default();
@@ -555,8 +555,8 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
-    /// let store = ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// # async fn run() -> Result<(), proto_ai_tools::store::StoreError> {
+    /// let store = proto_ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
     /// assert!(!store.is_cluster());
     /// # Ok(())
     /// # }
@@ -577,7 +577,7 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(store: ai_tools::store::RedisStore) {
+    /// # async fn run(store: proto_ai_tools::store::RedisStore) {
     /// let before = store.round_trips();
     /// // … one tool call …
     /// let per_call = store.round_trips() - before;
@@ -592,7 +592,7 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn f(store: ai_tools::store::RedisStore) {
+    /// # fn f(store: proto_ai_tools::store::RedisStore) {
     /// assert_eq!(store.options().key_prefix, "ai-tools");
     /// # }
     /// ```
@@ -605,7 +605,7 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # fn f(store: ai_tools::store::RedisStore) {
+    /// # fn f(store: proto_ai_tools::store::RedisStore) {
     /// assert_eq!(store.keys("c1")[0], "ai-tools:{c1}:aliases");
     /// # }
     /// ```
@@ -832,8 +832,8 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
-    /// let store = ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// # async fn run() -> Result<(), proto_ai_tools::store::StoreError> {
+    /// let store = proto_ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
     /// let fewest = store.replication().await?.fewest_replicas();
     /// let store = store.with_wait_for_replicas(fewest.min(1));
     /// # Ok(())
@@ -863,8 +863,8 @@ impl RedisStore {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run() -> Result<(), ai_tools::store::StoreError> {
-    /// let store = ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
+    /// # async fn run() -> Result<(), proto_ai_tools::store::StoreError> {
+    /// let store = proto_ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379").await?;
     /// let replication = store.replication().await?;
     /// for master in replication.without_replicas() {
     ///     eprintln!("{} has no replica: a crash of it loses what it held", master.address.as_deref().unwrap_or("the server"));
@@ -895,7 +895,7 @@ impl RedisStore {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::store::{MasterReplicas, Replication};
+/// use proto_ai_tools::store::{MasterReplicas, Replication};
 ///
 /// let replication = Replication::new(vec![
 ///     MasterReplicas::new(Some("10.0.0.1:6379".into()), 1),

@@ -281,7 +281,7 @@ impl AliasTable {
     /// another UUID — one alias never stands for two objects, whatever a
     /// store that lost writes answers.
     pub(crate) fn learn(&mut self, prefix: &str, uuid: String, alias: String) -> bool {
-        let Some((alias_prefix, n)) = ai_tools_schema::names::split_alias(&alias) else {
+        let Some((alias_prefix, n)) = proto_ai_tools_schema::names::split_alias(&alias) else {
             return false;
         };
         if alias_prefix != prefix || n == 0 {
@@ -370,7 +370,7 @@ impl AliasTable {
 
     /// Marks `alias` (lowercase) used now, if held.
     pub(crate) fn touch_alias(&mut self, alias: &str) {
-        let Some((prefix, n)) = ai_tools_schema::names::split_alias(alias) else {
+        let Some((prefix, n)) = proto_ai_tools_schema::names::split_alias(alias) else {
             return;
         };
         let Some(p) = self.find_prefix(prefix) else {
@@ -385,8 +385,8 @@ impl AliasTable {
     /// writes aliases (`link-7`, not `link-07`): other spellings name no
     /// record, so they never expire or forget one.
     fn canonical(alias: &str) -> Option<(&str, u64)> {
-        let (prefix, n) = ai_tools_schema::names::split_alias(alias)?;
-        (ai_tools_schema::names::alias(prefix, n) == alias).then_some((prefix, n))
+        let (prefix, n) = proto_ai_tools_schema::names::split_alias(alias)?;
+        (proto_ai_tools_schema::names::alias(prefix, n) == alias).then_some((prefix, n))
     }
 
     /// Whether `alias` (lowercase) was given out here and is held no
@@ -555,7 +555,7 @@ impl AliasTable {
     }
 
     fn alias_text(&self, record: &Record) -> String {
-        ai_tools_schema::names::alias(
+        proto_ai_tools_schema::names::alias(
             &self.prefixes[usize::from(record.prefix)].name,
             record.number,
         )
@@ -563,7 +563,7 @@ impl AliasTable {
 
     /// The prefix and UUID of an alias (exactly as written: lowercase).
     pub(crate) fn lookup_alias(&self, alias: &str) -> Option<(&str, String)> {
-        let (prefix, n) = ai_tools_schema::names::split_alias(alias)?;
+        let (prefix, n) = proto_ai_tools_schema::names::split_alias(alias)?;
         let table = &self.prefixes[self.find_prefix(prefix)?];
         let record = &self.records[table.record_of(n)? as usize];
         Some((table.name.as_str(), uuid_text(&record.uuid)))
@@ -653,7 +653,7 @@ impl AliasTable {
                 .map(|r| (p, r.number))
         });
         if let Some((p, number)) = known {
-            ai_tools_schema::names::write_alias(out, &self.prefixes[p].name, number);
+            proto_ai_tools_schema::names::write_alias(out, &self.prefixes[p].name, number);
             if let Some(index) = self.prefixes[p].record_of(number) {
                 self.stamp(index);
             }
@@ -668,7 +668,7 @@ impl AliasTable {
         }
         self.prefixes[p].counter = n;
         self.insert(p, bytes, n);
-        ai_tools_schema::names::write_alias(out, prefix, n);
+        proto_ai_tools_schema::names::write_alias(out, prefix, n);
     }
 
     /// What [`rollback`](Self::rollback) returns to.
@@ -1073,7 +1073,7 @@ mod tests {
                         let mut order: Vec<(usize, u64)> = Vec::new();
                         for e in table.entries() {
                             let p = PREFIXES.iter().position(|q| *q == e.prefix).unwrap_or(0);
-                            let n = ai_tools_schema::names::split_alias(&e.alias).map_or(0, |(_, n)| n);
+                            let n = proto_ai_tools_schema::names::split_alias(&e.alias).map_or(0, |(_, n)| n);
                             order.push((p, n));
                         }
                         model.uses = order;

@@ -10,7 +10,7 @@ pub use native::{IntoToolOutput, NativeTool, ToolContext, ToolError, ToolOutput}
 
 use std::sync::{LazyLock, OnceLock};
 
-use ai_tools_schema::{Dialect, RenderedTool, ToolHints};
+use proto_ai_tools_schema::{Dialect, RenderedTool, ToolHints};
 
 use crate::alias::FieldPrefix;
 use prost_reflect::DescriptorPool;
@@ -90,9 +90,9 @@ impl AgentTool {
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// use ai_tools::schema::Dialect;
+    /// use proto_ai_tools::schema::Dialect;
     ///
     /// let tool = &gentools::LINKS_CREATE;
     /// assert_eq!(tool.parameters_for(Dialect::JsonSchema), tool.parameters());
@@ -129,7 +129,7 @@ impl AgentTool {
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
     /// let examples: serde_json::Value =
     ///     serde_json::from_str(gentools::LINKS_CREATE.input_examples().unwrap()).unwrap();
@@ -247,7 +247,7 @@ impl ExpandedSchemas {
     #[allow(clippy::panic)]
     fn rendered(&'static self) -> &'static [RenderedTool] {
         self.rendered.get_or_init(|| {
-            let specs = match ai_tools_schema::tools_in_file(self.pool, self.file) {
+            let specs = match proto_ai_tools_schema::tools_in_file(self.pool, self.file) {
                 Ok(specs) => specs,
                 Err(diagnostics) => panic!(
                     "ai-tools bug: the descriptors `ai_tools!` embedded for `{}` no longer give its tools ({}); please report it",

@@ -8,8 +8,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ai_tools_schema::inbound::Limits;
-use ai_tools_schema::{Dialect, HostProfile, ToolHints, render};
+use proto_ai_tools_schema::inbound::Limits;
+use proto_ai_tools_schema::{Dialect, HostProfile, ToolHints, render};
 use serde_json::Value;
 
 use crate::alias::AliasManager;
@@ -26,7 +26,7 @@ use crate::transport::{BoxFuture, CallOptions};
 ///
 /// ```
 /// use std::sync::Arc;
-/// let ctx = ai_tools::ToolContext::new("search", Arc::new(ai_tools::AliasManager::new()));
+/// let ctx = proto_ai_tools::ToolContext::new("search", Arc::new(proto_ai_tools::AliasManager::new()));
 /// assert_eq!(ctx.tool_name(), "search");
 /// assert!(ctx.alias_manager().is_empty());
 /// ```
@@ -58,8 +58,8 @@ impl ToolContext {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let ctx = ai_tools::ToolContext::new("search", Arc::new(ai_tools::AliasManager::new()))
-    ///     .with_call_options(ai_tools::CallOptions::new().metadata("x-user", "42"));
+    /// let ctx = proto_ai_tools::ToolContext::new("search", Arc::new(proto_ai_tools::AliasManager::new()))
+    ///     .with_call_options(proto_ai_tools::CallOptions::new().metadata("x-user", "42"));
     /// assert_eq!(ctx.call_options().metadata[0].1, "42");
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -108,7 +108,7 @@ impl ToolContext {
 ///
 /// # }
 /// ```
-/// use ai_tools::tool::ToolOutput;
+/// use proto_ai_tools::tool::ToolOutput;
 /// assert_eq!(ToolOutput::from("done"), ToolOutput::Text("done".into()));
 /// assert_eq!(ToolOutput::from(serde_json::json!({"n": 1})), ToolOutput::Json(serde_json::json!({"n": 1})));
 /// ```
@@ -151,11 +151,11 @@ impl From<Value> for ToolOutput {
 /// # Examples
 ///
 /// ```
-/// fn parse(s: &str) -> Result<u32, ai_tools::ToolError> {
+/// fn parse(s: &str) -> Result<u32, proto_ai_tools::ToolError> {
 ///     Ok(s.parse::<u32>()?)
 /// }
 /// assert!(parse("x").unwrap_err().message().contains("invalid digit"));
-/// assert_eq!(ai_tools::ToolError::new("no such page").message(), "no such page");
+/// assert_eq!(proto_ai_tools::ToolError::new("no such page").message(), "no such page");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolError(String, Option<String>);
@@ -214,8 +214,8 @@ impl<E: std::error::Error> From<E> for ToolError {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::ToolError;
-/// use ai_tools::tool::{IntoToolOutput, ToolOutput};
+/// use proto_ai_tools::ToolError;
+/// use proto_ai_tools::tool::{IntoToolOutput, ToolOutput};
 /// assert_eq!(Ok::<_, ToolError>("hi").into_tool_output(), Ok(ToolOutput::Text("hi".into())));
 /// assert_eq!(String::from("hi").into_tool_output(), Ok(ToolOutput::Text("hi".into())));
 /// ```
@@ -277,7 +277,7 @@ enum Failure {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput};
+/// use proto_ai_tools::{AliasManager, CallOptions, NativeTool, ToolInput};
 ///
 /// /// Search the docs.
 /// #[derive(serde::Deserialize, ToolInput)]
@@ -375,7 +375,7 @@ impl NativeTool {
     ///
     /// # }
     /// ```
-    /// # use ai_tools::NativeTool;
+    /// # use proto_ai_tools::NativeTool;
     /// let tool = NativeTool::new::<serde_json::Map<String, serde_json::Value>, _, _>("echo", "Echo.", |_, m| async move {
     ///     serde_json::Value::Object(m)
     /// })
@@ -393,7 +393,7 @@ impl NativeTool {
     /// # Examples
     ///
     /// ```
-    /// # let tool = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// # let tool = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
     /// assert_eq!(tool.title("Echo a text").title_text(), Some("Echo a text"));
     /// ```
     pub fn title(mut self, title: impl Into<String>) -> Self {
@@ -417,8 +417,8 @@ impl NativeTool {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::ToolHints;
-    /// # let tool = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// use proto_ai_tools::schema::ToolHints;
+    /// # let tool = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
     /// let tool = tool.hints(ToolHints { read_only: true, idempotent: true, destructive: None });
     /// assert!(tool.tool_hints().read_only);
     /// ```
@@ -441,7 +441,7 @@ impl NativeTool {
     /// # Examples
     ///
     /// ```
-    /// # let tool = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// # let tool = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
     /// assert_eq!(tool.name(), "echo");
     /// ```
     pub fn name(&self) -> &str {
@@ -453,7 +453,7 @@ impl NativeTool {
     /// # Examples
     ///
     /// ```
-    /// # let tool = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// # let tool = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
     /// assert_eq!(tool.description(), "Echo.");
     /// ```
     pub fn description(&self) -> &str {
@@ -474,7 +474,7 @@ impl NativeTool {
     /// # Examples
     ///
     /// ```
-    /// # let tool = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// # let tool = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
     /// assert!(tool.input().aliases.is_empty());
     /// ```
     pub fn input(&self) -> &InputSchema {
@@ -486,8 +486,8 @@ impl NativeTool {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{NativeTool, ToolInput};
-    /// use ai_tools::schema::Dialect;
+    /// use proto_ai_tools::{NativeTool, ToolInput};
+    /// use proto_ai_tools::schema::Dialect;
     ///
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Input { text: String }

@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::fmt;
 use std::time::Duration;
 
-use ai_tools_schema::overlay::{Overlay, PlainFields, annotate};
-use ai_tools_schema::select::{self, Selection};
-use ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
 use prost_reflect::DescriptorPool;
+use proto_ai_tools_schema::overlay::{Overlay, PlainFields, annotate};
+use proto_ai_tools_schema::select::{self, Selection};
+use proto_ai_tools_schema::{ANNOTATION_DESCRIPTORS, FieldAlias, RPC_TOOL_EXTENSION, ToolSpec};
 
 use crate::alias::{AliasManager, FieldPrefix};
 use crate::executor::ProtoExecutor;
@@ -35,11 +35,11 @@ mod reflection;
 ///   them;
 /// - a tool that matches an [`exclude`](Self::exclude) pattern is dropped;
 /// - then [`read_only`](Self::read_only) keeps only the tools whose hints
-///   say read-only ([`ToolHints::read_only`](ai_tools_schema::ToolHints::read_only):
+///   say read-only ([`ToolHints::read_only`](proto_ai_tools_schema::ToolHints::read_only):
 ///   the method's `option idempotency_level = NO_SIDE_EFFECTS`, or an
 ///   overlay's `read_only = true`).
 ///
-/// The rule is [`ai_tools_schema::select`]'s, which `ai_tools!`'s
+/// The rule is [`proto_ai_tools_schema::select`]'s, which `ai_tools!`'s
 /// `include`, `exclude` and `read_only` arguments and
 /// [`ToolkitBuilder`](crate::toolkit::ToolkitBuilder)'s methods of the same
 /// names follow too. A pattern is a glob (`globset`'s syntax: `*`, `?`,
@@ -57,7 +57,7 @@ mod reflection;
 /// # Examples
 ///
 /// ```
-/// let options = ai_tools::tool_set::ToolSetOptions::new()
+/// let options = proto_ai_tools::tool_set::ToolSetOptions::new()
 ///     .service("google.longrunning.Operations");
 /// assert_eq!(options.services, ["google.longrunning.Operations"]);
 /// ```
@@ -65,14 +65,14 @@ mod reflection;
 #[non_exhaustive]
 pub struct ToolSetOptions {
     /// Annotations from outside the protos (see
-    /// [`ai_tools_schema::overlay`]).
+    /// [`proto_ai_tools_schema::overlay`]).
     pub overlay: Option<Overlay>,
     /// Services whose every unary and server-streaming method is a tool.
     pub services: Vec<String>,
     /// Whether the plain fields of those services' requests (not
     /// `optional`, not in a oneof, not `field_behavior = REQUIRED`) are
     /// required: [`PlainFields::Optional`] unless set (see
-    /// [`ai_tools_schema::overlay`] for why).
+    /// [`proto_ai_tools_schema::overlay`] for why).
     pub plain_fields: PlainFields,
     /// How long `ToolSet::from_reflection` (feature `reflection`) may take
     /// for the whole exchange with the server, connecting included:
@@ -143,13 +143,13 @@ impl ToolSetOptions {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::overlay::PlainFields;
+    /// use proto_ai_tools::schema::overlay::PlainFields;
     ///
-    /// let options = ai_tools::tool_set::ToolSetOptions::new()
+    /// let options = proto_ai_tools::tool_set::ToolSetOptions::new()
     ///     .service("google.longrunning.Operations")
     ///     .plain_fields(PlainFields::Required);
     /// assert_eq!(options.plain_fields, PlainFields::Required);
-    /// assert_eq!(ai_tools::tool_set::ToolSetOptions::new().plain_fields, PlainFields::Optional);
+    /// assert_eq!(proto_ai_tools::tool_set::ToolSetOptions::new().plain_fields, PlainFields::Optional);
     /// ```
     pub fn plain_fields(mut self, plain_fields: PlainFields) -> Self {
         self.plain_fields = plain_fields;
@@ -164,10 +164,10 @@ impl ToolSetOptions {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+    /// use proto_ai_tools::tool_set::{ToolSet, ToolSetOptions};
     ///
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
     /// let bytes = links::descriptor_pool().encode_to_vec();
     ///
@@ -194,10 +194,10 @@ impl ToolSetOptions {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+    /// use proto_ai_tools::tool_set::{ToolSet, ToolSetOptions};
     ///
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
     /// let bytes = links::descriptor_pool().encode_to_vec();
     ///
@@ -207,7 +207,7 @@ impl ToolSetOptions {
     /// let set = ToolSet::from_descriptor_set(&bytes, &options).expect("tools");
     /// let names: Vec<&str> = set.tools().iter().map(|t| t.name).collect();
     /// assert_eq!(names, ["links_create", "links_list"]);
-    /// assert!(!set.executor(ai_tools::transport::InProcessTransport::new()).can_execute("links_update"));
+    /// assert!(!set.executor(proto_ai_tools::transport::InProcessTransport::new()).can_execute("links_update"));
     /// ```
     pub fn exclude(mut self, pattern: impl Into<String>) -> Self {
         self.exclude.push(pattern.into());
@@ -222,10 +222,10 @@ impl ToolSetOptions {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::tool_set::{ToolSet, ToolSetOptions};
+    /// use proto_ai_tools::tool_set::{ToolSet, ToolSetOptions};
     ///
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
     /// let bytes = links::descriptor_pool().encode_to_vec();
     ///
@@ -283,12 +283,12 @@ impl ToolSetError {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{tool_set::{ToolSet, ToolSetOptions}, transport::InProcessTransport};
+/// use proto_ai_tools::{tool_set::{ToolSet, ToolSetOptions}, transport::InProcessTransport};
 ///
 /// // Any encoded `FileDescriptorSet` with its imports; here, one the
 /// // macro embedded.
 /// mod links {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 /// }
 /// let bytes = links::descriptor_pool().encode_to_vec();
 /// let set = ToolSet::from_descriptor_set(&bytes, &ToolSetOptions::new()).expect("tools");
@@ -377,7 +377,7 @@ impl ToolSet {
     /// # Examples
     ///
     /// ```
-    /// # fn demo(set: &ai_tools::tool_set::ToolSet) {
+    /// # fn demo(set: &proto_ai_tools::tool_set::ToolSet) {
     /// for method in set.left_out() {
     ///     eprintln!("not a tool (client or bidirectional streaming): {method}");
     /// }
@@ -504,7 +504,7 @@ fn rpc_tool_extension(pool: &DescriptorPool) -> Option<prost_reflect::ExtensionD
 /// The tools of every file with an annotated method, rendered and checked.
 fn tools_of(
     pool: &DescriptorPool,
-) -> Result<Vec<(ToolSpec, ai_tools_schema::RenderedTool)>, ToolSetError> {
+) -> Result<Vec<(ToolSpec, proto_ai_tools_schema::RenderedTool)>, ToolSetError> {
     let Some(rpc_tool) = rpc_tool_extension(pool) else {
         return Err(ToolSetError::one(NO_TOOLS));
     };
@@ -518,7 +518,7 @@ fn tools_of(
         if !annotated {
             continue;
         }
-        match ai_tools_schema::tools_in_file(pool, file.name()) {
+        match proto_ai_tools_schema::tools_in_file(pool, file.name()) {
             Ok(specs) => {
                 for spec in specs {
                     if !names.insert(spec.name.clone()) {
@@ -560,7 +560,7 @@ fn prefixes(aliases: &[FieldAlias]) -> &'static [FieldPrefix] {
 }
 
 /// The same `AgentTool` the macro's expansion holds for `spec`.
-fn agent_tool_of(spec: &ToolSpec, rendered: &ai_tools_schema::RenderedTool) -> AgentTool {
+fn agent_tool_of(spec: &ToolSpec, rendered: &proto_ai_tools_schema::RenderedTool) -> AgentTool {
     let tool = with_hints(
         agent_tool(
             leak(&spec.name),

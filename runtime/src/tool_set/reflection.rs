@@ -196,7 +196,7 @@ impl ToolSet {
     ///
     /// ```no_run
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
-    /// use ai_tools::{tool_set::{ToolSet, ToolSetOptions}, transport::TonicTransport};
+    /// use proto_ai_tools::{tool_set::{ToolSet, ToolSetOptions}, transport::TonicTransport};
     /// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
     /// let set = ToolSet::from_reflection(channel.clone(), &ToolSetOptions::new(), &|files| {
     ///     eprintln!("{files} files fetched");

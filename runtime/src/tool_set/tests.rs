@@ -3,7 +3,7 @@
 use super::{ToolSet, ToolSetOptions};
 
 mod links {
-    ai_tools::ai_tools!("proto/links/v1/links.proto");
+    proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 }
 
 fn names(options: &ToolSetOptions) -> Vec<&'static str> {

@@ -11,9 +11,9 @@
 //!
 //! A native tool (no service) is listed as it is elsewhere, loaded up
 //! front. Each rendering passes its checker,
-//! [`check_openai_tool_search`](ai_tools_schema::deferred::check_openai_tool_search)
+//! [`check_openai_tool_search`](proto_ai_tools_schema::deferred::check_openai_tool_search)
 //! and
-//! [`check_anthropic_tool_search`](ai_tools_schema::deferred::check_anthropic_tool_search),
+//! [`check_anthropic_tool_search`](proto_ai_tools_schema::deferred::check_anthropic_tool_search),
 //! which hold the rules of these shapes and their sources.
 //!
 //! [tool search]: https://developers.openai.com/api/docs/guides/tools-tool-search
@@ -21,10 +21,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-pub use ai_tools_schema::deferred::AnthropicToolSearch;
-use ai_tools_schema::deferred::{OPENAI_TOOL_SEARCH, openai_namespace_name};
-use ai_tools_schema::proto::leading_comment;
 use prost_reflect::DescriptorPool;
+pub use proto_ai_tools_schema::deferred::AnthropicToolSearch;
+use proto_ai_tools_schema::deferred::{OPENAI_TOOL_SEARCH, openai_namespace_name};
+use proto_ai_tools_schema::proto::leading_comment;
 use serde_json::{Value, json};
 
 use super::{Kind, Toolkit};
@@ -58,14 +58,14 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::deferred::check_openai_tool_search;
+    /// use proto_ai_tools::schema::deferred::check_openai_tool_search;
     /// use serde_json::json;
     ///
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
-    /// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+    /// let executor = links::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
+    /// let toolkit = proto_ai_tools::Toolkit::builder().generated(executor).build().unwrap();
     ///
     /// let tools = toolkit.to_openai_tool_search();
     /// let tools = tools.as_array().unwrap();
@@ -160,15 +160,15 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::deferred::check_anthropic_tool_search;
-    /// use ai_tools::toolkit::deferred::AnthropicToolSearch;
+    /// use proto_ai_tools::schema::deferred::check_anthropic_tool_search;
+    /// use proto_ai_tools::toolkit::deferred::AnthropicToolSearch;
     /// use serde_json::json;
     ///
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
-    /// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+    /// let executor = links::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
+    /// let toolkit = proto_ai_tools::Toolkit::builder().generated(executor).build().unwrap();
     ///
     /// let tools = toolkit.to_anthropic_tool_search(AnthropicToolSearch::Bm25);
     /// let tools = tools.as_array().unwrap();
@@ -230,25 +230,25 @@ fn service_comment(pool: &DescriptorPool, service: &str) -> Option<String> {
 mod tests {
     use std::sync::Arc;
 
-    use ai_tools_schema::check::Violation;
-    use ai_tools_schema::deferred::{check_anthropic_tool_search, check_openai_tool_search};
+    use proto_ai_tools_schema::check::Violation;
+    use proto_ai_tools_schema::deferred::{check_anthropic_tool_search, check_openai_tool_search};
 
     use super::*;
     use crate::transport::InProcessTransport;
     use crate::{AliasManager, NativeTool, ToolInput};
 
     mod links {
-        ai_tools::ai_tools!("proto/links/v1/links.proto");
+        proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     }
 
     mod conformance {
-        ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
+        proto_ai_tools::ai_tools!("proto/conformance/v1/conformance.proto");
     }
 
     /// googleapis' Operations service, every method a tool: its service has
     /// a leading comment.
     mod operations {
-        ai_tools::ai_tools!(
+        proto_ai_tools::ai_tools!(
             "proto/third_party/googleapis/google/longrunning/operations_proto.proto",
             includes = ["proto/third_party/googleapis"],
             services = ["google.longrunning.Operations"]

@@ -12,10 +12,10 @@ pub mod semantic;
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock};
 
-use ai_tools_schema::output::{self, ResultShape};
-use ai_tools_schema::select::{Problem, Selection, Subject};
-use ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names, render};
 use prost_reflect::DescriptorPool;
+use proto_ai_tools_schema::output::{self, ResultShape};
+use proto_ai_tools_schema::select::{Problem, Selection, Subject};
+use proto_ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names, render};
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
@@ -88,8 +88,8 @@ impl<T: Transport> GeneratedSource for ProtoExecutor<T> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{NativeTool, Toolkit, toolkit::ToolkitError};
-/// #[derive(serde::Deserialize, ai_tools::ToolInput)]
+/// use proto_ai_tools::{NativeTool, Toolkit, toolkit::ToolkitError};
+/// #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
 /// struct Args { text: String }
 /// let echo = || NativeTool::new::<Args, _, _>("echo", "Echo.", |_, a: Args| async move { a.text });
 /// let err = Toolkit::builder().native(echo()).native(echo()).build().unwrap_err();
@@ -151,7 +151,7 @@ fn selection_sentences(problems: &[Problem]) -> String {
 /// # Examples
 ///
 /// ```
-/// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
+/// let toolkit = proto_ai_tools::Toolkit::builder().build().unwrap();
 /// assert!(toolkit.tools().is_empty());
 /// ```
 #[derive(Default)]
@@ -192,8 +192,8 @@ impl ToolkitBuilder {
     ///
     /// ```
     /// use std::sync::Arc;
-    /// let aliases = Arc::new(ai_tools::AliasManager::new());
-    /// let toolkit = ai_tools::Toolkit::builder().alias_manager(aliases.clone()).build().unwrap();
+    /// let aliases = Arc::new(proto_ai_tools::AliasManager::new());
+    /// let toolkit = proto_ai_tools::Toolkit::builder().alias_manager(aliases.clone()).build().unwrap();
     /// assert!(Arc::ptr_eq(toolkit.alias_manager(), &aliases));
     /// ```
     pub fn alias_manager(mut self, aliases: Arc<AliasManager>) -> Self {
@@ -209,7 +209,7 @@ impl ToolkitBuilder {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{Toolkit, executor::ProtoExecutor, transport::InProcessTransport};
+    /// use proto_ai_tools::{Toolkit, executor::ProtoExecutor, transport::InProcessTransport};
     /// static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
     ///     std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
     ///
@@ -229,8 +229,8 @@ impl ToolkitBuilder {
     /// # Examples
     ///
     /// ```
-    /// let echo = ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
-    /// let toolkit = ai_tools::Toolkit::builder().native(echo).build();
+    /// let echo = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// let toolkit = proto_ai_tools::Toolkit::builder().native(echo).build();
     /// assert!(toolkit.is_err()); // a `String` input is not an object
     /// ```
     pub fn native(mut self, tool: NativeTool) -> Self {
@@ -243,7 +243,7 @@ impl ToolkitBuilder {
     /// `package.Service/Method` (`links.v1.LinksService/*`). A native tool
     /// has no method, so a pattern with a `/` never matches it.
     ///
-    /// The rule is [`ai_tools_schema::select`]'s, the one of a tool set's
+    /// The rule is [`proto_ai_tools_schema::select`]'s, the one of a tool set's
     /// [`ToolSetOptions::include`](crate::tool_set::ToolSetOptions::include)
     /// and of `ai_tools!`'s `include` argument, applied to every tool added,
     /// generated and native, when the toolkit is built: a pattern that is not
@@ -253,11 +253,11 @@ impl ToolkitBuilder {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{NativeTool, Toolkit, ToolInput, schema::ToolHints};
-    /// use ai_tools::transport::InProcessTransport;
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput, schema::ToolHints};
+    /// use proto_ai_tools::transport::InProcessTransport;
     ///
     /// mod links {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Query { text: String }
@@ -333,12 +333,12 @@ impl ToolkitBuilder {
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// use ai_tools::schema::{Dialect, render::minified_len};
+    /// use proto_ai_tools::schema::{Dialect, render::minified_len};
     ///
-    /// let executor = gentools::Executor::new(ai_tools::transport::InProcessTransport::new());
-    /// let toolkit = ai_tools::Toolkit::builder()
+    /// let executor = gentools::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
+    /// let toolkit = proto_ai_tools::Toolkit::builder()
     ///     .generated(executor)
     ///     .max_tool_bytes(200)
     ///     .build()
@@ -363,14 +363,14 @@ impl ToolkitBuilder {
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// use ai_tools::executor::JsonNames;
-    /// use ai_tools::transport::InProcessTransport;
+    /// use proto_ai_tools::executor::JsonNames;
+    /// use proto_ai_tools::transport::InProcessTransport;
     ///
     /// let toolkit = |names| {
     ///     let executor = gentools::Executor::new(InProcessTransport::new());
-    ///     ai_tools::Toolkit::builder().generated(executor).json_names(names).build().unwrap()
+    ///     proto_ai_tools::Toolkit::builder().generated(executor).json_names(names).build().unwrap()
     /// };
     /// let link = |names| {
     ///     let schema = toolkit(names).get("links_create").unwrap().output_schema().unwrap();
@@ -538,7 +538,7 @@ fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+/// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
 ///
 /// /// Search the docs.
 /// #[derive(serde::Deserialize, ToolInput)]
@@ -594,7 +594,7 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
+    /// let toolkit = proto_ai_tools::Toolkit::builder().build().unwrap();
     /// assert_eq!(toolkit.tools().len(), 0);
     /// ```
     pub fn tools(&self) -> &[Tool] {
@@ -606,7 +606,7 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// assert!(ai_tools::Toolkit::builder().build().unwrap().get("search").is_none());
+    /// assert!(proto_ai_tools::Toolkit::builder().build().unwrap().get("search").is_none());
     /// ```
     pub fn get(&self, name: &str) -> Option<&Tool> {
         self.index.get(name).map(|&i| &self.tools[i])
@@ -628,8 +628,8 @@ impl Toolkit {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let toolkit = ai_tools::Toolkit::builder()
-    ///     .call_options(ai_tools::CallOptions::new().timeout(Duration::from_secs(5)))
+    /// let toolkit = proto_ai_tools::Toolkit::builder()
+    ///     .call_options(proto_ai_tools::CallOptions::new().timeout(Duration::from_secs(5)))
     ///     .build()
     ///     .unwrap();
     /// assert_eq!(toolkit.call_options().timeout, Some(Duration::from_secs(5)));
@@ -644,8 +644,8 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::executor::JsonNames;
-    /// assert_eq!(ai_tools::Toolkit::builder().build().unwrap().json_names(), JsonNames::Proto);
+    /// use proto_ai_tools::executor::JsonNames;
+    /// assert_eq!(proto_ai_tools::Toolkit::builder().build().unwrap().json_names(), JsonNames::Proto);
     /// ```
     pub fn json_names(&self) -> JsonNames {
         self.json_names
@@ -661,7 +661,7 @@ impl Toolkit {
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
-    /// let toolkit = ai_tools::Toolkit::builder().build().unwrap();
+    /// let toolkit = proto_ai_tools::Toolkit::builder().build().unwrap();
     /// let result = toolkit.execute("nope", "{}").await;
     /// assert!(result.is_error);
     /// assert!(result.output.contains("unknown tool `nope`"));
@@ -681,7 +681,7 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::{CallOptions, NativeTool, ToolInput, Toolkit};
+    /// use proto_ai_tools::{CallOptions, NativeTool, ToolInput, Toolkit};
     /// /// No arguments.
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Nothing {}
@@ -770,9 +770,9 @@ impl Toolkit {
     /// (`rpc_tool.examples`) as `input_examples` where it has some, and
     /// `strict: true` for strict tools as long as the request stays within
     /// Anthropic's strict budgets
-    /// (at most [`ANTHROPIC_MAX_STRICT_TOOLS`](ai_tools_schema::check::ANTHROPIC_MAX_STRICT_TOOLS)
-    /// strict tools, [`ANTHROPIC_MAX_OPTIONAL_PARAMETERS`](ai_tools_schema::check::ANTHROPIC_MAX_OPTIONAL_PARAMETERS)
-    /// optional and [`ANTHROPIC_MAX_UNION_PARAMETERS`](ai_tools_schema::check::ANTHROPIC_MAX_UNION_PARAMETERS)
+    /// (at most [`ANTHROPIC_MAX_STRICT_TOOLS`](proto_ai_tools_schema::check::ANTHROPIC_MAX_STRICT_TOOLS)
+    /// strict tools, [`ANTHROPIC_MAX_OPTIONAL_PARAMETERS`](proto_ai_tools_schema::check::ANTHROPIC_MAX_OPTIONAL_PARAMETERS)
+    /// optional and [`ANTHROPIC_MAX_UNION_PARAMETERS`](proto_ai_tools_schema::check::ANTHROPIC_MAX_UNION_PARAMETERS)
     /// union-typed parameters in all). Anthropic refuses a whole request past
     /// those, so a strict tool that would overspend them is sent, in tool
     /// order, without `strict`: its schema is the same, only not enforced.
@@ -780,10 +780,10 @@ impl Toolkit {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::Toolkit::builder().build().unwrap().to_anthropic(), serde_json::json!([]));
+    /// assert_eq!(proto_ai_tools::Toolkit::builder().build().unwrap().to_anthropic(), serde_json::json!([]));
     /// ```
     pub fn to_anthropic(&self) -> Value {
-        use ai_tools_schema::check::{
+        use proto_ai_tools_schema::check::{
             ANTHROPIC_MAX_OPTIONAL_PARAMETERS, ANTHROPIC_MAX_STRICT_TOOLS,
             ANTHROPIC_MAX_UNION_PARAMETERS, strict_counts,
         };
@@ -817,7 +817,7 @@ impl Toolkit {
     ///
     /// ```
     /// assert_eq!(
-    ///     ai_tools::Toolkit::builder().build().unwrap().to_openai_responses(),
+    ///     proto_ai_tools::Toolkit::builder().build().unwrap().to_openai_responses(),
     ///     serde_json::json!([])
     /// );
     /// ```
@@ -832,7 +832,7 @@ impl Toolkit {
     ///
     /// ```
     /// assert_eq!(
-    ///     ai_tools::Toolkit::builder().build().unwrap().to_gemini_json_schema(),
+    ///     proto_ai_tools::Toolkit::builder().build().unwrap().to_gemini_json_schema(),
     ///     serde_json::json!({"functionDeclarations": []})
     /// );
     /// ```
@@ -853,7 +853,7 @@ impl Toolkit {
     ///
     /// ```
     /// assert_eq!(
-    ///     ai_tools::Toolkit::builder().build().unwrap().to_gemini(),
+    ///     proto_ai_tools::Toolkit::builder().build().unwrap().to_gemini(),
     ///     serde_json::json!({"functionDeclarations": []})
     /// );
     /// ```
@@ -919,7 +919,7 @@ fn generated_output_schema(
 /// # Examples
 ///
 /// ```
-/// use ai_tools::{NativeTool, Toolkit, ToolInput};
+/// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
 /// #[derive(serde::Deserialize, ToolInput)]
 /// struct Input { text: String }
 /// let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
@@ -1081,12 +1081,12 @@ impl Tool {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// # use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
     /// # #[derive(serde::Deserialize, ToolInput)]
     /// # struct Input { text: String }
     /// # let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
     /// # let toolkit = Toolkit::builder().native(shout).build().unwrap();
-    /// let schema = toolkit.get("shout").unwrap().parameters(ai_tools::schema::Dialect::OpenAi);
+    /// let schema = toolkit.get("shout").unwrap().parameters(proto_ai_tools::schema::Dialect::OpenAi);
     /// assert_eq!(schema["properties"]["text"]["type"], "string");
     /// ```
     pub fn parameters(&self, dialect: Dialect) -> Value {
@@ -1109,8 +1109,8 @@ impl Tool {
     /// # Examples
     ///
     /// ```
-    /// # use ai_tools::{NativeTool, Toolkit, ToolInput};
-    /// use ai_tools::schema::{Dialect, HostProfile};
+    /// # use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// use proto_ai_tools::schema::{Dialect, HostProfile};
     ///
     /// #[derive(serde::Deserialize, ToolInput)]
     /// struct Input { order_id: i64 }
@@ -1155,7 +1155,7 @@ impl Tool {
     /// The JSON Schema of this tool's result when the call succeeds: the
     /// protojson the executor writes for the method's response (or
     /// `{"messages": [...]}` for a server stream), aliases described by
-    /// their prefix; see [`ai_tools_schema::output`] for the rules. An MCP
+    /// their prefix; see [`proto_ai_tools_schema::output`] for the rules. An MCP
     /// server declares it as the tool's `outputSchema` where
     /// `McpServer::with_output_schemas` (feature `mcp`) asks for it.
     ///
@@ -1167,12 +1167,12 @@ impl Tool {
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// use ai_tools::transport::InProcessTransport;
+    /// use proto_ai_tools::transport::InProcessTransport;
     ///
     /// let executor = gentools::Executor::new(InProcessTransport::new());
-    /// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+    /// let toolkit = proto_ai_tools::Toolkit::builder().generated(executor).build().unwrap();
     ///
     /// let schema = toolkit.get("links_create").unwrap().output_schema().unwrap();
     /// let link = &schema["properties"]["link"]["properties"];
@@ -1188,19 +1188,19 @@ impl Tool {
     /// [`output_schema`](Self::output_schema) for hosts of profile `host`:
     /// for a host that refuses `$ref` (the default MCP profile,
     /// [`HostProfile::JavaScript`]) every message type is spelled out and a
-    /// recursive one cut ([`ai_tools_schema::output::result_schema_for`]).
+    /// recursive one cut ([`proto_ai_tools_schema::output::result_schema_for`]).
     ///
     /// # Examples
     ///
     /// ```
     /// mod gentools {
-    ///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
     /// }
-    /// use ai_tools::schema::HostProfile;
-    /// use ai_tools::transport::InProcessTransport;
+    /// use proto_ai_tools::schema::HostProfile;
+    /// use proto_ai_tools::transport::InProcessTransport;
     ///
     /// let executor = gentools::Executor::new(InProcessTransport::new());
-    /// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+    /// let toolkit = proto_ai_tools::Toolkit::builder().generated(executor).build().unwrap();
     /// let list = toolkit.get("links_list").unwrap();
     /// let schema = list.output_schema_for_host(HostProfile::JavaScript).unwrap();
     /// assert!(!schema.to_string().contains("$ref"));

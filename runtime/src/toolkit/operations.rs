@@ -3,7 +3,7 @@
 //! start, poll and cancel their operations, each with its options worked
 //! out as [`Toolkit::run`] works them out.
 
-use ai_tools_schema::proto::LongRunning;
+use proto_ai_tools_schema::proto::LongRunning;
 
 use super::{Kind, Tool, Toolkit};
 use crate::executor::{JsonNames, OperationError, OperationState, ProtoExecutor};

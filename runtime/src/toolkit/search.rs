@@ -33,13 +33,13 @@ use super::{Tool, Toolkit};
 /// # Examples
 ///
 /// ```
-/// use ai_tools::toolkit::search::ToolIndex;
+/// use proto_ai_tools::toolkit::search::ToolIndex;
 ///
 /// mod links {
-///     ai_tools::ai_tools!("proto/links/v1/links.proto");
+///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 /// }
-/// let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
-/// let toolkit = ai_tools::Toolkit::builder().generated(executor).build().unwrap();
+/// let executor = links::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
+/// let toolkit = proto_ai_tools::Toolkit::builder().generated(executor).build().unwrap();
 /// let index = ToolIndex::new(&toolkit);
 ///
 /// let found = index.search("change the target address of a short link", 3);
@@ -185,7 +185,7 @@ impl ToolIndex {
 }
 
 /// The text a tool is found by (see the [module docs](self)); also its
-/// retrieval document for rig (`ai_tools::rig::embedding_documents`).
+/// retrieval document for rig (`proto_ai_tools::rig::embedding_documents`).
 pub(crate) fn document(tool: &Tool) -> String {
     let mut parts: Vec<String> = Vec::new();
     let name = words(tool.name());
@@ -220,7 +220,7 @@ pub(crate) fn document(tool: &Tool) -> String {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::toolkit::search::summary;
+/// use proto_ai_tools::toolkit::search::summary;
 ///
 /// assert_eq!(
 ///     summary("Gets metadata for a given [Secret][google.cloud.secretmanager.v1.Secret].\n\nMore."),
@@ -254,7 +254,7 @@ pub fn service_title(tool: &Tool) -> Option<String> {
         .descriptor_pool()
         .get_service_by_name(tool.method.service);
     let comment = service.as_ref().and_then(|service| {
-        ai_tools_schema::proto::leading_comment(&service.parent_file(), service.path())
+        proto_ai_tools_schema::proto::leading_comment(&service.parent_file(), service.path())
     });
     let named = || words(tool.method.service.rsplit('.').next().unwrap_or_default());
     Some(

@@ -19,8 +19,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ai_tools_schema::HostProfile;
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage};
+use proto_ai_tools_schema::HostProfile;
 
 /// A boxed, sendable future, as [`Transport::unary`] returns.
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -36,7 +36,7 @@ pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 ///
 /// ```
 /// use std::sync::Arc;
-/// use ai_tools::{Transport, transport::InProcessTransport};
+/// use proto_ai_tools::{Transport, transport::InProcessTransport};
 ///
 /// let shared: Arc<dyn Transport> = Arc::new(InProcessTransport::new());
 /// fn takes_transport<T: Transport>(_: T) {}
@@ -117,7 +117,7 @@ pub trait MessageStream: Send {
     /// A stream that only decodes still gives bytes:
     ///
     /// ```
-    /// use ai_tools::transport::{BoxFuture, MessageStream, Status};
+    /// use proto_ai_tools::transport::{BoxFuture, MessageStream, Status};
     /// use prost_reflect::{DescriptorPool, DynamicMessage, Value};
     ///
     /// struct Decoded(Vec<DynamicMessage>);
@@ -202,7 +202,7 @@ forward_transport!(Arc, Box);
 ///
 /// ```
 /// use std::time::Duration;
-/// let options = ai_tools::CallOptions::new()
+/// let options = proto_ai_tools::CallOptions::new()
 ///     .timeout(Duration::from_secs(5))
 ///     .metadata("authorization", "Bearer t0ken")
 ///     .binary_metadata("trace-bin", [1, 2, 3]);
@@ -242,7 +242,7 @@ pub struct CallOptions {
 /// use std::sync::Arc;
 /// let seen = Arc::new(AtomicU64::new(0));
 /// let counter = seen.clone();
-/// let options = ai_tools::CallOptions::new()
+/// let options = proto_ai_tools::CallOptions::new()
 ///     .progress(move |received| counter.store(received, Ordering::Relaxed));
 /// options.progress.as_ref().expect("set").report(3);
 /// assert_eq!(seen.load(Ordering::Relaxed), 3);
@@ -295,7 +295,7 @@ impl CallOptions {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::CallOptions::new(), ai_tools::CallOptions::default());
+    /// assert_eq!(proto_ai_tools::CallOptions::new(), proto_ai_tools::CallOptions::default());
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -306,7 +306,7 @@ impl CallOptions {
     /// # Examples
     ///
     /// ```
-    /// let o = ai_tools::CallOptions::new().timeout(std::time::Duration::from_millis(250));
+    /// let o = proto_ai_tools::CallOptions::new().timeout(std::time::Duration::from_millis(250));
     /// assert!(o.timeout.is_some());
     /// ```
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -319,7 +319,7 @@ impl CallOptions {
     /// # Examples
     ///
     /// ```
-    /// let o = ai_tools::CallOptions::new().metadata("X-Tenant", "acme");
+    /// let o = proto_ai_tools::CallOptions::new().metadata("X-Tenant", "acme");
     /// assert_eq!(o.metadata[0], ("x-tenant".to_owned(), "acme".to_owned()));
     /// ```
     pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
@@ -333,7 +333,7 @@ impl CallOptions {
     /// # Examples
     ///
     /// ```
-    /// let o = ai_tools::CallOptions::new().binary_metadata("trace-bin", [0xff, 0]);
+    /// let o = proto_ai_tools::CallOptions::new().binary_metadata("trace-bin", [0xff, 0]);
     /// assert_eq!(o.binary_metadata[0].1, [0xff, 0]);
     /// ```
     pub fn binary_metadata(mut self, key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
@@ -354,8 +354,8 @@ impl CallOptions {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::schema::HostProfile;
-    /// let o = ai_tools::CallOptions::new().through_host(HostProfile::JavaScript);
+    /// use proto_ai_tools::schema::HostProfile;
+    /// let o = proto_ai_tools::CallOptions::new().through_host(HostProfile::JavaScript);
     /// assert_eq!(o.host, Some(HostProfile::JavaScript));
     /// ```
     pub fn through_host(mut self, host: HostProfile) -> Self {
@@ -369,7 +369,7 @@ impl CallOptions {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::CallOptions;
+    /// use proto_ai_tools::CallOptions;
     /// let defaults = CallOptions::new().metadata("x-tenant", "acme").metadata("authorization", "service");
     /// let call = CallOptions::new().metadata("authorization", "Bearer user-42");
     /// let merged = defaults.overriding(&call);
@@ -428,7 +428,7 @@ impl CallOptions {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::CallOptions;
+    /// use proto_ai_tools::CallOptions;
     /// assert!(CallOptions::new().metadata("x-user", "42").check().is_ok());
     /// let err = CallOptions::new().metadata("x user", "secret").check().unwrap_err();
     /// assert!(err.contains("`x user`") && !err.contains("secret"));
@@ -469,8 +469,8 @@ impl CallOptions {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(ai_tools::transport::Code::NotFound.name(), "NOT_FOUND");
-/// assert_eq!(ai_tools::transport::Code::from_i32(14), ai_tools::transport::Code::Unavailable);
+/// assert_eq!(proto_ai_tools::transport::Code::NotFound.name(), "NOT_FOUND");
+/// assert_eq!(proto_ai_tools::transport::Code::from_i32(14), proto_ai_tools::transport::Code::Unavailable);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[allow(missing_docs)] // the names are the gRPC codes
@@ -520,7 +520,7 @@ impl Code {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::transport::Code::from_i32(99), ai_tools::transport::Code::Unknown);
+    /// assert_eq!(proto_ai_tools::transport::Code::from_i32(99), proto_ai_tools::transport::Code::Unknown);
     /// ```
     pub fn from_i32(n: i32) -> Code {
         usize::try_from(n)
@@ -534,7 +534,7 @@ impl Code {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(ai_tools::transport::Code::DeadlineExceeded.name(), "DEADLINE_EXCEEDED");
+    /// assert_eq!(proto_ai_tools::transport::Code::DeadlineExceeded.name(), "DEADLINE_EXCEEDED");
     /// ```
     pub fn name(self) -> &'static str {
         match self {
@@ -571,7 +571,7 @@ impl fmt::Display for Code {
 /// # Examples
 ///
 /// ```
-/// let s = ai_tools::transport::Status::new(ai_tools::transport::Code::NotFound, "no such link");
+/// let s = proto_ai_tools::transport::Status::new(proto_ai_tools::transport::Code::NotFound, "no such link");
 /// assert_eq!(s.to_string(), "NOT_FOUND: no such link");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -593,7 +593,7 @@ pub struct Status {
 /// # Examples
 ///
 /// ```
-/// use ai_tools::transport::{Code, Origin, Status};
+/// use proto_ai_tools::transport::{Code, Origin, Status};
 /// assert_eq!(Status::new(Code::Unavailable, "maintenance").origin, Origin::Service);
 /// let refused = Status::unreached(Code::Unavailable, "cannot connect to 10.0.0.7:50051: connection refused");
 /// assert_eq!(refused.origin, Origin::Unreached);
@@ -618,8 +618,8 @@ impl Status {
     /// # Examples
     ///
     /// ```
-    /// let s = ai_tools::transport::Status::new(ai_tools::transport::Code::Internal, "boom");
-    /// assert_eq!(s.code, ai_tools::transport::Code::Internal);
+    /// let s = proto_ai_tools::transport::Status::new(proto_ai_tools::transport::Code::Internal, "boom");
+    /// assert_eq!(s.code, proto_ai_tools::transport::Code::Internal);
     /// ```
     pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
@@ -649,7 +649,7 @@ impl Status {
     /// # Examples
     ///
     /// ```
-    /// use ai_tools::transport::{Code, Origin, Status};
+    /// use proto_ai_tools::transport::{Code, Origin, Status};
     /// let lost = Status::lost(Code::Unavailable, "connection reset by peer");
     /// assert_eq!(lost.origin, Origin::Lost);
     /// ```
@@ -683,7 +683,7 @@ type Handler = Arc<
 /// # Examples
 ///
 /// ```
-/// use ai_tools::transport::{InProcessTransport, Status, Code};
+/// use proto_ai_tools::transport::{InProcessTransport, Status, Code};
 ///
 /// let transport = InProcessTransport::new().with_handler(
 ///     "/links.v1.LinksService/CreateLink",
@@ -712,7 +712,7 @@ impl InProcessTransport {
     /// # Examples
     ///
     /// ```
-    /// assert!(!ai_tools::transport::InProcessTransport::new().has_handler("/a.B/C"));
+    /// assert!(!proto_ai_tools::transport::InProcessTransport::new().has_handler("/a.B/C"));
     /// ```
     pub fn new() -> Self {
         Self::default()

@@ -118,7 +118,7 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```no_run
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use ai_tools::transport::TonicTransport;
+/// use proto_ai_tools::transport::TonicTransport;
 ///
 /// let transport = TonicTransport::builder("https://links.internal:443")
 ///     .ca_certificate(std::fs::read("ca.pem")?)
@@ -160,9 +160,9 @@ impl TonicTransport {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), ai_tools::transport::TransportError> {
+    /// # async fn main() -> Result<(), proto_ai_tools::transport::TransportError> {
     /// use std::time::Duration;
-    /// use ai_tools::transport::TonicTransport;
+    /// use proto_ai_tools::transport::TonicTransport;
     ///
     /// // Connects at the first call.
     /// let transport = TonicTransport::builder("http://127.0.0.1:50051")

@@ -30,7 +30,7 @@ use crate::transport::{
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-/// let transport = ai_tools::transport::TonicTransport::new(channel);
+/// let transport = proto_ai_tools::transport::TonicTransport::new(channel);
 /// # let _ = transport;
 /// # }
 /// ```
@@ -64,7 +64,7 @@ impl TonicTransport {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// # let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
-    /// let transport = ai_tools::transport::TonicTransport::new(channel);
+    /// let transport = proto_ai_tools::transport::TonicTransport::new(channel);
     /// let _channel: &tonic::transport::Channel = transport.channel();
     /// # }
     /// ```

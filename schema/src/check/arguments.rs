@@ -37,7 +37,7 @@ const MAX_STEPS: usize = 512;
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::check::{check_arguments, Rule};
+/// use proto_ai_tools_schema::check::{check_arguments, Rule};
 /// use serde_json::json;
 ///
 /// let schema = json!({
@@ -96,7 +96,7 @@ pub(crate) fn admitted(root: &Value, schema: &Value, instance: &Value) -> bool {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::check::{check_input_examples, Rule};
+/// use proto_ai_tools_schema::check::{check_input_examples, Rule};
 /// use serde_json::json;
 ///
 /// let mut tool = json!({

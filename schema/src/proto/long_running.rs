@@ -42,7 +42,7 @@ pub struct LongRunning {
 ///
 /// ```
 /// # #[cfg(feature = "protox")] {
-/// use ai_tools_schema::proto::long_running;
+/// use proto_ai_tools_schema::proto::long_running;
 /// let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../proto");
 /// let mut compiler =
 ///     protox::Compiler::new([dir.to_owned(), format!("{dir}/third_party/googleapis")]).unwrap();

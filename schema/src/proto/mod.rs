@@ -97,7 +97,7 @@ mod well_known;
 #[cfg(test)]
 mod tests;
 
-// The public face: these are `ai_tools_schema::proto::…`.
+// The public face: these are `proto_ai_tools_schema::proto::…`.
 pub use annotations::MAX_TOOL_TIMEOUT;
 pub use bounds::{MAX_NESTING_DEPTH, MAX_SPELLED_OUT_FIELDS};
 pub use build::is_choice;
@@ -169,7 +169,7 @@ pub fn tools_in_file(pool: &DescriptorPool, file: &str) -> Result<Vec<ToolSpec>,
 /// # let pool = prost_reflect::DescriptorPool::global();
 /// // With no such file in the pool, nothing is handed over.
 /// let mut names = Vec::new();
-/// let result = ai_tools_schema::proto::tools_in_file_each(&pool, "none.proto", |tool| {
+/// let result = proto_ai_tools_schema::proto::tools_in_file_each(&pool, "none.proto", |tool| {
 ///     names.push(tool.name)
 /// });
 /// assert!(result.is_err() && names.is_empty());
@@ -426,7 +426,7 @@ pub fn tools_in_file_each(
 /// # let mut compiler = protox::Compiler::with_file_resolver(resolver);
 /// # compiler.include_source_info(true).open_file("m.proto").unwrap();
 /// # let pool = compiler.descriptor_pool();
-/// use ai_tools_schema::{proto::message_schema, render, Dialect};
+/// use proto_ai_tools_schema::{proto::message_schema, render, Dialect};
 ///
 /// let m = pool.get_message_by_name("p.M").unwrap();
 /// let schema = message_schema(&m);

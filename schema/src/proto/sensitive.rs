@@ -23,7 +23,7 @@ pub const REDACTED: &str = "[redacted]";
 ///     .get_message_by_name("google.protobuf.Api")
 ///     .unwrap();
 /// let name = api.get_field_by_name("name").unwrap();
-/// assert!(!ai_tools_schema::proto::is_sensitive(&name));
+/// assert!(!proto_ai_tools_schema::proto::is_sensitive(&name));
 /// ```
 pub fn is_sensitive(field: &FieldDescriptor) -> bool {
     let Some(extension) = field
@@ -54,7 +54,7 @@ pub fn is_sensitive(field: &FieldDescriptor) -> bool {
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::proto::{REDACTED, redact};
+/// use proto_ai_tools_schema::proto::{REDACTED, redact};
 /// use serde_json::json;
 ///
 /// // `google.protobuf.Api` has no sensitive field: nothing changes.

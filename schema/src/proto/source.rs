@@ -189,7 +189,7 @@ pub(super) fn diag(file: &FileDescriptor, (line, column): Location, message: Str
 /// # Examples
 ///
 /// ```
-/// use ai_tools_schema::{AnnotationFileResolver, proto::method_diagnostic};
+/// use proto_ai_tools_schema::{AnnotationFileResolver, proto::method_diagnostic};
 /// use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 ///
 /// struct Memory;

@@ -23,7 +23,7 @@
 //! `{"is_error": bool, "output": string}` per input.
 //!
 //! Adding a proto to the corpus is its expansion in the tests library
-//! (`ai_tools_tests::tools`) and one line of `corpus!` below.
+//! (`proto_ai_tools_tests::tools`) and one line of `corpus!` below.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, Write};
@@ -31,12 +31,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use ai_tools::schema::{Dialect, HostProfile, render};
-use ai_tools::{
-    AgentTool, AliasManager, CallOptions, executor::ProtoExecutor, transport::TonicTransport,
-};
 use base64::Engine as _;
 use prost_reflect::DescriptorPool;
+use proto_ai_tools::schema::{Dialect, HostProfile, render};
+use proto_ai_tools::{
+    AgentTool, AliasManager, CallOptions, executor::ProtoExecutor, transport::TonicTransport,
+};
 use protox::file::{ChainFileResolver, GoogleFileResolver};
 use serde_json::{Value, json};
 
@@ -64,8 +64,8 @@ macro_rules! corpus {
             $(Corpus {
                 path: $path,
                 includes: &[$($include),*],
-                tools: ai_tools_tests::tools::$module::all_tools,
-                pool: ai_tools_tests::tools::$module::descriptor_pool,
+                tools: proto_ai_tools_tests::tools::$module::all_tools,
+                pool: proto_ai_tools_tests::tools::$module::descriptor_pool,
                 overlay: corpus!(@overlay $($overlay)?),
             },)*
         ];
@@ -117,7 +117,7 @@ fn compile(corpus: &Corpus) -> Result<(DescriptorPool, String), String> {
         resolver.add(protox::file::IncludeFileResolver::new(root.join(include)));
     }
     resolver.add(GoogleFileResolver::new());
-    resolver.add(ai_tools_schema::AnnotationFileResolver);
+    resolver.add(proto_ai_tools_schema::AnnotationFileResolver);
     let name = corpus
         .includes
         .iter()
@@ -137,22 +137,22 @@ fn compile(corpus: &Corpus) -> Result<(DescriptorPool, String), String> {
         return Ok((compiler.descriptor_pool(), name));
     };
     // As the macro does: the annotation protos in, the overlay written in.
-    for annotations in ai_tools::schema::OVERLAY_ANNOTATION_PROTOS {
+    for annotations in proto_ai_tools::schema::OVERLAY_ANNOTATION_PROTOS {
         compiler
             .open_file(annotations)
             .map_err(|e| format!("{annotations}: {e}"))?;
     }
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(overlay))
         .map_err(|e| format!("{overlay}: {e}"))?;
-    let parsed =
-        ai_tools::schema::overlay::Overlay::parse(overlay, &text).map_err(|d| format!("{d:?}"))?;
-    let annotated = ai_tools::schema::overlay::annotate(
+    let parsed = proto_ai_tools::schema::overlay::Overlay::parse(overlay, &text)
+        .map_err(|d| format!("{d:?}"))?;
+    let annotated = proto_ai_tools::schema::overlay::annotate(
         &compiler.descriptor_pool(),
         &compiler.encode_file_descriptor_set(),
         Some(&name),
         Some(&parsed),
         &[],
-        ai_tools::schema::overlay::PlainFields::default(),
+        proto_ai_tools::schema::overlay::PlainFields::default(),
     )
     .map_err(|d| format!("{d:?}"))?;
     Ok((annotated.pool, name))
@@ -193,9 +193,10 @@ fn preregister(aliases: &AliasManager) -> Result<BTreeMap<String, Vec<(String, S
         let mut issued = Vec::new();
         for n in 0..ALIASES_PER_PREFIX {
             // A manager without a store answers at once.
-            let alias =
-                ai_tools_tests::support::ready(aliases.register(prefix, &uuid_for(prefix, n)))
-                    .map_err(|e| format!("registering an id for `{prefix}`: {e}"))?;
+            let alias = proto_ai_tools_tests::support::ready(
+                aliases.register(prefix, &uuid_for(prefix, n)),
+            )
+            .map_err(|e| format!("registering an id for `{prefix}`: {e}"))?;
             let uuid = aliases
                 .resolve(&alias)
                 .ok_or_else(|| format!("`{alias}` does not resolve right after registration"))?;
@@ -226,7 +227,7 @@ fn dump(max_tool_bytes: Option<usize>) -> Result<Value, String> {
                     .map_err(|e| format!("merging {}: {e}", fd.name()))?;
             }
         }
-        let specs = ai_tools::schema::tools_in_file(&pool, &file).map_err(|diags| {
+        let specs = proto_ai_tools::schema::tools_in_file(&pool, &file).map_err(|diags| {
             diags
                 .iter()
                 .map(ToString::to_string)
@@ -236,11 +237,11 @@ fn dump(max_tool_bytes: Option<usize>) -> Result<Value, String> {
         let statics = (corpus.tools)();
         // The expansion's tools as a toolkit renders them for a host (from
         // the descriptors the expansion embeds).
-        let toolkit = ai_tools::Toolkit::builder()
+        let toolkit = proto_ai_tools::Toolkit::builder()
             .generated(ProtoExecutor::new(
                 statics,
                 (corpus.pool)(),
-                ai_tools::transport::InProcessTransport::new(),
+                proto_ai_tools::transport::InProcessTransport::new(),
             ))
             .build()
             .map_err(|e| format!("{}: a toolkit of the expansion: {e}", corpus.path))?;
@@ -273,7 +274,7 @@ fn dump(max_tool_bytes: Option<usize>) -> Result<Value, String> {
                         HostProfile::Exact => (*target).to_owned(),
                         _ => format!("{target}@{host}"),
                     };
-                    let twin = ai_tools::schema::ToolSpec {
+                    let twin = proto_ai_tools::schema::ToolSpec {
                         strict,
                         ..spec.clone()
                     };
@@ -330,7 +331,7 @@ fn dump(max_tool_bytes: Option<usize>) -> Result<Value, String> {
 }
 
 /// Differences between the expansion's static tool and the run-time spec.
-fn compare_static(tool: &AgentTool, spec: &ai_tools::schema::ToolSpec) -> Vec<String> {
+fn compare_static(tool: &AgentTool, spec: &proto_ai_tools::schema::ToolSpec) -> Vec<String> {
     let mut out = Vec::new();
     let mut same = |what: &str, a: String, b: String| {
         if a != b {
@@ -395,7 +396,10 @@ fn compare_static(tool: &AgentTool, spec: &ai_tools::schema::ToolSpec) -> Vec<St
 /// Differences between what a toolkit of the expansion renders for each host
 /// profile but `Exact` (whose renderings `compare_static` compares) and the
 /// run-time rendering, in every dialect with the tool's own strictness.
-fn compare_hosts(toolkit: &ai_tools::Toolkit, spec: &ai_tools::schema::ToolSpec) -> Vec<String> {
+fn compare_hosts(
+    toolkit: &proto_ai_tools::Toolkit,
+    spec: &proto_ai_tools::schema::ToolSpec,
+) -> Vec<String> {
     let Some(tool) = toolkit.get(&spec.name) else {
         return vec![format!("{}: not in a toolkit of the expansion", spec.name)];
     };
@@ -506,7 +510,7 @@ fn exec(addr: &str) -> Result<(), String> {
             Some(executor) => {
                 runtime.block_on(executor.execute_with(&call.tool, call.args.get(), &options))
             }
-            None => ai_tools::ToolResult::error(format!("no corpus tool `{}`", call.tool)),
+            None => proto_ai_tools::ToolResult::error(format!("no corpus tool `{}`", call.tool)),
         };
         let out = json!({ "is_error": result.is_error, "output": result.output });
         writeln!(stdout, "{out}")

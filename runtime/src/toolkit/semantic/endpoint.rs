@@ -47,12 +47,12 @@ type Job = (
 /// # Examples
 ///
 /// ```no_run
-/// use ai_tools::toolkit::semantic::{EmbeddingSource, EmbeddingsEndpoint};
+/// use proto_ai_tools::toolkit::semantic::{EmbeddingSource, EmbeddingsEndpoint};
 ///
 /// let endpoint = EmbeddingsEndpoint::new("http://127.0.0.1:8080", "all-MiniLM-L6-v2")?;
 /// let vectors = endpoint.embed(&["stop a virtual machine"])?;
 /// assert_eq!(vectors.len(), 1);
-/// # Ok::<(), ai_tools::toolkit::semantic::EmbeddingError>(())
+/// # Ok::<(), proto_ai_tools::toolkit::semantic::EmbeddingError>(())
 /// ```
 #[derive(Debug)]
 pub struct EmbeddingsEndpoint {

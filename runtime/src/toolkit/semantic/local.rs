@@ -47,13 +47,13 @@ enum Pooling {
 /// # Examples
 ///
 /// ```no_run
-/// use ai_tools::toolkit::semantic::{EmbeddingSource, LocalModel};
+/// use proto_ai_tools::toolkit::semantic::{EmbeddingSource, LocalModel};
 ///
 /// let model = LocalModel::open("models/all-MiniLM-L6-v2")?;
 /// let vectors = model.embed(&["stop a virtual machine", "shut down a VM"])?;
 /// let cosine: f32 = vectors[0].iter().zip(&vectors[1]).map(|(a, b)| a * b).sum();
 /// assert!(cosine > 0.5);
-/// # Ok::<(), ai_tools::toolkit::semantic::EmbeddingError>(())
+/// # Ok::<(), proto_ai_tools::toolkit::semantic::EmbeddingError>(())
 /// ```
 pub struct LocalModel {
     dir: PathBuf,

@@ -39,14 +39,14 @@
 //! # Examples
 //!
 //! ```no_run
-//! use ai_tools::toolkit::search::ToolIndex;
-//! use ai_tools::toolkit::semantic::{Embeddings, LocalModel};
+//! use proto_ai_tools::toolkit::search::ToolIndex;
+//! use proto_ai_tools::toolkit::semantic::{Embeddings, LocalModel};
 //!
 //! mod links {
-//!     ai_tools::ai_tools!("proto/links/v1/links.proto");
+//!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
-//! let executor = links::Executor::new(ai_tools::transport::InProcessTransport::new());
-//! let toolkit = ai_tools::Toolkit::builder().generated(executor).build()?;
+//! let executor = links::Executor::new(proto_ai_tools::transport::InProcessTransport::new());
+//! let toolkit = proto_ai_tools::Toolkit::builder().generated(executor).build()?;
 //!
 //! let model = LocalModel::open("models/all-MiniLM-L6-v2")?;
 //! let embeddings = Embeddings::new(model).cache_dir("/var/cache/ai-tools");
