@@ -1146,16 +1146,16 @@ fn an_empty_variable_is_unset_and_a_bad_one_is_named() {
     );
 }
 
-/// The config file README.md shows ("Configuring the gateway") is one the
+/// The config file the guide shows (`guide/src/configure.md`) is one the
 /// command takes: read by `tools` with a proto on the command line (which
 /// drops the file's `reflection`), its keys, the `[mcp]` table's included,
 /// are all known, and its choice of tools applies.
 #[test]
 fn the_readmes_config_file_is_accepted() {
-    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(workspace().join("guide/src/configure.md")).unwrap();
     let start = readme
         .find("```toml\n# /etc/ai-tools.toml\n")
-        .expect("README.md shows a config file")
+        .expect("guide/src/configure.md shows a config file")
         + "```toml\n".len();
     let end = start + readme[start..].find("```").unwrap();
     let file = ConfigFile::new("readme", &readme[start..end]);

@@ -1,14 +1,15 @@
-//! The README's Quickstart and "Serve it with tonic" as a newcomer follows
-//! them: every block marked `<!-- quickstart/FILE -->` in README.md is
+//! The Quickstart (README.md's, and the guide's `guide/src/quickstart.md`
+//! with "Serve it with tonic") as a newcomer follows it: every block marked
+//! `<!-- quickstart/FILE -->` in README.md or in a chapter of the guide is
 //! extracted and compared with this crate's FILE byte for byte (the
 //! `Cargo.toml` blocks line by line, with the path of this checkout's
-//! `runtime` for the README's path to yours), this crate builds in the
+//! `runtime` for the docs' path to yours), this crate builds in the
 //! workspace, and its binary and the serve example run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-// The README's "Serve it with tonic" example, run in-process.
+// The guide's "Serve it with tonic" example, run in-process.
 mod serve {
     include!("../examples/serve.rs");
 
@@ -21,8 +22,26 @@ fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// README.md and every chapter of the guide, one after the other.
 fn readme() -> String {
-    std::fs::read_to_string(crate_dir().join("../README.md")).unwrap()
+    let mut text = read(&crate_dir().join("../README.md"));
+    let mut dirs = vec![crate_dir().join("../guide/src")];
+    let mut chapters = Vec::new();
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                chapters.push(path);
+            }
+        }
+    }
+    chapters.sort();
+    for chapter in chapters {
+        text.push_str(&read(&chapter));
+    }
+    text
 }
 
 /// Each `<!-- quickstart/FILE -->` marker of `readme` with the fenced block
@@ -40,7 +59,7 @@ fn marked_blocks(readme: &str) -> Vec<(String, String)> {
         let fence = lines.next().unwrap_or_default();
         assert!(
             fence.starts_with("```"),
-            "README.md: the marker of quickstart/{file} is not followed by a fenced block but by {fence:?}"
+            "README.md or the guide: the marker of quickstart/{file} is not followed by a fenced block but by {fence:?}"
         );
         let mut text = String::new();
         for line in lines.by_ref() {
@@ -56,7 +75,7 @@ fn marked_blocks(readme: &str) -> Vec<(String, String)> {
 }
 
 /// The dependency lines of a `Cargo.toml` text, `[section]` headers
-/// included, without comments and blank lines; the README's path to a
+/// included, without comments and blank lines; the docs' path to a
 /// checkout read as this crate's path to this one.
 fn dependency_lines(toml: &str) -> Vec<String> {
     let mut in_dependencies = false;
@@ -67,7 +86,7 @@ fn dependency_lines(toml: &str) -> Vec<String> {
             in_dependencies = line.ends_with("dependencies]");
         }
         if in_dependencies && !line.is_empty() && !line.starts_with('#') {
-            lines.push(line.replace(r#"path = "../ai-tools/runtime""#, r#"path = "../runtime""#));
+            lines.push(line.replace(r#"path = "../proto-ai-tools/runtime""#, r#"path = "../runtime""#));
         }
     }
     lines
@@ -90,7 +109,7 @@ fn the_readme_shows_this_crates_files_as_they_are() {
     ] {
         assert!(
             files.contains(&expected),
-            "README.md marks no block as quickstart/{expected}: {files:?}"
+            "neither README.md nor the guide marks a block as quickstart/{expected}: {files:?}"
         );
     }
     let manifest = dependency_lines(&read(&crate_dir().join("Cargo.toml")));
@@ -102,7 +121,7 @@ fn the_readme_shows_this_crates_files_as_they_are() {
             for line in &shown {
                 assert!(
                     manifest.contains(line),
-                    "README.md's Cargo.toml block has `{line}`, which quickstart/Cargo.toml has not: {manifest:#?}"
+                    "a Cargo.toml block of README.md or the guide has `{line}`, which quickstart/Cargo.toml has not: {manifest:#?}"
                 );
             }
             whole_manifest_shown |= shown == manifest;
@@ -110,13 +129,13 @@ fn the_readme_shows_this_crates_files_as_they_are() {
             assert_eq!(
                 block,
                 &read(&crate_dir().join(file)),
-                "README.md's block marked quickstart/{file} differs from the file"
+                "the block marked quickstart/{file} (README.md or the guide) differs from the file"
             );
         }
     }
     assert!(
         whole_manifest_shown,
-        "no Cargo.toml block of README.md lists all of quickstart/Cargo.toml's dependencies: {manifest:#?}"
+        "no Cargo.toml block of README.md or the guide lists all of quickstart/Cargo.toml's dependencies: {manifest:#?}"
     );
 }
 

@@ -163,9 +163,9 @@
 //! - **Serving**: [`mcp`] (feature `mcp`) serves a toolkit over the
 //!   Model Context Protocol; [`build`] (feature `build`) compiles your
 //!   protos for a tonic server.
-//! - **The guide**: the repository's README walks through all of it, from
+//! - **The guide**: the repository's `guide/` walks through all of it, from
 //!   the Quickstart to running several replicas, securing the gateway and
-//!   large APIs.
+//!   large APIs, one chapter per task.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -258,21 +258,13 @@ pub use tool::{AgentTool, NativeTool, ToolContext, ToolError};
 pub use toolkit::Toolkit;
 pub use transport::{CallOptions, Transport};
 
-/// The README's Rust examples, compiled (and, unless marked `no_run`, run)
-/// as doctests so that the README cannot drift from the API. Its examples
-/// use the `tonic`, `tls`, `mcp`, `redis-cluster`, `genai` and `rig`
-/// features, on in `cargo test --workspace --all-features`. `README.md`
+/// The README's Rust example (the Quickstart's `src/main.rs`), compiled and
+/// run as a doctest so that the README cannot drift from the API; it needs
+/// no feature. The guide's examples are the doctests of the
+/// `proto-ai-tools-guide` crate (`guide/` in the repository). `README.md`
 /// beside this crate's `Cargo.toml` links to the workspace's README, and is
 /// packaged with it.
-#[cfg(all(
-    doctest,
-    feature = "tonic",
-    feature = "tls",
-    feature = "mcp",
-    feature = "redis-cluster",
-    feature = "genai",
-    feature = "rig"
-))]
+#[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
