@@ -28,6 +28,7 @@ const TOP_TEMPLATE: &str = "\
 USAGE:
     ai-tools mcp   --grpc URL SOURCE [OPTIONS] (--stdio | --http ADDR)
     ai-tools tools SOURCE [OPTIONS] [--dialect DIALECT] [--stats]
+    ai-tools protos --out DIR [--force]
     ai-tools completions SHELL
 
 COMMANDS:
@@ -156,6 +157,20 @@ pub(crate) enum Command {
         after_help = after_help(&[SOURCES, CONFIGURATION, &format!("EXAMPLES:\n{TOOLS_EXAMPLES}"), EXIT_STATUS]),
     )]
     Tools(Box<ToolsFlags>),
+    /// Write the annotation protos to a directory, for protoc, buf, grpcio-tools and Go
+    #[command(after_help = PROTOS_HELP)]
+    Protos {
+        /// The directory to write them under, at their import paths
+        /// (DIR/ai/context/v1/annotations.proto, …), created if missing: give it
+        /// to protoc as `-I DIR`
+        #[arg(long, value_name = "DIR")]
+        out: PathBuf,
+        /// Replace files at those paths whose content differs (edited, or
+        /// from another version of ai-tools); without it, such a file stops
+        /// the command before it writes anything
+        #[arg(long)]
+        force: bool,
+    },
     /// Print a completion script for SHELL on stdout
     #[command(
         after_help = "EXAMPLES:\n    ai-tools completions bash > /etc/bash_completion.d/ai-tools\n    ai-tools completions zsh > \"${fpath[1]}/_ai-tools\"\n    ai-tools completions fish > ~/.config/fish/completions/ai-tools.fish"
@@ -166,6 +181,20 @@ pub(crate) enum Command {
         shell: clap_complete::Shell,
     },
 }
+
+const PROTOS_HELP: &str = "\
+Writes every annotation proto this ai-tools ships (ai/context/v1/annotations.proto,
+ai/tools/v1/annotations.proto, ai/tools/v1/rpc_tool.proto,
+google/api/field_behavior.proto) under DIR and prints a line per file:
+written, unchanged (already there, same content) or overwritten (--force).
+A file already there with other content is never replaced without --force,
+and nothing is written then; other files in DIR are left alone. No
+environment variable or config file applies to this command.
+
+EXAMPLES:
+    ai-tools protos --out third_party/ai-tools
+    protoc -I proto -I third_party/ai-tools --include_imports \\
+        --descriptor_set_out=notes.binpb proto/notes/v1/notes.proto";
 
 /// `ai-tools mcp`.
 #[derive(clap::Args, Debug, Default)]
@@ -445,6 +474,8 @@ pub(crate) enum Parsed {
     Print(String),
     /// `completions SHELL`.
     Completions(clap_complete::Shell),
+    /// `protos --out DIR [--force]`.
+    Protos { out: PathBuf, force: bool },
     /// `mcp` or `tools`, checked.
     Run(Box<Args>),
 }
@@ -467,6 +498,11 @@ pub(crate) struct Args {
 pub(crate) fn command() -> clap::Command {
     // Wrapped at 100 columns, the help's own width, whatever the terminal's.
     Cli::command().term_width(100).mut_subcommands(|sub| {
+        // `protos` writes files: a stray AI_TOOLS_FORCE must not turn on
+        // overwriting.
+        if sub.get_name() == "protos" {
+            return sub.args_override_self(true);
+        }
         sub.args_override_self(true).mut_args(|arg| {
             let Some(long) = arg.get_long().map(str::to_owned) else {
                 return arg;
@@ -504,7 +540,8 @@ pub(crate) fn parse(argv: Vec<OsString>) -> Result<Parsed, Failure> {
     };
     let Some((name, given)) = first.subcommand() else {
         return Err(Failure::Usage(
-            "name a command: `mcp`, `tools` or `completions`; see `ai-tools --help`".into(),
+            "name a command: `mcp`, `tools`, `protos` or `completions`; see `ai-tools --help`"
+                .into(),
         ));
     };
     let cli = match name {
@@ -577,6 +614,7 @@ pub(crate) fn parse(argv: Vec<OsString>) -> Result<Parsed, Failure> {
             }
         }
         Command::Completions { shell } => return Ok(Parsed::Completions(shell)),
+        Command::Protos { out, force } => return Ok(Parsed::Protos { out, force }),
     };
     // A rule broken by a flag from the file says so: the file is not in
     // sight on the command line.
@@ -622,6 +660,7 @@ fn named_command(argv: &[OsString]) -> Option<&'static str> {
         .and_then(|arg| match arg.to_str() {
             Some("mcp") => Some("mcp"),
             Some("tools") => Some("tools"),
+            Some("protos") => Some("protos"),
             Some("completions") => Some("completions"),
             _ => None,
         })
@@ -699,12 +738,13 @@ pub(crate) fn usage_message(e: &clap::Error, named: Option<&str>) -> String {
             }
         }
         ErrorKind::MissingSubcommand | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
-            "name a command: `mcp`, `tools` or `completions`; see `ai-tools --help`".to_owned()
+            "name a command: `mcp`, `tools`, `protos` or `completions`; see `ai-tools --help`"
+                .to_owned()
         }
         ErrorKind::InvalidSubcommand => {
             let given = context(ContextKind::InvalidSubcommand).unwrap_or_default();
             format!(
-                "unknown command `{given}`: name `mcp`, `tools` or `completions`; see `ai-tools --help`"
+                "unknown command `{given}`: name `mcp`, `tools`, `protos` or `completions`; see `ai-tools --help`"
             )
         }
         // Our own checks' messages name the flag and the value already.

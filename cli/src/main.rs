@@ -900,6 +900,7 @@ use flags::{Args, Parsed};
 
 /// The format of the logs on stderr (`--log-format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+mod protos;
 enum LogFormat {
     /// Lines of text.
     #[default]
@@ -983,6 +984,15 @@ async fn main() -> ExitCode {
                     eprintln!("ai-tools: {message}");
                     ExitCode::from(1)
                 }
+        Ok(Parsed::Protos { out, force }) => {
+            return match protos::write(&out, force).and_then(|report| write_stdout(&report)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(Failure::Usage(message) | Failure::Run(message)) => {
+                    eprintln!("ai-tools: {message}");
+                    ExitCode::from(1)
+                }
+            };
+        }
             };
         }
         Err(Failure::Usage(message) | Failure::Run(message)) => {
@@ -1018,7 +1028,7 @@ mod tests {
             .collect();
         match flags::parse(argv)? {
             Parsed::Run(args) => Ok(Some(*args)),
-            Parsed::Print(_) | Parsed::Completions(_) => Ok(None),
+            Parsed::Print(_) | Parsed::Completions(_) | Parsed::Protos { .. } => Ok(None),
         }
     }
 
