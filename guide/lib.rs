@@ -4,7 +4,9 @@
 //! server, Redis, a model provider) or `ignore` (it is a file of a crate of
 //! its own: a `build.rs`, an example, kept equal to `quickstart/` by that
 //! crate's tests). A `proto/…` path in a block is found by `ai_tools!` in
-//! the workspace's `proto/` directory, above this crate's own.
+//! the workspace's `proto/` directory, above this crate's own;
+//! `tools/operations.tools.toml` beside this file is the overlay that
+//! `overlays.md` shows, for its block to compile.
 //!
 //! The modules exist under `cfg(doctest)` only. Built always, `cargo doc`
 //! would render the chapters as this crate's documentation, and rustdoc

@@ -86,7 +86,10 @@ fn dependency_lines(toml: &str) -> Vec<String> {
             in_dependencies = line.ends_with("dependencies]");
         }
         if in_dependencies && !line.is_empty() && !line.starts_with('#') {
-            lines.push(line.replace(r#"path = "../proto-ai-tools/runtime""#, r#"path = "../runtime""#));
+            lines.push(line.replace(
+                r#"path = "../proto-ai-tools/runtime""#,
+                r#"path = "../runtime""#,
+            ));
         }
     }
     lines
