@@ -897,6 +897,7 @@ mod stats;
 mod store;
 
 use flags::{Args, Parsed};
+mod completions;
 
 /// The format of the logs on stderr (`--log-format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -975,15 +976,6 @@ async fn main() -> ExitCode {
                 }
             };
         }
-        Ok(Parsed::Completions(shell)) => {
-            let mut script = Vec::new();
-            clap_complete::generate(shell, &mut flags::command(), "ai-tools", &mut script);
-            return match write_stdout(&String::from_utf8_lossy(&script)) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(Failure::Usage(message) | Failure::Run(message)) => {
-                    eprintln!("ai-tools: {message}");
-                    ExitCode::from(1)
-                }
         Ok(Parsed::Protos { out, force }) => {
             return match protos::write(&out, force).and_then(|report| write_stdout(&report)) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -993,6 +985,13 @@ async fn main() -> ExitCode {
                 }
             };
         }
+        Ok(Parsed::Completions(shell)) => {
+            return match write_stdout(&completions::script(shell)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(Failure::Usage(message) | Failure::Run(message)) => {
+                    eprintln!("ai-tools: {message}");
+                    ExitCode::from(1)
+                }
             };
         }
         Err(Failure::Usage(message) | Failure::Run(message)) => {

@@ -1040,13 +1040,51 @@ fn completions_are_scripts_for_each_shell() {
         .arg(&script)
         .output()
         .expect("bash runs");
-    std::fs::remove_file(&script).unwrap();
     assert!(parsed.status.success(), "bash -n: {}", text(&parsed.stderr));
     let bash = text(&bash.stdout);
     assert!(
         bash.contains("--forward-header") && bash.contains("complete -F"),
         "{bash}"
     );
+    // What bash offers at each TAB, for real: the commands, then each
+    // command's own flags and values.
+    let offered = |line: &[&str]| bash_completes(&script, line);
+    let top = offered(&["ai-tools", "m"]);
+    assert_eq!(top, ["mcp"], "{top:?}");
+    let top = offered(&["ai-tools", ""]);
+    for command in ["mcp", "tools", "completions", "help", "--help", "--version"] {
+        assert!(top.iter().any(|w| w == command), "{command}: {top:?}");
+    }
+    let mcp = offered(&["ai-tools", "mcp", "--"]);
+    for flag in [
+        "--grpc",
+        "--reflection",
+        "--stdio",
+        "--http",
+        "--forward-header",
+        "--call-timeout",
+        "--ca-cert",
+        "--client-cert",
+        "--help",
+    ] {
+        assert!(mcp.iter().any(|w| w == flag), "mcp {flag}: {mcp:?}");
+    }
+    assert!(mcp.iter().all(|w| w.starts_with("--")), "{mcp:?}");
+    let mcp = offered(&["ai-tools", "mcp", "--gr"]);
+    assert_eq!(mcp, ["--grpc"], "{mcp:?}");
+    let formats = offered(&["ai-tools", "mcp", "--log-format", ""]);
+    assert_eq!(formats, ["text", "json"], "{formats:?}");
+    let tools = offered(&["ai-tools", "tools", "--grpc", "http://h:1", "--re"]);
+    for flag in ["--reflection", "--reflection-timeout"] {
+        assert!(tools.iter().any(|w| w == flag), "tools {flag}: {tools:?}");
+    }
+    let shells = offered(&["ai-tools", "completions", ""]);
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        assert!(shells.iter().any(|w| w == shell), "{shell}: {shells:?}");
+    }
+    let help = offered(&["ai-tools", "help", "t"]);
+    assert_eq!(help, ["tools"], "{help:?}");
+    std::fs::remove_file(&script).unwrap();
 
     for shell in ["zsh", "fish", "powershell", "elvish"] {
         let output = ai_tools(&["completions", shell], &[]);
@@ -1073,6 +1111,46 @@ fn completions_are_scripts_for_each_shell() {
     let output = ai_tools(&["completions", "tcsh"], &[]);
     assert_eq!(output.status.code(), Some(2));
     assert!(output.stdout.is_empty());
+}
+
+/// What bash's completion offers for the command line `words` (the last
+/// is the word being completed), the way bash calls it at a TAB: the
+/// completion `script` sourced into `bash --norc --noprofile`, the
+/// function `complete -p ai-tools` names called with `COMP_WORDS`,
+/// `COMP_CWORD`, `COMP_LINE` and `COMP_POINT` set; its `COMPREPLY`.
+fn bash_completes(script: &std::path::Path, words: &[&str]) -> Vec<String> {
+    const DRIVE: &str = r#"
+source "$1" || exit 3
+shift
+spec=$(complete -p ai-tools) || exit 4
+function=${spec#*-F }
+function=${function%% *}
+COMP_WORDS=("$@")
+COMP_CWORD=$(( $# - 1 ))
+COMP_LINE="$*"
+COMP_POINT=${#COMP_LINE}
+COMPREPLY=()
+"$function" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+printf '%s\n' "${COMPREPLY[@]}"
+"#;
+    let output = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", DRIVE, "bash"])
+        .arg(script)
+        .args(words)
+        .stdin(Stdio::null())
+        .output()
+        .expect("bash runs");
+    assert!(
+        output.status.success(),
+        "{words:?}: {} {}",
+        output.status,
+        text(&output.stderr)
+    );
+    text(&output.stdout)
+        .lines()
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Each command has its own help, exit 0, with its flags, their
