@@ -887,21 +887,21 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
+mod completions;
 mod config;
 mod embeddings;
 mod flags;
 mod proto_cache;
+mod protos;
 mod sources;
 mod startup;
 mod stats;
 mod store;
 
 use flags::{Args, Parsed};
-mod completions;
 
 /// The format of the logs on stderr (`--log-format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-mod protos;
 enum LogFormat {
     /// Lines of text.
     #[default]
