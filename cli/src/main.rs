@@ -385,11 +385,19 @@ impl TlsFiles {
     }
 }
 
-/// A transport error: of the URL, a usage error; else a failure.
+/// A transport error: of the URL, a usage error; else a failure, a server
+/// that wants a client certificate told which flags give one.
 fn transport_failure(e: TransportError) -> Failure {
     match e {
         TransportError::InvalidUrl { .. } | TransportError::TlsNeedsHttps { .. } => {
             Failure::Usage(format!("`--grpc`: {e}"))
+        }
+        TransportError::ClientCertificateRefused { .. } => {
+            let text = e.to_string();
+            Failure::Run(match text.strip_suffix("(give one)") {
+                Some(said) => format!("{said}(give one with --client-cert and --client-key)"),
+                None => text,
+            })
         }
         _ => Failure::Run(e.to_string()),
     }

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use proto_ai_tools_tests::tls::{Ca, Pem, serve_tls};
+use proto_ai_tools_tests::tls::{Ca, GrpcioMtls, Pem, serve_tls};
 use proto_ai_tools_tests::{LinksBackend, Reflection, RunningServer};
 use serde_json::{Value, json};
 use support::links_mcp_command;
@@ -198,4 +198,86 @@ fn tls_flags_without_https_are_usage_errors() {
     ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("use an https:// URL"));
+}
+
+/// Against a Python grpcio server requiring a client certificate, which
+/// ends a refused connection without a TLS alert, `ai-tools` says the
+/// likely cause: no client certificate (and the flags that give one), one
+/// from a CA the server does not trust, or an X.509 version 1 one; and
+/// with the server's CA's own, it reads the descriptors.
+#[test]
+fn against_a_grpcio_server_the_likely_cause_of_a_refusal_is_said() {
+    let Some(server) = GrpcioMtls::start() else {
+        return;
+    };
+    let host = &server.host;
+    let ca_file = file("grpcio-ca.pem", &server.ca.pem);
+    // `ai-tools tools --reflection` with the CA and `client`, if any, in
+    // files named for `name`; its exit status and the last line of stderr.
+    let tools = |client: Option<(&Pem, &str)>| -> (Option<i32>, String) {
+        let mut args = vec![
+            "tools".to_owned(),
+            "--grpc".to_owned(),
+            server.url.clone(),
+            "--reflection".to_owned(),
+            "--ca-cert".to_owned(),
+            ca_file.display().to_string(),
+        ];
+        if let Some((pem, name)) = client {
+            let cert = file(&format!("{name}.pem"), &pem.cert);
+            let key = file(&format!("{name}.key"), &pem.key);
+            args.extend([
+                "--client-cert".to_owned(),
+                cert.display().to_string(),
+                "--client-key".to_owned(),
+                key.display().to_string(),
+            ]);
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let output = ai_tools(&args);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let last = stderr.lines().last().unwrap_or_default().to_owned();
+        (output.status.code(), last)
+    };
+
+    // Its CA's client certificate: reflection answers (and nothing is
+    // annotated).
+    let (code, said) = tools(Some((&server.ca.client("gateway"), "grpcio-client")));
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains("no method is annotated"), "{said}");
+
+    let (code, said) = tools(None);
+    assert_eq!(code, Some(1), "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "ai-tools: TLS handshake with {host} failed: the server closed the connection \
+             during the handshake; it may require a client certificate (give one with \
+             --client-cert and --client-key)"
+        )
+    );
+
+    let stranger = Ca::new("another ca").client("gateway");
+    let (code, said) = tools(Some((&stranger, "grpcio-stranger")));
+    assert_eq!(code, Some(1), "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "ai-tools: TLS handshake with {host} failed: the server closed the connection \
+             during the handshake; it may not trust the client certificate's issuer (give a \
+             client certificate signed by a CA the server trusts)"
+        )
+    );
+
+    let (code, said) = tools(Some((&GrpcioMtls::version_1_client(), "grpcio-v1")));
+    assert_eq!(code, Some(1), "{said}");
+    assert_eq!(
+        said,
+        format!(
+            "ai-tools: the client certificate for {host} cannot be used: it is an X.509 \
+             version 1 certificate, which rustls does not accept; make a version 3 \
+             certificate (e.g. `openssl x509 -req … -extfile FILE`, FILE with an extension \
+             such as `extendedKeyUsage = clientAuth`)"
+        )
+    );
 }

@@ -96,3 +96,112 @@ pub async fn serve_tls(
     }
     serve_routes(LOOPBACK_ANY, backend, reflection, Some(tls)).await
 }
+
+/// The Python modules [`GrpcioMtls`] needs.
+const GRPCIO_MODULES: &str = "grpc, grpc_reflection";
+
+/// A Python grpcio server (gRPC C-core) on `https://localhost:PORT`
+/// requiring a client certificate (`tests/tls/grpcio_mtls_server.py`),
+/// with a server certificate from a fresh CA that also signs the client
+/// certificates it accepts; reflection is its only service. Stopped when
+/// dropped.
+pub struct GrpcioMtls {
+    /// The CA of the server's certificate and of the client certificates
+    /// it accepts.
+    pub ca: Ca,
+    /// `https://localhost:PORT`.
+    pub url: String,
+    /// `localhost:PORT`, as errors name it.
+    pub host: String,
+    process: crate::oauth::Process,
+    folder: std::path::PathBuf,
+}
+
+impl GrpcioMtls {
+    /// Starts it, or says why not: `None` (the test then skips, saying why
+    /// on stderr) when no Python imports grpcio and its reflection.
+    ///
+    /// # Panics
+    ///
+    /// When there is no such Python and `AI_TOOLS_REQUIRE_PYTHON` is set,
+    /// or when the server does not start.
+    pub fn start() -> Option<Self> {
+        use std::io::{BufRead as _, Write as _};
+
+        let python = match crate::support::python_importing(GRPCIO_MODULES) {
+            Ok(python) => python,
+            Err(reason) if crate::support::python_required() => {
+                panic!("AI_TOOLS_REQUIRE_PYTHON is set: {reason}")
+            }
+            Err(reason) => {
+                let _ = writeln!(std::io::stderr().lock(), "SKIPPED: {reason}");
+                return None;
+            }
+        };
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let folder = std::env::temp_dir().join(format!(
+            "ai-tools-grpcio-mtls-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&folder).expect("a folder");
+        let ca = Ca::new("grpcio test ca");
+        let server = ca.server();
+        for (name, text) in [
+            ("ca.pem", &ca.pem),
+            ("server.pem", &server.cert),
+            ("server.key", &server.key),
+        ] {
+            std::fs::write(folder.join(name), text).expect("written");
+        }
+        let script =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tls/grpcio_mtls_server.py");
+        let mut child = std::process::Command::new(python)
+            .arg(script)
+            .arg(&folder)
+            // C-core logs each refused handshake at INFO.
+            .env("GRPC_VERBOSITY", "ERROR")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .spawn()
+            .expect("the grpcio server starts");
+        let stdout = child.stdout.take().expect("piped");
+        let process = crate::oauth::Process(child);
+        let mut first = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("the grpcio server says its port");
+        let port = first
+            .trim()
+            .strip_prefix("PORT ")
+            .unwrap_or_else(|| panic!("the grpcio server said {first:?}, not `PORT n`"))
+            .to_owned();
+        Some(Self {
+            ca,
+            url: format!("https://localhost:{port}"),
+            host: format!("localhost:{port}"),
+            process,
+            folder,
+        })
+    }
+
+    /// The X.509 version 1 client certificate and its key in `tests/tls`
+    /// (made once with `openssl x509 -req`, see its README).
+    pub fn version_1_client() -> Pem {
+        let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tls");
+        let read = |name: &str| std::fs::read_to_string(folder.join(name)).expect("read");
+        Pem {
+            cert: read("v1-client.pem"),
+            key: read("v1-client.key"),
+        }
+    }
+}
+
+impl Drop for GrpcioMtls {
+    fn drop(&mut self) {
+        // Closing its stdin ends it; the process is killed anyway.
+        drop(self.process.0.stdin.take());
+        let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}

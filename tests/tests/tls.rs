@@ -2,14 +2,15 @@
 //! mTLS requiring a client certificate, by tonic with certificates made at
 //! test time; tool calls through `TonicTransport::builder`, and the errors
 //! of a CA that did not sign the server's certificate and of client
-//! certificates the server refuses.
+//! certificates the server refuses, by tonic (rustls) and by a Python
+//! grpcio server (gRPC C-core), which refuses without saying why.
 
 use std::time::{Duration, Instant};
 
 use proto_ai_tools::executor::ProtoExecutor;
 use proto_ai_tools::transport::{TonicTransport, TonicTransportBuilder, TransportError};
 use proto_ai_tools_tests::support::{error_text, ok_json};
-use proto_ai_tools_tests::tls::{Ca, serve_tls};
+use proto_ai_tools_tests::tls::{Ca, GrpcioMtls, serve_tls};
 use proto_ai_tools_tests::{LINKS_POOL, LinksBackend, Received, RunningServer, tools};
 
 /// Well under the builder's default of 10 s: a refusal is quick, not a
@@ -222,5 +223,117 @@ async fn plain_http_to_a_tls_server_and_nothing_listening_are_errors_naming_the_
     assert_eq!(
         e.to_string(),
         format!("cannot connect to {addr}: connection refused")
+    );
+}
+
+/// The message of a lazy transport's first call, which fails without
+/// reaching the server.
+async fn first_call_message(builder: TonicTransportBuilder) -> String {
+    let transport = builder.connect_lazy().expect("builds");
+    let method = LINKS_POOL
+        .get_service_by_name("links.v1.LinksService")
+        .and_then(|s| s.methods().find(|m| m.name() == "ListLinks"))
+        .expect("ListLinks");
+    let request = proto_ai_tools::prost_reflect::DynamicMessage::new(method.input());
+    let status = proto_ai_tools::Transport::unary(
+        &transport,
+        &method,
+        request,
+        &proto_ai_tools::CallOptions::new(),
+    )
+    .await
+    .expect_err("refused");
+    assert_eq!(status.origin, proto_ai_tools::transport::Origin::Unreached);
+    status.message
+}
+
+/// A gRPC C-core server (Python grpcio) that requires a client
+/// certificate ends the connection without a TLS alert when it gets none,
+/// or one from a CA it does not trust: each is said with its likely cause,
+/// not as a TLS close_notify missing. One from its CA is taken.
+#[tokio::test]
+async fn a_grpcio_server_requiring_a_client_certificate_says_the_likely_cause() {
+    let Some(server) = GrpcioMtls::start() else {
+        return;
+    };
+    let host = &server.host;
+    let builder = || TonicTransport::builder(&server.url).ca_certificate(server.ca.pem.clone());
+    let client = server.ca.client("gateway");
+    builder()
+        .client_identity(client.cert, client.key)
+        .connect()
+        .await
+        .expect("connects over mTLS");
+
+    let e = connect_error(builder()).await;
+    assert!(
+        matches!(&e, TransportError::ClientCertificateRefused { host: h, .. } if h == host),
+        "{e:?}"
+    );
+    let none = format!(
+        "TLS handshake with {host} failed: the server closed the connection during the \
+         handshake; it may require a client certificate (give one)"
+    );
+    assert_eq!(e.to_string(), none);
+    assert_eq!(first_call_message(builder()).await, none);
+
+    let stranger = Ca::new("another ca").client("gateway");
+    let stranger = builder().client_identity(stranger.cert, stranger.key);
+    let e = connect_error(stranger.clone()).await;
+    let untrusted = format!(
+        "TLS handshake with {host} failed: the server closed the connection during the \
+         handshake; it may not trust the client certificate's issuer (give a client \
+         certificate signed by a CA the server trusts)"
+    );
+    assert_eq!(e.to_string(), untrusted);
+    assert_eq!(first_call_message(stranger).await, untrusted);
+}
+
+/// An X.509 version 1 client certificate (what `openssl x509 -req` makes
+/// without extensions), which rustls does not accept, is said to be one,
+/// not blamed on the key, when the transport is built.
+#[tokio::test]
+async fn a_version_1_client_certificate_is_said_to_be_one() {
+    let v1 = GrpcioMtls::version_1_client();
+    let ca = Ca::new("test ca");
+    let e = match TonicTransport::builder("https://localhost:1")
+        .ca_certificate(ca.pem)
+        .client_identity(v1.cert, v1.key)
+        .connect_lazy()
+    {
+        Ok(_) => panic!("built"),
+        Err(e) => e,
+    };
+    assert!(
+        matches!(
+            &e,
+            TransportError::UnusableCertificate {
+                what: "client certificate",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "the client certificate for localhost:1 cannot be used: it is an X.509 version 1 \
+         certificate, which rustls does not accept; make a version 3 certificate (e.g. \
+         `openssl x509 -req … -extfile FILE`, FILE with an extension such as \
+         `extendedKeyUsage = clientAuth`)"
+    );
+    // A version 3 certificate with a key that is not its own: the key's fault.
+    let client = Ca::new("test ca").client("gateway");
+    let other = Ca::new("test ca").client("gateway");
+    let e = match TonicTransport::builder("https://localhost:1")
+        .client_identity(client.cert, other.key)
+        .connect_lazy()
+    {
+        Ok(_) => panic!("built"),
+        Err(e) => e,
+    };
+    assert!(
+        e.to_string()
+            .starts_with("the client key for localhost:1 cannot be read"),
+        "{e}"
     );
 }

@@ -51,6 +51,17 @@ pub enum TransportError {
         /// Why it cannot be read.
         reason: String,
     },
+    /// A certificate given to the builder parses but cannot be used (an
+    /// X.509 version 1 client certificate, which rustls does not accept).
+    #[error("the {what} for {host} cannot be used: {reason}")]
+    UnusableCertificate {
+        /// The server's host.
+        host: String,
+        /// `client certificate`.
+        what: &'static str,
+        /// Why it cannot be used, and what to give instead.
+        reason: String,
+    },
     /// The server's certificate did not verify.
     #[error(
         "TLS handshake with {host} failed: the server's certificate is not trusted for {host}: {reason}"
@@ -61,7 +72,9 @@ pub enum TransportError {
         /// Why it did not verify.
         reason: String,
     },
-    /// The server refused the client certificate, or wanted one.
+    /// The server refused the client certificate, or wanted one; or it
+    /// closed the connection during the handshake, as a gRPC C-core server
+    /// (grpcio, grpc++…) does in both cases, without saying why.
     #[error("TLS handshake with {host} failed: {reason}")]
     ClientCertificateRefused {
         /// The server's host.
@@ -249,10 +262,22 @@ impl TonicTransportBuilder {
         let (endpoint, peer) = self.endpoint()?;
         let host = &peer.host;
         let connecting = async {
-            let channel = endpoint
-                .connect()
-                .await
-                .map_err(|e| classify(host, &e).unwrap_or_else(|| connect_failed(host, &e)))?;
+            let channel = match endpoint.connect().await {
+                Ok(channel) => channel,
+                Err(e) => {
+                    return Err(match classify(host, &e) {
+                        Some(known) => known,
+                        // A connection that ended without a reason (a
+                        // C-core server refusing the client certificate):
+                        // a handshake of its own hears it.
+                        None => peer
+                            .check_tls()
+                            .await
+                            .err()
+                            .unwrap_or_else(|| connect_failed(host, &e)),
+                    });
+                }
+            };
             peer.check_tls().await?;
             Ok(channel)
         };
@@ -396,10 +421,22 @@ impl TonicTransportBuilder {
                         format!("no PEM private key (PKCS#8, PKCS#1 or SEC1) in it: {e:?}"),
                     )
                 })?;
+                if chain.first().is_some_and(|leaf| x509_version_1(leaf)) {
+                    return Err(TransportError::UnusableCertificate {
+                        host: host.to_owned(),
+                        what: "client certificate",
+                        reason: VERSION_1.into(),
+                    });
+                }
                 config = config.identity(Identity::from_pem(cert, key));
                 check
                     .with_client_auth_cert(chain, private)
-                    .map_err(|e| unreadable("client key", e.to_string()))?
+                    .map_err(|e| match e {
+                        rustls::Error::InvalidCertificate(why) => {
+                            unreadable("client certificate", why.to_string())
+                        }
+                        other => unreadable("client key", other.to_string()),
+                    })?
             }
             None => check.with_no_client_auth(),
         };
@@ -414,6 +451,7 @@ impl TonicTransportBuilder {
             config,
             TlsCheck {
                 config: Arc::new(check),
+                client_certificate: self.identity.is_some(),
                 name,
                 addr: format!("{bracketed}:{}", uri.port_u16().unwrap_or(443)),
                 connect_timeout: self.connect_timeout,
@@ -461,6 +499,8 @@ const FIRST_BYTES: Duration = Duration::from_secs(1);
 #[cfg(feature = "tls")]
 struct TlsCheck {
     config: Arc<rustls::ClientConfig>,
+    /// Whether a client certificate is presented.
+    client_certificate: bool,
     name: rustls::pki_types::ServerName<'static>,
     addr: String,
     connect_timeout: Duration,
@@ -498,14 +538,84 @@ impl TlsCheck {
                 host: host.to_owned(),
                 timeout: self.connect_timeout,
             })?
-            .map_err(failed)?;
+            .map_err(|e| self.closed(host, &e).unwrap_or_else(|| failed(e)))?;
         let mut byte = [0; 1];
         match tokio::time::timeout(FIRST_BYTES, tls.read(&mut byte)).await {
-            Ok(Err(e)) => Err(failed(e)),
+            Ok(Err(e)) => Err(self.closed(host, &e).unwrap_or_else(|| failed(e))),
             // The first bytes, a close or silence: nothing against the handshake.
             _ => Ok(()),
         }
     }
+
+    /// A connection the server ended, during the handshake or before its
+    /// first bytes, without a TLS alert (an end of stream without
+    /// close_notify, or a reset), said as what it most likely means: a gRPC
+    /// C-core server ends the connection so when it wants a client
+    /// certificate and gets none, or one whose issuer it does not trust.
+    /// An HTTP/2 server that took the handshake sends its SETTINGS first.
+    fn closed(&self, host: &str, e: &std::io::Error) -> Option<TransportError> {
+        use std::io::ErrorKind;
+
+        let closed = matches!(
+            e.kind(),
+            ErrorKind::UnexpectedEof
+                | ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::BrokenPipe
+        );
+        if !closed {
+            return None;
+        }
+        let likely = if self.client_certificate {
+            "it may not trust the client certificate's issuer (give a client certificate \
+             signed by a CA the server trusts)"
+        } else {
+            "it may require a client certificate (give one)"
+        };
+        Some(TransportError::ClientCertificateRefused {
+            host: host.to_owned(),
+            reason: format!("the server closed the connection during the handshake; {likely}"),
+        })
+    }
+}
+
+/// The reason an X.509 version 1 client certificate cannot be used.
+#[cfg(feature = "tls")]
+const VERSION_1: &str = "it is an X.509 version 1 certificate, which rustls does not \
+    accept; make a version 3 certificate (e.g. `openssl x509 -req … -extfile FILE`, FILE \
+    with an extension such as `extendedKeyUsage = clientAuth`)";
+
+/// Whether `der` is an X.509 version 1 certificate: its TBSCertificate
+/// (the first element of the Certificate SEQUENCE) begins with the serial
+/// number (INTEGER), not the `[0]` version a version 2 or 3 one begins with.
+#[cfg(feature = "tls")]
+fn x509_version_1(der: &[u8]) -> bool {
+    /// The contents of the DER SEQUENCE at the start of `der`.
+    fn sequence(der: &[u8]) -> Option<&[u8]> {
+        let (&tag, rest) = der.split_first()?;
+        if tag != 0x30 {
+            return None;
+        }
+        let (&first, rest) = rest.split_first()?;
+        let (len, rest) = if first < 0x80 {
+            (usize::from(first), rest)
+        } else {
+            let n = usize::from(first & 0x7f);
+            if n == 0 || n > 4 || rest.len() < n {
+                return None;
+            }
+            let (bytes, rest) = rest.split_at(n);
+            let len = bytes
+                .iter()
+                .fold(0usize, |len, &b| (len << 8) | usize::from(b));
+            (len, rest)
+        };
+        rest.get(..len)
+    }
+    sequence(der)
+        .and_then(sequence)
+        .and_then(|tbs| tbs.first())
+        .is_some_and(|&tag| tag == 0x02)
 }
 
 /// A failure to connect that [`classify`] did not recognize, its causes
@@ -700,6 +810,31 @@ mod tests {
                 .starts_with("the client key for h:1 cannot be read: no PEM private key"),
             "{e}"
         );
+    }
+
+    #[cfg(feature = "tls")]
+    #[test]
+    fn only_a_certificate_without_its_version_is_version_1() {
+        // SEQUENCE { SEQUENCE { INTEGER 1 } }: a serial first.
+        assert!(x509_version_1(&[0x30, 0x05, 0x30, 0x03, 0x02, 0x01, 0x01]));
+        // SEQUENCE { SEQUENCE { [0] { INTEGER 2 } } }: version 3.
+        assert!(!x509_version_1(&[
+            0x30, 0x07, 0x30, 0x05, 0xa0, 0x03, 0x02, 0x01, 0x02
+        ]));
+        // Long-form lengths.
+        assert!(x509_version_1(&[
+            0x30, 0x81, 0x07, 0x30, 0x82, 0x00, 0x03, 0x02, 0x01, 0x01
+        ]));
+        for broken in [
+            &[][..],
+            &[0x30],
+            &[0x30, 0x05, 0x30],
+            &[0x30, 0x80, 0x30, 0x03, 0x02, 0x01, 0x01],
+            &[0x30, 0x85, 0xff, 0xff, 0xff, 0xff, 0xff],
+            &[0x04, 0x05, 0x30, 0x03, 0x02, 0x01, 0x01],
+        ] {
+            assert!(!x509_version_1(broken), "{broken:?}");
+        }
     }
 
     /// A PEM certificate block whose three bytes are no certificate.
