@@ -536,7 +536,9 @@ fn compile_proto(
                 || proto.display().to_string(),
                 |at| as_reached(&at, &includes),
             );
-            Failure::Run(format!("{at}: {e}"))
+            // with its cause: the field an option block has no such
+            // field as, not only the option it spoils
+            Failure::Run(format!("{at}: {}", proto_ai_tools_schema::error_message(&e)))
         })?;
         Ok(proto_cache::Compiled {
             bytes: compiler.encode_file_descriptor_set(),

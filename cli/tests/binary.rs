@@ -349,6 +349,42 @@ fn without_dash_i_the_proto_root_is_the_paths_first_directory_and_errors_are_cli
     );
 }
 
+/// A slip inside an option block (`descripton:`) is named, not only the
+/// option it spoils: the cause follows protox's "invalid value of type ...",
+/// with the field meant and the fields there are.
+#[test]
+fn a_typo_in_an_option_block_says_which_field_is_unknown() {
+    let dir = std::env::temp_dir().join(format!(
+        "proto-ai-tools-cli-option-typo-{}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    std::fs::write(
+        dir.join("typo.proto"),
+        "syntax = \"proto3\";\nimport \"ai/context/v1/annotations.proto\";\nmessage A {}\n\
+         service S {\n  rpc Get(A) returns (A) {\n    option (ai.context.v1.rpc_tool) = {\n      \
+         name: \"get\"\n      descripton: \"Get an A.\"\n    };\n  }\n}\n",
+    )
+    .expect("written");
+    let output = Command::new(env!("CARGO_BIN_EXE_ai-tools"))
+        .args(["tools", "--proto", "typo.proto"])
+        .current_dir(&dir)
+        .output()
+        .expect("the binary runs");
+    std::fs::remove_dir_all(&dir).expect("removed");
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(
+            "typo.proto:6:5: invalid value of type 'ai.context.v1.ToolDefinition' for option \
+             '(ai.context.v1.rpc_tool)': field 'descripton' not found for message \
+             'ai.context.v1.ToolDefinition' (did you mean 'description'? the fields of \
+             'ai.context.v1.ToolDefinition' are 'name', 'description', "
+        ),
+        "{stderr}"
+    );
+}
+
 /// `--service` takes a glob over the services, and a service named twice
 /// (or by a name and a glob) is exposed once; a glob that matches no
 /// service is an error naming them.

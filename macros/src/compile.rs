@@ -499,7 +499,9 @@ fn absolute(path: &Path) -> PathBuf {
 
 /// `file:line:col: what went wrong` plus how to fix it, from a protox error.
 fn describe(error: &protox::Error, located: &Located) -> String {
-    let message = error.to_string();
+    // With its cause: "invalid value of type ... for option ..." says
+    // where, "field 'descripton' not found ..." what.
+    let message = proto_ai_tools_schema::error_message(error);
     let location = proto_ai_tools_schema::error_location(error);
     let hint = if message.starts_with("import '") {
         format!(
@@ -511,6 +513,9 @@ fn describe(error: &protox::Error, located: &Located) -> String {
             "; it must sit under one of the include directories {}: add its top directory with `includes = [...]`",
             list_dirs(&located.includes)
         )
+    } else if message.starts_with("invalid value of type") {
+        // the cause and the fields are in the message
+        String::new()
     } else if message.contains("is not defined") || message.contains("not found") {
         "; check the spelling and that the file declaring it is imported".to_owned()
     } else {

@@ -162,8 +162,8 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match crate::error_location(&self.0) {
-            Some(location) => write!(f, "{location}: {}", self.0),
-            None => write!(f, "{}", self.0),
+            Some(location) => write!(f, "{location}: {}", crate::error_message(&self.0)),
+            None => write!(f, "{}", crate::error_message(&self.0)),
         }
     }
 }

@@ -156,6 +156,118 @@ pub fn error_location(error: &protox::Error) -> Option<String> {
     located.or_else(|| error.file().map(str::to_owned))
 }
 
+/// A protox error's message with its causes after it, each after `: `:
+/// where protox's own message is only where it went wrong (`invalid value
+/// of type 'ai.context.v1.ToolDefinition' for option
+/// '(ai.context.v1.rpc_tool)'`), the cause says what (`field 'descripton'
+/// not found for message 'ai.context.v1.ToolDefinition'`). What
+/// `ai_tools!`, `ai-tools --proto` and [`build`](crate::build) (feature
+/// `build`) show after the location.
+///
+/// A field an annotation message does not have is followed by the
+/// message's fields, the nearest first.
+///
+/// The causes are the error's diagnostic sources (miette's
+/// `diagnostic_source`, through which protox passes on the cause of an
+/// option it could not read) and its [`std::error::Error::source`] chain,
+/// each message once.
+///
+/// # Examples
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = std::env::temp_dir().join(format!("ai-tools-message-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir)?;
+/// std::fs::write(
+///     dir.join("typo.proto"),
+///     "syntax = \"proto3\";\nimport \"ai/context/v1/annotations.proto\";\n\
+///      message A {}\nservice S {\n  rpc Get(A) returns (A) {\n\
+///      option (ai.context.v1.rpc_tool) = { name: \"get\" descripton: \"Get.\" };\n  }\n}\n",
+/// )?;
+/// let mut compiler = protox::Compiler::with_file_resolver(proto_ai_tools_schema::proto_resolver([&dir]));
+/// let err = compiler.open_file("typo.proto").unwrap_err();
+/// let message = proto_ai_tools_schema::error_message(&err);
+/// assert!(message.contains(
+///     ": field 'descripton' not found for message 'ai.context.v1.ToolDefinition' \
+///      (did you mean 'description'?"
+/// ), "{message}");
+/// std::fs::remove_dir_all(&dir)?;
+/// # Ok(())
+/// # }
+/// ```
+pub fn error_message(error: &protox::Error) -> String {
+    use miette::Diagnostic;
+    let mut message = error.to_string();
+    let mut seen = vec![message.clone()];
+    let mut add = |cause: String, message: &mut String| {
+        if !cause.is_empty() && !seen.contains(&cause) {
+            message.push_str(": ");
+            message.push_str(&cause);
+            seen.push(cause);
+        }
+    };
+    let mut diagnostic = error.diagnostic_source();
+    while let Some(cause) = diagnostic {
+        add(cause.to_string(), &mut message);
+        diagnostic = cause.diagnostic_source();
+    }
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        add(cause.to_string(), &mut message);
+        source = cause.source();
+    }
+    if let Some(hint) = seen.iter().find_map(|cause| annotation_field_hint(cause)) {
+        message.push_str(&hint);
+    }
+    message
+}
+
+/// For a cause `field 'X' not found for message 'M'` where `M` is one of
+/// the annotation messages: `M`'s fields, the nearest first when `X` is a
+/// slip of it (` (did you mean 'description'? the fields of ... are ...)`).
+fn annotation_field_hint(cause: &str) -> Option<String> {
+    let rest = cause.strip_prefix("field '")?;
+    let (field, rest) = rest.split_once("' not found for message '")?;
+    let message_name = rest.strip_suffix('\'')?;
+    let pool = prost_reflect::DescriptorPool::decode(crate::ANNOTATION_DESCRIPTORS).ok()?;
+    if !message_name.starts_with("ai.") {
+        return None;
+    }
+    let message = pool.get_message_by_name(message_name)?;
+    let names: Vec<String> = message.fields().map(|f| f.name().to_owned()).collect();
+    let nearest = names
+        .iter()
+        .map(|name| (edit_distance(field, name), name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| format!("did you mean '{name}'? "))
+        .unwrap_or_default();
+    Some(format!(
+        " ({nearest}the fields of '{message_name}' are {})",
+        names
+            .iter()
+            .map(|name| format!("'{name}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ))
+}
+
+/// Levenshtein distance, for short field names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitution.min(previous + 1).min(row[j] + 1);
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,6 +283,44 @@ mod tests {
             std::fs::write(path, source).unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn edit_distance_counts_single_character_edits() {
+        assert_eq!(edit_distance("descripton", "description"), 1);
+        assert_eq!(edit_distance("nmae", "name"), 2);
+        assert_eq!(edit_distance("", "name"), 4);
+        assert_eq!(edit_distance("strict", "strict"), 0);
+        // a field of another message is not an annotation's
+        assert_eq!(
+            annotation_field_hint("field 'x' not found for message 'foo.Bar'"),
+            None
+        );
+    }
+
+    #[test]
+    fn a_typo_in_an_option_block_is_named_in_the_message() {
+        let dir = directory(
+            "typo",
+            &[(
+                "typo.proto",
+                "syntax = \"proto3\";\nimport \"ai/context/v1/annotations.proto\";\nmessage A {}\nservice S {\n  rpc Get(A) returns (A) {\n    option (ai.context.v1.rpc_tool) = {\n      name: \"get\"\n      descripton: \"Get.\"\n    };\n  }\n}\n",
+            )],
+        );
+        let mut compiler = protox::Compiler::with_file_resolver(proto_resolver([&dir]));
+        let error = compiler.open_file("typo.proto").unwrap_err();
+        std::fs::remove_dir_all(&dir).unwrap();
+        let message = error_message(&error);
+        assert!(
+            message.starts_with(
+                "invalid value of type 'ai.context.v1.ToolDefinition' for option \
+                 '(ai.context.v1.rpc_tool)': field 'descripton' not found for message \
+                 'ai.context.v1.ToolDefinition' (did you mean 'description'? the fields of \
+                 'ai.context.v1.ToolDefinition' are 'name', 'description', "
+            ),
+            "{message}"
+        );
+        assert_eq!(error_location(&error).as_deref(), Some("typo.proto:6:5"));
     }
 
     #[test]
