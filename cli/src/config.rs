@@ -12,6 +12,14 @@
 //! Of flags that exclude each other (`sources::ALTERNATIVES`), one set higher
 //! drops the file's others.
 //!
+//! A relative path in the file (the value of a flag that takes a `FILE` or
+//! a `DIR`: `proto`, `proto-path`, `descriptor-set`, `overlay`, the TLS
+//! files, the caches, ...) is taken from the file's directory, not the
+//! working directory, so that a file beside its protos works from
+//! anywhere; a `proto` there without `proto-path` has its include directory
+//! by the command line's rule, found in the file's directory. An error
+//! about a path the file gave names the key and the file ([`note`]).
+//!
 //! The file holds no secrets: it is read by whoever can read it, and is
 //! often committed. A key that names one (`backend-token`) and a URL with a
 //! password in it are refused, naming the key and saying to give it by flag
@@ -20,7 +28,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsString;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use clap::ArgAction;
 use clap::parser::ValueSource;
@@ -85,6 +93,9 @@ pub(crate) fn arguments(
             .collect()
     };
     let commands = ["mcp", "tools"];
+    let paths = path_keys(command);
+    // Where the file's relative paths are from.
+    let base = path.parent().unwrap_or(Path::new(""));
     let of_command: HashMap<&str, HashMap<String, Shape>> =
         commands.iter().map(|sub| (*sub, flags(sub))).collect();
     let any_command: HashMap<String, Shape> = of_command
@@ -118,6 +129,13 @@ pub(crate) fn arguments(
     }
 
     let set_before = |long: &str| sources.contains_key(long);
+    let resolve = |key: &str, text: String| -> String {
+        if paths.contains(key) && Path::new(&text).is_relative() {
+            base.join(&text).display().to_string()
+        } else {
+            text
+        }
+    };
     let mut arguments = Vec::new();
     for (key, value) in chosen {
         let taken = set_before(&key)
@@ -148,6 +166,7 @@ pub(crate) fn arguments(
             (Shape::Many, toml::Value::Array(items)) => {
                 for item in items {
                     let text = scalar(item).ok_or_else(|| wrong("a list of strings"))?;
+                    let text = resolve(&key, text);
                     arguments.push(OsString::from(format!("--{key}={text}")));
                 }
             }
@@ -159,11 +178,101 @@ pub(crate) fn arguments(
                         "a string or a number"
                     })
                 })?;
+                if key == "proto"
+                    && !set_before("proto-path")
+                    && !table.contains_key("proto-path")
+                    && !table
+                        .get(name)
+                        .and_then(toml::Value::as_table)
+                        .is_some_and(|section| section.contains_key("proto-path"))
+                    && let Some(include) = default_include(base, &text)
+                {
+                    arguments.push(OsString::from(format!("--proto-path={include}")));
+                }
+                let text = resolve(&key, text);
                 arguments.push(OsString::from(format!("--{key}={text}")));
             }
         }
     }
     Ok(arguments)
+}
+
+/// The long names of the flags that take a path: a value named `FILE` or
+/// `DIR`, of either command (`config` aside, which the file cannot hold).
+fn path_keys(command: &clap::Command) -> std::collections::HashSet<String> {
+    command
+        .get_subcommands()
+        .flat_map(|sub| sub.get_arguments())
+        .filter(|arg| {
+            arg.get_value_names()
+                .is_some_and(|names| names.iter().any(|n| *n == "FILE" || *n == "DIR"))
+        })
+        .filter_map(|arg| arg.get_long().map(str::to_owned))
+        .filter(|long| long != "config")
+        .collect()
+}
+
+/// The include directory of the file's relative `proto` (under `base`, the
+/// file's directory), by `--proto`'s rule without `-I`: the path's first
+/// directory (`protos` of `protos/shop/v1/shop.proto`), or `base` itself
+/// for a bare file name. `None` where the command line's rule gives the
+/// same already: an absolute `proto`, or a file in the working directory.
+fn default_include(base: &Path, proto: &str) -> Option<String> {
+    let proto = Path::new(proto);
+    if proto.is_absolute() || base.as_os_str().is_empty() {
+        return None;
+    }
+    let mut parts = proto.components();
+    let include = match (parts.next(), parts.next()) {
+        (Some(first), Some(_)) => base.join(first.as_os_str()),
+        _ => base.to_path_buf(),
+    };
+    Some(include.display().to_string())
+}
+
+/// `message` (an error) with where a path in it came from when the config
+/// file at `path` gave it relative: `` (`overlay = "tools.toml"` in the
+/// config file ai-tools.toml, whose relative paths are taken from its
+/// directory)``. `message` alone when it names no such path.
+pub(crate) fn note(path: &Path, command: &clap::Command, message: String) -> String {
+    let Some(table) = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|text| text.parse::<toml::Table>().ok())
+    else {
+        return message;
+    };
+    let paths = path_keys(command);
+    let base = path.parent().unwrap_or(Path::new(""));
+    let sections = std::iter::once(&table).chain(
+        ["mcp", "tools"]
+            .iter()
+            .filter_map(|sub| table.get(*sub).and_then(toml::Value::as_table)),
+    );
+    let mut given: Vec<(String, String, PathBuf)> = Vec::new();
+    for section in sections {
+        for (key, value) in section.iter().filter(|(key, _)| paths.contains(*key)) {
+            let values: Vec<&str> = match value {
+                toml::Value::String(text) => vec![text],
+                toml::Value::Array(items) => items.iter().filter_map(toml::Value::as_str).collect(),
+                _ => Vec::new(),
+            };
+            for text in values.into_iter().filter(|t| Path::new(t).is_relative()) {
+                given.push((key.clone(), text.to_owned(), base.join(text)));
+            }
+        }
+    }
+    // The longest resolved path first: `protos/a.proto` before `protos`.
+    given.sort_by_key(|(_, _, resolved)| std::cmp::Reverse(resolved.as_os_str().len()));
+    match given
+        .iter()
+        .find(|(_, _, resolved)| message.contains(&resolved.display().to_string()))
+    {
+        Some((key, text, _)) => format!(
+            "{message} (`{key} = {text:?}` in the config file {}, whose relative paths are taken from its directory)",
+            path.display()
+        ),
+        None => message,
+    }
 }
 
 /// "a" or "an" before `word`.

@@ -519,11 +519,21 @@ fn compile_proto(
     } else {
         includes.to_vec()
     };
-    // protox names a file by its path under an include directory.
+    // protox names a file by its path under an include directory; an
+    // absolute include (from a config file) holds a relative proto too.
     let name = includes
         .iter()
         .find_map(|dir| proto.strip_prefix(dir).ok())
-        .unwrap_or(proto);
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            let proto = std::fs::canonicalize(proto).ok()?;
+            includes.iter().find_map(|dir| {
+                let dir = std::fs::canonicalize(dir).ok()?;
+                proto.strip_prefix(dir).ok().map(Path::to_path_buf)
+            })
+        })
+        .unwrap_or_else(|| proto.to_path_buf());
+    let name = name.as_path();
     let shown = name.display().to_string();
     proto_cache::compiled(cache, &shown, &includes, || {
         let mut compiler =
@@ -1010,14 +1020,20 @@ async fn main() -> ExitCode {
         }
     };
     logs(args.common.log_format.unwrap_or_default());
+    // A path the config file gave that leads nowhere is blamed on its key.
+    let config = args.common.config.clone();
+    let noted = |message: String| match &config {
+        Some(path) => config::note(path, &flags::command(), message),
+        None => message,
+    };
     match run(*args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(message)) => {
-            eprintln!("ai-tools: {message}");
+            eprintln!("ai-tools: {}", noted(message));
             ExitCode::from(2)
         }
         Err(Failure::Run(message)) => {
-            eprintln!("ai-tools: {message}");
+            eprintln!("ai-tools: {}", noted(message));
             ExitCode::from(1)
         }
     }

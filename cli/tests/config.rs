@@ -112,6 +112,22 @@ struct Case {
 }
 
 const LINKS: &[&str] = &["--proto", LINKS_PROTO];
+/// The flags that take a path (a `FILE` or a `DIR`), which a config file
+/// takes from its own directory when relative.
+const PATH_FLAGS: [&str; 12] = [
+    "descriptor-set",
+    "proto",
+    "proto-path",
+    "proto-cache",
+    "overlay",
+    "ca-cert",
+    "client-cert",
+    "client-key",
+    "embedding-model",
+    "embeddings-cache",
+    "backend-token-file",
+    "oauth-client-secret-file",
+];
 /// `mcp` over links.proto, calling a port where nothing listens (no call
 /// is made by these cases).
 const MCP: &[&str] = &["--grpc", "http://127.0.0.1:1", "--proto", LINKS_PROTO];
@@ -728,6 +744,7 @@ fn every_flag_works_from_the_environment_and_from_the_config_file() {
     let grpc = server.url();
     let dead = format!("http://{}", free_loopback_addr());
     let cases = cases();
+    let root = workspace().canonicalize().unwrap();
 
     for command in ["mcp", "tools"] {
         let covered: BTreeSet<String> = cases
@@ -777,6 +794,10 @@ fn every_flag_works_from_the_environment_and_from_the_config_file() {
         {
             let items: Vec<String> = value.split(',').map(|v| format!("{v:?}")).collect();
             format!("[{}]", items.join(", "))
+        } else if PATH_FLAGS.contains(&case.flag) && std::path::Path::new(&value).is_relative() {
+            // The file is not in the repository, and its relative paths
+            // are taken from its own directory.
+            format!("{:?}", root.join(&value).display().to_string())
         } else {
             format!("{value:?}")
         };
@@ -788,6 +809,12 @@ fn every_flag_works_from_the_environment_and_from_the_config_file() {
             "--{} as `{} = {key_value}` in a config file",
             case.flag, case.flag
         );
+        let output = Output {
+            stderr: text(&output.stderr)
+                .replace(&format!("{}/", root.display()), "")
+                .into_bytes(),
+            ..output
+        };
         check(&case.effect, &output, &how, &grpc, &dead);
     }
     runtime.block_on(server.shutdown());
@@ -910,8 +937,10 @@ fn a_commands_table_is_over_the_top_keys() {
     let file = ConfigFile::new(
         "tables",
         &format!(
-            "proto = {LINKS_PROTO:?}\ninclude = [\"links_create\"]\nhttp = \"127.0.0.1:0\"\n\n\
-             [tools]\ninclude = [\"links_list\"]\n\n[mcp]\nstdio = true\n"
+            "proto = {:?}\ninclude = [\"links_create\"]\nhttp = \"127.0.0.1:0\"\n\n\
+             [tools]\ninclude = [\"links_list\"]\n\n[mcp]\nstdio = true\n",
+            // absolute: the file is not in the repository
+            workspace().join(LINKS_PROTO)
         ),
     );
     let output = ai_tools(&["tools", "--config", file.path()], &[]);
@@ -1291,4 +1320,67 @@ fn a_variable_of_the_other_commands_flag_is_not_read() {
         ],
     );
     assert_eq!(names(&output), ALL_TOOLS);
+}
+
+/// A config file's relative paths are taken from the file's directory, not
+/// the working directory: a file beside its protos works from anywhere,
+/// and `proto`'s include directory is its path's first directory there,
+/// as on the command line. A path that leads nowhere is named as it was
+/// resolved, with the key and the file it came from.
+#[test]
+fn a_config_files_relative_paths_are_taken_from_its_directory() {
+    let dir = std::env::temp_dir().join(format!("ai-tools-config-relative-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let v1 = dir.join("protos/shop/v1");
+    std::fs::create_dir_all(&v1).unwrap();
+    std::fs::write(
+        v1.join("common.proto"),
+        "syntax = \"proto3\";\npackage shop.v1;\nmessage Item { string id = 1; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        v1.join("shop.proto"),
+        "syntax = \"proto3\";\npackage shop.v1;\nimport \"shop/v1/common.proto\";\n\
+         service Shop {\n  rpc GetItem(Item) returns (Item);\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tools.toml"),
+        "[methods.\"shop.v1.Shop.GetItem\"]\nname = \"items_get\"\ndescription = \"Fetch one item.\"\n",
+    )
+    .unwrap();
+    let config = dir.join("ai-tools.toml");
+    std::fs::write(
+        &config,
+        "proto = \"protos/shop/v1/shop.proto\"\noverlay = \"tools.toml\"\n",
+    )
+    .unwrap();
+    // From the repository root, where neither path exists.
+    let output = ai_tools(&["tools", "--config", config.to_str().unwrap()], &[]);
+    assert_eq!(names(&output), ["items_get"]);
+    assert!(
+        text(&output.stdout).contains("Fetch one item."),
+        "the overlay beside the file applies: {}",
+        text(&output.stdout)
+    );
+
+    // A path that leads nowhere: resolved, and blamed on the file's key.
+    std::fs::write(
+        &config,
+        "proto = \"protos/shop/v1/shop.proto\"\noverlay = \"overlays/tools.toml\"\n",
+    )
+    .unwrap();
+    let output = ai_tools(&["tools", "--config", config.to_str().unwrap()], &[]);
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let resolved = dir.join("overlays/tools.toml");
+    assert!(
+        stderr.contains(&format!("the overlay {}", resolved.display()))
+            && stderr.contains(&format!(
+                "`overlay = \"overlays/tools.toml\"` in the config file {}",
+                config.display()
+            )),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
 }
