@@ -94,9 +94,11 @@
 //! mod gentools {
 //!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
+//! # #[cfg(feature = "tonic")] // the transport over tonic
 //! use proto_ai_tools::{Sessions, Toolkit, genai::Conversation, schema::Dialect, transport::TonicTransport};
 //! use genai::chat::ChatMessage;
 //!
+//! # #[cfg(feature = "tonic")] // the transport over tonic
 //! # async fn run(sessions: &Sessions<TonicTransport>, conversation_id: &str) -> Result<(), Box<dyn std::error::Error>> {
 //! let aliases = sessions.alias_manager(conversation_id);
 //! let toolkit = Toolkit::builder()

@@ -63,6 +63,7 @@
 //!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
+//! # #[cfg(feature = "tonic")] // the transport over tonic
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! use std::time::Duration;
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect().await?;

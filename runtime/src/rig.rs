@@ -59,6 +59,7 @@
 //!
 //! ```no_run
 //! use std::{sync::Arc, time::Duration};
+//! # #[cfg(feature = "tonic")] // the transport over tonic
 //! use proto_ai_tools::{Sessions, Toolkit, rig::RigTools, transport::TonicTransport};
 //! use rig_core::DynModel;
 //! use rig_core::operation::Completion;
@@ -67,6 +68,7 @@
 //!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
+//! # #[cfg(feature = "tonic")] // the transport over tonic
 //! # async fn run(model: DynModel<Completion>) -> Result<(), Box<dyn std::error::Error>> {
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect().await?;
 //! let sessions = Arc::new(Sessions::new(TonicTransport::new(channel), Duration::from_secs(1800)));

@@ -11,6 +11,7 @@
 //!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
+//! # #[cfg(feature = "tonic")] // the transport over tonic
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
 //! let transport = proto_ai_tools::transport::TonicTransport::new(channel);

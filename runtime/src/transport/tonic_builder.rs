@@ -131,13 +131,32 @@ const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// ```no_run
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::time::Duration;
 /// use proto_ai_tools::transport::TonicTransport;
 ///
+/// let transport = TonicTransport::builder("http://links.internal:50051")
+///     .connect_timeout(Duration::from_secs(3))
+///     .connect()
+///     .await?;
+/// # let _ = transport;
+/// # Ok(())
+/// # }
+/// ```
+///
+/// With feature `tls`, a private CA and a client certificate:
+///
+/// ```no_run
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use proto_ai_tools::transport::TonicTransport;
+///
+/// # #[cfg(feature = "tls")]
 /// let transport = TonicTransport::builder("https://links.internal:443")
 ///     .ca_certificate(std::fs::read("ca.pem")?)
 ///     .client_identity(std::fs::read("client.pem")?, std::fs::read("client.key")?)
 ///     .connect()
 ///     .await?;
+/// # #[cfg(feature = "tls")]
 /// # let _ = transport;
 /// # Ok(())
 /// # }
