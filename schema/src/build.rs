@@ -136,7 +136,13 @@ pub fn compiler<P: AsRef<Path>>(protos: &[P], includes: &[P]) -> Result<protox::
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(true);
     for proto in protos {
-        compiler.open_file(proto).map_err(Error)?;
+        compiler.open_file(proto).map_err(|error| {
+            let includes: Vec<&Path> = includes.iter().map(AsRef::as_ref).collect();
+            let diagnosis = (error.is_file_not_found()
+                || error.to_string().contains("is not in any include path"))
+            .then(|| diagnosis(proto.as_ref(), &includes));
+            Error { error, diagnosis }
+        })?;
     }
     if std::env::var_os("CARGO").is_some() {
         for file in compiler.files() {
@@ -149,21 +155,74 @@ pub fn compiler<P: AsRef<Path>>(protos: &[P], includes: &[P]) -> Result<protox::
 }
 
 /// Why [`compile_protos`] or [`compiler`] could not compile: the compiler's
-/// error, shown after the `file:line:column` it points at.
-pub struct Error(protox::Error);
+/// error, shown after the `file:line:column` it points at. A proto not
+/// found says which part is wrong (an include directory that does not
+/// exist, a proto under none of them, a proto that does not exist) and
+/// lists the include paths.
+pub struct Error {
+    error: protox::Error,
+    /// For a proto not found: which part is wrong, and the include paths.
+    diagnosis: Option<String>,
+}
 
 impl Error {
     /// The compiler's own error.
     pub fn protox_error(&self) -> &protox::Error {
-        &self.0
+        &self.error
     }
+}
+
+/// Which part of `proto` and `includes` is wrong, for a proto protox did
+/// not find, and the include paths, each as given (a relative one is from
+/// the working directory, a build script's the crate's directory).
+fn diagnosis(proto: &Path, includes: &[&Path]) -> String {
+    let relative = proto.is_relative() || includes.iter().any(|dir| dir.is_relative());
+    let here = std::env::current_dir()
+        .ok()
+        .filter(|_| relative)
+        .map(|dir| format!(" (relative paths are from {})", dir.display()))
+        .unwrap_or_default();
+    let mut parts: Vec<String> = includes
+        .iter()
+        .filter(|dir| !dir.is_dir())
+        .map(|dir| format!("the include directory {} does not exist", dir.display()))
+        .collect();
+    let under_an_include = includes.iter().any(|dir| proto.starts_with(dir));
+    if proto.is_file() {
+        parts.push(format!(
+            "{} exists, but under none of the include paths: add the directory its imports are written from to the include paths",
+            proto.display()
+        ));
+    } else if under_an_include || proto.is_absolute() {
+        parts.push(format!("{} does not exist", proto.display()));
+    } else {
+        parts.push(format!(
+            "{} is under none of the include paths, nor a file from the working directory",
+            proto.display()
+        ));
+    }
+    let listed: Vec<String> = includes
+        .iter()
+        .map(|dir| dir.display().to_string())
+        .collect();
+    let listed = if listed.is_empty() {
+        "none".to_owned()
+    } else {
+        listed.join(", ")
+    };
+    format!("{}; the include paths: {listed}{here}", parts.join("; "))
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match crate::error_location(&self.0) {
-            Some(location) => write!(f, "{location}: {}", crate::error_message(&self.0)),
-            None => write!(f, "{}", crate::error_message(&self.0)),
+        let message = crate::error_message(&self.error);
+        match crate::error_location(&self.error) {
+            Some(location) => write!(f, "{location}: {message}")?,
+            None => write!(f, "{message}")?,
+        }
+        match &self.diagnosis {
+            Some(diagnosis) => write!(f, ": {diagnosis}"),
+            None => Ok(()),
         }
     }
 }
@@ -178,7 +237,7 @@ impl fmt::Debug for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.0)
+        Some(&self.error)
     }
 }
 
@@ -202,6 +261,75 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
         assert!(error.starts_with("bad.proto:4:3: "), "{error}");
         assert!(error.contains("Missing"), "{error}");
+    }
+
+    /// Which part of a proto's path or the include paths is wrong, with
+    /// the include paths listed: the include directory is missing, the
+    /// proto is not under any of them, or the proto does not exist.
+    #[test]
+    fn a_proto_not_found_says_which_part_is_missing() {
+        let dir =
+            std::env::temp_dir().join(format!("ai-tools-build-missing-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("proto/ping/v1")).unwrap();
+        std::fs::create_dir_all(dir.join("other")).unwrap();
+        let ping = dir.join("proto/ping/v1/ping.proto");
+        std::fs::write(
+            &ping,
+            "syntax = \"proto3\";\npackage ping.v1;\nmessage A {}\n",
+        )
+        .unwrap();
+        let error = |proto: &Path, include: &Path| {
+            compile_protos(&[proto], &[include])
+                .unwrap_err()
+                .to_string()
+        };
+
+        // The include directory does not exist (a typo: `protos`).
+        let wrong_include = dir.join("protos");
+        let message = error(&ping, &wrong_include);
+        assert!(
+            message.contains(&format!(
+                "the include directory {} does not exist",
+                wrong_include.display()
+            )) && message.contains(&format!("the include paths: {}", wrong_include.display())),
+            "{message}"
+        );
+
+        // The file exists, under none of the include directories.
+        let other = dir.join("other");
+        let message = error(&ping, &other);
+        assert!(
+            message.contains(&format!(
+                "{} exists, but under none of the include paths",
+                ping.display()
+            )) && message.contains(&format!("the include paths: {}", other.display())),
+            "{message}"
+        );
+
+        // The file does not exist, under an include directory that does.
+        let missing = dir.join("proto/ping/v1/pong.proto");
+        let message = error(&missing, &dir.join("proto"));
+        assert!(
+            message.contains(&format!("{} does not exist", missing.display()))
+                && message.contains(&format!(
+                    "the include paths: {}",
+                    dir.join("proto").display()
+                )),
+            "{message}"
+        );
+
+        // A name under the include directories that none of them holds.
+        let message = error(Path::new("ping/v1/pong.proto"), &dir.join("proto"));
+        assert!(
+            message.contains("ping/v1/pong.proto is under none of the include paths")
+                && message.contains(&format!(
+                    "the include paths: {}",
+                    dir.join("proto").display()
+                )),
+            "{message}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
