@@ -102,8 +102,8 @@
 //! # async fn run(sessions: &Sessions<TonicTransport>, conversation_id: &str) -> Result<(), Box<dyn std::error::Error>> {
 //! let aliases = sessions.alias_manager(conversation_id);
 //! let toolkit = Toolkit::builder()
-//!     .alias_manager(aliases.clone())
-//!     .generated(gentools::Executor::with_alias_manager(sessions.transport().clone(), aliases))
+//!     .alias_manager(aliases)
+//!     .executor::<gentools::Executor<_>>(sessions.transport().clone())
 //!     .build()?;
 //! let mut conversation = Conversation::new(toolkit, Dialect::OpenAi);
 //! conversation.push(ChatMessage::user("Shorten https://example.com/spring and add an email step."));

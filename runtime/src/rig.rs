@@ -76,8 +76,8 @@
 //! // How one conversation's toolkit is built, on that conversation's aliases.
 //! let tools = RigTools::new(sessions, move |aliases| {
 //!     Toolkit::builder()
-//!         .alias_manager(aliases.clone())
-//!         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
+//!         .alias_manager(aliases)
+//!         .executor::<links::Executor<_>>(transport.clone())
 //!         .build()
 //! });
 //!
@@ -181,8 +181,8 @@ type Namespaces = dyn Fn(&str) -> Arc<AliasManager> + Send + Sync;
 /// let transport = sessions.transport().clone();
 /// let tools = RigTools::new(sessions.clone(), move |aliases| {
 ///     Toolkit::builder()
-///         .alias_manager(aliases.clone())
-///         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
+///         .alias_manager(aliases)
+///         .executor::<links::Executor<_>>(transport.clone())
 ///         .build()
 /// });
 ///
@@ -216,8 +216,8 @@ impl std::fmt::Debug for RigTools {
 impl RigTools {
     /// Tools built per conversation by `per_conversation`, on the alias
     /// manager `sessions` keeps for that conversation. The factory must build
-    /// the toolkit on the manager it is given (`ToolkitBuilder::alias_manager`
-    /// and each executor's `with_alias_manager`); a toolkit on any other
+    /// the toolkit on the manager it is given (`ToolkitBuilder::alias_manager`,
+    /// with the executors added by `ToolkitBuilder::executor`); a toolkit on any other
     /// namespace is refused by [`conversation`](Self::conversation).
     ///
     /// # Examples

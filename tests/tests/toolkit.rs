@@ -341,6 +341,41 @@ async fn tools_render_for_every_provider() {
     }
 }
 
+/// The alias manager named once: the toolkit builds the generated
+/// executor on its own, and the ids a call returns are aliased there.
+#[tokio::test]
+async fn the_toolkit_builds_an_executor_on_its_own_alias_manager() {
+    let server = serve(LinksBackend::with_links(0))
+        .await
+        .expect("bind loopback");
+    let transport = TonicTransport::new(server.channel().expect("url"));
+    let aliases = Arc::new(AliasManager::new());
+    let toolkit = Toolkit::builder()
+        .alias_manager(aliases.clone())
+        .executor::<links::Executor<_>>(transport.clone())
+        .build()
+        .unwrap();
+    assert!(Arc::ptr_eq(toolkit.alias_manager(), &aliases));
+    let created = toolkit
+        .execute("links_create", r#"{"destination":"https://example.com"}"#)
+        .await;
+    assert!(!created.is_error, "{}", created.output);
+    assert!(created.output.contains("link-1"), "{}", created.output);
+    assert!(aliases.resolve("link-1").is_some(), "link-1 in the toolkit's aliases");
+
+    // Without `alias_manager`: a fresh namespace, the executor's too.
+    let toolkit = Toolkit::builder()
+        .executor::<links::Executor<_>>(transport)
+        .build()
+        .unwrap();
+    assert!(!Arc::ptr_eq(toolkit.alias_manager(), &aliases));
+    let created = toolkit
+        .execute("links_create", r#"{"destination":"https://example.com"}"#)
+        .await;
+    assert!(created.output.contains("link-1"), "{}", created.output);
+    assert!(toolkit.alias_manager().resolve("link-1").is_some());
+}
+
 #[tokio::test]
 async fn build_errors() {
     let server = serve(LinksBackend::with_links(0))
@@ -403,6 +438,17 @@ async fn build_errors() {
     assert_eq!(
         err,
         ToolkitError::SeparateAliasManagers("links_create".into())
+    );
+    // The message says which tool, what is wrong and how to build both.
+    let message = err.to_string();
+    assert!(
+        message.starts_with(
+            "the executor of tool `links_create` keeps its aliases in another alias manager \
+             than the toolkit's, so an alias one tool shows the model would mean nothing to \
+             the other tools: build the executor and the toolkit on the same `AliasManager`"
+        ) && message.contains("Sessions::alias_manager(conversation_id)")
+            && message.contains(".executor::<Executor<_>>(transport)"),
+        "{message}"
     );
 
     // Without `aliases`, the toolkit adopts the executor's namespace.

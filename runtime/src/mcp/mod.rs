@@ -19,8 +19,8 @@
 //! // One toolkit per alias scope (an MCP session, or a stateless caller), built on its namespace.
 //! let server = proto_ai_tools::mcp::McpServer::new(move |aliases| {
 //!     proto_ai_tools::Toolkit::builder()
-//!         .alias_manager(aliases.clone())
-//!         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
+//!         .alias_manager(aliases)
+//!         .executor::<links::Executor<_>>(transport.clone())
 //!         .build()
 //! });
 //! server.serve_http("127.0.0.1:8080").await?; // or .serve_stdio() for desktop hosts
@@ -540,10 +540,11 @@ impl McpServer {
     /// A server that builds the toolkit of each alias scope (an MCP
     /// session, or the caller of a stateless request; see
     /// [One alias namespace per caller](self#one-alias-namespace-per-caller))
-    /// with `per_session`, given the scope's alias namespace. Build every
-    /// generated executor of the toolkit on that namespace
-    /// (`Executor::with_alias_manager(transport, aliases)`) and pass it to
-    /// [`ToolkitBuilder::alias_manager`](crate::toolkit::ToolkitBuilder::alias_manager).
+    /// with `per_session`, given the scope's alias namespace: pass it to
+    /// [`ToolkitBuilder::alias_manager`](crate::toolkit::ToolkitBuilder::alias_manager),
+    /// and add the generated executors with
+    /// [`ToolkitBuilder::executor`](crate::toolkit::ToolkitBuilder::executor),
+    /// which builds them on it.
     ///
     /// `per_session` is called once when serving starts (a toolkit that does
     /// not build is a [`ServeError::Toolkit`] then), and its tools are the
@@ -635,8 +636,8 @@ impl McpServer {
     /// let transport = proto_ai_tools::transport::InProcessTransport::new();
     /// let server = McpServer::new(move |aliases| {
     ///     proto_ai_tools::Toolkit::builder()
-    ///         .alias_manager(aliases.clone())
-    ///         .generated(links::Executor::with_alias_manager(transport.clone(), aliases))
+    ///         .alias_manager(aliases)
+    ///         .executor::<links::Executor<_>>(transport.clone())
     ///         .build()
     /// })
     /// .with_tool_search(ToolSearch::new().toolset("links.v1.LinksService"));

@@ -19,7 +19,7 @@ use proto_ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names, rende
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
-use crate::executor::{JsonNames, ProtoExecutor, method_in};
+use crate::executor::{GeneratedExecutor, JsonNames, ProtoExecutor, method_in};
 use crate::inbound::{Arguments, request_schema};
 use crate::memo::Memo;
 use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
@@ -125,7 +125,7 @@ pub enum ToolkitError {
     },
     /// A generated executor uses another alias namespace than the toolkit.
     #[error(
-        "the executor of `{0}` has its own alias manager; build it with the toolkit's (`with_alias_manager`) so that ids move between tools"
+        "the executor of tool `{0}` keeps its aliases in another alias manager than the toolkit's, so an alias one tool shows the model would mean nothing to the other tools: build the executor and the toolkit on the same `AliasManager` (`Executor::with_alias_manager(transport, aliases.clone())` with `Toolkit::builder().alias_manager(aliases)`, the aliases from `Sessions::alias_manager(conversation_id)`), or let the toolkit build the executor on its own: `Toolkit::builder().alias_manager(aliases).executor::<Executor<_>>(transport)`"
     )]
     SeparateAliasManagers(String),
     /// The selection ([`ToolkitBuilder::include`], [`exclude`](ToolkitBuilder::exclude),
@@ -180,9 +180,15 @@ impl ToolkitBuilder {
     ///
     /// See [`Toolkit::execute_with`].
     pub fn call_options(mut self, options: CallOptions) -> Self {
+    /// A generated executor built at [`ToolkitBuilder::build`] on the
+    /// toolkit's alias manager ([`ToolkitBuilder::executor`]).
+    OnToolkitAliases(OnAliases),
         self.call_options = options;
         self
     }
+/// Builds a generated executor on the alias manager it is given.
+type OnAliases = Box<dyn FnOnce(Arc<AliasManager>) -> Arc<dyn GeneratedSource> + Send>;
+
 
     /// Uses `aliases` as the conversation's namespace (from
     /// [`Sessions::alias_manager`](crate::Sessions::alias_manager)). Without
@@ -204,7 +210,8 @@ impl ToolkitBuilder {
     /// Adds every tool of a generated executor (an `Executor<T>` of
     /// `ai_tools!`, or the [`ProtoExecutor`] of a
     /// [`ToolSet`](crate::tool_set::ToolSet)). It must use the toolkit's
-    /// alias manager (build it with `with_alias_manager`).
+    /// alias manager (build it with `with_alias_manager`), or
+    /// [`executor`](Self::executor) builds it on that one.
     ///
     /// # Examples
     ///
@@ -236,6 +243,40 @@ impl ToolkitBuilder {
     pub fn native(mut self, tool: NativeTool) -> Self {
         self.entries.push(Entry::Native(tool));
         self
+    /// Adds every tool of the generated executor `E` (an `Executor<T>` of
+    /// `ai_tools!`) over `transport`, built on the toolkit's alias manager:
+    /// the one [`alias_manager`](Self::alias_manager) gives, else the
+    /// first [`generated`](Self::generated) executor's, else a fresh one.
+    /// The alias manager is named once, here on the builder, and cannot
+    /// differ from the executor's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// mod links {
+    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
+    /// }
+    /// use std::time::Duration;
+    /// use proto_ai_tools::{Sessions, Toolkit, transport::InProcessTransport};
+    ///
+    /// let sessions = Sessions::new(InProcessTransport::new(), Duration::from_secs(1800));
+    /// let aliases = sessions.alias_manager("conversation-42");
+    /// let toolkit = Toolkit::builder()
+    ///     .alias_manager(aliases.clone())
+    ///     .executor::<links::Executor<_>>(sessions.transport().clone())
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(std::sync::Arc::ptr_eq(toolkit.alias_manager(), &aliases));
+    /// assert!(toolkit.get("links_create").is_some());
+    /// ```
+    pub fn executor<E: GeneratedExecutor>(mut self, transport: E::Transport) -> Self {
+        self.entries
+            .push(Entry::OnToolkitAliases(Box::new(move |aliases| {
+                Arc::new(E::with_alias_manager(transport, aliases).into())
+            })));
+        self
+    }
+
     }
 
     /// Keeps only the tools that match `pattern` or another include: a glob
@@ -420,7 +461,7 @@ impl ToolkitBuilder {
                 .iter()
                 .find_map(|e| match e {
                     Entry::Generated(g) => Some(g.alias_manager().clone()),
-                    Entry::Native(_) => None,
+                    Entry::OnToolkitAliases(_) | Entry::Native(_) => None,
                 })
                 .unwrap_or_default()
         });
@@ -513,6 +554,11 @@ fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
     }
     for dialect in Dialect::ALL {
         let violations = check::check(dialect, tool.is_strict(), &tool.parameters(dialect));
+        // The executors to be built on the toolkit's aliases, built.
+        let entries = entries.into_iter().map(|entry| match entry {
+            Entry::OnToolkitAliases(make) => Entry::Generated(make(aliases.clone())),
+            other => other,
+        });
         if !violations.is_empty() {
             return Err(ToolkitError::Schema {
                 tool: tool.name().to_owned(),
@@ -545,6 +591,8 @@ fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
 /// struct SearchInput {
 ///     /// What to look for.
 ///     query: String,
+                // built into `Generated` above
+                Entry::OnToolkitAliases(_) => {}
 ///     #[serde(default)]
 ///     limit: Option<u32>,
 /// }
