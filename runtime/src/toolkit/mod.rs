@@ -168,8 +168,14 @@ pub struct ToolkitBuilder {
 
 enum Entry {
     Generated(Arc<dyn GeneratedSource>),
+    /// A generated executor built at [`ToolkitBuilder::build`] on the
+    /// toolkit's alias manager ([`ToolkitBuilder::executor`]).
+    OnToolkitAliases(OnAliases),
     Native(NativeTool),
 }
+
+/// Builds a generated executor on the alias manager it is given.
+type OnAliases = Box<dyn FnOnce(Arc<AliasManager>) -> Arc<dyn GeneratedSource> + Send>;
 
 impl ToolkitBuilder {
     /// Options every call carries unless the call's own override them
@@ -180,15 +186,9 @@ impl ToolkitBuilder {
     ///
     /// See [`Toolkit::execute_with`].
     pub fn call_options(mut self, options: CallOptions) -> Self {
-    /// A generated executor built at [`ToolkitBuilder::build`] on the
-    /// toolkit's alias manager ([`ToolkitBuilder::executor`]).
-    OnToolkitAliases(OnAliases),
         self.call_options = options;
         self
     }
-/// Builds a generated executor on the alias manager it is given.
-type OnAliases = Box<dyn FnOnce(Arc<AliasManager>) -> Arc<dyn GeneratedSource> + Send>;
-
 
     /// Uses `aliases` as the conversation's namespace (from
     /// [`Sessions::alias_manager`](crate::Sessions::alias_manager)). Without
@@ -231,18 +231,6 @@ type OnAliases = Box<dyn FnOnce(Arc<AliasManager>) -> Arc<dyn GeneratedSource> +
         self
     }
 
-    /// Adds a native tool.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let echo = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
-    /// let toolkit = proto_ai_tools::Toolkit::builder().native(echo).build();
-    /// assert!(toolkit.is_err()); // a `String` input is not an object
-    /// ```
-    pub fn native(mut self, tool: NativeTool) -> Self {
-        self.entries.push(Entry::Native(tool));
-        self
     /// Adds every tool of the generated executor `E` (an `Executor<T>` of
     /// `ai_tools!`) over `transport`, built on the toolkit's alias manager:
     /// the one [`alias_manager`](Self::alias_manager) gives, else the
@@ -277,6 +265,18 @@ type OnAliases = Box<dyn FnOnce(Arc<AliasManager>) -> Arc<dyn GeneratedSource> +
         self
     }
 
+    /// Adds a native tool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let echo = proto_ai_tools::NativeTool::new::<String, _, _>("echo", "Echo.", |_, s| async move { s });
+    /// let toolkit = proto_ai_tools::Toolkit::builder().native(echo).build();
+    /// assert!(toolkit.is_err()); // a `String` input is not an object
+    /// ```
+    pub fn native(mut self, tool: NativeTool) -> Self {
+        self.entries.push(Entry::Native(tool));
+        self
     }
 
     /// Keeps only the tools that match `pattern` or another include: a glob
@@ -465,6 +465,11 @@ type OnAliases = Box<dyn FnOnce(Arc<AliasManager>) -> Arc<dyn GeneratedSource> +
                 })
                 .unwrap_or_default()
         });
+        // The executors to be built on the toolkit's aliases, built.
+        let entries = entries.into_iter().map(|entry| match entry {
+            Entry::OnToolkitAliases(make) => Entry::Generated(make(aliases.clone())),
+            other => other,
+        });
         let mut added = Vec::new();
         for entry in entries {
             match entry {
@@ -497,6 +502,8 @@ type OnAliases = Box<dyn FnOnce(Arc<AliasManager>) -> Arc<dyn GeneratedSource> +
                         json_names,
                     });
                 }
+                // built into `Generated` above
+                Entry::OnToolkitAliases(_) => {}
             }
         }
         if !selection.is_everything() {
@@ -554,11 +561,6 @@ fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
     }
     for dialect in Dialect::ALL {
         let violations = check::check(dialect, tool.is_strict(), &tool.parameters(dialect));
-        // The executors to be built on the toolkit's aliases, built.
-        let entries = entries.into_iter().map(|entry| match entry {
-            Entry::OnToolkitAliases(make) => Entry::Generated(make(aliases.clone())),
-            other => other,
-        });
         if !violations.is_empty() {
             return Err(ToolkitError::Schema {
                 tool: tool.name().to_owned(),
@@ -591,8 +593,6 @@ fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
 /// struct SearchInput {
 ///     /// What to look for.
 ///     query: String,
-                // built into `Generated` above
-                Entry::OnToolkitAliases(_) => {}
 ///     #[serde(default)]
 ///     limit: Option<u32>,
 /// }
