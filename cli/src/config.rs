@@ -153,7 +153,7 @@ pub(crate) fn arguments(
         let wrong = |what: &str| {
             Failure::Usage(format!(
                 "the config file {file}: `{key}` takes {what}, not {} {}",
-                article(value.type_str()),
+                proto_ai_tools_schema::names::article(value.type_str()),
                 value.type_str()
             ))
         };
@@ -272,15 +272,6 @@ pub(crate) fn note(path: &Path, command: &clap::Command, message: String) -> Str
             path.display()
         ),
         None => message,
-    }
-}
-
-/// "a" or "an" before `word`.
-fn article(word: &str) -> &'static str {
-    if word.starts_with(['a', 'e', 'i', 'o', 'u']) {
-        "an"
-    } else {
-        "a"
     }
 }
 

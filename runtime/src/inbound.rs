@@ -171,20 +171,23 @@ fn alias_problem(
     valid: &[String],
 ) -> String {
     let value = shorten(value);
+    // `an item id`, `a link id`
+    let a = proto_ai_tools_schema::names::article(prefix);
     let mut text = match why {
         Resolution::WrongPrefix { actual } => {
-            format!("`{field}` takes a {prefix} id, but `{value}` is a {actual} id")
+            let an = proto_ai_tools_schema::names::article(actual);
+            format!("`{field}` takes {a} {prefix} id, but `{value}` is {an} {actual} id")
         }
         Resolution::UnknownUuid(_) => {
             format!(
-                "`{field}` got the raw UUID `{value}`, which this conversation has never seen as a {prefix} id"
+                "`{field}` got the raw UUID `{value}`, which this conversation has never seen as {a} {prefix} id"
             )
         }
         Resolution::Expired => {
             // Not invented: given out earlier and no longer held. Asking
             // for the id again is the way on, not "never invent one".
             let mut text = format!(
-                "`{field}` got `{value}`, a {prefix} id that has expired (it went unused for a while, or was among the oldest when too many were held): get it again by calling a tool that lists or returns {prefix} ids, and pass the id that call returns"
+                "`{field}` got `{value}`, {a} {prefix} id that has expired (it went unused for a while, or was among the oldest when too many were held): get it again by calling a tool that lists or returns {prefix} ids, and pass the id that call returns"
             );
             if !valid.is_empty() {
                 let _ = write!(text, "; the {prefix} ids held now are: ");
@@ -196,7 +199,7 @@ fn alias_problem(
             // Not invented and not expired: the alias store lost it in a
             // failure, and the number is never given out again.
             let mut text = format!(
-                "`{field}` got `{value}`, a {prefix} id this conversation was given but has lost (the alias store failed and lost it; it will never name another object): get it again by calling a tool that lists or returns {prefix} ids, and pass the id that call returns"
+                "`{field}` got `{value}`, {a} {prefix} id this conversation was given but has lost (the alias store failed and lost it; it will never name another object): get it again by calling a tool that lists or returns {prefix} ids, and pass the id that call returns"
             );
             if !valid.is_empty() {
                 let _ = write!(text, "; the {prefix} ids held now are: ");
@@ -205,7 +208,7 @@ fn alias_problem(
             return text;
         }
         _ => format!(
-            "`{field}` got `{value}`, which is not a {prefix} id this conversation has seen"
+            "`{field}` got `{value}`, which is not {a} {prefix} id this conversation has seen"
         ),
     };
     if valid.is_empty() {
@@ -245,4 +248,43 @@ pub(crate) fn request_schema(
     SCHEMAS.get_or(key, || {
         proto_ai_tools_schema::proto::message_schema(message)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A prefix that starts with a vowel sound takes `an`: `an item id`,
+    /// `an order id`; others `a`: `a user id`.
+    #[test]
+    fn an_alias_problem_says_an_item_id() {
+        let wrong = Resolution::WrongPrefix {
+            actual: "order".to_owned(),
+        };
+        assert_eq!(
+            alias_problem("item_id", "item", "order-3", &wrong, &[]),
+            "`item_id` takes an item id, but `order-3` is an order id; no item ids are known yet: call a tool that returns item ids first, and never invent one"
+        );
+        let unknown = Resolution::UnknownAlias;
+        let valid = ["user-1".to_owned()];
+        let text = alias_problem("owner", "user", "user-9", &unknown, &valid);
+        assert!(
+            text.starts_with(
+                "`owner` got `user-9`, which is not a user id this conversation has seen"
+            ),
+            "{text}"
+        );
+        for why in [
+            Resolution::UnknownUuid("d290f1ee-6c54-4b01-90e6-d701748f0851".to_owned()),
+            Resolution::Expired,
+            Resolution::Lost,
+            Resolution::UnknownAlias,
+        ] {
+            let text = alias_problem("item_id", "item", "item-7", &why, &[]);
+            assert!(
+                text.contains("an item id") && !text.contains("a item"),
+                "{text}"
+            );
+        }
+    }
 }

@@ -418,7 +418,9 @@ impl Walk<'_> {
                     }
                     other => {
                         let what = match &object.name {
-                            Some(name) => format!("a `{name}` object"),
+                            Some(name) => {
+                                format!("{} `{name}` object", crate::names::article(name))
+                            }
                             None => "an object".to_owned(),
                         };
                         self.not_a(other, &what);

@@ -167,9 +167,108 @@ pub fn split_alias(alias: &str) -> Option<(&str, u64)> {
     Some((prefix, n.parse().ok()?))
 }
 
+/// `a` or `an` before `word`, by how it sounds: `an item`, `a link`,
+/// `a user` and `a uuid` (a "you"), `an hour` (a silent h), `a one-off`,
+/// and, for an acronym in capitals, by the name of its first letter
+/// (`an SKU`, `a URL`). For the sentences made from names: an alias
+/// prefix (`an item id`), a message or host name. The word may start
+/// with a backtick or a quote, which is skipped.
+///
+/// # Examples
+///
+/// ```
+/// use proto_ai_tools_schema::names::article;
+/// assert_eq!(article("item"), "an");
+/// assert_eq!(article("link"), "a");
+/// assert_eq!(article("user"), "a");
+/// assert_eq!(article("`exact`"), "an");
+/// ```
+pub fn article(word: &str) -> &'static str {
+    let word = word.trim_start_matches(['`', '\'', '"', '(']);
+    let letters: String = word
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric())
+        .collect();
+    let is_acronym = letters.len() > 1
+        && letters.starts_with(|c: char| c.is_ascii_uppercase())
+        && letters
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+    if is_acronym {
+        // The name of the first letter: "eff", "aitch", "ell", "em", ...
+        return match letters.chars().next() {
+            Some('A' | 'E' | 'F' | 'H' | 'I' | 'L' | 'M' | 'N' | 'O' | 'R' | 'S' | 'X') => "an",
+            _ => "a",
+        };
+    }
+    let lower = letters.to_ascii_lowercase();
+    // A vowel letter that sounds as a consonant: "you", "wun", "yoo".
+    const CONSONANT_SOUNDS: [&str; 14] = [
+        "uni", "use", "usa", "usu", "uti", "uri", "url", "uuid", "ure", "ubiq", "eu", "one",
+        "once", "ewe",
+    ];
+    // An h that is not sounded.
+    const SILENT_H: [&str; 4] = ["hour", "honest", "honor", "heir"];
+    if CONSONANT_SOUNDS
+        .iter()
+        .any(|start| lower.starts_with(start))
+    {
+        "a"
+    } else if SILENT_H.iter().any(|start| lower.starts_with(start))
+        || lower.starts_with(['a', 'e', 'i', 'o', 'u'])
+    {
+        "an"
+    } else if lower.starts_with(|c: char| c.is_ascii_digit()) {
+        // "eight", "eighty", "eleven", "eighteen"
+        if lower.starts_with('8') || lower == "11" || lower == "18" {
+            "an"
+        } else {
+            "a"
+        }
+    } else {
+        "a"
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_article_goes_by_the_sound_of_the_word() {
+        for (word, expected) in [
+            ("item", "an"),
+            ("order", "an"),
+            ("account", "an"),
+            ("entry", "an"),
+            ("update", "an"),
+            ("exact", "an"),
+            ("link", "a"),
+            ("step", "a"),
+            ("page_theme", "a"),
+            ("user", "a"),
+            ("unit", "a"),
+            ("uuid", "a"),
+            ("url", "a"),
+            ("european_site", "a"),
+            ("one_time_code", "a"),
+            ("hour", "an"),
+            ("host", "a"),
+            ("SKU", "an"),
+            ("URL", "a"),
+            ("HTTP", "an"),
+            ("RPC", "an"),
+            ("`item`", "an"),
+            ("'orders.v1.Order'", "an"),
+            ("8", "an"),
+            ("80", "an"),
+            ("11", "an"),
+            ("7", "a"),
+            ("", "a"),
+        ] {
+            assert_eq!(article(word), expected, "{word}");
+        }
+    }
 
     #[test]
     fn pointer_tokens_escape_tilde_before_slash() {

@@ -360,7 +360,8 @@ pub enum ServeError {
     /// A tool's rendering for the server's host profile breaks its
     /// dialect's documented limits (checked once, before serving).
     #[error(
-        "tool `{tool}` cannot be listed in the {dialect} rendering for a {host} host: {violations}"
+        "tool `{tool}` cannot be listed in the {dialect} rendering for {} {host} host: {violations}",
+        proto_ai_tools_schema::names::article(.host.as_str())
     )]
     Rendering {
         /// The tool.

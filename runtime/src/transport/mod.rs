@@ -777,8 +777,10 @@ impl Transport for InProcessTransport {
                 return Err(Status::new(
                     Code::Internal,
                     format!(
-                        "handler of {path} returned a {} instead of a {}",
+                        "handler of {path} returned {} {} instead of {} {}",
+                        proto_ai_tools_schema::names::article(response.descriptor().full_name()),
                         response.descriptor().full_name(),
+                        proto_ai_tools_schema::names::article(expected.full_name()),
                         expected.full_name()
                     ),
                 ));

@@ -323,7 +323,8 @@ pub(crate) fn undecodable_response(
     e: &impl std::fmt::Display,
 ) -> String {
     format!(
-        "the service's response does not decode as a {} ({e}): the service and this tool disagree on the message type",
+        "the service's response does not decode as {} {} ({e}): the service and this tool disagree on the message type",
+        proto_ai_tools_schema::names::article(desc.full_name()),
         desc.full_name()
     )
 }
