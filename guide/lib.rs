@@ -40,6 +40,7 @@ chapters! {
     hosts => "src/hosts.md",
     cli => "src/cli.md",
     configure => "src/configure.md",
+    consent => "src/consent.md",
     security => "src/security.md",
     limits => "src/limits.md",
     replicas => "src/replicas.md",

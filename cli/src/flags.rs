@@ -14,6 +14,7 @@ use clap::builder::{BoolishValueParser, PossibleValue, TypedValueParser};
 use clap::error::{ContextKind, ContextValue, ErrorKind};
 use clap::parser::ValueSource;
 use clap::{ArgAction, CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use proto_ai_tools::consent::{ConfirmClass, Unsupported};
 use proto_ai_tools::executor::JsonNames;
 use proto_ai_tools::schema::HostProfile;
 use proto_ai_tools::schema::overlay::PlainFields;
@@ -457,6 +458,18 @@ pub(crate) struct Serve {
     /// $XDG_CACHE_HOME/ai-tools, else ~/.cache/ai-tools)
     #[arg(long, value_name = "DIR")]
     pub embeddings_cache: Option<PathBuf>,
+    /// Which tools a person must approve before each call, where the
+    /// tool's own consent (rpc_tool.consent, an overlay's consent) says
+    /// nothing: destructive (the default, stdio and HTTP alike), writes
+    /// (every tool not read-only) or none; asked through the host (MCP
+    /// elicitation)
+    #[arg(long, value_name = "destructive|writes|none", value_parser = Checked::new(confirm_class, &["destructive", "writes", "none"]))]
+    pub confirm: Option<ConfirmClass>,
+    /// What a call that needs a person's approval does when the client
+    /// cannot ask for it (no elicitation): refuse (the default; the model
+    /// is told a person must approve it in a client that can ask) or allow
+    #[arg(long, value_name = "refuse|allow", value_parser = Checked::new(confirm_unsupported, &["refuse", "allow"]))]
+    pub confirm_unsupported: Option<Unsupported>,
     #[command(flatten)]
     pub auth: crate::AuthFlags,
     #[command(flatten)]
@@ -465,6 +478,19 @@ pub(crate) struct Serve {
     pub calls: crate::CallLimits,
     #[command(flatten)]
     pub http_limits: crate::HttpLimits,
+}
+
+impl Serve {
+    /// `server` asking for consent as `--confirm` and
+    /// `--confirm-unsupported` say.
+    pub fn consent(
+        &self,
+        server: proto_ai_tools::mcp::McpServer,
+    ) -> proto_ai_tools::mcp::McpServer {
+        server
+            .with_confirm(self.confirm.unwrap_or_default())
+            .with_confirm_unsupported(self.confirm_unsupported.unwrap_or_default())
+    }
 }
 
 /// What a command line asks for.
@@ -1033,6 +1059,18 @@ fn json_names(flag: &str, names: &str) -> Result<JsonNames, String> {
     names
         .parse::<JsonNames>()
         .map_err(|e| format!("`{flag} {names}`: {e}"))
+}
+
+fn confirm_class(flag: &str, class: &str) -> Result<ConfirmClass, String> {
+    class
+        .parse::<ConfirmClass>()
+        .map_err(|e| format!("`{flag} {class}`: {e}"))
+}
+
+fn confirm_unsupported(flag: &str, choice: &str) -> Result<Unsupported, String> {
+    choice
+        .parse::<Unsupported>()
+        .map_err(|e| format!("`{flag} {choice}`: {e}"))
 }
 
 fn host_profile(flag: &str, name: &str) -> Result<HostProfile, String> {

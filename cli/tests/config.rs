@@ -458,6 +458,20 @@ fn cases() -> Vec<Case> {
             ),
         ),
         case(
+            "confirm",
+            "mcp",
+            "sometimes",
+            mcp_stdio(&[]),
+            Stderr(2, "`--confirm sometimes`: unknown class `sometimes`"),
+        ),
+        case(
+            "confirm-unsupported",
+            "mcp",
+            "maybe",
+            mcp_stdio(&[]),
+            Stderr(2, "`--confirm-unsupported maybe`: unknown choice `maybe`"),
+        ),
+        case(
             "oauth-issuer",
             "mcp",
             "{dead}",

@@ -850,6 +850,7 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
         response,
         timeout: tool_timeout,
         output_schema,
+        consent,
         ..
     } = tool;
     let doc = doc_lines(description);
@@ -898,6 +899,22 @@ fn tool_static(tool: &ToolSpec, index: usize, static_name: &syn::Ident) -> Token
     };
     let tool = match output_schema {
         Some(listed) => quote! { ::proto_ai_tools::__private::with_output_schema(#tool, #listed) },
+        None => tool,
+    };
+    let tool = match consent {
+        Some(policy) => {
+            let variant = match policy {
+                proto_ai_tools_schema::ConsentPolicy::Allow => quote! { Allow },
+                proto_ai_tools_schema::ConsentPolicy::Confirm => quote! { Confirm },
+                proto_ai_tools_schema::ConsentPolicy::Block => quote! { Block },
+            };
+            quote! {
+                ::proto_ai_tools::__private::with_consent(
+                    #tool,
+                    ::proto_ai_tools::schema::ConsentPolicy::#variant,
+                )
+            }
+        }
         None => tool,
     };
     // Constructors, not struct literals: the structs are `#[non_exhaustive]`.
@@ -1012,6 +1029,7 @@ mod tests {
             timeout: None,
             examples: vec![],
             output_schema: None,
+            consent: None,
         }
     }
 

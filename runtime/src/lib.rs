@@ -228,6 +228,7 @@ pub use proto_ai_tools_macros::ai_tools;
 pub use proto_ai_tools_schema as schema;
 
 pub mod alias;
+pub mod consent;
 #[cfg(feature = "build")]
 pub use proto_ai_tools_schema::build;
 pub mod executor;

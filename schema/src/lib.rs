@@ -303,6 +303,9 @@ pub struct ToolSpec {
     /// (`rpc_tool.output_schema`): `Some(true)` whatever the server's
     /// default, `Some(false)` never, `None` as the server says.
     pub output_schema: Option<bool>,
+    /// Whether a person must approve each call (`rpc_tool.consent`):
+    /// `None` leaves it to the server's class (`--confirm`).
+    pub consent: Option<ConsentPolicy>,
 }
 
 impl ToolSpec {
@@ -370,6 +373,7 @@ impl ToolSpec {
     ///     timeout: None,
     ///     examples: vec![],
     ///     output_schema: None,
+    ///     consent: None,
     /// };
     /// let (rendered, violations) = spec.render_checked();
     /// assert!(violations.is_empty(), "{violations:?}");
@@ -409,6 +413,7 @@ impl ToolSpec {
     ///     timeout: None,
     ///     examples: vec![],
     ///     output_schema: None,
+    ///     consent: None,
     /// };
     /// assert_eq!(spec.violations(), spec.render_checked().1);
     /// ```
@@ -510,6 +515,7 @@ impl ToolSpec {
     ///     timeout: None,
     ///     examples: vec![json!({"labels": {"team": "web"}})],
     ///     output_schema: None,
+    ///     consent: None,
     /// };
     /// // Anthropic strict gives a map as `{key, value}` entries: so does the example.
     /// assert_eq!(
@@ -560,6 +566,7 @@ impl ToolSpec {
     ///     timeout: None,
     ///     examples: vec![],
     ///     output_schema: None,
+    ///     consent: None,
     /// };
     /// assert_eq!(spec.rendered(), spec.render_checked().0);
     /// ```
@@ -632,6 +639,82 @@ pub struct ToolHints {
     /// It may destroy or overwrite data (MCP `destructiveHint`); `None` when
     /// the proto does not say.
     pub destructive: Option<bool>,
+}
+
+/// Whether a person must approve a tool's calls before they run
+/// (`rpc_tool.consent`, or an overlay's `consent`): the tool's own word,
+/// over the server's class of confirmed tools (`--confirm`).
+///
+/// # Examples
+///
+/// ```
+/// use proto_ai_tools_schema::ConsentPolicy;
+/// assert_eq!("confirm".parse::<ConsentPolicy>(), Ok(ConsentPolicy::Confirm));
+/// assert_eq!(ConsentPolicy::Block.as_str(), "block");
+/// assert!("maybe".parse::<ConsentPolicy>().is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConsentPolicy {
+    /// Run without asking (`ALLOW`).
+    Allow,
+    /// Ask a person first (`CONFIRM`): through the MCP host, or the
+    /// library's consent hook; where no one can be asked, the operator's
+    /// choice decides (refuse, unless told to allow).
+    Confirm,
+    /// Never run (`BLOCK`): each call is refused, the service not called.
+    Block,
+}
+
+impl ConsentPolicy {
+    /// `allow`, `confirm` or `block`: the overlay's words.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ConsentPolicy::Allow => "allow",
+            ConsentPolicy::Confirm => "confirm",
+            ConsentPolicy::Block => "block",
+        }
+    }
+
+    /// The value of `rpc_tool.consent` (`ALLOW` = 1, `CONFIRM` = 2,
+    /// `BLOCK` = 3); `None` for unset (0) and numbers it does not know.
+    pub const fn from_number(number: i32) -> Option<Self> {
+        match number {
+            1 => Some(ConsentPolicy::Allow),
+            2 => Some(ConsentPolicy::Confirm),
+            3 => Some(ConsentPolicy::Block),
+            _ => None,
+        }
+    }
+
+    /// The number of the value in `rpc_tool.consent`.
+    pub const fn number(self) -> i32 {
+        match self {
+            ConsentPolicy::Allow => 1,
+            ConsentPolicy::Confirm => 2,
+            ConsentPolicy::Block => 3,
+        }
+    }
+}
+
+impl std::str::FromStr for ConsentPolicy {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "allow" => Ok(ConsentPolicy::Allow),
+            "confirm" => Ok(ConsentPolicy::Confirm),
+            "block" => Ok(ConsentPolicy::Block),
+            _ => Err(format!(
+                "unknown consent `{s}`: use `allow`, `confirm` or `block`"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ConsentPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// A field that carries `(ai.tools.v1.tool_field).alias_prefix`.

@@ -10,6 +10,7 @@
 //! name = "operations_get"
 //! description = "Get the latest state of a long-running operation."
 //! title = "Get an operation"   # optional; also `strict`, `destructive`, `output_schema`
+//! consent = "confirm"           # optional: `allow`, `confirm` or `block` (a person's consent)
 //! timeout = "30s"               # optional: the tool's deadline, over the server's default
 //! read_only = true              # optional: it changes nothing
 //! # optional: example calls, each one JSON object of the arguments
@@ -88,9 +89,9 @@ use toml::Spanned;
 use crate::names::{MAX_TOOL_NAME_LEN, validate_tool_name};
 use crate::proto::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL, METHOD_OPTIONS,
-    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA, RPC_TOOL_TIMEOUT,
-    TOOL_FIELD_REQUIRED, TOOL_FIELD_SENSITIVE, idempotency, leading_comment, option_location,
-    option_location_field,
+    RPC_TOOL_CONSENT, RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA,
+    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, TOOL_FIELD_SENSITIVE, idempotency, leading_comment,
+    option_location, option_location_field,
 };
 use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
 
@@ -124,6 +125,9 @@ struct MethodOverlay {
     /// Whether an MCP server lists the tool's `outputSchema` whatever its
     /// default (`rpc_tool.output_schema`).
     output_schema: Option<Spanned<bool>>,
+    /// Whether a person must approve each call (`rpc_tool.consent`):
+    /// `allow`, `confirm` or `block`.
+    consent: Option<Spanned<String>>,
 }
 
 impl MethodOverlay {
@@ -148,6 +152,7 @@ impl MethodOverlay {
             ("timeout", self.timeout.is_some()),
             ("examples", self.examples.is_some()),
             ("output_schema", self.output_schema.is_some()),
+            ("consent", self.consent.is_some()),
         ]
         .into_iter()
         .filter_map(|(key, given)| given.then_some(key))
@@ -813,6 +818,39 @@ pub fn annotate(
                     continue;
                 }
                 def.set_field_by_number(RPC_TOOL_OUTPUT_SCHEMA, Value::Bool(*listed.get_ref()));
+            }
+            if let Some(consent) = &entry.consent {
+                let takes_it = rpc_tool_type.get_field(RPC_TOOL_CONSENT).is_some_and(|f| {
+                    matches!(f.kind(), prost_reflect::Kind::Enum(_)) && !f.is_list()
+                });
+                if !takes_it {
+                    diags.push(overlay.diagnostic(
+                        consent,
+                        format!(
+                            "`{}` has no `consent` field (number {RPC_TOOL_CONSENT}): the descriptors hold a copy of the annotation protos older than it; use the ones ai-tools ships (`ANNOTATION_PROTOS`)",
+                            rpc_tool_type.full_name()
+                        ),
+                    ));
+                    continue;
+                }
+                match consent.get_ref().parse::<crate::ConsentPolicy>() {
+                    Ok(policy) => {
+                        def.set_field_by_number(
+                            RPC_TOOL_CONSENT,
+                            Value::EnumNumber(policy.number()),
+                        );
+                    }
+                    Err(_) => {
+                        diags.push(overlay.diagnostic(
+                            consent,
+                            format!(
+                                "`consent = \"{}\"`: use \"allow\" (run without asking), \"confirm\" (a person approves each call) or \"block\" (never run)",
+                                consent.get_ref()
+                            ),
+                        ));
+                        continue;
+                    }
+                }
             }
             if let Some(at) = entry.read_only.as_ref().filter(|_| entry.read_only()) {
                 read_only.push((at, method.clone()));
@@ -2214,6 +2252,48 @@ service Shelf {
 }
 service Other { rpc Ping(Req) returns (Req); }
 ";
+
+    /// The overlay's `consent` is `rpc_tool.consent`; a word it does not
+    /// know is an error at the key.
+    #[test]
+    fn consent_from_the_overlay() {
+        let pool = crate::test_support::compile(&format!("{}{SHELF}", crate::test_support::HEADER));
+        let consent =
+            |text: &str| -> Result<Vec<(String, Option<crate::ConsentPolicy>)>, Vec<String>> {
+                let overlay = Overlay::parse("tools.toml", text).map_err(texts)?;
+                let annotated = annotate_test(&pool, Some(&overlay), &[], PlainFields::default())
+                    .map_err(texts)?;
+                Ok(located_tools(&annotated)?
+                    .into_iter()
+                    .map(|t| (t.name, t.consent))
+                    .collect())
+            };
+        let tools = consent(
+            "[methods.\"t.Shelf.DeleteBook\"]\nname = \"shelf_delete\"\ndescription = \"Delete a book.\"\nconsent = \"block\"\n\n[methods.\"t.Shelf.GetBook\"]\nname = \"shelf_get\"\ndescription = \"Get a book.\"\nconsent = \"allow\"\n",
+        )
+        .expect("tools");
+        assert!(
+            tools.contains(&("shelf_delete".to_owned(), Some(crate::ConsentPolicy::Block))),
+            "{tools:?}"
+        );
+        assert!(
+            tools.contains(&("shelf_get".to_owned(), Some(crate::ConsentPolicy::Allow))),
+            "{tools:?}"
+        );
+        assert!(
+            tools.contains(&("shelf_count".to_owned(), None)),
+            "{tools:?}"
+        );
+        let wrong = consent(
+            "[methods.\"t.Shelf.DeleteBook\"]\nname = \"shelf_delete\"\ndescription = \"Delete a book.\"\nconsent = \"ask\"\n",
+        )
+        .expect_err("refused");
+        assert_eq!(wrong.len(), 1, "{wrong:?}");
+        assert!(
+            wrong[0].starts_with("tools.toml:4:11: `consent = \"ask\"`: use \"allow\""),
+            "{wrong:?}"
+        );
+    }
 
     /// A tool as the read-only tests see it: name, description, read-only,
     /// idempotent.

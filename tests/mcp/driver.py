@@ -313,12 +313,23 @@ async def http_checks(server: str, checks: Checks) -> None:
         checks.check(stdout == "", "http: nothing on stdout", stdout[:200])
 
 
+async def approve(context, params):
+    """An elicitation handler whose user accepts, checking the box."""
+    from mcp import types
+
+    return types.ElicitResult(action="accept", content={"confirm": True})
+
+
 async def http_sessions(url: str, checks: Checks) -> None:
     label = "http"
     warnings = Warnings()
     logging.getLogger("mcp").addHandler(warnings)
     async with streamable_http_client(url) as (read_a, write_a), streamable_http_client(url) as (read_b, write_b):
-        async with ClientSession(read_a, write_a) as a, ClientSession(read_b, write_b) as b:
+        # A's user approves what the server asks to confirm (elicitation):
+        # the destructive call below is asked about over HTTP, then runs.
+        async with ClientSession(read_a, write_a, elicitation_callback=approve) as a, ClientSession(
+            read_b, write_b
+        ) as b:
             init_a, init_b = await asyncio.gather(a.initialize(), b.initialize())
             checks.check(
                 init_a.server_info.name == "links" and init_b.server_info.name == "links",

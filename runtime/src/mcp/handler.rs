@@ -22,6 +22,7 @@ use super::limits::CallLimits;
 use super::scope::Scope;
 use super::tasks::TaskRef;
 use crate::alias::AliasManager;
+use crate::consent::{self, ConfirmClass, ConsentAnswer, Unsupported};
 use crate::executor::OperationState;
 use crate::result::ToolResult;
 use crate::sessions::Sessions;
@@ -92,6 +93,8 @@ pub(super) struct Shared {
     /// The long-running tools listed (whose calls may become tasks, and
     /// whose operations `operations_get` polls), when there are any.
     pub(super) long_running: Option<Vec<String>>,
+    /// Which tools a person must approve ([`crate::consent`]).
+    pub(super) consent: ConsentSettings,
     /// Tool search's index and toolsets, when it is on.
     #[cfg(feature = "tool-search")]
     pub(super) catalog: Option<Arc<super::tool_search::Catalog>>,
@@ -99,6 +102,14 @@ pub(super) struct Shared {
     /// ([`McpServer::with_session_store`](super::McpServer::with_session_store)).
     #[cfg(feature = "redis")]
     pub(super) records: Option<Arc<super::session_store::SessionRecords>>,
+}
+
+/// Which tools a person must approve, and what happens where the client
+/// cannot ask.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct ConsentSettings {
+    pub(super) class: ConfirmClass,
+    pub(super) unsupported: Unsupported,
 }
 
 /// One MCP session: rmcp builds one per stdio connection and one per HTTP
@@ -236,6 +247,119 @@ impl Handler {
     }
 }
 
+impl Handler {
+    /// The consent of a call of `tool` with `args` ([`crate::consent`]):
+    /// `None` to run it, else the sentence the model reads.
+    async fn consent(
+        &self,
+        tool: &crate::toolkit::Tool,
+        args: &Value,
+        context: &RequestContext<RoleServer>,
+    ) -> Option<String> {
+        let settings = self.state.shared.consent;
+        let ask = || self.asker(tool, args, context);
+        consent::decide(
+            tool.name(),
+            tool.consent(),
+            tool.hints(),
+            settings.class,
+            settings.unsupported,
+            ask,
+        )
+        .await
+    }
+
+    /// Who can be asked about a call: the user through the host, when the
+    /// client declared form elicitation in its handshake (a stateless
+    /// request's client cannot be sent a request); else why not.
+    fn asker<'a>(
+        &'a self,
+        tool: &crate::toolkit::Tool,
+        args: &Value,
+        context: &'a RequestContext<RoleServer>,
+    ) -> consent::Asker<impl std::future::Future<Output = ConsentAnswer> + Send + 'a> {
+        let can_ask = context.peer.peer_info().is_some()
+            && context
+                .peer
+                .supported_elicitation_modes()
+                .contains(&rmcp::service::ElicitationMode::Form);
+        if !can_ask {
+            return Err("this client cannot ask the user for it (it declared no MCP elicitation)");
+        }
+        let message = consent_message(tool.name(), tool.title(), &tool.redacted(args));
+        let schema = rmcp::model::ElicitationSchema::builder()
+            .required_bool_with(CONFIRM_FIELD, |field| {
+                field.title("Run it").description(
+                    "Check to let this call run; leave it unchecked, decline or cancel to stop it.",
+                )
+            })
+            .build();
+        let peer = context.peer.clone();
+        let cancelled = context.ct.clone();
+        Ok(async move {
+            let Ok(schema) = schema else {
+                return ConsentAnswer::Cancel;
+            };
+            let params = rmcp::model::ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema: schema,
+            };
+            let answer = tokio::select! {
+                answer = peer.create_elicitation(params) => answer,
+                () = cancelled.cancelled() => return ConsentAnswer::Cancel,
+            };
+            match answer {
+                Ok(result) => match result.action {
+                    rmcp::model::ElicitationAction::Accept
+                        if result
+                            .content
+                            .as_ref()
+                            .and_then(|content| content.get(CONFIRM_FIELD))
+                            .and_then(Value::as_bool)
+                            == Some(true) =>
+                    {
+                        ConsentAnswer::Accept
+                    }
+                    // Accepted without the box checked: not an approval.
+                    rmcp::model::ElicitationAction::Accept
+                    | rmcp::model::ElicitationAction::Decline => ConsentAnswer::Decline,
+                    _ => ConsentAnswer::Cancel,
+                },
+                // No answer (the client failed or went away): nothing runs.
+                Err(_) => ConsentAnswer::Cancel,
+            }
+        })
+    }
+}
+
+/// The one field of the consent form: a boolean the person checks.
+const CONFIRM_FIELD: &str = "confirm";
+
+/// What a person reads before approving a call: the tool, its title, and
+/// each argument as the model wrote it (aliases, not ids; sensitive fields
+/// redacted), one a line.
+fn consent_message(name: &str, title: Option<&str>, arguments: &Value) -> String {
+    let mut message = match title {
+        Some(title) => format!("Allow the assistant to run \u{201c}{title}\u{201d} ({name})?"),
+        None => format!("Allow the assistant to run {name}?"),
+    };
+    match arguments.as_object() {
+        Some(object) if !object.is_empty() => {
+            message.push_str("\n\nWith:");
+            for (key, value) in object {
+                let shown = match value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                message.push_str(&format!("\n  {key}: {shown}"));
+            }
+        }
+        _ => message.push_str("\n\nWith no arguments."),
+    }
+    message
+}
+
 /// The toolkit of one scope, on its namespace.
 fn build(factory: &Factory, aliases: Arc<AliasManager>) -> Result<Arc<Toolkit>, ErrorData> {
     factory(aliases)
@@ -371,6 +495,11 @@ impl ServerHandler for Handler {
         // Passed on as parsed: written out as text, they would only be
         // parsed again.
         let args = Value::Object(request.arguments.take().unwrap_or_default());
+        // Before anything reaches the service, a task's too: the server's
+        // policy, never an argument, decides.
+        if let Some(refused) = self.consent(tool, &args, &context).await {
+            return Ok(to_call_tool_result(ToolResult::error(refused)).into());
+        }
         let mut options = match self.call_options(tool, &toolkit, &context) {
             Ok(options) => options,
             Err(refused) => return Ok(to_call_tool_result(refused).into()),
@@ -1268,4 +1397,26 @@ pub(super) fn unforwardable(name: &str) -> Option<&'static str> {
         return Some("it is not a valid gRPC binary metadata key");
     }
     None
+}
+
+#[cfg(test)]
+mod consent_tests {
+    use serde_json::json;
+
+    #[test]
+    fn the_question_names_the_tool_and_shows_each_argument_on_a_line() {
+        let message = super::consent_message(
+            "books_delete",
+            Some("Delete a book"),
+            &json!({"book_id": "book-1", "force": true, "labels": ["a"]}),
+        );
+        assert_eq!(
+            message,
+            "Allow the assistant to run \u{201c}Delete a book\u{201d} (books_delete)?\n\nWith:\n  book_id: book-1\n  force: true\n  labels: [\"a\"]"
+        );
+        assert_eq!(
+            super::consent_message("ping", None, &json!({})),
+            "Allow the assistant to run ping?\n\nWith no arguments."
+        );
+    }
 }

@@ -525,6 +525,9 @@ pub struct McpServer {
     /// Where handshake-era sessions are kept so that they roam.
     #[cfg(feature = "redis")]
     session_store: Option<crate::store::RedisStore>,
+    /// Which tools a person must approve, and what happens where no one
+    /// can be asked.
+    consent: handler::ConsentSettings,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -612,6 +615,7 @@ impl McpServer {
             tasks: true,
             #[cfg(feature = "redis")]
             session_store: None,
+            consent: handler::ConsentSettings::default(),
         }
     }
 
@@ -1124,6 +1128,46 @@ impl McpServer {
         self
     }
 
+    /// Which tools a person must approve before each call when the tool
+    /// itself says nothing (`rpc_tool.consent`, an overlay's `consent`):
+    /// [`ConfirmClass::Destructive`](crate::consent::ConfirmClass) by
+    /// default, over stdio and HTTP alike. The server asks the user
+    /// through the host (MCP elicitation) where the client declared it
+    /// can; see [`crate::consent`] and the guide's "Consent for destructive
+    /// calls".
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use proto_ai_tools::consent::ConfirmClass;
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_confirm(ConfirmClass::Writes);
+    /// # let _ = server;
+    /// ```
+    pub fn with_confirm(mut self, class: crate::consent::ConfirmClass) -> Self {
+        self.consent.class = class;
+        self
+    }
+
+    /// What a call that needs a person's approval does when the client
+    /// cannot ask for it (it declared no elicitation, or speaks the
+    /// stateless protocol): [`Unsupported::Refuse`](crate::consent::Unsupported)
+    /// by default, with a sentence saying that a person must approve the
+    /// call in a client that can ask; or run unasked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use proto_ai_tools::consent::Unsupported;
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_confirm_unsupported(Unsupported::Allow);
+    /// # let _ = server;
+    /// ```
+    pub fn with_confirm_unsupported(mut self, unsupported: crate::consent::Unsupported) -> Self {
+        self.consent.unsupported = unsupported;
+        self
+    }
+
     /// The name and version the server reports in `initialize`
     /// (default `ai-tools` and this crate's version).
     ///
@@ -1472,6 +1516,7 @@ impl McpServer {
             calls: self.calls,
             oauth,
             long_running: (!long_running.is_empty()).then_some(long_running),
+            consent: self.consent,
             #[cfg(feature = "tool-search")]
             catalog,
             #[cfg(feature = "redis")]

@@ -60,7 +60,18 @@ pub const fn agent_tool(
         },
         timeout: None,
         output_schema: None,
+        consent: None,
     }
+}
+
+/// `tool` with `rpc_tool.consent` set: whether a person must approve each
+/// call, over the server's class of confirmed tools.
+pub const fn with_consent(
+    mut tool: AgentTool,
+    policy: proto_ai_tools_schema::ConsentPolicy,
+) -> AgentTool {
+    tool.consent = Some(policy);
+    tool
 }
 
 /// `tool` with `rpc_tool.output_schema` set: whether an MCP server lists its

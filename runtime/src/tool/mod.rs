@@ -59,6 +59,10 @@ pub struct AgentTool {
     /// whatever the server's default, `Some(false)` never, `None` as the
     /// server says (`McpServer::with_output_schemas`).
     pub output_schema: Option<bool>,
+    /// Whether a person must approve each call (`rpc_tool.consent`, in the
+    /// proto or an overlay): `None` leaves it to the class the server or
+    /// toolkit confirms ([`ConfirmClass`](crate::consent::ConfirmClass)).
+    pub consent: Option<proto_ai_tools_schema::ConsentPolicy>,
 }
 
 impl AgentTool {

@@ -15,8 +15,8 @@ use crate::alias::{AliasManager, FieldPrefix};
 use crate::executor::ProtoExecutor;
 use crate::tool::AgentTool;
 use crate::tool::construct::{
-    agent_tool, field_prefix, method_ref, ready, renderings, with_hints, with_output_schema,
-    with_timeout,
+    agent_tool, field_prefix, method_ref, ready, renderings, with_consent, with_hints,
+    with_output_schema, with_timeout,
 };
 use crate::transport::Transport;
 
@@ -595,8 +595,12 @@ fn agent_tool_of(spec: &ToolSpec, rendered: &proto_ai_tools_schema::RenderedTool
         Some(timeout) => with_timeout(tool, timeout.as_secs(), timeout.subsec_nanos()),
         None => tool,
     };
-    match spec.output_schema {
+    let tool = match spec.output_schema {
         Some(listed) => with_output_schema(tool, listed),
+        None => tool,
+    };
+    match spec.consent {
+        Some(policy) => with_consent(tool, policy),
         None => tool,
     }
 }

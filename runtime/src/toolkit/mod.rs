@@ -19,6 +19,7 @@ use proto_ai_tools_schema::{Dialect, HostProfile, ToolHints, check, names, rende
 use serde_json::{Value, json};
 
 use crate::alias::AliasManager;
+use crate::consent::{self, ConfirmClass, Consent, ConsentPolicy, ConsentRequest, Unsupported};
 use crate::executor::{GeneratedExecutor, JsonNames, ProtoExecutor, method_in};
 use crate::inbound::{Arguments, request_schema};
 use crate::memo::Memo;
@@ -164,6 +165,17 @@ pub struct ToolkitBuilder {
     read_only: bool,
     max_tool_bytes: Option<usize>,
     json_names: JsonNames,
+    consent: Consenting,
+}
+
+/// Who a toolkit asks before a `confirm` tool runs, and which tools are
+/// `confirm` when they say nothing.
+#[derive(Clone, Default)]
+struct Consenting {
+    /// The class confirmed (none unless set).
+    class: Option<ConfirmClass>,
+    hook: Option<crate::consent::Hook>,
+    unsupported: Unsupported,
 }
 
 enum Entry {
@@ -426,6 +438,82 @@ impl ToolkitBuilder {
         self
     }
 
+    /// Which tools a person must approve when the tool itself says nothing
+    /// (`rpc_tool.consent`): by default none (a toolkit asks only before the
+    /// tools whose own policy is `confirm`). [`execute`](Toolkit::execute)
+    /// asks the [`consent`](Self::consent) hook before each such call.
+    ///
+    /// # Examples
+    ///
+    /// See [`consent`](Self::consent).
+    pub fn confirm(mut self, class: ConfirmClass) -> Self {
+        self.consent.class = Some(class);
+        self
+    }
+
+    /// The hook asked before a `confirm` tool runs: given the tool and the
+    /// arguments as the model wrote them (aliases, not ids), it answers
+    /// accept, decline or cancel; only accept runs the call. For programs
+    /// that are not MCP servers, e.g. an agent that asks on its terminal
+    /// (an MCP server asks through the host instead). Without a hook such
+    /// a call follows [`consent_unsupported`](Self::consent_unsupported).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use proto_ai_tools::consent::{ConfirmClass, ConsentAnswer, ConsentRequest};
+    /// use proto_ai_tools::schema::ToolHints;
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Input { path: String }
+    /// let remove = NativeTool::new::<Input, _, _>("remove", "Remove a file.", |_, i: Input| async move { format!("removed {}", i.path) })
+    ///     .hints(ToolHints { read_only: false, idempotent: true, destructive: Some(true) });
+    /// let toolkit = Toolkit::builder()
+    ///     .native(remove)
+    ///     .confirm(ConfirmClass::Destructive)
+    ///     .consent(|request: ConsentRequest| async move {
+    ///         // Ask on the terminal here; this one refuses the root.
+    ///         if request.arguments["path"] == "/" { ConsentAnswer::Decline } else { ConsentAnswer::Accept }
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// assert_eq!(toolkit.execute("remove", r#"{"path":"a.txt"}"#).await.output, "removed a.txt");
+    /// let refused = toolkit.execute("remove", r#"{"path":"/"}"#).await;
+    /// assert!(refused.is_error && refused.output.contains("declined"));
+    /// # });
+    /// ```
+    pub fn consent(mut self, hook: impl Consent) -> Self {
+        self.consent.hook = Some(std::sync::Arc::new(hook));
+        self
+    }
+
+    /// What a `confirm` tool's call does when the toolkit has no
+    /// [`consent`](Self::consent) hook: refused (the default), or run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use proto_ai_tools::consent::{ConfirmClass, Unsupported};
+    /// use proto_ai_tools::schema::ToolHints;
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Input {}
+    /// let wipe = || NativeTool::new::<Input, _, _>("wipe", "Wipe.", |_, _: Input| async move { "wiped" })
+    ///     .hints(ToolHints { read_only: false, idempotent: true, destructive: Some(true) });
+    /// let refusing = Toolkit::builder().native(wipe()).confirm(ConfirmClass::Destructive).build().unwrap();
+    /// let allowing = Toolkit::builder().native(wipe()).confirm(ConfirmClass::Destructive)
+    ///     .consent_unsupported(Unsupported::Allow).build().unwrap();
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// assert!(refusing.execute("wipe", "{}").await.output.contains("needs a person's approval"));
+    /// assert_eq!(allowing.execute("wipe", "{}").await.output, "wiped");
+    /// # });
+    /// ```
+    pub fn consent_unsupported(mut self, unsupported: Unsupported) -> Self {
+        self.consent.unsupported = unsupported;
+        self
+    }
+
     /// Checks the tools (native names valid, native schemas objects within
     /// every provider's limits, one alias namespace), keeps those the
     /// selection chooses ([`include`](Self::include),
@@ -452,6 +540,7 @@ impl ToolkitBuilder {
             read_only,
             max_tool_bytes,
             json_names,
+            consent,
         } = self;
         let max_bytes = max_tool_bytes.unwrap_or(render::DEFAULT_MAX_TOOL_BYTES);
         let selection =
@@ -522,6 +611,7 @@ impl ToolkitBuilder {
             aliases,
             call_options,
             json_names,
+            consent,
         })
     }
 }
@@ -617,6 +707,8 @@ pub struct Toolkit {
     call_options: CallOptions,
     /// The names results are written under ([`ToolkitBuilder::json_names`]).
     json_names: JsonNames,
+    /// Who is asked before a `confirm` tool runs ([`ToolkitBuilder::consent`]).
+    consent: Consenting,
 }
 
 impl std::fmt::Debug for Toolkit {
@@ -761,7 +853,67 @@ impl Toolkit {
             let known = self.tools.iter().map(Tool::name);
             return ToolResult::error(unknown_tool_message(name, known));
         };
-        self.run(tool, args.into(), options).await
+        let args = args.into();
+        if let Some(refused) = self.ask(tool, &args).await {
+            return refused;
+        }
+        self.run(tool, args, options).await
+    }
+
+    /// The consent policy of `tool` in this toolkit: its own
+    /// (`rpc_tool.consent`), else `confirm` when the toolkit's
+    /// [`confirm`](ToolkitBuilder::confirm) class holds it, else `allow`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use proto_ai_tools::consent::ConsentPolicy;
+    /// use proto_ai_tools::{NativeTool, Toolkit, ToolInput};
+    /// #[derive(serde::Deserialize, ToolInput)]
+    /// struct Input {}
+    /// let ping = NativeTool::new::<Input, _, _>("ping", "Ping.", |_, _: Input| async move { "pong" });
+    /// let toolkit = Toolkit::builder().native(ping).build().unwrap();
+    /// assert_eq!(toolkit.consent_policy(toolkit.get("ping").unwrap()), ConsentPolicy::Allow);
+    /// ```
+    pub fn consent_policy(&self, tool: &Tool) -> ConsentPolicy {
+        let class = self.consent.class.unwrap_or(ConfirmClass::None);
+        crate::consent::policy(tool.consent(), tool.hints(), class)
+    }
+
+    /// The toolkit's consent for a call of `tool`: `None` to run it, else
+    /// the refusal the model reads. Audited ([`crate::consent`]).
+    async fn ask(&self, tool: &Tool, args: &Arguments<'_>) -> Option<ToolResult> {
+        let class = self.consent.class.unwrap_or(ConfirmClass::None);
+        let ask = || match &self.consent.hook {
+            Some(hook) => {
+                // Text that does not parse is shown as it is; the run
+                // refuses it, after an acceptance, without a call.
+                let arguments = match args {
+                    Arguments::Text(text) if text.trim().is_empty() => {
+                        Value::Object(Default::default())
+                    }
+                    Arguments::Text(text) => serde_json::from_str(text)
+                        .unwrap_or_else(|_| Value::String((*text).to_owned())),
+                    Arguments::Value(value) => value.clone(),
+                };
+                Ok(hook.ask(ConsentRequest {
+                    tool: tool.name().to_owned(),
+                    title: tool.title().map(str::to_owned),
+                    arguments,
+                }))
+            }
+            None => Err("no one can be asked here (this program has no consent hook)"),
+        };
+        consent::decide(
+            tool.name(),
+            tool.consent(),
+            tool.hints(),
+            class,
+            self.consent.unsupported,
+            ask,
+        )
+        .await
+        .map(ToolResult::error)
     }
 
     /// Runs `tool`, one of this toolkit's (looked up by the caller, once),
@@ -1067,6 +1219,35 @@ impl Tool {
             Kind::Generated { tool, .. } => tool.hints,
             Kind::Native(tool) => tool.tool_hints(),
         }
+    }
+
+    /// The tool's own consent policy (`rpc_tool.consent`, in the proto or
+    /// an overlay), if it has one; `None` leaves it to the class confirmed
+    /// ([`crate::consent`]). A native tool has none.
+    ///
+    /// # Examples
+    ///
+    /// See [`Toolkit::consent_policy`].
+    pub fn consent(&self) -> Option<ConsentPolicy> {
+        match &self.kind {
+            Kind::Generated { tool, .. } => tool.consent,
+            Kind::Native(_) => None,
+        }
+    }
+
+    /// `arguments` as a person reads them before approving a call: every
+    /// `tool_field.sensitive` field's value `"[redacted]"`.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn redacted(&self, arguments: &Value) -> Value {
+        let mut shown = arguments.clone();
+        if let Kind::Generated { tool, source } = &self.kind
+            && let Some(request) = source
+                .descriptor_pool()
+                .get_message_by_name(tool.method.request)
+        {
+            proto_ai_tools_schema::proto::redact(&mut shown, &request);
+        }
+        shown
     }
 
     /// The tool's own deadline, if it has one (`rpc_tool.timeout`, in the

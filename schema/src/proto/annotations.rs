@@ -39,6 +39,8 @@ pub(super) struct ToolDefinition {
     pub(super) examples: Vec<String>,
     /// `output_schema`, when set.
     pub(super) output_schema: Option<bool>,
+    /// `consent`, when set to a value other than unspecified.
+    pub(super) consent: Option<crate::ConsentPolicy>,
 }
 
 /// The number of `destructive` in `rpc_tool`'s `ToolDefinition`.
@@ -52,6 +54,9 @@ pub(crate) const RPC_TOOL_EXAMPLES: u32 = 7;
 
 /// The number of `output_schema` in `rpc_tool`'s `ToolDefinition`.
 pub(crate) const RPC_TOOL_OUTPUT_SCHEMA: u32 = 8;
+
+/// The number of `consent` in `rpc_tool`'s `ToolDefinition`.
+pub(crate) const RPC_TOOL_CONSENT: u32 = 9;
 
 /// The longest deadline `rpc_tool.timeout` may give a tool: one day.
 pub const MAX_TOOL_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
@@ -180,6 +185,10 @@ impl Annotations {
             output_schema: msg
                 .has_field_by_number(RPC_TOOL_OUTPUT_SCHEMA)
                 .then(|| bool_field(msg, RPC_TOOL_OUTPUT_SCHEMA)),
+            consent: msg
+                .get_field_by_number(RPC_TOOL_CONSENT)
+                .and_then(|value| value.as_enum_number())
+                .and_then(crate::ConsentPolicy::from_number),
         })
     }
 

@@ -69,6 +69,7 @@ impl Annotations {
             // Checked against the parameters by the caller.
             examples: Vec::new(),
             output_schema: def.output_schema,
+            consent: def.consent,
         }
     }
 

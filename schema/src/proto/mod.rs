@@ -110,8 +110,8 @@ pub use source::{leading_comment, method_diagnostic};
 // For `overlay`, which writes these annotations from outside the proto.
 pub(crate) use annotations::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL,
-    RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA, RPC_TOOL_TIMEOUT,
-    TOOL_FIELD_REQUIRED, idempotency,
+    RPC_TOOL_CONSENT, RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA,
+    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
 };
 pub(crate) use fields::is_deprecated;
 pub(crate) use sensitive::TOOL_FIELD_SENSITIVE;

@@ -1498,3 +1498,35 @@ service S {
         ]
     );
 }
+
+/// `rpc_tool.consent` is the tool's own consent policy; unset (and the
+/// unspecified value) leaves it to the server.
+#[test]
+fn consent_from_the_proto() {
+    let body = r#"
+message Req {}
+message Resp {}
+service S {
+  rpc A(Req) returns (Resp) { option (ai.context.v1.rpc_tool) = { name: "a" description: "A." consent: ALLOW }; }
+  rpc C(Req) returns (Resp) { option (ai.context.v1.rpc_tool) = { name: "c" description: "C." consent: CONFIRM }; }
+  rpc B(Req) returns (Resp) { option (ai.context.v1.rpc_tool) = { name: "b" description: "B." consent: BLOCK }; }
+  rpc U(Req) returns (Resp) { option (ai.context.v1.rpc_tool) = { name: "u" description: "U." consent: CONSENT_UNSPECIFIED }; }
+  rpc N(Req) returns (Resp) { option (ai.context.v1.rpc_tool) = { name: "n" description: "N." }; }
+}
+"#;
+    let consent: Vec<_> = tools(body)
+        .into_iter()
+        .map(|t| (t.name, t.consent))
+        .collect();
+    use crate::ConsentPolicy::*;
+    assert_eq!(
+        consent,
+        [
+            ("a".to_owned(), Some(Allow)),
+            ("c".to_owned(), Some(Confirm)),
+            ("b".to_owned(), Some(Block)),
+            ("u".to_owned(), None),
+            ("n".to_owned(), None),
+        ]
+    );
+}

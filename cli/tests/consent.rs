@@ -1,0 +1,359 @@
+//! A person's consent before destructive calls, end to end: `ai-tools mcp`
+//! over stdio on a copy of `links.proto` whose `links_update` says
+//! `consent: BLOCK`, calling a tonic links server, driven by the official
+//! Python MCP SDK (`consent/driver.py`). The backend's log of requests says
+//! what reached the service; the gateway's log holds one `consent` event per
+//! decision.
+//!
+//! Needs a Python with the MCP SDK: `AI_TOOLS_PYTHON`, else
+//! `target/py-venv/bin/python`. Without one the tests say why and pass,
+//! unless `AI_TOOLS_REQUIRE_MCP` is set, as in CI.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use proto_ai_tools_tests::Received;
+use serde_json::Value;
+use support::{links_server, workspace};
+
+/// A copy of `links.proto` in a directory of its own (its include root):
+/// `links_update` blocked, `workflow_steps_delete` with a title.
+fn consent_protos(name: &str) -> PathBuf {
+    let root = std::env::temp_dir().join(format!("ai-tools-consent-{name}-{}", std::process::id()));
+    let dir = root.join("links/v1");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = std::fs::read_to_string(workspace().join("proto/links/v1/links.proto")).unwrap();
+    let blocked = text.replacen(
+        "      name: \"links_update\"\n",
+        "      name: \"links_update\"\n      consent: BLOCK\n",
+        1,
+    );
+    let titled = blocked.replacen(
+        "      name: \"workflow_steps_delete\"\n",
+        "      name: \"workflow_steps_delete\"\n      title: \"Delete a workflow step\"\n",
+        1,
+    );
+    assert_ne!(titled, text, "the copy differs");
+    assert!(
+        titled.contains("consent: BLOCK") && titled.contains("title: \"Delete a workflow step\"")
+    );
+    std::fs::write(dir.join("links.proto"), titled).unwrap();
+    root
+}
+
+/// What the driver printed, and the gateway's log.
+struct Run {
+    out: Value,
+    log: String,
+}
+
+/// Runs the driver in `mode` (and `driver_flags`) against the gateway on
+/// `grpc` with `flags`.
+fn drive(
+    python: &Path,
+    name: &str,
+    grpc: &str,
+    mode: &str,
+    driver_flags: &[&str],
+    flags: &[&str],
+) -> Run {
+    let root = consent_protos(name);
+    let log = root.join("gateway.log");
+    let output = Command::new(python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent/driver.py"))
+        .arg(mode)
+        .args(driver_flags)
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_ai-tools"))
+        .args(["mcp", "--grpc", grpc, "--stdio", "--proto"])
+        .arg(root.join("links/v1/links.proto"))
+        .arg("-I")
+        .arg(&root)
+        .arg("-I")
+        .arg(workspace().join("proto"))
+        .args(flags)
+        .env("CONSENT_GATEWAY_LOG", &log)
+        .output()
+        .expect("the driver runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the driver failed:\n{stdout}\n{stderr}"
+    );
+    let out: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let log = std::fs::read_to_string(&log).unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&root);
+    Run { out, log }
+}
+
+/// How many `DeleteWorkflowStep` and `UpdateLink` requests reached the service.
+fn deletes_and_updates(received: &[Received]) -> (usize, usize) {
+    let deletes = received
+        .iter()
+        .filter(|r| matches!(r, Received::DeleteWorkflowStep(_)))
+        .count();
+    let updates = received
+        .iter()
+        .filter(|r| matches!(r, Received::UpdateLink(_)))
+        .count();
+    (deletes, updates)
+}
+
+/// The log's `consent` events, each line as written.
+fn consent_events(log: &str) -> Vec<&str> {
+    log.lines()
+        .filter(|line| line.contains("\"target\":\"proto_ai_tools::consent\""))
+        .collect()
+}
+
+fn call<'a>(out: &'a Value, name: &str) -> (bool, &'a str) {
+    (
+        out[name]["is_error"].as_bool().unwrap(),
+        out[name]["text"].as_str().unwrap(),
+    )
+}
+
+#[test]
+fn without_elicitation_destructive_calls_are_refused_and_blocked_tools_never_run() {
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let run = drive(
+        &python,
+        "refuse",
+        &server.url(),
+        "none",
+        &[],
+        &["--log-format", "json"],
+    );
+    let (is_error, text) = call(&run.out, "delete");
+    assert!(is_error, "{text}");
+    assert!(
+        text.contains("needs a person's approval") && text.contains("client that can ask"),
+        "{text}"
+    );
+    // A model-set argument is no approval.
+    let (is_error, text) = call(&run.out, "delete_confirm");
+    assert!(
+        is_error && text.contains("needs a person's approval"),
+        "{text}"
+    );
+    let (is_error, text) = call(&run.out, "update");
+    assert!(
+        is_error && text.contains("blocked by this server's policy"),
+        "{text}"
+    );
+    assert_eq!(run.out["asked"], serde_json::json!([]), "nothing was asked");
+    assert_eq!(
+        deletes_and_updates(&server.backend.received()),
+        (0, 0),
+        "nothing refused reached the service"
+    );
+    // One audit event per decision, without the arguments' values.
+    let events = consent_events(&run.log);
+    assert_eq!(events.len(), 3, "{}", run.log);
+    let unsupported = events
+        .iter()
+        .filter(|e| e.contains("\"outcome\":\"unsupported\""))
+        .count();
+    let blocked = events
+        .iter()
+        .filter(|e| e.contains("\"outcome\":\"refused-by-policy\""))
+        .count();
+    assert_eq!((unsupported, blocked), (2, 1), "{events:?}");
+    for event in &events {
+        assert!(event.contains("\"service_called\":false"), "{event}");
+        for value in ["step-", "link-", "example.com"] {
+            assert!(!event.contains(value), "an argument's value in {event}");
+        }
+    }
+    runtime.block_on(server.shutdown());
+}
+
+#[test]
+fn the_operator_may_allow_calls_no_one_can_approve() {
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let run = drive(
+        &python,
+        "allow",
+        &server.url(),
+        "none",
+        &[],
+        &["--confirm-unsupported", "allow", "--log-format", "json"],
+    );
+    assert_eq!(call(&run.out, "delete"), (false, "{}"));
+    // The explicit `consent: BLOCK` still wins.
+    let (is_error, text) = call(&run.out, "update");
+    assert!(is_error && text.contains("blocked"), "{text}");
+    // The call with a stray `confirm` argument is run, and refused by the
+    // tool's schema before the service: only the first delete reaches it.
+    let (is_error, text) = call(&run.out, "delete_confirm");
+    assert!(is_error && text.contains("confirm"), "{text}");
+    let (deletes, updates) = deletes_and_updates(&server.backend.received());
+    assert_eq!((deletes, updates), (1, 0));
+    let events = consent_events(&run.log);
+    let allowed = events
+        .iter()
+        .filter(|e| {
+            e.contains("\"outcome\":\"unsupported\"") && e.contains("\"service_called\":true")
+        })
+        .count();
+    assert_eq!(allowed, 2, "{events:?}");
+    runtime.block_on(server.shutdown());
+}
+
+#[test]
+fn confirm_none_asks_for_nothing_but_the_tools_own_policy() {
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let run = drive(
+        &python,
+        "none",
+        &server.url(),
+        "none",
+        &[],
+        &["--confirm", "none", "--log-format", "json"],
+    );
+    assert_eq!(call(&run.out, "delete"), (false, "{}"));
+    let (is_error, text) = call(&run.out, "update");
+    assert!(is_error && text.contains("blocked"), "{text}");
+    assert_eq!(deletes_and_updates(&server.backend.received()), (1, 0));
+    let events = consent_events(&run.log);
+    assert_eq!(
+        events.len(),
+        1,
+        "only the blocked call is a decision: {events:?}"
+    );
+    runtime.block_on(server.shutdown());
+}
+
+/// The elicitation requests the server sent, as the driver recorded them.
+fn asked(out: &Value) -> Vec<&Value> {
+    out["asked"].as_array().unwrap().iter().collect()
+}
+
+#[test]
+fn a_client_with_elicitation_is_asked_and_only_accepted_calls_reach_the_service() {
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    for (mode, sentence, deletes) in [
+        ("accept", None, 1),
+        (
+            "decline",
+            Some("The user declined this call of `workflow_steps_delete`"),
+            0,
+        ),
+        (
+            "cancel",
+            Some("dismissed the request to approve this call of `workflow_steps_delete`"),
+            0,
+        ),
+    ] {
+        let (runtime, server) = links_server();
+        let run = drive(
+            &python,
+            mode,
+            &server.url(),
+            mode,
+            &[],
+            &["--log-format", "json"],
+        );
+        let (is_error, text) = call(&run.out, "delete");
+        match sentence {
+            None => assert_eq!((is_error, text), (false, "{}"), "{mode}"),
+            Some(sentence) => {
+                assert!(is_error && text.contains(sentence), "{mode}: {text}");
+                assert!(
+                    text.contains("the service was not called"),
+                    "{mode}: {text}"
+                );
+            }
+        }
+        // Asked twice: for each delete; never for the blocked update.
+        let asked = asked(&run.out);
+        assert_eq!(asked.len(), 2, "{mode}: {asked:?}");
+        let message = asked[0]["message"].as_str().unwrap();
+        assert!(
+            message.contains("\u{201c}Delete a workflow step\u{201d} (workflow_steps_delete)"),
+            "{message}"
+        );
+        // The step as the model knows it, an alias, never the id behind it.
+        assert!(message.contains("step_id: step-1"), "{message}");
+        assert!(!message.contains('{'), "{message}");
+        let schema = &asked[0]["schema"];
+        assert_eq!(
+            schema["properties"]["confirm"]["type"], "boolean",
+            "{schema}"
+        );
+        assert_eq!(
+            schema["required"],
+            serde_json::json!(["confirm"]),
+            "{schema}"
+        );
+        let (is_error, text) = call(&run.out, "update");
+        assert!(is_error && text.contains("blocked"), "{text}");
+        let received = server.backend.received();
+        assert_eq!(deletes_and_updates(&received), (deletes, 0), "{mode}");
+        if let Some(Received::DeleteWorkflowStep(request)) = received
+            .iter()
+            .find(|r| matches!(r, Received::DeleteWorkflowStep(_)))
+        {
+            assert!(
+                !message.contains(&request.step_id),
+                "the id behind the alias: {message}"
+            );
+        }
+        let outcome = match mode {
+            "accept" => "accepted",
+            "decline" => "declined",
+            _ => "cancelled",
+        };
+        let events = consent_events(&run.log);
+        let of_mode = events
+            .iter()
+            .filter(|e| e.contains(&format!("\"outcome\":\"{outcome}\"")))
+            .count();
+        assert_eq!(of_mode, 2, "{mode}: {events:?}");
+        runtime.block_on(server.shutdown());
+    }
+}
+
+#[test]
+fn tool_searchs_call_tool_asks_as_a_direct_call_does() {
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    for (mode, deletes) in [("accept", 1), ("decline", 0)] {
+        let (runtime, server) = links_server();
+        let run = drive(
+            &python,
+            &format!("search-{mode}"),
+            &server.url(),
+            mode,
+            &["--call-tool"],
+            &["--tool-search"],
+        );
+        let (is_error, text) = call(&run.out, "delete");
+        assert_eq!(is_error, mode == "decline", "{mode}: {text}");
+        assert_eq!(asked(&run.out).len(), 2, "{mode}: {:?}", run.out["asked"]);
+        assert_eq!(
+            deletes_and_updates(&server.backend.received()),
+            (deletes, 0),
+            "{mode}"
+        );
+        runtime.block_on(server.shutdown());
+    }
+}
