@@ -235,7 +235,7 @@ pub(crate) struct Common {
     #[arg(long, value_name = "text|json", value_parser = Checked::new(log_format, &["text", "json"]), help_heading = "Host, logs and configuration")]
     pub log_format: Option<crate::LogFormat>,
     /// List each tool's outputSchema: the JSON Schema of its results, the
-    /// protojson it writes (README "Typed results"); off by default, as
+    /// protojson it writes (guide, "Typed results"); off by default, as
     /// some hosts count output schemas against the model's context
     #[arg(long, help_heading = "Host, logs and configuration")]
     pub output_schemas: bool,
@@ -425,7 +425,7 @@ pub(crate) struct Serve {
     pub forward_headers: Vec<String>,
     /// List only search_tools, list_toolsets, enable_toolset and call_tool
     /// (and the --toolset tools): the model searches the others, for APIs
-    /// with more tools than a model or host takes (README "Large APIs")
+    /// with more tools than a model or host takes (guide, "Large APIs")
     #[arg(long)]
     pub tool_search: bool,
     /// (--tool-search) List this toolset's tools from the start: a service

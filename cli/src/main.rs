@@ -27,7 +27,7 @@ enum Failure {
 /// request, and a store shared by replicas.
 #[derive(clap::Args, Default, Debug, PartialEq)]
 #[command(
-    next_help_heading = "Aliases (the README's \"MCP sessions and aliases\" has the details)"
+    next_help_heading = "Aliases (the guide's \"MCP sessions and aliases\", guide/src/mcp.md, has the details)"
 )]
 struct ScopeFlags {
     /// (--http) A stateless request (MCP 2026-07-28, no session) keeps its
@@ -133,7 +133,7 @@ impl ScopeFlags {
 /// service.
 #[derive(clap::Args, Default, Debug, PartialEq)]
 #[command(
-    next_help_heading = "Security (mcp --http; the README's \"Securing the gateway\" has the details)"
+    next_help_heading = "Security (mcp --http; the guide's \"Securing the gateway\", guide/src/security.md, has the details)"
 )]
 struct AuthFlags {
     /// Check every request's bearer token: an OAuth 2.1 resource server
@@ -409,7 +409,7 @@ struct Deadline(Option<Duration>);
 
 /// The deadlines of `mcp`'s tool calls given on the command line.
 #[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(next_help_heading = "Calls (the README's Limits section has them all)")]
+#[command(next_help_heading = "Calls (the guide's Limits chapter, guide/src/limits.md, has them all)")]
 struct CallLimits {
     /// The deadline of every tool call, sent to the service as grpc-timeout
     /// (default 50: under the 60 s after which most MCP hosts give up; 0 for
@@ -437,7 +437,7 @@ impl CallLimits {
 /// The `mcp --http` limits given on the command line; `None` keeps the
 /// server's default.
 #[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(next_help_heading = "HTTP limits (mcp --http; the README's Limits section has them all)")]
+#[command(next_help_heading = "HTTP limits (mcp --http; the guide's Limits chapter, guide/src/limits.md, has them all)")]
 struct HttpLimits {
     /// The largest request body (default 327680: the 256 KiB argument limit
     /// plus 64 KiB of JSON-RPC envelope); larger is refused with 413 unread

@@ -1,6 +1,6 @@
 //! What `mcp` says of itself once it is ready: one INFO event whose fields
 //! name the alias store, the replication wait, whose aliases a request
-//! uses, and every limit in force (README "Logs").
+//! uses, and every limit in force (the guide's "Logs", guide/src/observability.md).
 
 use std::time::Duration;
 

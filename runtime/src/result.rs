@@ -106,7 +106,7 @@ pub(crate) fn refused_options_message(tool: &str, problem: &str) -> String {
 }
 
 /// The one WARN event of a failed call an operator has to act on, with the
-/// cause the model is not shown (README "Logs"). The INFO `tool call` event
+/// cause the model is not shown (guide/src/observability.md, "Logs"). The INFO `tool call` event
 /// follows it, with the same `outcome`.
 pub(crate) fn warn_failure(tool: &str, outcome: &'static str, cause: &str) {
     tracing::warn!(tool, outcome, cause, "tool call failed");

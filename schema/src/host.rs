@@ -23,7 +23,7 @@
 //! (a Rust or Python agent calling the executor itself): it renders what
 //! [`render::parameters`](crate::render::parameters) renders.
 //!
-//! Evidence for each profile is listed in the README's "Hosts" section.
+//! Evidence for each profile is listed in the guide's "Host profiles" (guide/src/mcp.md).
 //!
 //! # Examples
 //!

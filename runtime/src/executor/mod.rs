@@ -439,7 +439,7 @@ impl<T: Transport> ProtoExecutor<T> {
                     (ToolResult::error(sentence), kind)
                 }
             };
-            // The one line a call writes at INFO (README "Logs"): what ran,
+            // The one line a call writes at INFO (guide/src/observability.md, "Logs"): what ran,
             // how long it took, how it ended; never the arguments or the
             // answer.
             tracing::info!(

@@ -30,7 +30,7 @@ pub(super) enum CallError {
 
 impl CallError {
     /// The kind of failure, as a trace records it and as the `outcome` of
-    /// the logs (README "Logs": a stable list); never the message, which
+    /// the logs (guide/src/observability.md, "Logs": a stable list); never the message, which
     /// may hold what the model or the service sent.
     pub(super) fn kind(&self) -> &'static str {
         match self {
@@ -46,7 +46,7 @@ impl CallError {
 }
 
 /// The `outcome` of a call that ended with `status`: the service's answer,
-/// or the transport's own failure (README "Logs").
+/// or the transport's own failure (guide/src/observability.md, "Logs").
 pub(super) fn status_outcome(status: &Status) -> &'static str {
     match status.origin {
         Origin::Service => "status",

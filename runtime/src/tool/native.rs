@@ -143,7 +143,7 @@ impl From<Value> for ToolOutput {
 /// did not answer ([`StoreError`], or an error caused by one, such as
 /// [`AliasError::Store`](crate::alias::AliasError::Store)) becomes a
 /// sentence without its cause, which names servers and addresses: the
-/// cause goes to the logs at WARN (outcome `store_in_tool`, README "Logs").
+/// cause goes to the logs at WARN (outcome `store_in_tool`, guide/src/observability.md, "Logs").
 ///
 /// It does not implement `std::error::Error` itself (as `anyhow::Error`
 /// does not), which is what lets that conversion exist.
@@ -551,7 +551,7 @@ impl NativeTool {
     }
 
     /// [`call`](Self::call) with `options` worked out and checked already
-    /// (by a toolkit), and how it ended: the `outcome` of the logs (README
+    /// (by a toolkit), and how it ended: the `outcome` of the logs (guide/src/observability.md,
     /// "Logs"). A failure an operator acts on is logged at WARN with its
     /// cause, which the model is not shown.
     pub(crate) async fn run(
