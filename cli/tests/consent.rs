@@ -357,3 +357,63 @@ fn tool_searchs_call_tool_asks_as_a_direct_call_does() {
         runtime.block_on(server.shutdown());
     }
 }
+
+/// The stateless protocol (2026-07-28): the question goes back with the
+/// result, and the approval comes back with a signed state that opens
+/// only for the call it was asked about, by the caller who was asked, once.
+#[test]
+fn a_stateless_client_approves_by_return_and_forged_approvals_are_refused() {
+    let Some(python) = support::python_importing("mcp, httpx2") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let gateway = support::start_gateway(&server.url(), &["--alias-scope-header", "x-user"]);
+    let output = Command::new(&python)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent/stateless.py"))
+        .arg(format!("http://{}/mcp", gateway.addr))
+        .output()
+        .expect("the driver runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the driver failed:\n{stdout}\n{stderr}"
+    );
+    let out: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(out["protocol"], "2026-07-28");
+    // The SDK's own loop: asked, accepted, run.
+    assert_eq!(out["sdk_loop"]["is_error"], false, "{out}");
+    let first = &out["first_leg"];
+    assert_eq!(first["input_required"], true, "{out}");
+    assert_eq!(first["keys"], serde_json::json!(["consent"]));
+    assert_eq!(first["has_state"], true);
+    let message = first["message"].as_str().unwrap();
+    assert!(
+        message.contains("run workflow_steps_delete?") && message.contains("step_id: step-2"),
+        "{message}"
+    );
+    for (leg, why) in [
+        ("changed_arguments", "was not given for this call"),
+        ("made_up_state", "was not given for this call"),
+        ("another_caller", "was not given for this call"),
+        ("replayed", "was used already"),
+    ] {
+        let text = out[leg]["text"].as_str().unwrap_or_default();
+        assert_eq!(out[leg]["is_error"], true, "{leg}: {out}");
+        assert!(
+            text.contains(why) && text.contains("the service was not called"),
+            "{leg}: {text}"
+        );
+    }
+    assert_eq!(out["redeemed"]["is_error"], false, "{out}");
+    let declined = out["declined"]["text"].as_str().unwrap();
+    assert!(declined.contains("The user declined"), "{declined}");
+    // Asked by the SDK's loop twice (the accepted and the declined call).
+    assert_eq!(out["asked"].as_array().unwrap().len(), 2, "{out}");
+    // Only step 1 (the SDK's loop) and step 2 (its own state, once) reached
+    // the service.
+    assert_eq!(deletes_and_updates(&server.backend.received()), (2, 0));
+    drop(gateway);
+    runtime.block_on(server.shutdown());
+}

@@ -17,8 +17,10 @@
 //! read for it.
 //!
 //! Each decision is one INFO event, message `consent` (target
-//! `proto_ai_tools::consent`, which the CLI's default log filter keeps), with the fields `tool`, `outcome` (`accepted`, `declined`,
-//! `cancelled`, `unsupported`, `refused-by-policy`, `allowed-by-policy`)
+//! `proto_ai_tools::consent`, which the CLI's default log filter keeps),
+//! with the fields `tool`, `outcome` (`accepted`, `declined`, `cancelled`,
+//! `unsupported`, `refused-by-policy`, `allowed-by-policy`, or
+//! `unapproved`: a stateless client's approval that was not for this call)
 //! and `service_called`; never the arguments' values.
 
 use std::future::Future;
@@ -205,6 +207,10 @@ pub(crate) enum Outcome {
     Unsupported,
     RefusedByPolicy,
     AllowedByPolicy,
+    /// A stateless client sent back an approval that does not count
+    /// (another call's, expired, or used already).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    Unapproved,
 }
 
 impl Outcome {
@@ -216,6 +222,7 @@ impl Outcome {
             Outcome::Unsupported => "unsupported",
             Outcome::RefusedByPolicy => "refused-by-policy",
             Outcome::AllowedByPolicy => "allowed-by-policy",
+            Outcome::Unapproved => "unapproved",
         }
     }
 }
@@ -255,6 +262,15 @@ pub(crate) fn unsupported(tool: &str, why: &str) -> String {
         "`{tool}` needs a person's approval before it runs, and {why}: it did not run, and the service was not called. \
          A person must approve the call in a client that can ask for approval (MCP elicitation); \
          no argument can stand in for that approval."
+    )
+}
+
+/// What the model reads when an approval sent back does not count: `why`.
+#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+pub(crate) fn unapproved(tool: &str, why: &str) -> String {
+    format!(
+        "`{tool}` did not run, and the service was not called: {why}. \
+         Call it again, without an approval, for the user to be asked about this call."
     )
 }
 

@@ -95,6 +95,8 @@ pub(super) struct Shared {
     pub(super) long_running: Option<Vec<String>>,
     /// Which tools a person must approve ([`crate::consent`]).
     pub(super) consent: ConsentSettings,
+    /// Stateless clients' approvals, signed and redeemed once.
+    pub(super) approvals: Arc<super::approvals::Approvals>,
     /// Tool search's index and toolsets, when it is on.
     #[cfg(feature = "tool-search")]
     pub(super) catalog: Option<Arc<super::tool_search::Catalog>>,
@@ -249,16 +251,27 @@ impl Handler {
 
 impl Handler {
     /// The consent of a call of `tool` with `args` ([`crate::consent`]):
-    /// `None` to run it, else the sentence the model reads.
+    /// run it, refuse it with the sentence the model reads, or (a
+    /// stateless client that can ask) return the question to the client.
     async fn consent(
         &self,
         tool: &crate::toolkit::Tool,
         args: &Value,
+        scope: &str,
+        returned: Returned,
         context: &RequestContext<RoleServer>,
-    ) -> Option<String> {
+    ) -> Gate {
         let settings = self.state.shared.consent;
+        let confirm = consent::policy(tool.consent(), tool.hints(), settings.class)
+            == consent::ConsentPolicy::Confirm;
+        let stateless = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        if confirm && stateless && client_elicits(context) {
+            return self.consent_by_return(tool, args, scope, returned).await;
+        }
         let ask = || self.asker(tool, args, context);
-        consent::decide(
+        let refused = consent::decide(
             tool.name(),
             tool.consent(),
             tool.hints(),
@@ -266,7 +279,67 @@ impl Handler {
             settings.unsupported,
             ask,
         )
-        .await
+        .await;
+        refused.map_or(Gate::Run, Gate::Refuse)
+    }
+
+    /// A `confirm` tool's call by a stateless client that can ask
+    /// ([`super::approvals`]): the first request gets the question back,
+    /// with a signed state; the call again, with the state and the user's
+    /// answer, runs when the state opens for this call, once, and the
+    /// answer is an acceptance.
+    async fn consent_by_return(
+        &self,
+        tool: &crate::toolkit::Tool,
+        args: &Value,
+        scope: &str,
+        returned: Returned,
+    ) -> Gate {
+        let approvals = &self.state.shared.approvals;
+        let Some(state) = returned.state else {
+            let message = consent_message(tool.name(), tool.title(), &tool.redacted(args));
+            let minted = approvals.mint(tool.name(), args, scope);
+            let (Ok(schema), Ok(state)) = (consent_form(), minted) else {
+                consent::audit(tool.name(), consent::Outcome::Cancelled, false);
+                return Gate::Refuse(consent::cancelled(tool.name()));
+            };
+            let question = rmcp::model::ElicitRequestParams::FormElicitationParams {
+                meta: None,
+                message,
+                requested_schema: schema,
+            };
+            let requests = rmcp::model::InputRequests::from([(
+                CONSENT_INPUT.to_owned(),
+                rmcp::model::InputRequest::Elicitation(rmcp::model::ElicitRequest::new(question)),
+            )]);
+            return Gate::Ask(rmcp::model::InputRequiredResult::new(
+                Some(requests),
+                Some(state),
+            ));
+        };
+        if let Err(unapproved) = approvals.redeem(&state, tool.name(), args, scope) {
+            consent::audit(tool.name(), consent::Outcome::Unapproved, false);
+            return Gate::Refuse(consent::unapproved(tool.name(), unapproved.reason()));
+        }
+        let answer = returned
+            .responses
+            .as_ref()
+            .and_then(|responses| responses.get(CONSENT_INPUT))
+            .and_then(|answer| {
+                serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone()).ok()
+            })
+            .map_or(ConsentAnswer::Cancel, answer_of);
+        let settings = self.state.shared.consent;
+        let refused = consent::decide(
+            tool.name(),
+            tool.consent(),
+            tool.hints(),
+            settings.class,
+            settings.unsupported,
+            || Ok(std::future::ready(answer)),
+        )
+        .await;
+        refused.map_or(Gate::Run, Gate::Refuse)
     }
 
     /// Who can be asked about a call: the user through the host, when the
@@ -287,13 +360,7 @@ impl Handler {
             return Err("this client cannot ask the user for it (it declared no MCP elicitation)");
         }
         let message = consent_message(tool.name(), tool.title(), &tool.redacted(args));
-        let schema = rmcp::model::ElicitationSchema::builder()
-            .required_bool_with(CONFIRM_FIELD, |field| {
-                field.title("Run it").description(
-                    "Check to let this call run; leave it unchecked, decline or cancel to stop it.",
-                )
-            })
-            .build();
+        let schema = consent_form();
         let peer = context.peer.clone();
         let cancelled = context.ct.clone();
         Ok(async move {
@@ -310,22 +377,7 @@ impl Handler {
                 () = cancelled.cancelled() => return ConsentAnswer::Cancel,
             };
             match answer {
-                Ok(result) => match result.action {
-                    rmcp::model::ElicitationAction::Accept
-                        if result
-                            .content
-                            .as_ref()
-                            .and_then(|content| content.get(CONFIRM_FIELD))
-                            .and_then(Value::as_bool)
-                            == Some(true) =>
-                    {
-                        ConsentAnswer::Accept
-                    }
-                    // Accepted without the box checked: not an approval.
-                    rmcp::model::ElicitationAction::Accept
-                    | rmcp::model::ElicitationAction::Decline => ConsentAnswer::Decline,
-                    _ => ConsentAnswer::Cancel,
-                },
+                Ok(result) => answer_of(result),
                 // No answer (the client failed or went away): nothing runs.
                 Err(_) => ConsentAnswer::Cancel,
             }
@@ -335,6 +387,66 @@ impl Handler {
 
 /// The one field of the consent form: a boolean the person checks.
 const CONFIRM_FIELD: &str = "confirm";
+
+/// The key of the consent question in a stateless client's input requests.
+const CONSENT_INPUT: &str = "consent";
+
+/// What the consent check says of a call.
+enum Gate {
+    /// Run it.
+    Run,
+    /// Refuse it, with the sentence the model reads.
+    Refuse(String),
+    /// Return the question to a stateless client.
+    Ask(rmcp::model::InputRequiredResult),
+}
+
+/// What a stateless client sent back with a call it was asked about.
+struct Returned {
+    state: Option<String>,
+    responses: Option<rmcp::model::InputResponses>,
+}
+
+/// Whether the request's client can put a form to its user (from the
+/// handshake, or a stateless request's own capabilities).
+fn client_elicits(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|capabilities| capabilities.elicitation)
+        .is_some_and(|elicitation| elicitation.form.is_some() || elicitation.url.is_none())
+}
+
+/// The consent form: one required boolean the person checks.
+fn consent_form() -> Result<rmcp::model::ElicitationSchema, &'static str> {
+    rmcp::model::ElicitationSchema::builder()
+        .required_bool_with(CONFIRM_FIELD, |field| {
+            field.title("Run it").description(
+                "Check to let this call run; leave it unchecked, decline or cancel to stop it.",
+            )
+        })
+        .build()
+}
+
+/// A person's answer: an acceptance only with the box checked.
+fn answer_of(result: rmcp::model::ElicitResult) -> ConsentAnswer {
+    match result.action {
+        rmcp::model::ElicitationAction::Accept
+            if result
+                .content
+                .as_ref()
+                .and_then(|content| content.get(CONFIRM_FIELD))
+                .and_then(Value::as_bool)
+                == Some(true) =>
+        {
+            ConsentAnswer::Accept
+        }
+        // Accepted without the box checked: not an approval.
+        rmcp::model::ElicitationAction::Accept | rmcp::model::ElicitationAction::Decline => {
+            ConsentAnswer::Decline
+        }
+        _ => ConsentAnswer::Cancel,
+    }
+}
 
 /// What a person reads before approving a call: the tool, its title, and
 /// each argument as the model wrote it (aliases, not ids; sensitive fields
@@ -497,8 +609,19 @@ impl ServerHandler for Handler {
         let args = Value::Object(request.arguments.take().unwrap_or_default());
         // Before anything reaches the service, a task's too: the server's
         // policy, never an argument, decides.
-        if let Some(refused) = self.consent(tool, &args, &context).await {
-            return Ok(to_call_tool_result(ToolResult::error(refused)).into());
+        let returned = Returned {
+            state: request.request_state.take(),
+            responses: request.input_responses.take(),
+        };
+        match self
+            .consent(tool, &args, &scope_key, returned, &context)
+            .await
+        {
+            Gate::Run => {}
+            Gate::Refuse(refused) => {
+                return Ok(to_call_tool_result(ToolResult::error(refused)).into());
+            }
+            Gate::Ask(input) => return Ok(CallToolResponse::InputRequired(input)),
         }
         let mut options = match self.call_options(tool, &toolkit, &context) {
             Ok(options) => options,

@@ -233,6 +233,7 @@ use crate::sessions::Sessions;
 use crate::toolkit::{Tool, Toolkit, ToolkitError};
 use crate::transport::CallOptions;
 
+mod approvals;
 #[cfg(feature = "oauth")]
 mod auth;
 mod convert;
@@ -413,6 +414,9 @@ pub enum ServeError {
         "OAuth protects the streamable-HTTP transport; over stdio the client runs the server itself and sends no tokens: serve HTTP, or leave OAuth off"
     )]
     OAuthOverStdio,
+    /// The key of [`McpServer::with_consent_key`] cannot sign approvals.
+    #[error("the consent key cannot sign approvals: {0}")]
+    ConsentKey(String),
     /// [`McpServer::with_single_user`] on an address that is not loopback:
     /// anyone who reaches it would share the one user's aliases.
     #[error(
@@ -528,6 +532,8 @@ pub struct McpServer {
     /// Which tools a person must approve, and what happens where no one
     /// can be asked.
     consent: handler::ConsentSettings,
+    /// The key that signs stateless clients' approvals; random when unset.
+    consent_key: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -616,6 +622,7 @@ impl McpServer {
             #[cfg(feature = "redis")]
             session_store: None,
             consent: handler::ConsentSettings::default(),
+            consent_key: None,
         }
     }
 
@@ -1150,8 +1157,8 @@ impl McpServer {
     }
 
     /// What a call that needs a person's approval does when the client
-    /// cannot ask for it (it declared no elicitation, or speaks the
-    /// stateless protocol): [`Unsupported::Refuse`](crate::consent::Unsupported)
+    /// cannot ask for it (it declared no elicitation, in its handshake or a
+    /// stateless request): [`Unsupported::Refuse`](crate::consent::Unsupported)
     /// by default, with a sentence saying that a person must approve the
     /// call in a client that can ask; or run unasked.
     ///
@@ -1165,6 +1172,25 @@ impl McpServer {
     /// ```
     pub fn with_confirm_unsupported(mut self, unsupported: crate::consent::Unsupported) -> Self {
         self.consent.unsupported = unsupported;
+        self
+    }
+
+    /// The key (32 bytes or more) that signs the approvals a stateless
+    /// client (protocol `2026-07-28`) sends back with a call it asked the
+    /// user about. Without one, a random key is made at start: an approval
+    /// then counts only on the replica that asked. Give every replica the
+    /// same key when the requests of one client may reach several. A
+    /// shorter key stops the server from starting ([`ServeError::ConsentKey`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_consent_key(*b"a key of thirty-two bytes or more");
+    /// # let _ = server;
+    /// ```
+    pub fn with_consent_key(mut self, key: impl Into<Vec<u8>>) -> Self {
+        self.consent_key = Some(key.into());
         self
     }
 
@@ -1517,6 +1543,10 @@ impl McpServer {
             oauth,
             long_running: (!long_running.is_empty()).then_some(long_running),
             consent: self.consent,
+            approvals: Arc::new(
+                approvals::Approvals::new(self.consent_key.as_deref())
+                    .map_err(ServeError::ConsentKey)?,
+            ),
             #[cfg(feature = "tool-search")]
             catalog,
             #[cfg(feature = "redis")]
