@@ -21,7 +21,8 @@ use serde_json::Value;
 use support::{links_server, workspace};
 
 /// A copy of `links.proto` in a directory of its own (its include root):
-/// `links_update` blocked, `workflow_steps_delete` with a title.
+/// `links_update` blocked, `workflow_steps_delete` with a title, the
+/// `destination` of `links_create` sensitive.
 fn consent_protos(name: &str) -> PathBuf {
     let root = std::env::temp_dir().join(format!("ai-tools-consent-{name}-{}", std::process::id()));
     let dir = root.join("links/v1");
@@ -35,6 +36,11 @@ fn consent_protos(name: &str) -> PathBuf {
     let titled = blocked.replacen(
         "      name: \"workflow_steps_delete\"\n",
         "      name: \"workflow_steps_delete\"\n      title: \"Delete a workflow step\"\n",
+        1,
+    );
+    let titled = titled.replacen(
+        "  string destination = 1;\n",
+        "  string destination = 1 [(ai.tools.v1.tool_field).sensitive = true];\n",
         1,
     );
     assert_ne!(titled, text, "the copy differs");
@@ -415,5 +421,43 @@ fn a_stateless_client_approves_by_return_and_forged_approvals_are_refused() {
     // the service.
     assert_eq!(deletes_and_updates(&server.backend.received()), (2, 0));
     drop(gateway);
+    runtime.block_on(server.shutdown());
+}
+
+/// `--confirm writes` asks before every tool that may change something; a
+/// field marked `tool_field.sensitive` is shown redacted.
+#[test]
+fn confirm_writes_asks_before_every_change_and_redacts_sensitive_fields() {
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    let (runtime, server) = links_server();
+    let run = drive(
+        &python,
+        "writes",
+        &server.url(),
+        "accept",
+        &[],
+        &["--confirm", "writes"],
+    );
+    let asked: Vec<&str> = asked(&run.out)
+        .iter()
+        .map(|a| a["message"].as_str().unwrap())
+        .collect();
+    // links_create, two workflow_steps_create, two workflow_steps_delete.
+    assert_eq!(asked.len(), 5, "{asked:?}");
+    assert!(asked[0].contains("run links_create?"), "{}", asked[0]);
+    assert!(asked[0].contains("destination: [redacted]"), "{}", asked[0]);
+    assert!(
+        asked.iter().all(|a| !a.contains("example.com/consent")),
+        "{asked:?}"
+    );
+    assert!(
+        asked[1].contains("run workflow_steps_create?") && asked[1].contains("link_id: link-1"),
+        "{}",
+        asked[1]
+    );
+    assert_eq!(call(&run.out, "delete"), (false, "{}"));
+    assert_eq!(deletes_and_updates(&server.backend.received()), (1, 0));
     runtime.block_on(server.shutdown());
 }
