@@ -470,6 +470,12 @@ pub(crate) struct Serve {
     /// is told a person must approve it in a client that can ask) or allow
     #[arg(long, value_name = "refuse|allow", value_parser = Checked::new(confirm_unsupported, &["refuse", "allow"]))]
     pub confirm_unsupported: Option<Unsupported>,
+    /// The key (a file of 32 bytes or more) that signs the approvals
+    /// stateless clients (MCP 2026-07-28) send back; give every replica
+    /// behind one address the same (default: a random key at each start,
+    /// so an approval counts only where it was asked for)
+    #[arg(long, value_name = "FILE")]
+    pub consent_key_file: Option<PathBuf>,
     #[command(flatten)]
     pub auth: crate::AuthFlags,
     #[command(flatten)]
@@ -481,15 +487,19 @@ pub(crate) struct Serve {
 }
 
 impl Serve {
-    /// `server` asking for consent as `--confirm` and
-    /// `--confirm-unsupported` say.
+    /// `server` asking for consent as `--confirm`,
+    /// `--confirm-unsupported` and `--consent-key-file` say.
     pub fn consent(
         &self,
         server: proto_ai_tools::mcp::McpServer,
-    ) -> proto_ai_tools::mcp::McpServer {
-        server
+    ) -> Result<proto_ai_tools::mcp::McpServer, Failure> {
+        let server = server
             .with_confirm(self.confirm.unwrap_or_default())
-            .with_confirm_unsupported(self.confirm_unsupported.unwrap_or_default())
+            .with_confirm_unsupported(self.confirm_unsupported.unwrap_or_default());
+        Ok(match &self.consent_key_file {
+            Some(path) => server.with_consent_key(crate::read_secret("--consent-key-file", path)?),
+            None => server,
+        })
     }
 }
 

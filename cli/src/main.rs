@@ -837,7 +837,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     .with_host_profile(args.common.host_profile.unwrap_or_default());
     let server = args
         .common
-        .output_schemas(args.serve.consent(server))
+        .output_schemas(args.serve.consent(server)?)
         .forward_headers(args.serve.forward_headers.iter().map(String::as_str))
         .map_err(|e| Failure::Usage(e.to_string()))?;
     let mut server = args

@@ -114,7 +114,7 @@ struct Case {
 const LINKS: &[&str] = &["--proto", LINKS_PROTO];
 /// The flags that take a path (a `FILE` or a `DIR`), which a config file
 /// takes from its own directory when relative.
-const PATH_FLAGS: [&str; 12] = [
+const PATH_FLAGS: [&str; 13] = [
     "descriptor-set",
     "proto",
     "proto-path",
@@ -127,6 +127,7 @@ const PATH_FLAGS: [&str; 12] = [
     "embeddings-cache",
     "backend-token-file",
     "oauth-client-secret-file",
+    "consent-key-file",
 ];
 /// `mcp` over links.proto, calling a port where nothing listens (no call
 /// is made by these cases).
@@ -470,6 +471,13 @@ fn cases() -> Vec<Case> {
             "maybe",
             mcp_stdio(&[]),
             Stderr(2, "`--confirm-unsupported maybe`: unknown choice `maybe`"),
+        ),
+        case(
+            "consent-key-file",
+            "mcp",
+            "/nonexistent/consent-key",
+            mcp_stdio(&[]),
+            Stderr(1, "`--consent-key-file /nonexistent/consent-key`"),
         ),
         case(
             "oauth-issuer",

@@ -373,7 +373,19 @@ fn a_stateless_client_approves_by_return_and_forged_approvals_are_refused() {
         return;
     };
     let (runtime, server) = links_server();
-    let gateway = support::start_gateway(&server.url(), &["--alias-scope-header", "x-user"]);
+    // A key of the operator's: the one every replica would share.
+    let key = std::env::temp_dir().join(format!("ai-tools-consent-key-{}", std::process::id()));
+    std::fs::write(&key, "a key of forty bytes, shared by replicas\n").unwrap();
+    let key_flag = key.display().to_string();
+    let gateway = support::start_gateway(
+        &server.url(),
+        &[
+            "--alias-scope-header",
+            "x-user",
+            "--consent-key-file",
+            &key_flag,
+        ],
+    );
     let output = Command::new(&python)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consent/stateless.py"))
         .arg(format!("http://{}/mcp", gateway.addr))
@@ -421,7 +433,29 @@ fn a_stateless_client_approves_by_return_and_forged_approvals_are_refused() {
     // the service.
     assert_eq!(deletes_and_updates(&server.backend.received()), (2, 0));
     drop(gateway);
+    let _ = std::fs::remove_file(&key);
     runtime.block_on(server.shutdown());
+}
+
+/// A key too short to sign with stops the gateway at start, saying so.
+#[test]
+fn a_short_consent_key_stops_the_gateway() {
+    let key = std::env::temp_dir().join(format!("ai-tools-short-key-{}", std::process::id()));
+    std::fs::write(&key, "too short").unwrap();
+    let output = support::links_mcp_command("http://127.0.0.1:1")
+        .arg("--stdio")
+        .arg("--consent-key-file")
+        .arg(&key)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("the gateway runs");
+    let _ = std::fs::remove_file(&key);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the consent key cannot sign approvals"),
+        "{stderr}"
+    );
 }
 
 /// `--confirm writes` asks before every tool that may change something; a
