@@ -495,3 +495,81 @@ fn confirm_writes_asks_before_every_change_and_redacts_sensitive_fields() {
     assert_eq!(deletes_and_updates(&server.backend.received()), (1, 0));
     runtime.block_on(server.shutdown());
 }
+
+/// The official TypeScript SDKs as hosts (`tests/node/consent_host.mjs`):
+/// `@modelcontextprotocol/sdk` in the handshake era, asked during the
+/// call, and `@modelcontextprotocol/client` in the stateless era, asked by
+/// return; each handler accepts, declines or cancels, and only the
+/// accepted deletes reach the service.
+#[test]
+fn the_typescript_sdks_are_asked_in_both_eras() {
+    let node = match proto_ai_tools_tests::support::node_at_least(20) {
+        Ok(node) => node,
+        Err(reason) if !proto_ai_tools_tests::support::node_required() => {
+            eprintln!("SKIPPED: {reason}");
+            return;
+        }
+        Err(reason) => panic!("AI_TOOLS_REQUIRE_NODE is set: {reason}"),
+    };
+    let node_dir = workspace().join("tests/node");
+    if !node_dir
+        .join("node_modules/@modelcontextprotocol/client")
+        .is_dir()
+    {
+        assert!(
+            !proto_ai_tools_tests::support::node_required(),
+            "tests/node is not installed (npm ci)"
+        );
+        eprintln!("SKIPPED: tests/node is not installed (npm ci)");
+        return;
+    }
+    for (mode, sentence, deletes) in [
+        ("accept", None, 2),
+        ("decline", Some("The user declined"), 0),
+        ("cancel", Some("dismissed the request to approve"), 0),
+    ] {
+        let (runtime, server) = links_server();
+        let gateway =
+            support::start_gateway(&server.url(), &["--alias-scope-header", "x-principal"]);
+        let output = Command::new(&node)
+            .arg(node_dir.join("consent_host.mjs"))
+            .arg(format!("http://{}/mcp", gateway.addr))
+            .arg(mode)
+            .current_dir(&node_dir)
+            .output()
+            .expect("node runs");
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{mode}: the host failed:\n{stdout}\n{stderr}"
+        );
+        let out: Value =
+            serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+        for era in ["handshake", "stateless"] {
+            let result = &out[era]["delete"];
+            let text = result["text"].as_str().unwrap();
+            match sentence {
+                None => assert_eq!(result["isError"], false, "{mode} {era}: {text}"),
+                Some(sentence) => {
+                    assert_eq!(result["isError"], true, "{mode} {era}: {text}");
+                    assert!(text.contains(sentence), "{mode} {era}: {text}");
+                }
+            }
+            let asked = out[era]["asked"].as_array().unwrap();
+            assert_eq!(asked.len(), 1, "{mode} {era}: {out}");
+            assert!(
+                asked[0].as_str().unwrap().contains("step_id: step-1"),
+                "{mode} {era}: {out}"
+            );
+        }
+        assert_eq!(out["stateless"]["protocol"], "2026-07-28", "{out}");
+        assert_eq!(
+            deletes_and_updates(&server.backend.received()),
+            (deletes, 0),
+            "{mode}"
+        );
+        drop(gateway);
+        runtime.block_on(server.shutdown());
+    }
+}
