@@ -409,7 +409,9 @@ struct Deadline(Option<Duration>);
 
 /// The deadlines of `mcp`'s tool calls given on the command line.
 #[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(next_help_heading = "Calls (the guide's Limits chapter, guide/src/limits.md, has them all)")]
+#[command(
+    next_help_heading = "Calls (the guide's Limits chapter, guide/src/limits.md, has them all)"
+)]
 struct CallLimits {
     /// The deadline of every tool call, sent to the service as grpc-timeout
     /// (default 50: under the 60 s after which most MCP hosts give up; 0 for
@@ -437,7 +439,9 @@ impl CallLimits {
 /// The `mcp --http` limits given on the command line; `None` keeps the
 /// server's default.
 #[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(next_help_heading = "HTTP limits (mcp --http; the guide's Limits chapter, guide/src/limits.md, has them all)")]
+#[command(
+    next_help_heading = "HTTP limits (mcp --http; the guide's Limits chapter, guide/src/limits.md, has them all)"
+)]
 struct HttpLimits {
     /// The largest request body (default 327680: the 256 KiB argument limit
     /// plus 64 KiB of JSON-RPC envelope); larger is refused with 413 unread
@@ -548,7 +552,10 @@ fn compile_proto(
             );
             // with its cause: the field an option block has no such
             // field as, not only the option it spoils
-            Failure::Run(format!("{at}: {}", proto_ai_tools_schema::error_message(&e)))
+            Failure::Run(format!(
+                "{at}: {}",
+                proto_ai_tools_schema::error_message(&e)
+            ))
         })?;
         Ok(proto_cache::Compiled {
             bytes: compiler.encode_file_descriptor_set(),
