@@ -361,7 +361,10 @@ async fn the_toolkit_builds_an_executor_on_its_own_alias_manager() {
         .await;
     assert!(!created.is_error, "{}", created.output);
     assert!(created.output.contains("link-1"), "{}", created.output);
-    assert!(aliases.resolve("link-1").is_some(), "link-1 in the toolkit's aliases");
+    assert!(
+        aliases.resolve("link-1").is_some(),
+        "link-1 in the toolkit's aliases"
+    );
 
     // Without `alias_manager`: a fresh namespace, the executor's too.
     let toolkit = Toolkit::builder()
