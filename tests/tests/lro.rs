@@ -568,12 +568,24 @@ async fn stateless(
     params: serde_json::Value,
     tasks: bool,
 ) -> serde_json::Value {
-    use proto_ai_tools_tests::http::{exchange, http_request};
     let capabilities = if tasks {
         serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}})
     } else {
         serde_json::json!({})
     };
+    stateless_with(addr, principal, method, name, params, capabilities).await
+}
+
+/// [`stateless`] with the client capabilities the request declares.
+async fn stateless_with(
+    addr: SocketAddr,
+    principal: &str,
+    method: &str,
+    name: &str,
+    params: serde_json::Value,
+    capabilities: serde_json::Value,
+) -> serde_json::Value {
+    use proto_ai_tools_tests::http::{exchange, http_request};
     let mut params = params;
     params["_meta"] = serde_json::json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -683,4 +695,66 @@ async fn a_stateless_caller_declares_tasks_per_request_and_keeps_its_tasks() {
             .contains_key(operation["name"].as_str().unwrap())
     );
     running.stop().await;
+}
+
+/// A long-running tool a person must approve (`--confirm writes` makes
+/// `reports_build` one) asks before its operation starts: a caller that
+/// declares tasks but cannot ask is refused, one that can ask gets the
+/// question back, and nothing reaches the backend until the approval comes
+/// back; then the call becomes a task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_running_tool_that_needs_consent_asks_before_its_operation_starts() {
+    let (backend, _server, addr) = start_backend(true).await;
+    let server = mcp_server(addr)
+        .with_alias_scope_header("x-principal")
+        .unwrap()
+        .with_confirm(proto_ai_tools::consent::ConfirmClass::Writes);
+    let running = serve(server).await;
+    let mcp: SocketAddr = running
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let arguments = serde_json::json!({"name": "reports_build", "arguments": {"title": "asked", "work_ms": 50}});
+    let tasks = serde_json::json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+    let call = |params: serde_json::Value, capabilities: serde_json::Value| {
+        stateless_with(
+            mcp,
+            "alice",
+            "tools/call",
+            "reports_build",
+            params,
+            capabilities,
+        )
+    };
+
+    let refused = call(arguments.clone(), tasks.clone()).await;
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    let text = refused["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("needs a person's approval"), "{text}");
+
+    let mut asking = tasks.clone();
+    asking["elicitation"] = serde_json::json!({"form": {}});
+    let asked = call(arguments.clone(), asking.clone()).await;
+    let question = &asked["result"];
+    assert_eq!(question["resultType"], "input_required", "{asked}");
+    assert_eq!(
+        question["inputRequests"]["consent"]["method"], "elicitation/create",
+        "{asked}"
+    );
+    let state = question["requestState"].as_str().unwrap();
+    assert!(
+        backend.seen.lock().unwrap().builds.is_empty(),
+        "nothing started before an answer"
+    );
+
+    let mut answered = arguments.clone();
+    answered["requestState"] = serde_json::json!(state);
+    answered["inputResponses"] =
+        serde_json::json!({"consent": {"action": "accept", "content": {"confirm": true}}});
+    let started = call(answered, asking).await;
+    assert_eq!(started["result"]["resultType"], "task", "{started}");
+    running.stop().await;
+    assert_eq!(backend.seen.lock().unwrap().builds.len(), 1);
 }
