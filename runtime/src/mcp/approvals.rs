@@ -13,7 +13,9 @@
 //! holds a random nonce, redeemed once in this process: a replayed state is
 //! refused. The key is made at start, so a state opens only on the
 //! replica that minted it, unless the replicas share one
-//! ([`McpServer::with_consent_key`](super::McpServer::with_consent_key)).
+//! ([`McpServer::with_consent_key`](super::McpServer::with_consent_key));
+//! the redeemed nonces are not shared, so such replicas may each redeem a
+//! state once before it expires.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
