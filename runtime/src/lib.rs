@@ -48,7 +48,7 @@
 //! assert!(create.strict);
 //! ```
 //!
-//! The README's Quickstart builds this in a new crate, step by step, and
+//! The guide's Quickstart builds this in a new crate, step by step, and
 //! serves the proto with tonic ([`build`], with feature `build`).
 //!
 //! # Executing tool calls

@@ -104,7 +104,7 @@
 //! Anyone who reaches the port can spend the server's memory, sockets and
 //! time, so [`McpServer::serve_http_until`] holds every request to limits
 //! before rmcp parses it, each with a default and a builder method (the
-//! README's "Limits" has them in one table, with the CLI flags):
+//! guide's "Limits" chapter has them in one table, with the CLI flags):
 //!
 //! - **Body size** ([`with_max_request_body_bytes`](McpServer::with_max_request_body_bytes),
 //!   default [`DEFAULT_MAX_REQUEST_BODY_BYTES`], the argument limit plus
@@ -1068,8 +1068,8 @@ impl McpServer {
     /// every tool is with this off, and its results are the same. A tool
     /// whose proto or overlay sets `rpc_tool.output_schema` is listed as
     /// that says, over this and the cap: `true` with its schema, `false`
-    /// without. A long-running tool (README "Long-running operations") is
-    /// listed without one while the server serves tasks
+    /// without. A long-running tool (the guide's "Streaming and long-running
+    /// methods") is listed without one while the server serves tasks
     /// ([`with_tasks`](Self::with_tasks), on by default): its result is the
     /// operation for a client without tasks and the unpacked response for
     /// one with them, and no one schema is true of both.
@@ -1121,7 +1121,7 @@ impl McpServer {
     /// only when it lists such a tool). Off, every client gets the
     /// operation as the call's result and follows it with
     /// [`OPERATIONS_GET`], as a client without tasks does either way. See
-    /// the README, "Long-running operations".
+    /// the guide's chapter "Streaming and long-running methods".
     ///
     /// # Examples
     ///
