@@ -67,6 +67,12 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
         self.capacity = capacity;
     }
 
+    /// The most unpinned entries kept.
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn capacity(&self) -> usize {
+        self.capacity
+    }
+
     /// How long an entry is kept without use.
     pub(crate) fn ttl(&self) -> Duration {
         self.ttl

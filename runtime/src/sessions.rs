@@ -384,6 +384,12 @@ impl<T> Sessions<T> {
         self.lock().len()
     }
 
+    /// The most idle conversations kept ([`with_capacity`](Self::with_capacity)).
+    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
+    pub(crate) fn capacity(&self) -> usize {
+        self.lock().capacity()
+    }
+
     /// Whether no conversation is kept.
     ///
     /// # Examples

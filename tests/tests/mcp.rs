@@ -567,3 +567,308 @@ mod in_process {
         grpc.shutdown().await;
     }
 }
+
+/// Stateless requests (protocol 2026-07-28) share their scope's toolkit
+/// (`mcp/views.rs`): built once per scope while it is active, never another
+/// scope's, never one on a namespace the scope no longer has, and nothing
+/// a session enables leaks into it.
+#[cfg(feature = "mcp")]
+mod stateless_views {
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use proto_ai_tools::mcp::{McpServer, ServeError};
+    use proto_ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, toolkit::ToolkitError};
+    use proto_ai_tools_tests::http::{Response, exchange, http_request};
+    use serde_json::Value;
+
+    #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
+    #[allow(dead_code)]
+    struct Pick {
+        /// A link.
+        #[tool(alias_prefix = "link")]
+        link_id: String,
+    }
+
+    #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
+    struct Empty {}
+
+    const UUID: &str = "d290f1ee-6c54-4b01-90e6-d701748f0851";
+
+    /// `links_new` registers a link and answers its alias; `links_pick`
+    /// answers the id an alias resolves to (shown as the alias again), and
+    /// is an error for an alias its scope was never given. The tools are made once and
+    /// cloned into each scope's toolkit; `built` counts the toolkits.
+    fn factory(
+        built: Arc<AtomicUsize>,
+    ) -> impl Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitError> + Send + Sync + 'static {
+        let new =
+            NativeTool::new::<Empty, _, _>("links_new", "New link.", |ctx, _: Empty| async move {
+                Ok(format!(
+                    "created {}",
+                    ctx.alias_manager().register("link", UUID).await?
+                ))
+            });
+        let pick =
+            NativeTool::new::<Pick, _, _>("links_pick", "Pick a link.", |_, p: Pick| async move {
+                serde_json::json!({ "picked": p.link_id })
+            });
+        move |aliases| {
+            built.fetch_add(1, Ordering::SeqCst);
+            Toolkit::builder()
+                .alias_manager(aliases)
+                .native(new.clone())
+                .native(pick.clone())
+                .build()
+        }
+    }
+
+    struct Running {
+        addr: SocketAddr,
+        stop: tokio::sync::oneshot::Sender<()>,
+        serving: tokio::task::JoinHandle<Result<(), ServeError>>,
+    }
+
+    async fn serve(server: McpServer) -> Running {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(server.serve_http_until(listener, async {
+            let _ = stopped.await;
+        }));
+        Running {
+            addr,
+            stop,
+            serving,
+        }
+    }
+
+    impl Running {
+        async fn stop(self) {
+            let _ = self.stop.send(());
+            let _ = tokio::time::timeout(Duration::from_secs(10), self.serving).await;
+        }
+    }
+
+    async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Response {
+        let mut all = vec![
+            ("Accept", "application/json, text/event-stream"),
+            ("Content-Type", "application/json"),
+        ];
+        all.extend_from_slice(headers);
+        exchange(
+            addr,
+            &http_request("POST", "/mcp", &all, &body.to_string()),
+            Duration::from_secs(10),
+        )
+        .await
+    }
+
+    /// One stateless request of `method` (`name`: the tool's, for
+    /// `Mcp-Name`) by `principal` (the scope header; none on a single-user
+    /// server); its JSON-RPC answer.
+    async fn stateless(
+        addr: SocketAddr,
+        principal: Option<&str>,
+        method: &str,
+        name: &str,
+        params: Value,
+    ) -> Value {
+        let mut params = params;
+        params["_meta"] = serde_json::json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+        let mut headers = vec![
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", method),
+        ];
+        if !name.is_empty() {
+            headers.push(("Mcp-Name", name));
+        }
+        if let Some(principal) = principal {
+            headers.push(("x-principal", principal));
+        }
+        let response = post(addr, &headers, &body).await;
+        assert_eq!(response.status, 200, "{response:?}");
+        response.message()
+    }
+
+    async fn call(
+        addr: SocketAddr,
+        principal: Option<&str>,
+        tool: &str,
+        arguments: Value,
+    ) -> Value {
+        let answer = stateless(
+            addr,
+            principal,
+            "tools/call",
+            tool,
+            serde_json::json!({"name": tool, "arguments": arguments}),
+        )
+        .await;
+        answer["result"].clone()
+    }
+
+    fn text(result: &Value) -> &str {
+        result["content"][0]["text"].as_str().unwrap_or_default()
+    }
+
+    async fn pick(addr: SocketAddr, principal: Option<&str>) -> Value {
+        call(
+            addr,
+            principal,
+            "links_pick",
+            serde_json::json!({"link_id": "link-1"}),
+        )
+        .await
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_scope_builds_its_toolkit_once_and_never_shares_it() {
+        let built = Arc::new(AtomicUsize::new(0));
+        let server = McpServer::new(factory(built.clone()))
+            .with_alias_scope_header("x-principal")
+            .unwrap();
+        let running = serve(server).await;
+        let addr = running.addr;
+        // Once serving, the server has built its toolkits for the listing.
+        stateless(addr, Some("warm"), "tools/list", "", serde_json::json!({})).await;
+        let before = built.load(Ordering::SeqCst);
+
+        let alice = Some("alice");
+        assert_eq!(
+            text(&call(addr, alice, "links_new", serde_json::json!({})).await),
+            "created link-1"
+        );
+        let picked = pick(addr, alice).await;
+        assert_eq!(picked["isError"], false, "{picked}");
+        // Alice's three requests built one toolkit.
+        assert_eq!(built.load(Ordering::SeqCst) - before, 1);
+
+        // Bob never got link-1: a view of Alice's would resolve it.
+        let bob = Some("bob");
+        let refused = pick(addr, bob).await;
+        assert_eq!(refused["isError"], true, "{refused}");
+        assert_eq!(built.load(Ordering::SeqCst) - before, 2);
+        // And Alice still has hers.
+        assert_eq!(pick(addr, alice).await["isError"], false);
+        assert_eq!(built.load(Ordering::SeqCst) - before, 2);
+        running.stop().await;
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_scope_forgotten_and_made_again_gets_a_new_toolkit_on_its_new_namespace() {
+        let built = Arc::new(AtomicUsize::new(0));
+        let sessions = Arc::new(Sessions::new((), Duration::from_secs(3600)));
+        let server = McpServer::new(factory(built.clone()))
+            .with_sessions(sessions.clone())
+            .with_single_user(true);
+        let running = serve(server).await;
+        let addr = running.addr;
+        // Once serving, the server has built its toolkits for the listing.
+        stateless(addr, None, "tools/list", "", serde_json::json!({})).await;
+        let before = built.load(Ordering::SeqCst);
+
+        assert_eq!(
+            text(&call(addr, None, "links_new", serde_json::json!({})).await),
+            "created link-1"
+        );
+        assert_eq!(pick(addr, None).await["isError"], false);
+        assert_eq!(built.load(Ordering::SeqCst) - before, 1);
+
+        // The scope is forgotten (as at its expiry): its aliases are gone,
+        // and a kept toolkit on the old namespace would still resolve them.
+        assert!(sessions.remove("local").is_some());
+        let refused = pick(addr, None).await;
+        assert_eq!(refused["isError"], true, "{refused}");
+        assert_eq!(built.load(Ordering::SeqCst) - before, 2);
+        running.stop().await;
+    }
+
+    /// The toolsets a session enables are that session's: the stateless
+    /// scopes' toolkits, kept across requests, never list them, before or
+    /// after, and a stateless `enable_toolset` changes nothing kept.
+    #[cfg(feature = "tool-search")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_toolset_a_session_enables_never_reaches_a_kept_stateless_toolkit() {
+        use proto_ai_tools::mcp::ToolSearch;
+
+        let built = Arc::new(AtomicUsize::new(0));
+        let server = McpServer::new(factory(built.clone()))
+            .with_alias_scope_header("x-principal")
+            .unwrap()
+            .with_tool_search(ToolSearch::new().define("picking", ["links_pick"]));
+        let running = serve(server).await;
+        let addr = running.addr;
+        let listed = async |principal| {
+            let answer = stateless(
+                addr,
+                Some(principal),
+                "tools/list",
+                "",
+                serde_json::json!({}),
+            )
+            .await;
+            let mut names: Vec<String> = answer["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned())
+                .collect();
+            names.sort();
+            names
+        };
+        let before = listed("alice").await;
+        assert!(before.contains(&"links_new".to_owned()), "{before:?}");
+        assert!(!before.contains(&"links_pick".to_owned()), "{before:?}");
+        // Alice's toolkit is made and kept.
+        call(addr, Some("alice"), "links_new", serde_json::json!({})).await;
+
+        // A session enables the toolset, and lists it.
+        let initialize = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}});
+        let started = post(addr, &[], &initialize).await;
+        let session = started.header("mcp-session-id").unwrap().to_owned();
+        let in_session = [
+            ("Mcp-Session-Id", session.as_str()),
+            ("MCP-Protocol-Version", "2025-06-18"),
+        ];
+        let initialized = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        post(addr, &in_session, &initialized).await;
+        let enable = serde_json::json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"enable_toolset","arguments":{"toolset":"picking"}}});
+        let enabled = post(addr, &in_session, &enable).await.message();
+        assert!(text(&enabled["result"]).starts_with("Enabled"), "{enabled}");
+        let list = serde_json::json!({"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}});
+        let session_list = post(addr, &in_session, &list).await.message();
+        assert!(
+            session_list["result"]["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["name"] == "links_pick"),
+            "{session_list}"
+        );
+
+        // Alice's list is as it was; so is a new caller's.
+        assert_eq!(listed("alice").await, before);
+        assert_eq!(listed("carol").await, before);
+        // A stateless enable keeps nothing: the list stays as it was.
+        let asked = call(
+            addr,
+            Some("alice"),
+            "enable_toolset",
+            serde_json::json!({"toolset": "picking"}),
+        )
+        .await;
+        assert!(text(&asked).contains("no MCP session"), "{asked}");
+        assert_eq!(listed("alice").await, before);
+        // The kept toolkit still runs every tool, listed or not.
+        assert_eq!(pick(addr, Some("alice")).await["isError"], false);
+        running.stop().await;
+    }
+}

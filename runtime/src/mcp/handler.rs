@@ -44,6 +44,9 @@ pub(super) type Factory = dyn Fn(Arc<AliasManager>) -> Result<Toolkit, ToolkitEr
 pub(super) trait Namespaces: Send + Sync {
     fn alias_manager(&self, scope: &Scope) -> Arc<AliasManager>;
     fn forget(&self, scope: &Scope);
+    /// The most idle scopes kept (the views of stateless scopes are
+    /// bounded by it too, [`super::views`]).
+    fn capacity(&self) -> usize;
 }
 
 impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
@@ -53,6 +56,10 @@ impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
 
     fn forget(&self, scope: &Scope) {
         let _ = self.remove(scope.key());
+    }
+
+    fn capacity(&self) -> usize {
+        Sessions::capacity(self)
     }
 }
 
@@ -97,6 +104,9 @@ pub(super) struct Shared {
     pub(super) consent: ConsentSettings,
     /// Stateless clients' approvals, signed and redeemed once.
     pub(super) approvals: Arc<super::approvals::Approvals>,
+    /// The toolkits of the active stateless scopes, built once per scope
+    /// ([`super::views`]).
+    pub(super) views: super::views::Views,
     /// Tool search's index and toolsets, when it is on.
     #[cfg(feature = "tool-search")]
     pub(super) catalog: Option<Arc<super::tool_search::Catalog>>,
@@ -202,12 +212,10 @@ impl Handler {
         &self,
         context: &RequestContext<RoleServer>,
     ) -> Result<(String, Arc<Toolkit>), ErrorData> {
-        let (factory, sessions) = match &self.state.shared.source {
+        let shared = &self.state.shared;
+        let (factory, sessions) = match &shared.source {
             Source::Fixed(toolkit) => {
-                return Ok((
-                    format!("fixed-{}", self.state.shared.stdio_session),
-                    toolkit.clone(),
-                ));
+                return Ok((format!("fixed-{}", shared.stdio_session), toolkit.clone()));
             }
             Source::PerSession { factory, sessions } => (factory, sessions),
         };
@@ -233,7 +241,14 @@ impl Handler {
                         None,
                     )
                 })?;
-            let toolkit = build(factory.as_ref(), sessions.alias_manager(scope))?;
+            // Its view, built once and shared while the scope is active
+            // (the idle views swept first, unpinning their scopes before
+            // `sessions` sweeps the expired ones).
+            let toolkit = shared.views.get_or_build(
+                scope.key(),
+                || sessions.alias_manager(scope),
+                |aliases| build(factory.as_ref(), aliases),
+            )?;
             return Ok((scope.key().to_owned(), toolkit));
         };
         let key = scope.key().to_owned();
@@ -243,6 +258,7 @@ impl Handler {
         {
             return Ok((key, toolkit.clone()));
         }
+        shared.views.sweep();
         let toolkit = build(factory.as_ref(), sessions.alias_manager(&scope))?;
         *bound = Some((scope, toolkit.clone()));
         Ok((key, toolkit))

@@ -246,6 +246,7 @@ mod session_store;
 mod tasks;
 #[cfg(feature = "tool-search")]
 pub mod tool_search;
+mod views;
 
 #[cfg(feature = "oauth")]
 pub use auth::{
@@ -559,8 +560,12 @@ impl McpServer {
     /// `per_session` is called once when serving starts (a toolkit that does
     /// not build is a [`ServeError::Toolkit`] then), and its tools are the
     /// list every scope gets: build the same tools every time. It is called
-    /// once per session, and once per stateless request: keep it cheap
-    /// (clone what it needs).
+    /// once per session, and once per active stateless scope: the toolkit
+    /// it makes for a stateless caller is kept and shared by the caller's
+    /// requests while the caller is active (5 minutes unused, at most 1,024
+    /// callers at once), when it is built on the namespace it is given.
+    /// Keep it cheap all the same (clone what it needs, the native tools
+    /// too: a clone's schema checks are not repeated).
     ///
     /// The namespaces are kept in a `Sessions` of their own: a scope is
     /// kept [`SCOPE_IDLE_TTL`] (a day) after its last use, each alias in it
@@ -1530,6 +1535,11 @@ impl McpServer {
         if let Some(instructions) = self.instructions {
             config = config.with_instructions(instructions);
         }
+        // As many views as scopes kept, at most `MAX_VIEWS` (`views`).
+        let views_capacity = match &self.source {
+            Source::PerSession { sessions, .. } => sessions.capacity().min(views::MAX_VIEWS),
+            Source::Fixed(_) => 1,
+        };
         Ok(Arc::new(Shared {
             source: self.source,
             tools,
@@ -1547,6 +1557,7 @@ impl McpServer {
                 approvals::Approvals::new(self.consent_key.as_deref())
                     .map_err(ServeError::ConsentKey)?,
             ),
+            views: views::Views::new(views::VIEW_IDLE, views_capacity),
             #[cfg(feature = "tool-search")]
             catalog,
             #[cfg(feature = "redis")]

@@ -312,6 +312,11 @@ pub struct NativeTool {
     hints: ToolHints,
     input: Arc<InputSchema>,
     handler: Arc<Handler>,
+    /// Its schema has passed every dialect's checker (a toolkit's build):
+    /// shared by its clones, so a tool made once and cloned into each
+    /// scope's toolkit is checked once. Reset by what changes the schema
+    /// as rendered (strictness, title).
+    checked: Arc<std::sync::OnceLock<()>>,
 }
 
 impl fmt::Debug for NativeTool {
@@ -365,6 +370,7 @@ impl NativeTool {
             hints: ToolHints::default(),
             input: Arc::new(InputSchema::of::<Input>()),
             handler: Arc::new(handler),
+            checked: Arc::default(),
         }
     }
 
@@ -384,6 +390,7 @@ impl NativeTool {
     /// ```
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
+        self.checked = Arc::default();
         self
     }
 
@@ -398,6 +405,7 @@ impl NativeTool {
     /// ```
     pub fn title(mut self, title: impl Into<String>) -> Self {
         self.title = Some(title.into());
+        self.checked = Arc::default();
         self
     }
 
@@ -504,6 +512,17 @@ impl NativeTool {
     /// [`Tool::parameters_for_host`](crate::toolkit::Tool::parameters_for_host).
     pub fn parameters_for_host(&self, dialect: Dialect, host: HostProfile) -> Value {
         self.parameters_within(dialect, host, render::DEFAULT_MAX_TOOL_BYTES)
+    }
+
+    /// Whether the schema passed the toolkit's checks already (in this
+    /// tool or a clone of it).
+    pub(crate) fn is_checked(&self) -> bool {
+        self.checked.get().is_some()
+    }
+
+    /// Notes that the schema passed the toolkit's checks.
+    pub(crate) fn mark_checked(&self) {
+        let _ = self.checked.set(());
     }
 
     /// [`parameters_for_host`](Self::parameters_for_host), the whole
@@ -705,6 +724,28 @@ mod tests {
             "Echo.",
             |_, m| async move { Value::Object(m) },
         )
+    }
+
+    #[test]
+    fn a_tool_and_its_clones_are_checked_once_until_its_rendering_changes() {
+        /// Some text.
+        #[derive(serde::Deserialize, crate::ToolInput)]
+        #[allow(dead_code)]
+        struct Shout {
+            /// What to shout.
+            text: String,
+        }
+        let tool =
+            NativeTool::new::<Shout, _, _>("shout", "Shout.", |_, s: Shout| async move { s.text });
+        assert!(!tool.is_checked());
+        let built = crate::Toolkit::builder().native(tool.clone()).build();
+        assert!(built.is_ok(), "{built:?}");
+        // The clone the toolkit checked shares the note with this one.
+        assert!(tool.is_checked() && tool.clone().is_checked());
+        // What changes the schema as rendered is checked again.
+        assert!(!tool.clone().strict(true).is_checked());
+        assert!(!tool.clone().title("Echo").is_checked());
+        assert!(tool.clone().hints(ToolHints::default()).is_checked());
     }
 
     #[tokio::test]

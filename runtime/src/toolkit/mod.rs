@@ -645,7 +645,19 @@ fn push(
     Ok(())
 }
 
+/// Checks `tool`'s schema against every dialect's checker, once per tool
+/// and its clones (memoised in the tool): a per-scope toolkit builder that
+/// clones the tools it made once pays for the check once.
 fn check_native(tool: &NativeTool) -> Result<(), ToolkitError> {
+    if tool.is_checked() {
+        return Ok(());
+    }
+    check_native_schema(tool)?;
+    tool.mark_checked();
+    Ok(())
+}
+
+fn check_native_schema(tool: &NativeTool) -> Result<(), ToolkitError> {
     if tool.input().schema.as_object().is_none() {
         return Err(ToolkitError::NotAnObject(tool.name().to_owned()));
     }
