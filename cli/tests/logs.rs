@@ -149,3 +149,83 @@ fn a_call_is_one_info_line_and_its_arguments_are_debug_with_sensitive_fields_red
     assert_eq!(sent["name"], "[redacted]", "{text}");
     assert!(!debug.contains(SECRET_NAME), "{debug}");
 }
+
+/// A failure at start still prints the log lines logged before it, and
+/// first: the lines go through a writer thread (`logs` in main.rs), which
+/// `main` drains before it says why it failed.
+#[test]
+fn a_failure_at_start_prints_its_log_lines_before_the_reason() {
+    // The gateway's address is taken, so it fails to listen, after the
+    // warning about RUST_LOG.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let output = links_mcp_command("http://127.0.0.1:9")
+        .args(["--http", &addr])
+        .env("RUST_LOG", "[nope")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let warned = stderr.find("RUST_LOG is not a filter ([nope");
+    let failed = stderr.find(&format!("ai-tools: cannot listen on {addr}"));
+    assert!(
+        warned.is_some() && failed.is_some() && warned < failed,
+        "the warning, then the reason:\n{stderr}"
+    );
+}
+
+/// On SIGTERM the gateway logs that it stops, ends, and the last line,
+/// logged just before the process exits, is on stderr with the call's.
+#[cfg(unix)]
+#[test]
+fn on_sigterm_every_line_is_written_before_the_gateway_exits() {
+    use std::io::BufRead as _;
+    let (_runtime, server) = links_server();
+    let grpc = format!("http://{}", server.addr);
+    let mut child = links_mcp_command(&grpc)
+        .args(["--http", "127.0.0.1:0", "--single-user"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "{seen}");
+        seen.push_str(&line);
+        if let Some(rest) = line.trim().split("at http://").nth(1) {
+            break rest.strip_suffix("/mcp").unwrap().to_owned();
+        }
+    };
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "links_list", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }},
+    });
+    let response = support::post(
+        &addr,
+        "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: links_list\r\n",
+        &body.to_string(),
+    );
+    assert_eq!(support::status(&response), "200", "{response}");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}: {seen}");
+    let position = |text: &str| {
+        seen.find(text)
+            .unwrap_or_else(|| panic!("no `{text}` in:\n{seen}"))
+    };
+    assert!(position("tool call") < position("stopping (ctrl-c or SIGTERM)"));
+    assert!(position("stopping (ctrl-c or SIGTERM)") < position("stopped"));
+}
