@@ -163,7 +163,6 @@ mod tests {
         // At most 2 kept: a third scope drops the least recently used.
         let c = Arc::new(AliasManager::new());
         get("c", &c);
-        drop(get);
         assert_eq!(built, 4);
         assert_eq!(views.len(), 2);
         // Idle past its time, a view is dropped at the next sweep, and the
