@@ -16,17 +16,32 @@
 //!   from `x-principal`, aliases in the server's own `Sessions`;
 //! - `stateless-redis`: the same with `Sessions::with_store(RedisStore)`,
 //!   when `AI_TOOLS_REDIS_URL` names a Redis (skipped, with the reason
-//!   printed, when it does not).
+//!   printed, when it does not);
+//!
+//! and the floors the gateway is measured against (issue 43,
+//! `proto_ai_tools_benches::floors`), each forwarding the same call to the
+//! same service over tonic and answering the links as a tool result,
+//! without aliases:
+//!
+//! - `hyper-floor`: bare hyper 1.x HTTP/1.1, the JSON-RPC body parsed with
+//!   serde_json, a JSON-RPC result written back (no MCP library);
+//! - `rmcp-floor`: a minimal rmcp server of one tool, served by rmcp's
+//!   streamable HTTP service configured as the gateway's, in a session;
+//! - `rmcp-floor-stateless`: the same, stateless requests of `2026-07-28`;
+//! - `rmcp-floor-no-backend`: the same in a session, answering the same
+//!   bytes without calling the backend (rmcp's own cost per request).
 //!
 //! Each variant runs sequentially (one client, calls back to back) and with
-//! [`IN_FLIGHT`] clients at once, each on a keep-alive connection of its
-//! own (a tonic channel each for `direct`), in a session or under a
-//! principal of its own. Rounds alternate between the variants, the order
-//! rotating each round, so the machine's drift reaches all of them. A
-//! call's latency is from its first byte sent to its last byte read (the
-//! whole event stream). Prints p50 and p99 per variant and the ratio of each
-//! gateway variant's p50 and p99 to the direct call's, and with
-//! `stateless-redis` the Redis round trips per call.
+//! 16 and [`IN_FLIGHT`] clients at once ([`MODES`]), each on a keep-alive
+//! connection of its own (a tonic channel each for `direct`), in a session
+//! or under a principal of its own. Rounds alternate between the variants,
+//! the order rotating each round, so the machine's drift reaches all of
+//! them. A call's latency is from its first byte sent to its last byte read
+//! (the whole event stream). Prints p50 and p99 per variant and mode, their
+//! ratios to the direct call's and to the hyper floor's, calls per second,
+//! and context switches per call (of the whole process: clients, server
+//! and backend share its two worker threads); with `stateless-redis` the
+//! Redis round trips per call.
 //!
 //! Then where a sequential call's time goes, interleaved call by call: the
 //! direct call, the toolkit the gateway builds called in process (no MCP,
@@ -47,7 +62,12 @@
 //! only `direct` and `handshake` run, no memory: the measurement that also
 //! builds on the commit before stateless serving, with
 //! `RUSTFLAGS="--cfg ai_tools_bench_before_stateless"`, which leaves out
-//! what that commit lacks.
+//! what that commit lacks (the floors too).
+//!
+//! With the arguments `only <variant> [seconds]` (e.g.
+//! `cargo bench -p proto-ai-tools-benches --bench mcp_stateless -- only handshake 20`)
+//! only that variant is built, and its sequential client calls back to
+//! back for that long (default 10 s): the load to profile under.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -164,13 +184,27 @@ fn stateless_headers(principal: &str) -> String {
     )
 }
 
-/// Panics unless the last answer on `client` was a successful `links_list`.
-fn check_listed(client: &Client, status: u16) {
+/// What a gateway's `links_list` answer holds: the first link's alias.
+const GATEWAY_ANSWER: &str = "link-1";
+/// What a floor's answer holds (the floors register no aliases): the
+/// second link's name.
+#[cfg(not(ai_tools_bench_before_stateless))]
+const FLOOR_ANSWER: &str = "Link 1";
+
+/// Panics unless the last answer on `client` was a successful `links_list`
+/// holding `expect`.
+fn check_listed_with(client: &Client, status: u16, expect: &str) {
     let body = client.body();
     assert!(
-        status == 200 && body.contains(r#""isError":false"#) && body.contains("link-1"),
+        status == 200 && body.contains(r#""isError":false"#) && body.contains(expect),
         "{status} {body}"
     );
+}
+
+/// Panics unless the last answer on `client` was a successful `links_list`
+/// of the gateway.
+fn check_listed(client: &Client, status: u16) {
+    check_listed_with(client, status, GATEWAY_ANSWER);
 }
 
 /// One client of one variant, with its own connection and its own session
@@ -182,6 +216,8 @@ enum Caller {
         /// The session header, or the stateless headers with the principal.
         headers: String,
         stateless: bool,
+        /// What a successful answer holds.
+        expect: &'static str,
     },
 }
 
@@ -206,7 +242,28 @@ impl Caller {
             client,
             headers,
             stateless: false,
+            expect: GATEWAY_ANSWER,
         }
+    }
+
+    /// A client of the bare hyper floor (no session, no MCP headers).
+    #[cfg(not(ai_tools_bench_before_stateless))]
+    async fn plain(addr: SocketAddr) -> Self {
+        Self::Mcp {
+            client: Client::connect(addr).await,
+            headers: String::new(),
+            stateless: false,
+            expect: FLOOR_ANSWER,
+        }
+    }
+
+    /// The same caller, expecting a floor's answer.
+    #[cfg(not(ai_tools_bench_before_stateless))]
+    fn of_floor(mut self) -> Self {
+        if let Self::Mcp { expect, .. } = &mut self {
+            *expect = FLOOR_ANSWER;
+        }
+        self
     }
 
     /// A stateless client on `addr`, calling as `principal`.
@@ -216,6 +273,7 @@ impl Caller {
             client: Client::connect(addr).await,
             headers: stateless_headers(principal),
             stateless: true,
+            expect: GATEWAY_ANSWER,
         }
     }
 
@@ -234,12 +292,13 @@ impl Caller {
                 client,
                 headers,
                 stateless,
+                expect,
             } => {
                 let body = list(id, *stateless);
                 let started = Instant::now();
                 let (status, _) = client.post(headers, &body).await;
                 let took = started.elapsed();
-                check_listed(client, status);
+                check_listed_with(client, status, expect);
                 took
             }
         }
@@ -272,14 +331,28 @@ async fn round(callers: Vec<Caller>, calls: usize, first_id: u64) -> (Vec<Caller
     (callers, all)
 }
 
+/// The modes each variant runs in: its name, the clients in flight, and
+/// the calls each client makes back to back per round (full mode; about
+/// the same number of calls per round at 16 and 64 in flight).
+const MODES: [(&str, usize, usize); 3] = [
+    ("sequential", 1, 50),
+    ("16 in flight", 16, 20),
+    ("64 in flight", IN_FLIGHT, 5),
+];
+
 /// One variant: its clients, sequential (one) and concurrent
-/// ([`IN_FLIGHT`]), and the latencies measured.
+/// ([`IN_FLIGHT`], of which the first 16 make the 16-in-flight runs), and
+/// what was measured per mode ([`MODES`]).
 struct Variant {
     name: &'static str,
     sequential: Option<Vec<Caller>>,
     concurrent: Option<Vec<Caller>>,
-    sequential_took: Vec<Duration>,
-    concurrent_took: Vec<Duration>,
+    took: [Vec<Duration>; 3],
+    /// Wall time of the rounds, per mode: calls per second.
+    wall: [Duration; 3],
+    /// Context switches of the whole process (clients, server, backend)
+    /// during the rounds, per mode.
+    switches: [u64; 3],
 }
 
 impl Variant {
@@ -288,10 +361,66 @@ impl Variant {
             name,
             sequential: Some(vec![sequential]),
             concurrent: Some(concurrent),
-            sequential_took: Vec::new(),
-            concurrent_took: Vec::new(),
+            took: Default::default(),
+            wall: [Duration::ZERO; 3],
+            switches: [0; 3],
         }
     }
+
+    /// Forgets what was measured (after a warm-up).
+    fn reset(&mut self) {
+        self.took = Default::default();
+        self.wall = [Duration::ZERO; 3];
+        self.switches = [0; 3];
+    }
+
+    /// One round of mode `mode` ([`MODES`]): its clients make `calls`
+    /// calls each, all at once; their latencies, wall time and context
+    /// switches kept.
+    async fn run(&mut self, mode: usize, calls: usize, first_id: u64) {
+        let clients = MODES[mode].1;
+        let (callers, rest) = if clients == 1 {
+            (self.sequential.take().expect("clients"), Vec::new())
+        } else {
+            let mut callers = self.concurrent.take().expect("clients");
+            let rest = callers.split_off(clients);
+            (callers, rest)
+        };
+        let switched = context_switches();
+        let started = Instant::now();
+        let (mut back, took) = round(callers, calls, first_id).await;
+        self.wall[mode] += started.elapsed();
+        self.switches[mode] += context_switches().saturating_sub(switched);
+        self.took[mode].extend(took);
+        if clients == 1 {
+            self.sequential = Some(back);
+        } else {
+            back.extend(rest);
+            self.concurrent = Some(back);
+        }
+    }
+}
+
+/// Context switches so far of every thread of this process, voluntary and
+/// not (`/proc/self/task/*/status`; 0 where there is no `/proc`).
+fn context_switches() -> u64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    let mut total = 0;
+    for task in tasks.flatten() {
+        let Ok(status) = std::fs::read_to_string(task.path().join("status")) else {
+            continue;
+        };
+        for line in status.lines() {
+            if let Some(("voluntary_ctxt_switches" | "nonvoluntary_ctxt_switches", n)) =
+                line.split_once(':')
+            {
+                total += n.trim().parse::<u64>().unwrap_or(0);
+            }
+        }
+    }
+    total
 }
 
 fn us(d: Duration) -> f64 {
@@ -303,6 +432,7 @@ fn us(d: Duration) -> f64 {
 #[cfg(not(ai_tools_bench_before_stateless))]
 async fn stateless_variants(
     grpc: SocketAddr,
+    want: &dyn Fn(&str) -> bool,
 ) -> (Vec<Variant>, Option<Arc<proto_ai_tools::store::RedisStore>>) {
     // This run's principals are its own (a Redis may hold an earlier run's).
     let run = format!(
@@ -315,8 +445,13 @@ async fn stateless_variants(
     let run = run.as_str();
     let mut variants = Vec::new();
     let mut kept = None;
-    let memory = serve_mcp(stateless_server(grpc)).await;
-    variants.push(stateless_variant("stateless-memory", memory, run).await);
+    if want("stateless-memory") {
+        let memory = serve_mcp(stateless_server(grpc)).await;
+        variants.push(stateless_variant("stateless-memory", memory, run).await);
+    }
+    if !want("stateless-redis") {
+        return (variants, kept);
+    }
     match std::env::var("AI_TOOLS_REDIS_URL") {
         Err(_) => println!(
             "mcp stateless: stateless-redis skipped: AI_TOOLS_REDIS_URL is not set (e.g. redis://127.0.0.1:6399)"
@@ -344,6 +479,74 @@ async fn stateless_variant(name: &'static str, addr: SocketAddr, run: &str) -> V
         concurrent.push(Caller::stateless(addr, &format!("{run}-{n}")).await);
     }
     Variant::new(name, sequential, concurrent)
+}
+
+/// A variant of handshake-era clients on `addr`, each in a session of its
+/// own.
+async fn handshake_variant(name: &'static str, addr: SocketAddr) -> Variant {
+    let sequential = Caller::handshake(addr).await;
+    let mut concurrent = Vec::with_capacity(IN_FLIGHT);
+    for _ in 0..IN_FLIGHT {
+        concurrent.push(Caller::handshake(addr).await);
+    }
+    Variant::new(name, sequential, concurrent)
+}
+
+/// The same variant, its clients expecting a floor's answer.
+#[cfg(not(ai_tools_bench_before_stateless))]
+fn of_floor(mut variant: Variant) -> Variant {
+    for callers in [&mut variant.sequential, &mut variant.concurrent] {
+        let floor = callers
+            .take()
+            .map(|c| c.into_iter().map(Caller::of_floor).collect());
+        *callers = floor;
+    }
+    variant
+}
+
+/// The floors (`proto_ai_tools_benches::floors`) over the same backend,
+/// each a server of its own with a channel of its own, as each gateway
+/// variant is: `hyper-floor` (bare hyper forwarding over tonic),
+/// `rmcp-floor` (a minimal rmcp server forwarding, clients in sessions),
+/// `rmcp-floor-stateless` (the same server kind, stateless requests of
+/// `2026-07-28`) and `rmcp-floor-no-backend` (clients in sessions, the
+/// server answering the same bytes without the backend).
+#[cfg(not(ai_tools_bench_before_stateless))]
+async fn floor_variants(grpc: SocketAddr, want: &dyn Fn(&str) -> bool) -> Vec<Variant> {
+    use proto_ai_tools_benches::floors::{links_json, serve_hyper_floor, serve_rmcp_floor};
+    let mut variants = Vec::new();
+    if want("hyper-floor") {
+        let addr = serve_hyper_floor(endpoint(grpc).connect_lazy()).await;
+        let sequential = Caller::plain(addr).await;
+        let mut concurrent = Vec::with_capacity(IN_FLIGHT);
+        for _ in 0..IN_FLIGHT {
+            concurrent.push(Caller::plain(addr).await);
+        }
+        variants.push(Variant::new("hyper-floor", sequential, concurrent));
+    }
+    if want("rmcp-floor") {
+        let addr = serve_rmcp_floor(Some(endpoint(grpc).connect_lazy()), String::new()).await;
+        variants.push(of_floor(handshake_variant("rmcp-floor", addr).await));
+    }
+    if want("rmcp-floor-stateless") {
+        let addr = serve_rmcp_floor(Some(endpoint(grpc).connect_lazy()), String::new()).await;
+        variants.push(of_floor(
+            stateless_variant("rmcp-floor-stateless", addr, "floor").await,
+        ));
+    }
+    if want("rmcp-floor-no-backend") {
+        // The bytes the forwarding floors answer, asked once.
+        let mut client = LinksServiceClient::new(endpoint(grpc).connect().await.expect("connect"));
+        let listed = client
+            .list_links(ListLinksRequest { page_size: 0 })
+            .await
+            .expect("list");
+        let addr = serve_rmcp_floor(None, links_json(listed.get_ref())).await;
+        variants.push(of_floor(
+            handshake_variant("rmcp-floor-no-backend", addr).await,
+        ));
+    }
+    variants
 }
 
 /// Memory per idle scope through the gateway: one `links_list` for each of
@@ -502,19 +705,90 @@ async fn breakdown(grpc: SocketAddr, iterations: usize, stateless: bool) {
     }
 }
 
+/// The statistics of one variant in one mode.
+#[derive(Clone, Copy, Default)]
+struct Stats {
+    calls: usize,
+    p50: Duration,
+    p99: Duration,
+    per_second: f64,
+    switches_per_call: f64,
+}
+
+fn stats(variant: &mut Variant, mode: usize) -> Stats {
+    let took = &mut variant.took[mode];
+    took.sort();
+    let calls = took.len();
+    Stats {
+        calls,
+        p50: quantile(took, 0.50),
+        p99: quantile(took, 0.99),
+        per_second: calls as f64 / variant.wall[mode].as_secs_f64(),
+        switches_per_call: variant.switches[mode] as f64 / calls as f64,
+    }
+}
+
+/// `a / b`, two decimals, or `-` without `b`.
+fn ratio(a: Duration, b: Option<Duration>) -> String {
+    b.map_or_else(|| "-".to_owned(), |b| format!("{:.2}", us(a) / us(b)))
+}
+
+/// `only <variant> [seconds]` (default 10): the named variant alone, its
+/// sequential client calling back to back for that long, for a profiler
+/// attached to the process.
+fn only_argument() -> Option<(String, f64)> {
+    let args: Vec<String> = std::env::args().collect();
+    let at = args.iter().position(|a| a == "only")?;
+    let name = args.get(at + 1).cloned().expect("only <variant> [seconds]");
+    let seconds = args
+        .get(at + 2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10.0);
+    Some((name, seconds))
+}
+
+/// The `only` mode: `variant`'s sequential client alone for `seconds`
+/// (after a warm-up); calls, p50, mean and context switches per call.
+async fn only(variant: &mut Variant, seconds: f64, quick: bool) {
+    let mut next_id = 10;
+    variant.run(0, if quick { 1 } else { 500 }, next_id).await;
+    variant.reset();
+    let started = Instant::now();
+    loop {
+        next_id += 1_000;
+        variant.run(0, if quick { 1 } else { 200 }, next_id).await;
+        if quick || started.elapsed().as_secs_f64() >= seconds {
+            break;
+        }
+    }
+    let s = stats(variant, 0);
+    println!(
+        "mcp stateless: only {}: {} sequential calls in {:.1} s: p50 {:.0} us, mean {:.1} us, {:.2} context switches per call",
+        variant.name,
+        s.calls,
+        variant.wall[0].as_secs_f64(),
+        us(s.p50),
+        us(variant.wall[0]) / s.calls as f64,
+        s.switches_per_call
+    );
+}
+
 fn main() {
     let quick = quick_mode();
     let handshake_only =
         cfg!(ai_tools_bench_before_stateless) || std::env::args().any(|a| a == "handshake");
-    let (rounds, sequential_calls, concurrent_calls, scopes) = if quick {
-        (1, 1, 1, 100)
-    } else {
-        (60, 50, 5, SCOPES)
+    let only_one = only_argument();
+    // Which variants are built: all but those a mode leaves out.
+    let want = |name: &str| match &only_one {
+        Some((only, _)) => only == name,
+        None => !handshake_only || name == "direct" || name == "handshake",
     };
+    let (rounds, scopes) = if quick { (1, 100) } else { (60, SCOPES) };
+    let calls = |mode: usize| if quick { 1 } else { MODES[mode].2 };
     let rt = proto_ai_tools_benches::runtime();
     rt.block_on(async {
         // What a scope holds, before any server runs (nothing else allocates).
-        if !handshake_only {
+        if !handshake_only && only_one.is_none() {
             for aliases in [ALIASES_PER_SCOPE, 0] {
                 report(
                     &format!("Sessions, {scopes} idle scopes x {aliases} aliases (no store)"),
@@ -527,7 +801,7 @@ fn main() {
 
         let grpc = serve_grpc(LinksBackend::with_links(LINKS)).await;
         let mut variants = Vec::new();
-        {
+        if want("direct") {
             let sequential = Caller::direct(grpc).await;
             let mut concurrent = Vec::with_capacity(IN_FLIGHT);
             for _ in 0..IN_FLIGHT {
@@ -535,101 +809,118 @@ fn main() {
             }
             variants.push(Variant::new("direct", sequential, concurrent));
         }
-        {
-            let addr = serve_mcp(mcp_server(grpc)).await;
-            let sequential = Caller::handshake(addr).await;
-            let mut concurrent = Vec::with_capacity(IN_FLIGHT);
-            for _ in 0..IN_FLIGHT {
-                concurrent.push(Caller::handshake(addr).await);
-            }
-            variants.push(Variant::new("handshake", sequential, concurrent));
-        }
-        #[cfg_attr(ai_tools_bench_before_stateless, allow(unused_mut))]
-        let mut redis: Option<Arc<proto_ai_tools::store::RedisStore>> = None;
         #[cfg(not(ai_tools_bench_before_stateless))]
-        if !handshake_only {
-            let (stateless, store) = stateless_variants(grpc).await;
+        variants.extend(floor_variants(grpc, &want).await);
+        if want("handshake") {
+            let addr = serve_mcp(mcp_server(grpc)).await;
+            variants.push(handshake_variant("handshake", addr).await);
+        }
+        #[cfg(not(ai_tools_bench_before_stateless))]
+        let redis: Option<Arc<proto_ai_tools::store::RedisStore>> = {
+            let (stateless, store) = stateless_variants(grpc, &want).await;
             variants.extend(stateless);
-            redis = store;
+            store
+        };
+        #[cfg(ai_tools_bench_before_stateless)]
+        let redis: Option<Arc<proto_ai_tools::store::RedisStore>> = None;
+
+        if let Some((name, seconds)) = &only_one {
+            let variant = variants
+                .iter_mut()
+                .find(|v| v.name == name)
+                .unwrap_or_else(|| panic!("no variant {name}"));
+            only(variant, *seconds, quick).await;
+            return;
         }
 
-        // Warm up: every connection used, every scope and toolkit made.
+        // Warm up: every connection used, every scope and toolkit made;
+        // then the measurements start afresh.
         let mut next_id = 10;
         for variant in &mut variants {
             for _ in 0..2 {
-                let (back, _) = round(variant.sequential.take().expect("clients"), 2, next_id).await;
-                variant.sequential = Some(back);
-                let (back, _) = round(variant.concurrent.take().expect("clients"), 2, next_id).await;
-                variant.concurrent = Some(back);
-                next_id += 1_000;
+                variant.run(0, 2, next_id).await;
+                variant.run(MODES.len() - 1, 2, next_id + 1_000).await;
+                next_id += 1_000_000;
             }
+            variant.reset();
         }
 
         let round_trips = redis.as_ref().map(|store| store.round_trips());
         let started = Instant::now();
         let count = variants.len();
         for r in 0..rounds {
-            // Rotate which goes first, so none always meets a warmer machine.
-            for k in 0..count {
-                let variant = &mut variants[(r + k) % count];
-                let (back, took) = round(
-                    variant.sequential.take().expect("clients"),
-                    sequential_calls,
-                    next_id,
-                )
-                .await;
-                variant.sequential = Some(back);
-                variant.sequential_took.extend(took);
-                next_id += 1_000;
-            }
-            for k in 0..count {
-                let variant = &mut variants[(r + k) % count];
-                let (back, took) = round(
-                    variant.concurrent.take().expect("clients"),
-                    concurrent_calls,
-                    next_id,
-                )
-                .await;
-                variant.concurrent = Some(back);
-                variant.concurrent_took.extend(took);
-                next_id += 1_000_000;
+            for mode in 0..MODES.len() {
+                // Rotate which goes first, so none always meets a warmer machine.
+                for k in 0..count {
+                    variants[(r + k) % count]
+                        .run(mode, calls(mode), next_id)
+                        .await;
+                    next_id += 1_000_000;
+                }
             }
         }
         let elapsed = started.elapsed();
 
         println!(
-            "mcp stateless: {rounds} rounds, alternating; per round {sequential_calls} sequential calls and {IN_FLIGHT} x {concurrent_calls} in flight per variant; {:.1} s",
+            "mcp stateless: {rounds} rounds, alternating; per round and variant {} sequential calls, 16 x {} and {IN_FLIGHT} x {} in flight; {:.1} s",
+            calls(0),
+            calls(1),
+            calls(2),
             elapsed.as_secs_f64()
         );
+        let table: Vec<[Stats; 3]> = variants
+            .iter_mut()
+            .map(|v| [stats(v, 0), stats(v, 1), stats(v, 2)])
+            .collect();
+        let of = |name: &str| variants.iter().position(|v| v.name == name);
+        let (direct, hyper) = (of("direct"), of("hyper-floor"));
         println!(
-            "mcp stateless: | variant | mode | calls | p50 (us) | p99 (us) | p50 / direct | p99 / direct | added p50 / direct |"
+            "mcp stateless: | variant | mode | calls | p50 (us) | p99 (us) | p50 / direct | p99 / direct | p50 / hyper floor | p99 / hyper floor | calls/s | context switches per call |"
         );
-        println!("mcp stateless: |---|---|---:|---:|---:|---:|---:|---:|");
-        for (mode, sequential) in [("sequential", true), ("64 in flight", false)] {
-            let mut direct = (Duration::ZERO, Duration::ZERO);
-            for variant in &mut variants {
-                let took = if sequential {
-                    &mut variant.sequential_took
-                } else {
-                    &mut variant.concurrent_took
-                };
-                took.sort();
-                let (p50, p99) = (quantile(took, 0.50), quantile(took, 0.99));
-                if variant.name == "direct" {
-                    direct = (p50, p99);
-                }
-                let ratio = us(p50) / us(direct.0);
+        println!("mcp stateless: |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+        for (mode, (mode_name, _, _)) in MODES.iter().enumerate() {
+            let base = |at: Option<usize>| at.map(|at| table[at][mode]);
+            let (d, h) = (base(direct), base(hyper));
+            for (variant, row) in variants.iter().zip(&table) {
+                let s = row[mode];
                 println!(
-                    "mcp stateless: | {} | {mode} | {} | {:.0} | {:.0} | {:.2} | {:.2} | {:.2} |",
+                    "mcp stateless: | {} | {mode_name} | {} | {:.0} | {:.0} | {} | {} | {} | {} | {:.0} | {:.1} |",
                     variant.name,
-                    took.len(),
-                    us(p50),
-                    us(p99),
-                    ratio,
-                    us(p99) / us(direct.1),
-                    ratio - 1.0
+                    s.calls,
+                    us(s.p50),
+                    us(s.p99),
+                    ratio(s.p50, d.map(|d| d.p50)),
+                    ratio(s.p99, d.map(|d| d.p99)),
+                    ratio(s.p50, h.map(|h| h.p50)),
+                    ratio(s.p99, h.map(|h| h.p99)),
+                    s.per_second,
+                    s.switches_per_call
                 );
             }
+        }
+        // The same, one line a variant: p50 as multiples of the direct call
+        // and of the hyper floor.
+        println!(
+            "mcp stateless: summary: | variant | sequential p50 (us) | sequential x direct / x hyper | 16 in flight | 64 in flight | calls/s at 64 |"
+        );
+        println!("mcp stateless: summary: |---|---:|---|---|---|---:|");
+        for (variant, row) in variants.iter().zip(&table) {
+            let cell = |mode: usize| {
+                format!(
+                    "{} / {}",
+                    ratio(row[mode].p50, direct.map(|d| table[d][mode].p50)),
+                    ratio(row[mode].p50, hyper.map(|h| table[h][mode].p50))
+                )
+            };
+            println!(
+                "mcp stateless: summary: | {} | {:.0} | {} | {} | {} | {:.0} |",
+                variant.name,
+                us(row[0].p50),
+                cell(0),
+                cell(1),
+                cell(2),
+                row[2].per_second
+            );
         }
 
         if let (Some(store), Some(before), Some(variant)) = (
@@ -637,7 +928,7 @@ fn main() {
             round_trips,
             variants.iter().find(|v| v.name == "stateless-redis"),
         ) {
-            let calls = variant.sequential_took.len() + variant.concurrent_took.len();
+            let calls: usize = variant.took.iter().map(Vec::len).sum();
             println!(
                 "mcp stateless: stateless-redis: {:.2} Redis round trips per call",
                 (store.round_trips() - before) as f64 / calls as f64

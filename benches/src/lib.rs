@@ -1,8 +1,9 @@
 //! Shared inputs of the ai-tools benchmarks: deterministic UUIDs, JSON
 //! documents of a given size, the generated large proto, the test corpus,
 //! and the `ai_tools!` expansion of the example proto; and shared tools:
-//! a counting allocator ([`alloc`]), a raw HTTP/1.1 client ([`http`]) and
-//! the loopback servers of the MCP benches ([`loopback`]).
+//! a counting allocator ([`alloc`]), a raw HTTP/1.1 client ([`http`]),
+//! the loopback servers of the MCP benches ([`loopback`]) and the floors
+//! they are measured against ([`floors`]).
 //!
 //! The benchmarks themselves live in `benches/`; `BENCHMARKS.md` at the
 //! workspace root holds their results and how to reproduce them.
@@ -11,6 +12,10 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 pub mod alloc;
+// Left out on a commit from before stateless serving (Cargo.toml), whose
+// rmcp may lack what the floors use.
+#[cfg(not(ai_tools_bench_before_stateless))]
+pub mod floors;
 pub mod http;
 pub mod loopback;
 
