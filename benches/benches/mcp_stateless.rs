@@ -28,6 +28,8 @@
 //! - `rmcp-floor`: a minimal rmcp server of one tool, served by rmcp's
 //!   streamable HTTP service configured as the gateway's, in a session;
 //! - `rmcp-floor-stateless`: the same, stateless requests of `2026-07-28`;
+//! - `rmcp-floor-stateless-json`: the same, rmcp answering one JSON body
+//!   rather than an event stream (`with_json_response`);
 //! - `rmcp-floor-no-backend`: the same in a session, answering the same
 //!   bytes without calling the backend (rmcp's own cost per request).
 //!
@@ -525,13 +527,21 @@ async fn floor_variants(grpc: SocketAddr, want: &dyn Fn(&str) -> bool) -> Vec<Va
         variants.push(Variant::new("hyper-floor", sequential, concurrent));
     }
     if want("rmcp-floor") {
-        let addr = serve_rmcp_floor(Some(endpoint(grpc).connect_lazy()), String::new()).await;
+        let addr =
+            serve_rmcp_floor(Some(endpoint(grpc).connect_lazy()), String::new(), false).await;
         variants.push(of_floor(handshake_variant("rmcp-floor", addr).await));
     }
     if want("rmcp-floor-stateless") {
-        let addr = serve_rmcp_floor(Some(endpoint(grpc).connect_lazy()), String::new()).await;
+        let addr =
+            serve_rmcp_floor(Some(endpoint(grpc).connect_lazy()), String::new(), false).await;
         variants.push(of_floor(
             stateless_variant("rmcp-floor-stateless", addr, "floor").await,
+        ));
+    }
+    if want("rmcp-floor-stateless-json") {
+        let addr = serve_rmcp_floor(Some(endpoint(grpc).connect_lazy()), String::new(), true).await;
+        variants.push(of_floor(
+            stateless_variant("rmcp-floor-stateless-json", addr, "floor-json").await,
         ));
     }
     if want("rmcp-floor-no-backend") {
@@ -541,7 +551,7 @@ async fn floor_variants(grpc: SocketAddr, want: &dyn Fn(&str) -> bool) -> Vec<Va
             .list_links(ListLinksRequest { page_size: 0 })
             .await
             .expect("list");
-        let addr = serve_rmcp_floor(None, links_json(listed.get_ref())).await;
+        let addr = serve_rmcp_floor(None, links_json(listed.get_ref()), false).await;
         variants.push(of_floor(
             handshake_variant("rmcp-floor-no-backend", addr).await,
         ));

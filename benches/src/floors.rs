@@ -230,7 +230,16 @@ impl ServerHandler for Floor {
 /// gateway's edge (connection limits, watchdog, scope header) or anything
 /// of the toolkit. With `channel` each call is forwarded to the backend;
 /// without, each call answers `answer` (the same bytes) at once.
-pub async fn serve_rmcp_floor(channel: Option<Channel>, answer: String) -> SocketAddr {
+///
+/// With `json_response`, rmcp answers a stateless request whose handler
+/// sends nothing before its result as one `application/json` body instead
+/// of an event stream (`StreamableHttpServerConfig::with_json_response`;
+/// the gateway does not set it): what the stream itself costs.
+pub async fn serve_rmcp_floor(
+    channel: Option<Channel>,
+    answer: String,
+    json_response: bool,
+) -> SocketAddr {
     let floor = Floor {
         client: channel.map(LinksServiceClient::new),
         answer: answer.into(),
@@ -245,6 +254,7 @@ pub async fn serve_rmcp_floor(channel: Option<Channel>, answer: String) -> Socke
     };
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(true)
+        .with_json_response(json_response)
         .with_max_request_body_bytes(proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES)
         .with_allowed_origins(proto_ai_tools::mcp::LOOPBACK_ORIGINS)
         .enforce_origin_validation();
