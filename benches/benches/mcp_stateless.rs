@@ -475,10 +475,25 @@ async fn stateless_variants(
 
 #[cfg(not(ai_tools_bench_before_stateless))]
 async fn stateless_variant(name: &'static str, addr: SocketAddr, run: &str) -> Variant {
-    let sequential = Caller::stateless(addr, &format!("{run}-solo")).await;
+    variant_of(name, |n| {
+        let principal = n.map_or_else(|| format!("{run}-solo"), |n| format!("{run}-{n}"));
+        async move { Caller::stateless(addr, &principal).await }
+    })
+    .await
+}
+
+/// A variant of one sequential caller and [`IN_FLIGHT`] concurrent ones,
+/// each made by `make` (given `None` for the sequential one, else its
+/// index).
+async fn variant_of<F, Fut>(name: &'static str, mut make: F) -> Variant
+where
+    F: FnMut(Option<usize>) -> Fut,
+    Fut: Future<Output = Caller>,
+{
+    let sequential = make(None).await;
     let mut concurrent = Vec::with_capacity(IN_FLIGHT);
     for n in 0..IN_FLIGHT {
-        concurrent.push(Caller::stateless(addr, &format!("{run}-{n}")).await);
+        concurrent.push(make(Some(n)).await);
     }
     Variant::new(name, sequential, concurrent)
 }
@@ -486,12 +501,7 @@ async fn stateless_variant(name: &'static str, addr: SocketAddr, run: &str) -> V
 /// A variant of handshake-era clients on `addr`, each in a session of its
 /// own.
 async fn handshake_variant(name: &'static str, addr: SocketAddr) -> Variant {
-    let sequential = Caller::handshake(addr).await;
-    let mut concurrent = Vec::with_capacity(IN_FLIGHT);
-    for _ in 0..IN_FLIGHT {
-        concurrent.push(Caller::handshake(addr).await);
-    }
-    Variant::new(name, sequential, concurrent)
+    variant_of(name, |_| Caller::handshake(addr)).await
 }
 
 /// The same variant, its clients expecting a floor's answer.
@@ -519,12 +529,7 @@ async fn floor_variants(grpc: SocketAddr, want: &dyn Fn(&str) -> bool) -> Vec<Va
     let mut variants = Vec::new();
     if want("hyper-floor") {
         let addr = serve_hyper_floor(endpoint(grpc).connect_lazy()).await;
-        let sequential = Caller::plain(addr).await;
-        let mut concurrent = Vec::with_capacity(IN_FLIGHT);
-        for _ in 0..IN_FLIGHT {
-            concurrent.push(Caller::plain(addr).await);
-        }
-        variants.push(Variant::new("hyper-floor", sequential, concurrent));
+        variants.push(variant_of("hyper-floor", |_| Caller::plain(addr)).await);
     }
     if want("rmcp-floor") {
         let addr =
@@ -812,12 +817,7 @@ fn main() {
         let grpc = serve_grpc(LinksBackend::with_links(LINKS)).await;
         let mut variants = Vec::new();
         if want("direct") {
-            let sequential = Caller::direct(grpc).await;
-            let mut concurrent = Vec::with_capacity(IN_FLIGHT);
-            for _ in 0..IN_FLIGHT {
-                concurrent.push(Caller::direct(grpc).await);
-            }
-            variants.push(Variant::new("direct", sequential, concurrent));
+            variants.push(variant_of("direct", |_| Caller::direct(grpc)).await);
         }
         #[cfg(not(ai_tools_bench_before_stateless))]
         variants.extend(floor_variants(grpc, &want).await);
