@@ -910,7 +910,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         let stop = async {
             proto_ai_tools::mcp::shutdown_signal().await;
             tracing::info!(
-                "stopping (ctrl-c or SIGTERM): sessions end, and open connections get a few seconds to finish"
+                "stopping (ctrl-c or SIGTERM): the calls in flight get up to 5 s to be answered, then sessions end"
             );
         };
         server

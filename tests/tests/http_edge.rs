@@ -3,8 +3,9 @@
 //! no parse before the session is known, a cap on sessions and on
 //! connections, header-read and idle timeouts, `Origin` validation, and the
 //! statuses and JSON-RPC codes of malformed requests; then tool calls to
-//! real tonic services: forwarded headers that fail closed, deadlines, and
-//! clients that cancel or drop their connection. Each test fails against a
+//! real tonic services: forwarded headers that fail closed, deadlines,
+//! clients that cancel or drop their connection, and a stop that answers
+//! the calls in flight. Each test fails against a
 //! server without these limits (rmcp's and axum's defaults), but for the
 //! `notifications/cancelled` one, which checks what already held.
 //!
@@ -1128,6 +1129,91 @@ mod edge {
             "kept running"
         );
         running.stop().await;
+        grpc.stop().await;
+    }
+
+    /// The JSON-RPC messages of what is left of a response whose status
+    /// line was read: every `data:` line of its event stream, read until
+    /// the server closes the connection.
+    async fn rest_of_stream(mut stream: BufReader<TcpStream>) -> Vec<Value> {
+        let mut rest = String::new();
+        tokio::time::timeout(PATIENCE, stream.read_to_string(&mut rest))
+            .await
+            .expect("the connection closed in time")
+            .expect("read");
+        rest.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+            .filter(|m| m.get("jsonrpc").is_some())
+            .collect()
+    }
+
+    /// A stop (the gateway's SIGTERM) lets the calls in flight run to their
+    /// end and answers them before the sessions end; it accepts no new
+    /// connection meanwhile. Before, rmcp's sessions were ended at once and
+    /// the calls in flight got no answer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stop_answers_the_calls_in_flight_before_it_ends_the_sessions() {
+        let _serial = SERIAL.lock().await;
+        let stall = Duration::from_millis(1500);
+        let backend = Stalling::new(stall);
+        let grpc = backend.serve().await;
+        let running = start(links_server(channel(grpc.addr))).await;
+        let addr = running.addr;
+        let id = session(addr).await;
+
+        let first = call_in_flight(addr, &id, 21).await;
+        let second = call_in_flight(addr, &id, 22).await;
+        assert_eq!(
+            backend.until(|(s, _, _)| s == 2).await.0,
+            2,
+            "both calls reached the service"
+        );
+        let stopped_at = Instant::now();
+        let _ = running.stop.send(());
+        // The listener goes at once: a new connection is refused, or closed
+        // unanswered.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        if let Ok(mut late) = TcpStream::connect(addr).await {
+            let _ = late
+                .write_all(&request("POST", Some(&id), &[], INITIALIZE))
+                .await;
+            let mut answer = Vec::new();
+            let _ = tokio::time::timeout(PATIENCE, late.read_to_end(&mut answer)).await;
+            assert!(
+                answer.is_empty(),
+                "a connection after the stop was served: {}",
+                String::from_utf8_lossy(&answer)
+            );
+        }
+
+        for (stream, call) in [(first, 21), (second, 22)] {
+            let messages = rest_of_stream(stream).await;
+            let answer = messages
+                .iter()
+                .find(|m| m["id"] == call)
+                .unwrap_or_else(|| panic!("call {call} got no answer: {messages:?}"));
+            assert!(
+                answer["result"].is_object() && answer["result"]["isError"] != true,
+                "call {call}: {answer}"
+            );
+        }
+        assert_eq!(
+            backend.count(),
+            (2, 2, 0),
+            "the service finished both calls, none cancelled"
+        );
+        tokio::time::timeout(PATIENCE, running.serving)
+            .await
+            .expect("the server stops once the calls are answered")
+            .expect("the server task")
+            .expect("the server stopped cleanly");
+        let took = stopped_at.elapsed();
+        assert!(
+            took < stall + Duration::from_secs(2),
+            "the stop waited for more than the calls: {took:?}"
+        );
+        println!("figure: a stop with two calls in flight ended after {took:?}");
         grpc.stop().await;
     }
 }

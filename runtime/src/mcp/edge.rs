@@ -18,7 +18,8 @@
 //!   the store again at each request, and ended here when the store no
 //!   longer has it.
 //! - [`serve`], the accept loop: a cap on open connections, a header-read
-//!   timeout and an idle timeout per connection, and a graceful drain.
+//!   timeout and an idle timeout per connection, and a graceful stop that
+//!   lets the calls in flight finish before sessions end.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -46,11 +47,14 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 
 /// The header that carries the MCP session id.
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
-use super::limits::{HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS};
+use super::limits::{
+    HTTP_CLOSE, HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS,
+};
 use super::scope::{self, ScopeSources};
 #[cfg(feature = "redis")]
 use super::session_store::{LoadError, SessionRecords, owner_digest};
@@ -832,8 +836,9 @@ impl AtEnd for tokio_util::sync::DropGuard {
     }
 }
 
-/// The request is no longer in flight, whether its body ended or was dropped.
-impl AtEnd for InFlight {
+/// The request is no longer in flight, whether its body ended or was
+/// dropped; nor is the call it carried, if any (see [`serve`]).
+impl AtEnd for (InFlight, Option<TaskTrackerToken>) {
     fn at_end(self) {}
 }
 
@@ -1055,9 +1060,16 @@ pub(super) struct ConnectionLimits {
 }
 
 /// Serves `router` on `listener` within `limits` until `shutdown`
-/// completes; then `stopping` is cancelled (rmcp ends its sessions and
-/// streams with it), each connection finishes the request it is serving, and
-/// after [`HTTP_DRAIN`] the ones left are closed.
+/// completes. Then it stops in three steps:
+///
+/// 1. No new connection is accepted, and each open one closes once it has
+///    answered the request it is serving (hyper's graceful shutdown).
+/// 2. The calls in flight (every request but a `GET`, whose event stream
+///    never ends by itself) run to their end and are answered, for at most
+///    [`HTTP_DRAIN`]: a rolling restart costs no call that ends within it.
+/// 3. `stopping` is cancelled: rmcp ends its sessions, their streams and
+///    any call still running; after [`HTTP_CLOSE`] the connections left are
+///    closed.
 pub(super) async fn serve(
     listener: TcpListener,
     router: axum::Router,
@@ -1067,6 +1079,8 @@ pub(super) async fn serve(
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let mut connections = tokio::task::JoinSet::new();
+    let draining = CancellationToken::new();
+    let calls = TaskTracker::new();
     let mut shutdown = std::pin::pin!(shutdown);
     loop {
         while connections.try_join_next().is_some() {}
@@ -1098,14 +1112,18 @@ pub(super) async fn serve(
             stream,
             router.clone(),
             limits,
-            stopping.clone(),
+            draining.clone(),
+            calls.clone(),
             slot,
         ));
     }
-    stopping.cancel();
     drop(listener);
-    let drained = async { while connections.join_next().await.is_some() {} };
-    let _ = tokio::time::timeout(HTTP_DRAIN, drained).await;
+    draining.cancel();
+    calls.close();
+    let _ = tokio::time::timeout(HTTP_DRAIN, calls.wait()).await;
+    stopping.cancel();
+    let closed = async { while connections.join_next().await.is_some() {} };
+    let _ = tokio::time::timeout(HTTP_CLOSE, closed).await;
     // Dropping the set closes what is left.
 }
 
@@ -1119,12 +1137,15 @@ fn is_connection_error(e: &std::io::Error) -> bool {
 }
 
 /// One connection: HTTP/1.1 served until the client closes it, a timeout
-/// closes it, or the server stops.
+/// closes it, or the server stops (`draining`: then it closes once the
+/// request in progress is answered). Each request but a `GET` holds a token
+/// of `calls` until its response ends.
 async fn connection(
     stream: TcpStream,
     router: axum::Router,
     limits: ConnectionLimits,
-    stopping: CancellationToken,
+    draining: CancellationToken,
+    calls: TaskTracker,
     _slot: OwnedSemaphorePermit,
 ) {
     // An event stream is written in small pieces (a priming event, the
@@ -1140,12 +1161,13 @@ async fn connection(
     let service =
         hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
             let in_flight = InFlight::begin(&requests);
+            let call = (request.method() != http::Method::GET).then(|| calls.token());
             let mut router = router.clone();
             async move {
                 let response = tower_service::Service::call(&mut router, request)
                     .await
                     .unwrap_or_else(|never| match never {});
-                Ok::<_, Infallible>(response.map(|inner| UntilEnd::new(inner, in_flight)))
+                Ok::<_, Infallible>(response.map(|inner| UntilEnd::new(inner, (in_flight, call))))
             }
         });
     let mut builder = hyper::server::conn::http1::Builder::new();
@@ -1157,7 +1179,7 @@ async fn connection(
     tokio::select! {
         _ = conn.as_mut() => {}
         () = activity.expired(limits.header_timeout, limits.idle_timeout) => {}
-        () = stopping.cancelled() => {
+        () = draining.cancelled() => {
             conn.as_mut().graceful_shutdown();
             let _ = conn.await;
         }

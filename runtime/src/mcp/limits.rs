@@ -134,8 +134,13 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
     "https://[::1]:*",
 ];
 
-/// How long a graceful HTTP shutdown waits for open connections to finish.
+/// How long a graceful HTTP shutdown waits for the calls in flight to be
+/// answered before it ends the sessions and the calls still running.
 pub(super) const HTTP_DRAIN: Duration = Duration::from_secs(5);
+
+/// How long a graceful HTTP shutdown waits, once the sessions are ended,
+/// for the open connections to write their last bytes.
+pub(super) const HTTP_CLOSE: Duration = Duration::from_secs(1);
 
 /// The deadline of a tool call unless
 /// [`McpServer::with_call_timeout`](super::McpServer::with_call_timeout),

@@ -1731,8 +1731,10 @@ impl McpServer {
 
     /// [`serve_http`](Self::serve_http) on a bound listener (bind port 0 and
     /// read [`local_addr`](tokio::net::TcpListener::local_addr) to learn the
-    /// port) until `shutdown` completes. On shutdown every session is ended
-    /// and open connections get a few seconds to finish.
+    /// port) until `shutdown` completes. On shutdown no new connection is
+    /// accepted, the calls in flight get up to 5 seconds to be answered, and
+    /// then every session is ended (with any call still running) and the
+    /// open connections are closed.
     ///
     /// # Errors
     ///
