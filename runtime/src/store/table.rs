@@ -5,6 +5,10 @@
 //! keep their conversations in one.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, RandomState};
+use std::sync::OnceLock;
+
+use hashbrown::HashTable;
 
 // tokio's clock, so that tests can pause and advance it instead of sleeping
 // through an alias's idle time (outside a runtime it is the system's).
@@ -39,8 +43,11 @@ pub(crate) struct AliasTable {
     /// Every registration, in order.
     records: Vec<Record>,
     /// UUID → its first record; later records of the same UUID (other
-    /// prefixes) chain through `Record::next`.
-    by_uuid: HashMap<[u8; 16], u32>,
+    /// prefixes) chain through `Record::next`. It holds only the record's
+    /// index (4 bytes a slot, where a map would hold the 16-byte UUID
+    /// beside it a second time), hashed by the UUID the record holds (see
+    /// [`first_record`](Self::first_record)).
+    by_uuid: HashTable<u32>,
     /// Records expired or evicted ([`DEAD`]), kept until a compaction.
     dead: usize,
     /// The clock's zero for [`Record::used`]: the table's first use.
@@ -76,6 +83,14 @@ const NO_RECORD: u32 = u32::MAX;
 
 /// The prefix of a record that expired or was evicted.
 const DEAD: u16 = u16::MAX;
+
+/// The hash of a UUID in a table's index: std's SipHash with keys drawn at
+/// random once per process, as a `HashMap`'s are (a caller cannot choose
+/// UUIDs that collide), held once rather than by every table.
+fn uuid_hash(uuid: &[u8; 16]) -> u64 {
+    static KEYS: OnceLock<RandomState> = OnceLock::new();
+    KEYS.get_or_init(RandomState::new).hash_one(uuid)
+}
 
 /// An idle time in the whole seconds a table keeps (at least one).
 pub(crate) fn idle_secs(idle: std::time::Duration) -> u32 {
@@ -479,6 +494,43 @@ impl AliasTable {
         }
     }
 
+    /// The first record of `uuid`, from the index.
+    fn first_record(&self, uuid: &[u8; 16]) -> Option<u32> {
+        let records = &self.records;
+        self.by_uuid
+            .find(uuid_hash(uuid), |&i| {
+                records.get(i as usize).is_some_and(|r| r.uuid == *uuid)
+            })
+            .copied()
+    }
+
+    /// Makes record `index` (which holds `uuid`, or is about to be pushed
+    /// holding it) the first of `uuid` in the index.
+    fn set_first_record(&mut self, uuid: [u8; 16], index: u32) {
+        let records = &self.records;
+        let entry = self.by_uuid.entry(
+            uuid_hash(&uuid),
+            |&i| records.get(i as usize).is_some_and(|r| r.uuid == uuid),
+            |&i| records.get(i as usize).map_or(0, |r| uuid_hash(&r.uuid)),
+        );
+        match entry {
+            hashbrown::hash_table::Entry::Occupied(mut first) => *first.get_mut() = index,
+            hashbrown::hash_table::Entry::Vacant(absent) => {
+                absent.insert(index);
+            }
+        }
+    }
+
+    /// Drops `uuid` from the index (its records must still be in place).
+    fn remove_first_record(&mut self, uuid: &[u8; 16]) {
+        let records = &self.records;
+        if let Ok(first) = self.by_uuid.find_entry(uuid_hash(uuid), |&i| {
+            records.get(i as usize).is_some_and(|r| r.uuid == *uuid)
+        }) {
+            first.remove();
+        }
+    }
+
     /// Unlinks record `index` from its prefix's table and its UUID's chain
     /// and marks it dead.
     fn remove_record(&mut self, index: u32) {
@@ -491,13 +543,13 @@ impl AliasTable {
         if let Some(table) = self.prefixes.get_mut(usize::from(record.prefix)) {
             table.unset(record.number);
         }
-        if self.by_uuid.get(&record.uuid) == Some(&index) {
+        if self.first_record(&record.uuid) == Some(index) {
             if record.next == NO_RECORD {
-                self.by_uuid.remove(&record.uuid);
+                self.remove_first_record(&record.uuid);
             } else {
-                self.by_uuid.insert(record.uuid, record.next);
+                self.set_first_record(record.uuid, record.next);
             }
-        } else if let Some(&first) = self.by_uuid.get(&record.uuid) {
+        } else if let Some(first) = self.first_record(&record.uuid) {
             let mut at = first as usize;
             while let Some(r) = self.records.get(at) {
                 if r.next == index {
@@ -522,8 +574,8 @@ impl AliasTable {
         if self.dead < 64 || self.dead <= self.len() {
             return;
         }
-        let records = std::mem::take(&mut self.records);
         self.by_uuid.clear();
+        let records = std::mem::take(&mut self.records);
         self.dead = 0;
         for table in &mut self.prefixes {
             table.dense = Vec::new();
@@ -575,7 +627,7 @@ impl AliasTable {
 
     /// The records of `uuid`, first registered first.
     fn records_of(&self, uuid: &[u8; 16]) -> impl Iterator<Item = &Record> {
-        let mut next = self.by_uuid.get(uuid).copied().unwrap_or(NO_RECORD);
+        let mut next = self.first_record(uuid).unwrap_or(NO_RECORD);
         std::iter::from_fn(move || {
             let record = self.records.get(next as usize)?;
             next = record.next;
@@ -627,7 +679,7 @@ impl AliasTable {
     }
 
     pub(crate) fn knows_uuid(&self, uuid: &str) -> bool {
-        uuid_bytes(uuid).is_some_and(|bytes| self.by_uuid.contains_key(&bytes))
+        uuid_bytes(uuid).is_some_and(|bytes| self.first_record(&bytes).is_some())
     }
 
     /// `uuid` must be canonical, `prefix` valid.
@@ -690,17 +742,21 @@ impl AliasTable {
     /// records, so each is the end of its UUID's chain).
     pub(crate) fn rollback(&mut self, checkpoint: Checkpoint) {
         while self.records.len() > checkpoint.records {
-            let Some(record) = self.records.pop() else {
+            let Some(record) = self.records.last().copied() else {
                 break;
             };
+            let index = u32::try_from(self.records.len() - 1).unwrap_or(NO_RECORD - 1);
+            // Unindexed while the record is still there: the index finds
+            // an entry by the UUID of the record it names.
+            if record.prefix != DEAD && self.first_record(&record.uuid) == Some(index) {
+                self.remove_first_record(&record.uuid);
+            }
+            self.records.pop();
             if record.prefix == DEAD {
                 self.dead -= 1;
                 continue;
             }
-            let index = u32::try_from(self.records.len()).unwrap_or(NO_RECORD - 1);
-            if self.by_uuid.get(&record.uuid) == Some(&index) {
-                self.by_uuid.remove(&record.uuid);
-            } else if let Some(before) = self.records.iter_mut().find(|r| r.next == index) {
+            if let Some(before) = self.records.iter_mut().find(|r| r.next == index) {
                 before.next = NO_RECORD;
             }
             if let Some(table) = self.prefixes.get_mut(usize::from(record.prefix)) {
@@ -758,10 +814,8 @@ impl AliasTable {
             used,
             seq,
         });
-        match self.by_uuid.get(&uuid).copied() {
-            None => {
-                self.by_uuid.insert(uuid, index);
-            }
+        match self.first_record(&uuid) {
+            None => self.set_first_record(uuid, index),
             Some(first) => {
                 let mut at = first as usize;
                 while self.records[at].next != NO_RECORD {
@@ -789,6 +843,48 @@ mod tests {
     /// Issue 39: numbers far apart were kept in the sparse map, and a later
     /// number that grew the dense table over them hid them (learn 5000,
     /// then 4000, then 8000: 5000 no longer resolved).
+    /// The UUID index names records by number and finds them by the UUID
+    /// they hold: it must follow records taken back and records moved.
+    #[test]
+    fn the_uuid_index_follows_a_rollback_and_a_compaction() {
+        let mut table = AliasTable::default();
+        table.register("link", uuid(0));
+        table.register("theme", uuid(0));
+        table.register("link", uuid(1));
+        let checkpoint = table.checkpoint();
+        table.register("link", uuid(2));
+        table.register("page", uuid(1));
+        table.register("page", uuid(3));
+        table.rollback(checkpoint);
+        assert!(!table.knows_uuid(&uuid(2)));
+        assert!(!table.knows_uuid(&uuid(3)));
+        assert_eq!(table.aliases_of_uuid(&uuid(1)), ["link-2"]);
+        assert_eq!(table.aliases_of_uuid(&uuid(0)), ["link-1", "theme-1"]);
+        assert_eq!(table.register("link", uuid(2)), "link-3");
+        assert_eq!(table.register("page", uuid(1)), "page-1");
+
+        // Forgetting most of 200 compacts the records: every index entry
+        // moves.
+        for n in 10..210 {
+            table.register("bulk", uuid(n));
+        }
+        for n in 1..=150 {
+            table.forget_alias(&format!("bulk-{n}"));
+        }
+        for n in 10..160 {
+            assert!(!table.knows_uuid(&uuid(n)), "{n}");
+        }
+        for n in 160..210 {
+            assert_eq!(
+                table.alias_of("bulk", &uuid(n)),
+                Some(format!("bulk-{}", n - 9))
+            );
+        }
+        assert_eq!(table.aliases_of_uuid(&uuid(0)), ["link-1", "theme-1"]);
+        assert_eq!(table.aliases_of_uuid(&uuid(1)), ["link-2", "page-1"]);
+        assert_eq!(table.uuid_of("link-3"), Some(uuid(2)));
+    }
+
     #[test]
     fn a_dense_table_that_grows_over_sparse_numbers_keeps_them() {
         let mut table = AliasTable::default();
