@@ -1067,6 +1067,9 @@ pub(super) struct ConnectionLimits {
 /// 2. The calls in flight (every request but a `GET`, whose event stream
 ///    never ends by itself) run to their end and are answered, for at most
 ///    [`HTTP_DRAIN`]: a rolling restart costs no call that ends within it.
+///    The edge does not read a request's JSON-RPC method, so a `POST` that
+///    opens a long-lived stream (`subscriptions/listen`) counts as a call
+///    and holds the stop for the whole wait.
 /// 3. `stopping` is cancelled: rmcp ends its sessions, their streams and
 ///    any call still running; after [`HTTP_CLOSE`] the connections left are
 ///    closed.
