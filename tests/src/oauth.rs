@@ -600,6 +600,12 @@ pub async fn assert_resource_metadata(
 /// a token that was sent, `error="invalid_token"`.
 pub fn assert_unauthorized(response: &Response, metadata_url: &str, token_sent: bool, case: &str) {
     assert_eq!(response.status, 401, "{case}: {response:?}");
+    // Answered before its body was read: the connection is not reused.
+    assert_eq!(
+        response.header("connection"),
+        Some("close"),
+        "{case}: a refusal closes the connection: {response:?}"
+    );
     let challenge = response
         .header("www-authenticate")
         .unwrap_or_else(|| panic!("{case}: a 401 without WWW-Authenticate: {response:?}"));

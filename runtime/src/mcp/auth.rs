@@ -1143,6 +1143,18 @@ pub(super) struct Authenticator {
 /// belongs to the caller whose `initialize` started it: a request of
 /// another caller naming it, whatever its method (a `GET` of its event
 /// stream, a `DELETE`), is answered as for a session that does not exist.
+/// `response` with `Connection: close`. A refusal is answered before the
+/// request's body is read, and hyper then closes the connection, at times
+/// after the answer went out without saying so: a client that sends its next
+/// request on it at once (the MCP SDKs retry with a token) would see the
+/// connection drop unanswered. Saying so makes it open a new one.
+fn closing(mut response: Response) -> Response {
+    response
+        .headers_mut()
+        .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 pub(super) async fn authenticate(
     axum::extract::State(auth): axum::extract::State<Authenticator>,
     mut request: axum::extract::Request,
@@ -1155,7 +1167,7 @@ pub(super) async fn authenticate(
     };
     let principal = match checked {
         Ok(principal) => principal,
-        Err(rejection) => return verifier.reject(&rejection),
+        Err(rejection) => return closing(verifier.reject(&rejection)),
     };
     let missing: Vec<String> = verifier
         .config
@@ -1165,7 +1177,7 @@ pub(super) async fn authenticate(
         .cloned()
         .collect();
     if !missing.is_empty() {
-        return verifier.reject(&Rejection::InsufficientScope(missing));
+        return closing(verifier.reject(&Rejection::InsufficientScope(missing)));
     }
     let owner = format!("{}\n{}", principal.issuer, principal.subject);
     let session = request
