@@ -92,6 +92,12 @@ fn uuid_hash(uuid: &[u8; 16]) -> u64 {
     KEYS.get_or_init(RandomState::new).hash_one(uuid)
 }
 
+/// Whether an index entry (a record number) names a record of `uuid`: the
+/// one test by which the UUID index finds its entries.
+fn names<'a>(records: &'a [Record], uuid: &'a [u8; 16]) -> impl Fn(&u32) -> bool + 'a {
+    move |&i| records.get(i as usize).is_some_and(|r| r.uuid == *uuid)
+}
+
 /// An idle time in the whole seconds a table keeps (at least one).
 pub(crate) fn idle_secs(idle: std::time::Duration) -> u32 {
     u32::try_from(idle.as_secs()).unwrap_or(u32::MAX).max(1)
@@ -496,11 +502,8 @@ impl AliasTable {
 
     /// The first record of `uuid`, from the index.
     fn first_record(&self, uuid: &[u8; 16]) -> Option<u32> {
-        let records = &self.records;
         self.by_uuid
-            .find(uuid_hash(uuid), |&i| {
-                records.get(i as usize).is_some_and(|r| r.uuid == *uuid)
-            })
+            .find(uuid_hash(uuid), names(&self.records, uuid))
             .copied()
     }
 
@@ -508,11 +511,11 @@ impl AliasTable {
     /// holding it) the first of `uuid` in the index.
     fn set_first_record(&mut self, uuid: [u8; 16], index: u32) {
         let records = &self.records;
-        let entry = self.by_uuid.entry(
-            uuid_hash(&uuid),
-            |&i| records.get(i as usize).is_some_and(|r| r.uuid == uuid),
-            |&i| records.get(i as usize).map_or(0, |r| uuid_hash(&r.uuid)),
-        );
+        let entry = self
+            .by_uuid
+            .entry(uuid_hash(&uuid), names(records, &uuid), |&i| {
+                records.get(i as usize).map_or(0, |r| uuid_hash(&r.uuid))
+            });
         match entry {
             hashbrown::hash_table::Entry::Occupied(mut first) => *first.get_mut() = index,
             hashbrown::hash_table::Entry::Vacant(absent) => {
@@ -523,10 +526,10 @@ impl AliasTable {
 
     /// Drops `uuid` from the index (its records must still be in place).
     fn remove_first_record(&mut self, uuid: &[u8; 16]) {
-        let records = &self.records;
-        if let Ok(first) = self.by_uuid.find_entry(uuid_hash(uuid), |&i| {
-            records.get(i as usize).is_some_and(|r| r.uuid == *uuid)
-        }) {
+        if let Ok(first) = self
+            .by_uuid
+            .find_entry(uuid_hash(uuid), names(&self.records, uuid))
+        {
             first.remove();
         }
     }
