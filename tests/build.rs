@@ -9,6 +9,10 @@ use std::env;
 use std::fs;
 use std::path::PathBuf;
 
+// `proto_ai_tools::build` is this module, re-exported; the build dependency
+// is the schema crate's (Cargo.toml says why).
+use proto_ai_tools_schema as proto_ai_tools;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let out = PathBuf::from(env::var("OUT_DIR")?);
     println!("cargo:rerun-if-changed=../proto");
