@@ -33,7 +33,20 @@ impl Handler {
         if confirm && stateless && client_elicits(context) {
             return self.consent_by_return(tool, args, scope, returned).await;
         }
-        let ask = || self.asker(tool, args, context);
+        self.decided(tool, || self.asker(tool, args, context)).await
+    }
+
+    /// [`consent::decide`] for `tool` under the server's consent settings,
+    /// with `ask` to put the question when its policy asks.
+    async fn decided<F>(
+        &self,
+        tool: &crate::toolkit::Tool,
+        ask: impl FnOnce() -> consent::Asker<F>,
+    ) -> Gate
+    where
+        F: std::future::Future<Output = ConsentAnswer>,
+    {
+        let settings = self.state.shared.consent;
         let refused = consent::decide(
             tool.name(),
             tool.consent(),
@@ -92,17 +105,7 @@ impl Handler {
                 serde_json::from_value::<rmcp::model::ElicitResult>(answer.clone()).ok()
             })
             .map_or(ConsentAnswer::Cancel, answer_of);
-        let settings = self.state.shared.consent;
-        let refused = consent::decide(
-            tool.name(),
-            tool.consent(),
-            tool.hints(),
-            settings.class,
-            settings.unsupported,
-            || Ok(std::future::ready(answer)),
-        )
-        .await;
-        refused.map_or(Gate::Run, Gate::Refuse)
+        self.decided(tool, || Ok(std::future::ready(answer))).await
     }
 
     /// Who can be asked about a call: the user through the host, when the
