@@ -1,7 +1,7 @@
-//! Retrieval by meaning (feature `semantic-search`): a [`ToolIndex`] that
-//! ranks tools by the meaning of the model's words as well as by the words
-//! themselves, for requests that say "reboot the database server" of a
-//! method called `restart`.
+//! Retrieval by meaning (feature `semantic-search`): a
+//! [`ToolIndex`](super::search::ToolIndex) that ranks tools by the meaning
+//! of the model's words as well as by the words themselves, for requests
+//! that say "reboot the database server" of a method called `restart`.
 //!
 //! Each tool's search text (the BM25 document, see
 //! [`search`](super::search)) is turned into a vector by an
@@ -67,9 +67,6 @@ use std::sync::Arc;
 pub use endpoint::{EmbeddingsEndpoint, MAX_RESPONSE_BYTES, REQUEST_TIMEOUT};
 pub use local::LocalModel;
 
-#[cfg(doc)]
-use super::search::ToolIndex;
-
 /// The `k` of reciprocal rank fusion: a tool ranked `r`-th by one ranking
 /// gets `1 / (k + r)` from it. 60 is the value of the paper that defined
 /// the method, and the usual one: large enough that the first few ranks of
@@ -116,8 +113,9 @@ pub enum EmbeddingError {
     Vectors(String),
 }
 
-/// How a [`ToolIndex`] finds tools by meaning: where the vectors come from
-/// and where they are kept. See the [module docs](self).
+/// How a [`ToolIndex`](super::search::ToolIndex) finds tools by meaning:
+/// where the vectors come from and where they are kept. See the [module
+/// docs](self).
 #[derive(Debug, Clone)]
 pub struct Embeddings {
     source: Arc<dyn EmbeddingSource>,
@@ -158,8 +156,8 @@ impl Embeddings {
     }
 }
 
-/// How a [`ToolIndex`] with embeddings got its tools' vectors
-/// ([`ToolIndex::embeddings`]).
+/// How a [`ToolIndex`](super::search::ToolIndex) with embeddings got its
+/// tools' vectors ([`ToolIndex::embeddings`](super::search::ToolIndex::embeddings)).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EmbeddingsInfo {
