@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Checks that the four published packages are complete as crates.io would
+# Checks that the five published packages are complete as crates.io would
 # get them, before anything is published:
 #
 # 1. `cargo publish --dry-run` of proto-ai-tools-schema, -macros,
-#    proto-ai-tools and -cli together, in dependency order. Given together,
+#    proto-ai-tools, -mcp and -cli together, in dependency order. Given together,
 #    cargo packages each and verifies it (builds the packaged sources) against
 #    the packages of the siblings before it, from a local registry under
 #    target/package/tmp-registry: no `--no-verify` is needed although none
@@ -22,7 +22,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$ROOT"
 VERSION=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
-PACKAGES=(proto-ai-tools-schema proto-ai-tools-macros proto-ai-tools proto-ai-tools-cli)
+PACKAGES=(proto-ai-tools-schema proto-ai-tools-macros proto-ai-tools proto-ai-tools-mcp proto-ai-tools-cli)
 
 # cargo unpacks the packages of that local registry into its own registry
 # cache, in a directory named after the registry's path (`-<hash>`, where

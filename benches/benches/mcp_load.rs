@@ -22,10 +22,10 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use proto_ai_tools::mcp::McpServer;
 use proto_ai_tools_benches::http::Client;
 use proto_ai_tools_benches::loopback::{serve_grpc, serve_mcp};
 use proto_ai_tools_benches::{quantile, quick_mode};
+use proto_ai_tools_mcp::McpServer;
 use proto_ai_tools_tests::{LinksBackend, links_mcp_server};
 
 /// MCP sessions.

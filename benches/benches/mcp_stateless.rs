@@ -76,11 +76,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use proto_ai_tools::Sessions;
-use proto_ai_tools::mcp::McpServer;
 use proto_ai_tools_benches::alloc::{Counting, Usage, counted};
 use proto_ai_tools_benches::http::Client;
 use proto_ai_tools_benches::loopback::{serve_grpc, serve_mcp};
 use proto_ai_tools_benches::{quantile, quick_mode, register_links_and_themes};
+use proto_ai_tools_mcp::McpServer;
 use proto_ai_tools_tests::pb::ListLinksRequest;
 use proto_ai_tools_tests::pb::links_service_client::LinksServiceClient;
 use proto_ai_tools_tests::{LinksBackend, links_mcp_server};

@@ -52,10 +52,10 @@ fn main() {
     });
     group.bench_function("baseline: the MCP tool list", |b| {
         b.iter(|| {
-            let list: Vec<proto_ai_tools::mcp::rmcp::model::Tool> = toolkit
+            let list: Vec<proto_ai_tools_mcp::rmcp::model::Tool> = toolkit
                 .tools()
                 .iter()
-                .map(|t| proto_ai_tools::mcp::to_mcp_tool(t, proto_ai_tools::mcp::MCP_DIALECT))
+                .map(|t| proto_ai_tools_mcp::to_mcp_tool(t, proto_ai_tools_mcp::MCP_DIALECT))
                 .collect();
             black_box(list)
         })

@@ -255,8 +255,8 @@ pub async fn serve_rmcp_floor(
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(true)
         .with_json_response(json_response)
-        .with_max_request_body_bytes(proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES)
-        .with_allowed_origins(proto_ai_tools::mcp::LOOPBACK_ORIGINS)
+        .with_max_request_body_bytes(proto_ai_tools_mcp::DEFAULT_MAX_REQUEST_BODY_BYTES)
+        .with_allowed_origins(proto_ai_tools_mcp::LOOPBACK_ORIGINS)
         .enforce_origin_validation();
     let service = StreamableHttpService::new(
         move || Ok(floor.clone()),

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use proto_ai_tools::mcp::McpServer;
+use proto_ai_tools_mcp::McpServer;
 use proto_ai_tools_tests::LinksBackend;
 use proto_ai_tools_tests::pb::links_service_server::LinksServiceServer;
 

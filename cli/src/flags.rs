@@ -288,8 +288,8 @@ impl Common {
     /// `--max-output-schema-bytes` say.
     pub fn output_schemas(
         &self,
-        server: proto_ai_tools::mcp::McpServer,
-    ) -> proto_ai_tools::mcp::McpServer {
+        server: proto_ai_tools_mcp::McpServer,
+    ) -> proto_ai_tools_mcp::McpServer {
         let server = server.with_output_schemas(self.output_schemas);
         match self.max_output_schema_bytes {
             Some(bytes) => server.with_max_output_schema_bytes(bytes),
@@ -491,8 +491,8 @@ impl Serve {
     /// `--confirm-unsupported` and `--consent-key-file` say.
     pub fn consent(
         &self,
-        server: proto_ai_tools::mcp::McpServer,
-    ) -> Result<proto_ai_tools::mcp::McpServer, Failure> {
+        server: proto_ai_tools_mcp::McpServer,
+    ) -> Result<proto_ai_tools_mcp::McpServer, Failure> {
         let server = server
             .with_confirm(self.confirm.unwrap_or_default())
             .with_confirm_unsupported(self.confirm_unsupported.unwrap_or_default());

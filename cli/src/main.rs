@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
-use proto_ai_tools::mcp::{self, McpServer};
 use proto_ai_tools::schema::overlay::Overlay;
 use proto_ai_tools::store::{RedisStore, RedisStoreOptions};
 use proto_ai_tools::{
@@ -15,6 +14,7 @@ use proto_ai_tools::{
     tool_set::{ToolSet, ToolSetOptions},
     transport::{TonicTransport, TonicTransportBuilder, TransportError},
 };
+use proto_ai_tools_mcp::{self as mcp, McpServer};
 
 /// A usage error (exit 2) or a failure (exit 1).
 #[derive(Debug)]
@@ -254,11 +254,11 @@ impl AuthFlags {
     }
 
     /// The OAuth configuration, secrets read.
-    fn oauth(&self) -> Result<Option<proto_ai_tools::mcp::OAuth>, Failure> {
+    fn oauth(&self) -> Result<Option<proto_ai_tools_mcp::OAuth>, Failure> {
         let (Some(issuer), Some(audience)) = (&self.issuer, &self.audience) else {
             return Ok(None);
         };
-        let mut oauth = proto_ai_tools::mcp::OAuth::new(audience, issuer);
+        let mut oauth = proto_ai_tools_mcp::OAuth::new(audience, issuer);
         if let Some(jwks) = &self.jwks {
             oauth = oauth.jwks_uri(jwks);
         }
@@ -867,7 +867,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
     if args.serve.tool_search {
         let search = args.serve.defined_toolsets.iter().fold(
-            proto_ai_tools::mcp::ToolSearch::new(),
+            proto_ai_tools_mcp::ToolSearch::new(),
             |search, (name, globs)| search.define(name.clone(), globs.clone()),
         );
         let search = args
@@ -908,7 +908,7 @@ async fn run(args: Args) -> Result<(), Failure> {
         );
         tracing::info!("serving {url} over MCP at http://{local}/mcp");
         let stop = async {
-            proto_ai_tools::mcp::shutdown_signal().await;
+            proto_ai_tools_mcp::shutdown_signal().await;
             tracing::info!(
                 "stopping (ctrl-c or SIGTERM): the calls in flight get up to 5 s to be answered, then sessions end"
             );

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use proto_ai_tools::mcp;
+use proto_ai_tools_mcp as mcp;
 
 use crate::store::{StoreSummary, without_password};
 use crate::{Args, Deadline};

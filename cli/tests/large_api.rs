@@ -367,9 +367,9 @@ fn compute_v1_hints_come_from_its_http_bindings() {
 /// and every rendering the budget cut still passes its dialect's checker.
 #[test]
 fn compute_v1_every_tool_fits_the_size_budget_in_every_rendering() {
-    use proto_ai_tools::mcp::McpServer;
     use proto_ai_tools::schema::HostProfile;
     use proto_ai_tools::schema::render::{DEFAULT_MAX_TOOL_BYTES, minified_len};
+    use proto_ai_tools_mcp::McpServer;
     let Some(toolkit) = compute() else {
         return;
     };

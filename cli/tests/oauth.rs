@@ -28,7 +28,7 @@ use std::net::SocketAddr;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use proto_ai_tools::mcp::AUTHORIZATION_SERVER_TIMEOUT;
+use proto_ai_tools_mcp::AUTHORIZATION_SERVER_TIMEOUT;
 use proto_ai_tools_tests::oauth::{
     AuthorizationServer, BACKEND_MODULES, Backend, Expected, INITIALIZE, PATIENCE, TempDir,
     assert_backend_saw, assert_called, assert_resource_metadata, assert_unauthorized, list_links,

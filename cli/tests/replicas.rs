@@ -334,7 +334,7 @@ fn stateless_requests_without_a_configured_scope_header_are_refused_whatever_the
         );
     }
     // A value past the bound is refused, not cut.
-    let long = "x".repeat(proto_ai_tools::mcp::MAX_SCOPE_HEADER_BYTES + 1);
+    let long = "x".repeat(proto_ai_tools_mcp::MAX_SCOPE_HEADER_BYTES + 1);
     let response = post(
         &scoped.addr,
         &format!(

@@ -200,7 +200,8 @@ pub(crate) type Hook = Arc<dyn Consent>;
 
 /// How a consent decision came out, as the audit event writes it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
+#[doc(hidden)]
+pub enum Outcome {
     Accepted,
     Declined,
     Cancelled,
@@ -209,12 +210,12 @@ pub(crate) enum Outcome {
     AllowedByPolicy,
     /// A stateless client sent back an approval that does not count
     /// (another call's, expired, or used already).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
     Unapproved,
 }
 
 impl Outcome {
-    pub(crate) const fn as_str(self) -> &'static str {
+    #[doc(hidden)]
+    pub const fn as_str(self) -> &'static str {
         match self {
             Outcome::Accepted => "accepted",
             Outcome::Declined => "declined",
@@ -228,7 +229,8 @@ impl Outcome {
 }
 
 /// The one audit event of a decision: never the arguments.
-pub(crate) fn audit(tool: &str, outcome: Outcome, service_called: bool) {
+#[doc(hidden)]
+pub fn audit(tool: &str, outcome: Outcome, service_called: bool) {
     tracing::info!(tool, outcome = outcome.as_str(), service_called, "consent");
 }
 
@@ -249,7 +251,8 @@ pub(crate) fn declined(tool: &str) -> String {
 }
 
 /// What the model reads when the person dismissed the question.
-pub(crate) fn cancelled(tool: &str) -> String {
+#[doc(hidden)]
+pub fn cancelled(tool: &str) -> String {
     format!(
         "The user dismissed the request to approve this call of `{tool}` without answering: it did not run, \
          and the service was not called. Ask the user whether they want it before trying again."
@@ -266,8 +269,8 @@ pub(crate) fn unsupported(tool: &str, why: &str) -> String {
 }
 
 /// What the model reads when an approval sent back does not count: `why`.
-#[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-pub(crate) fn unapproved(tool: &str, why: &str) -> String {
+#[doc(hidden)]
+pub fn unapproved(tool: &str, why: &str) -> String {
     format!(
         "`{tool}` did not run, and the service was not called: {why}. \
          Call it again, without an approval, for the user to be asked about this call."
@@ -285,14 +288,16 @@ pub(crate) fn refusal(tool: &str, answer: ConsentAnswer) -> Option<(String, Outc
 
 /// Who can be asked about one call: a person (the future of their answer,
 /// made only when the call needs it), or no one, and why not.
-pub(crate) type Asker<F> = Result<F, &'static str>;
+#[doc(hidden)]
+pub type Asker<F> = Result<F, &'static str>;
 
 /// The decision on one call of `tool` (its own policy `explicit`, its
 /// `hints`), under the `class` confirmed and the `unsupported` choice:
 /// `None` runs it, else the sentence the model reads. `ask` is called only
 /// for a `confirm` tool. Audited, once.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn decide<F>(
+#[doc(hidden)]
+pub async fn decide<F>(
     tool: &str,
     explicit: Option<ConsentPolicy>,
     hints: ToolHints,

@@ -22,7 +22,8 @@ use tokio::time::Instant;
 /// Both work from the least recently used end, so forgetting costs
 /// O(log n) an entry, never a scan of the map.
 #[derive(Debug)]
-pub(crate) struct ExpiringMap<K, V> {
+#[doc(hidden)]
+pub struct ExpiringMap<K, V> {
     ttl: Duration,
     capacity: usize,
     pinned: fn(&V) -> bool,
@@ -41,10 +42,13 @@ struct Entry<V> {
     tick: u64,
 }
 
+// Public only for the gateway (`__gateway`), which asks for the count alone.
+#[allow(clippy::len_without_is_empty)]
 impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     /// An empty map forgetting an entry `ttl` after its last use, with no
     /// capacity bound and nothing pinned.
-    pub(crate) fn new(ttl: Duration) -> Self {
+    #[doc(hidden)]
+    pub fn new(ttl: Duration) -> Self {
         Self {
             ttl,
             capacity: usize::MAX,
@@ -56,45 +60,52 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     }
 
     /// Entries for which `pinned` holds are kept past the TTL and the capacity.
-    pub(crate) fn pinned_while(mut self, pinned: fn(&V) -> bool) -> Self {
+    #[doc(hidden)]
+    pub fn pinned_while(mut self, pinned: fn(&V) -> bool) -> Self {
         self.pinned = pinned;
         self
     }
 
     /// Bounds the unpinned entries kept to `capacity`: an insertion first
     /// forgets the least recently used ones past it.
-    pub(crate) fn set_capacity(&mut self, capacity: usize) {
+    #[doc(hidden)]
+    pub fn set_capacity(&mut self, capacity: usize) {
         self.capacity = capacity;
     }
 
     /// The most unpinned entries kept.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn capacity(&self) -> usize {
+    #[doc(hidden)]
+    pub fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// How long an entry is kept without use.
-    pub(crate) fn ttl(&self) -> Duration {
+    #[doc(hidden)]
+    pub fn ttl(&self) -> Duration {
         self.ttl
     }
 
     /// The number of entries kept (expired ones count until a sweep).
-    pub(crate) fn len(&self) -> usize {
+    #[doc(hidden)]
+    pub fn len(&self) -> usize {
         self.entries.len()
     }
 
     /// The entries kept, in no order, expired ones included.
-    pub(crate) fn values(&self) -> impl Iterator<Item = &V> {
+    #[doc(hidden)]
+    pub fn values(&self) -> impl Iterator<Item = &V> {
         self.entries.values().map(|e| &e.value)
     }
 
     /// The entries kept that are pinned.
-    pub(crate) fn pinned_len(&self) -> usize {
+    #[doc(hidden)]
+    pub fn pinned_len(&self) -> usize {
         self.values().filter(|v| (self.pinned)(v)).count()
     }
 
     /// The entry of `key` as kept, expired or not, without marking it used.
-    pub(crate) fn peek<Q>(&self, key: &Q) -> Option<&V>
+    #[doc(hidden)]
+    pub fn peek<Q>(&self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -118,7 +129,8 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
 
     /// The entry of `key`, marked as used `now`, if it is kept and live;
     /// an expired one is forgotten.
-    pub(crate) fn get<Q>(&mut self, key: &Q, now: Instant) -> Option<&mut V>
+    #[doc(hidden)]
+    pub fn get<Q>(&mut self, key: &Q, now: Instant) -> Option<&mut V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -141,7 +153,8 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     /// The live entry of `key`, marked as used `now`, or else `make()`
     /// kept under it as used `now` (past the capacity, the least recently
     /// used unpinned entries are forgotten first).
-    pub(crate) fn get_or_insert_with<Q>(
+    #[doc(hidden)]
+    pub fn get_or_insert_with<Q>(
         &mut self,
         key: &Q,
         now: Instant,
@@ -172,7 +185,8 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     }
 
     /// Keeps `value` under `key`, used `now`, in place of any entry there.
-    pub(crate) fn insert<Q>(&mut self, key: &Q, value: V, now: Instant) -> &mut V
+    #[doc(hidden)]
+    pub fn insert<Q>(&mut self, key: &Q, value: V, now: Instant) -> &mut V
     where
         K: Borrow<Q> + for<'q> From<&'q Q>,
         Q: Hash + Eq + ?Sized,
@@ -182,7 +196,8 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     }
 
     /// Forgets the entry of `key` now, returning it if it was kept.
-    pub(crate) fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    #[doc(hidden)]
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
@@ -195,7 +210,8 @@ impl<K: Hash + Eq + Clone, V> ExpiringMap<K, V> {
     /// Forgets the expired entries, least recently used first, and stops at
     /// the first live one: O(log n) per entry forgotten. A pinned one found
     /// expired counts as used now and moves to the back.
-    pub(crate) fn sweep(&mut self, now: Instant) {
+    #[doc(hidden)]
+    pub fn sweep(&mut self, now: Instant) {
         let mut budget = self.by_use.len();
         while budget > 0
             && let Some((_, key)) = self.by_use.first_key_value()

@@ -136,8 +136,6 @@
 //! | `redis` | no | [`RedisStore`]: a conversation's aliases in Redis, shared by replicas and kept across restarts |
 //! | `redis-cluster` | no | [`RedisStore::connect_cluster`]: the same store on a Redis Cluster |
 //! | `reflection` | no | [`ToolSet::from_reflection`]: tools from a live server's gRPC reflection |
-//! | `mcp` | no | [`mcp`]: serve a [`Toolkit`] over the Model Context Protocol (stdio, streamable HTTP) |
-//! | `oauth` | no | [`McpServer::with_oauth`]: the MCP HTTP endpoint as an OAuth 2.1 resource server |
 //! | `tool-search` | no | [`ToolIndex`]: ranked search over a toolkit's tools, for large APIs |
 //! | `semantic-search` | no | `ToolIndex::with_embeddings`: retrieval by meaning beside BM25, fused (a local sentence-transformers model on candle, or an `/v1/embeddings` endpoint), cached on disk |
 //! | `async-openai` | no | [`openai`]: conversions into `async-openai`'s tool types |
@@ -161,9 +159,10 @@
 //!   `#[derive(ToolInput)]` ([`input`]) for hand-written tools, a
 //!   [`Toolkit`] that holds generated and native tools together, and
 //!   [`tool_set::ToolSet`] for tools from descriptors known only at run time.
-//! - **Serving**: [`mcp`] (feature `mcp`) serves a toolkit over the
-//!   Model Context Protocol; [`build`] (feature `build`) compiles your
-//!   protos for a tonic server.
+//! - **Serving**: the `proto-ai-tools-mcp` crate serves a toolkit over the
+//!   Model Context Protocol (stdio, streamable HTTP, OAuth 2.1), and is
+//!   what the `ai-tools` command runs; [`build`] (feature `build`) compiles
+//!   your protos for a tonic server.
 //! - **The guide**: the repository's `guide/` walks through all of it, from
 //!   the Quickstart to running several replicas, securing the gateway and
 //!   large APIs, one chapter per task.
@@ -177,8 +176,6 @@
 #![cfg_attr(not(feature = "build"), doc = "[`build`]: #cargo-features")]
 #![cfg_attr(feature = "genai", doc = "[`genai`]: crate::genai")]
 #![cfg_attr(not(feature = "genai"), doc = "[`genai`]: #cargo-features")]
-#![cfg_attr(feature = "mcp", doc = "[`mcp`]: crate::mcp")]
-#![cfg_attr(not(feature = "mcp"), doc = "[`mcp`]: #cargo-features")]
 #![cfg_attr(feature = "async-openai", doc = "[`openai`]: crate::openai")]
 #![cfg_attr(not(feature = "async-openai"), doc = "[`openai`]: #cargo-features")]
 #![cfg_attr(feature = "rig", doc = "[`rig`]: crate::rig")]
@@ -200,14 +197,6 @@
 #![cfg_attr(
     not(feature = "reflection"),
     doc = "[`ToolSet::from_reflection`]: #cargo-features"
-)]
-#![cfg_attr(
-    feature = "oauth",
-    doc = "[`McpServer::with_oauth`]: crate::mcp::McpServer::with_oauth"
-)]
-#![cfg_attr(
-    not(feature = "oauth"),
-    doc = "[`McpServer::with_oauth`]: #cargo-features"
 )]
 #![cfg_attr(
     feature = "tool-search",
@@ -237,8 +226,6 @@ mod expiring;
 pub mod genai;
 mod inbound;
 pub mod input;
-#[cfg(feature = "mcp")]
-pub mod mcp;
 mod memo;
 #[cfg(feature = "async-openai")]
 pub mod openai;
@@ -259,6 +246,15 @@ pub use sessions::Sessions;
 pub use tool::{AgentTool, NativeTool, ToolContext, ToolError};
 pub use toolkit::Toolkit;
 pub use transport::{CallOptions, Transport};
+
+/// What the MCP gateway (`proto-ai-tools-mcp`) takes from this crate's
+/// inner modules. Not public API: anything here may change in any release
+/// (the gateway depends on this crate at its exact version).
+#[doc(hidden)]
+pub mod __gateway {
+    pub use crate::expiring::ExpiringMap;
+    pub use crate::result::unknown_tool_message;
+}
 
 /// The README's Rust example (the Quickstart's `src/main.rs`), compiled and
 /// run as a doctest so that the README cannot drift from the API; it needs

@@ -80,10 +80,8 @@ impl ToolResult {
 /// The one answer to a call of a tool that is not there, wherever it is
 /// made (an executor, a toolkit, an MCP server): the name as sent, shortened
 /// (a model may send anything), and the tools there are.
-pub(crate) fn unknown_tool_message<'a>(
-    tool: &str,
-    known: impl IntoIterator<Item = &'a str>,
-) -> String {
+#[doc(hidden)]
+pub fn unknown_tool_message<'a>(tool: &str, known: impl IntoIterator<Item = &'a str>) -> String {
     let known: Vec<&str> = known.into_iter().collect();
     let tool = shorten(tool);
     if known.is_empty() {

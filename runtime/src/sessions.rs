@@ -385,8 +385,8 @@ impl<T> Sessions<T> {
     }
 
     /// The most idle conversations kept ([`with_capacity`](Self::with_capacity)).
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn capacity(&self) -> usize {
+    #[doc(hidden)]
+    pub fn capacity(&self) -> usize {
         self.lock().capacity()
     }
 

@@ -17,10 +17,10 @@
 
 use std::sync::Arc;
 
-use proto_ai_tools::mcp::McpServer;
 use proto_ai_tools::{
     AliasManager, NativeTool, ToolError, ToolInput, Toolkit, toolkit::ToolkitError,
 };
+use proto_ai_tools_mcp::McpServer;
 use proto_ai_tools_tests::{LinksBackend, serve};
 
 mod links {
@@ -143,7 +143,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let listener = tokio::net::TcpListener::bind(&addr).await?;
             eprintln!("listening on http://{}/mcp", listener.local_addr()?);
             server
-                .serve_http_until(listener, proto_ai_tools::mcp::shutdown_signal())
+                .serve_http_until(listener, proto_ai_tools_mcp::shutdown_signal())
                 .await?;
         }
         other => {

@@ -116,9 +116,9 @@ pub mod tools {
 /// The links tools as an MCP server, calling the links services through
 /// `channel` (with no server info of its own: callers name it if they wish).
 #[cfg(feature = "mcp")]
-pub fn links_mcp_server(channel: tonic::transport::Channel) -> proto_ai_tools::mcp::McpServer {
+pub fn links_mcp_server(channel: tonic::transport::Channel) -> proto_ai_tools_mcp::McpServer {
     let transport = proto_ai_tools::transport::TonicTransport::new(channel);
-    proto_ai_tools::mcp::McpServer::new(move |aliases| {
+    proto_ai_tools_mcp::McpServer::new(move |aliases| {
         proto_ai_tools::Toolkit::builder()
             .alias_manager(aliases.clone())
             .generated(tools::links::Executor::with_alias_manager(

@@ -31,8 +31,8 @@ mod edge {
     use std::net::SocketAddr;
     use std::time::{Duration, Instant};
 
-    use proto_ai_tools::mcp::{McpServer, ServeError};
     use proto_ai_tools::{NativeTool, Toolkit};
+    use proto_ai_tools_mcp::{McpServer, ServeError};
     use proto_ai_tools_tests::http::{self, Response, read_response};
     use serde_json::{Value, json};
     use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -216,7 +216,7 @@ mod edge {
         );
 
         // One byte past the limit, declared: refused before it is read.
-        let limit = proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES;
+        let limit = proto_ai_tools_mcp::DEFAULT_MAX_REQUEST_BODY_BYTES;
         let mut stream = TcpStream::connect(addr).await.expect("connect");
         let head = format!(
             "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
@@ -304,7 +304,7 @@ mod edge {
         assert!(
             refused
                 .body
-                .contains(&proto_ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES.to_string()),
+                .contains(&proto_ai_tools_mcp::MAX_SESSIONLESS_BODY_BYTES.to_string()),
             "{refused:?}"
         );
 
@@ -354,7 +354,7 @@ mod edge {
         // The most a session's body can cost: the limit, nested the same way.
         let id = session(addr).await;
         let (peak_before, _) = memory_kib();
-        let within = nested_call(proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
+        let within = nested_call(proto_ai_tools_mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
         let parsed = exchange(addr, &request("POST", Some(&id), &[], &within)).await;
         let (peak_after, rss_after) = memory_kib();
         eprintln!(

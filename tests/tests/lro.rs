@@ -29,10 +29,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use proto_ai_tools::Toolkit;
-use proto_ai_tools::mcp::{McpServer, ServeError};
 use proto_ai_tools::schema::overlay::Overlay;
 use proto_ai_tools::tool_set::{ToolSet, ToolSetOptions};
 use proto_ai_tools::transport::TonicTransport;
+use proto_ai_tools_mcp::{McpServer, ServeError};
 use proto_ai_tools_tests::serve_router;
 use proto_ai_tools_tests::support::{node_at_least, node_required, python_importing};
 use tonic::{Request, Response, Status};
@@ -439,7 +439,7 @@ async fn the_server_lists_operations_get_and_advertises_tasks_only_for_long_runn
             .tools()
             .unwrap()
             .iter()
-            .all(|t| t.name != proto_ai_tools::mcp::OPERATIONS_GET)
+            .all(|t| t.name != proto_ai_tools_mcp::OPERATIONS_GET)
     );
 }
 

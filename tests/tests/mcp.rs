@@ -282,8 +282,8 @@ mod in_process {
     use std::sync::Arc;
     use std::time::Duration;
 
-    use proto_ai_tools::mcp::{McpServer, ServeError};
     use proto_ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, toolkit::ToolkitError};
+    use proto_ai_tools_mcp::{McpServer, ServeError};
     use serde_json::Value;
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -579,8 +579,8 @@ mod stateless_views {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    use proto_ai_tools::mcp::{McpServer, ServeError};
     use proto_ai_tools::{AliasManager, NativeTool, Sessions, Toolkit, toolkit::ToolkitError};
+    use proto_ai_tools_mcp::{McpServer, ServeError};
     use proto_ai_tools_tests::http::{Response, exchange, http_request};
     use serde_json::Value;
 
@@ -797,7 +797,7 @@ mod stateless_views {
     #[cfg(feature = "tool-search")]
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_toolset_a_session_enables_never_reaches_a_kept_stateless_toolkit() {
-        use proto_ai_tools::mcp::ToolSearch;
+        use proto_ai_tools_mcp::ToolSearch;
 
         let built = Arc::new(AtomicUsize::new(0));
         let server = McpServer::new(factory(built.clone()))

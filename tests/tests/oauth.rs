@@ -47,10 +47,10 @@ mod oauth {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
 
-    use proto_ai_tools::mcp::{
+    use proto_ai_tools::transport::CallOptions;
+    use proto_ai_tools_mcp::{
         AUTHORIZATION_SERVER_TIMEOUT, JWKS_REFRESH_INTERVAL, McpServer, OAuth, ServeError,
     };
-    use proto_ai_tools::transport::CallOptions;
     use proto_ai_tools_tests::http::Response;
     use proto_ai_tools_tests::links_mcp_server;
     use proto_ai_tools_tests::oauth::{

@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
-use proto_ai_tools::mcp::{DEFAULT_MAX_OUTPUT_SCHEMA_BYTES, McpServer};
 use proto_ai_tools::transport::InProcessTransport;
 use proto_ai_tools::{AliasManager, NativeTool, ToolInput, Toolkit};
+use proto_ai_tools_mcp::{DEFAULT_MAX_OUTPUT_SCHEMA_BYTES, McpServer};
 use proto_ai_tools_tests::tools::{feed, links};
 use serde_json::Value;
 

@@ -505,10 +505,11 @@ fn a_request_nested_to_the_bound_has_its_parameters_in_every_dialect() {
         assert_eq!(parameters["type"], "object", "{dialect}: {parameters}");
     }
     // The MCP form of the set's own tool reads its rendering in full too.
-    let mcp = proto_ai_tools::mcp::rmcp::model::Tool::from(set.tools()[0]);
+    let mcp =
+        proto_ai_tools_mcp::agent_tool_to_mcp(set.tools()[0], proto_ai_tools_mcp::MCP_DIALECT);
     assert_eq!(
         serde_json::Value::Object((*mcp.input_schema).clone()),
-        tool.parameters(proto_ai_tools::mcp::MCP_DIALECT)
+        tool.parameters(proto_ai_tools_mcp::MCP_DIALECT)
     );
     let gemini = serde_json::to_string(&tool.parameters(Dialect::Gemini)).expect("text");
     let default_limit = serde_json::from_str::<serde_json::Value>(&gemini)

@@ -20,7 +20,6 @@
 //! W3C trace context goes to the service as gRPC metadata (see
 //! [`CallOptions`]), so one trace spans agent, gateway and service.
 
-#[cfg(feature = "mcp")]
 mod operations;
 mod sentences;
 mod stream;
@@ -47,8 +46,8 @@ use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
 use crate::tool::AgentTool;
 use crate::transport::wire::{self, undecodable_response};
 use crate::transport::{CallOptions, Transport};
-#[cfg(feature = "mcp")]
-pub(crate) use operations::{OperationError, OperationState};
+#[doc(hidden)]
+pub use operations::{OperationError, OperationState};
 use sentences::{CallError, failure_sentence};
 pub use stream::StreamLimits;
 use transcode::Transcoder;

@@ -17,7 +17,8 @@ use crate::transport::{CallOptions, Code, Status, Transport};
 
 /// Where an operation stands, as `GetOperation` answered.
 #[derive(Debug)]
-pub(crate) enum OperationState {
+#[doc(hidden)]
+pub enum OperationState {
     /// Still running; its metadata written as JSON, when it has some.
     Running { metadata: Option<String> },
     /// Done: the tool's answer (its unpacked response, or an error result
@@ -31,12 +32,13 @@ pub(crate) enum OperationState {
 /// failure, and whether the service does not know the operation (or has no
 /// Operations service at all) rather than failing to answer.
 #[derive(Debug)]
-pub(crate) struct OperationError {
+#[doc(hidden)]
+pub struct OperationError {
     /// What went wrong, for a person or a model.
-    pub(crate) message: String,
+    pub message: String,
     /// The service said it does not know the operation, or has no
     /// `google.longrunning.Operations`: asking again will not help.
-    pub(crate) unknown: bool,
+    pub unknown: bool,
 }
 
 impl<T: Transport> ProtoExecutor<T> {

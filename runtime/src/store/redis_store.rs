@@ -778,7 +778,8 @@ impl RedisStore {
     /// gateways (`mcp::session_store`), on the alias store's connection.
     /// A pipeline, not a transaction: both commands name the one key, so a
     /// cluster sends them to one node, in order.
-    pub(crate) async fn hash_set_with_ttl(
+    #[doc(hidden)]
+    pub async fn hash_set_with_ttl(
         &self,
         key: &str,
         fields: &[(&str, &str)],
@@ -798,10 +799,8 @@ impl RedisStore {
 
     /// Every field of the hash at `key`, as bytes (the caller decides what
     /// text it takes); none when there is no such key.
-    pub(crate) async fn hash_get_all(
-        &self,
-        key: &str,
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    #[doc(hidden)]
+    pub async fn hash_get_all(&self, key: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
         let mut cmd = ::redis::cmd("HGETALL");
         cmd.arg(key);
         let value = self.query(&cmd).await.map_err(unavailable)?;
@@ -809,7 +808,8 @@ impl RedisStore {
     }
 
     /// Gives `key` `ttl` again; whether the key exists.
-    pub(crate) async fn expire_key(&self, key: &str, ttl: Duration) -> Result<bool, StoreError> {
+    #[doc(hidden)]
+    pub async fn expire_key(&self, key: &str, ttl: Duration) -> Result<bool, StoreError> {
         let mut cmd = ::redis::cmd("PEXPIRE");
         cmd.arg(key).arg(Self::duration_ms(ttl));
         let value = self.query(&cmd).await.map_err(unavailable)?;
@@ -818,7 +818,8 @@ impl RedisStore {
     }
 
     /// Deletes `key`.
-    pub(crate) async fn delete_key(&self, key: &str) -> Result<(), StoreError> {
+    #[doc(hidden)]
+    pub async fn delete_key(&self, key: &str) -> Result<(), StoreError> {
         let mut cmd = ::redis::cmd("DEL");
         cmd.arg(key);
         self.query(&cmd).await.map(|_| ()).map_err(unavailable)

@@ -120,7 +120,8 @@ impl AgentTool {
     /// parameters `null`. Renderings are bounded by
     /// `schema::proto::MAX_NESTING_DEPTH` messages, a few JSON levels each,
     /// so parsing them without the limit stays well within a stack.
-    pub(crate) fn parameters_value(&self, dialect: Dialect) -> Value {
+    #[doc(hidden)]
+    pub fn parameters_value(&self, dialect: Dialect) -> Value {
         parse_unbounded(self.parameters_for(dialect))
     }
 

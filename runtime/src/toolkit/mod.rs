@@ -2,7 +2,6 @@
 //! ones, one alias namespace, one `execute`.
 
 pub mod deferred;
-#[cfg(feature = "mcp")]
 mod operations;
 #[cfg(feature = "tool-search")]
 pub mod search;
@@ -48,7 +47,6 @@ trait GeneratedSource: Send + Sync + 'static {
     ) -> BoxFuture<'a, ToolResult>;
     /// Long-running methods (`google.longrunning`), for the MCP server's
     /// tasks: see `executor/operations.rs`.
-    #[cfg(feature = "mcp")]
     fn operations(&self) -> &dyn operations::Operations;
 }
 
@@ -79,7 +77,6 @@ impl<T: Transport> GeneratedSource for ProtoExecutor<T> {
         Box::pin(ProtoExecutor::run(self, tool, args, options, names))
     }
 
-    #[cfg(feature = "mcp")]
     fn operations(&self) -> &dyn operations::Operations {
         self
     }
@@ -618,7 +615,8 @@ impl ToolkitBuilder {
 }
 
 /// `tool` as the selection sees it: a native tool is no proto method.
-pub(crate) fn subject(tool: &Tool) -> Subject<'_> {
+#[doc(hidden)]
+pub fn subject(tool: &Tool) -> Subject<'_> {
     match &tool.kind {
         Kind::Generated { tool, .. } => Subject::of_method(
             tool.name,
@@ -932,12 +930,8 @@ impl Toolkit {
     /// Runs `tool`, one of this toolkit's (looked up by the caller, once),
     /// with the call's `options`: merged over the executor's and the
     /// toolkit's defaults and checked here, once.
-    pub(crate) async fn run(
-        &self,
-        tool: &Tool,
-        args: Arguments<'_>,
-        options: &CallOptions,
-    ) -> ToolResult {
+    #[doc(hidden)]
+    pub async fn run(&self, tool: &Tool, args: Arguments<'_>, options: &CallOptions) -> ToolResult {
         match &tool.kind {
             Kind::Generated { tool, source } => {
                 let defaults = source.call_defaults().overriding(&self.call_options);

@@ -82,7 +82,8 @@ impl<T: Transport> Operations for ProtoExecutor<T> {
 impl Tool {
     /// What this tool's operation holds when done, if it is a long-running
     /// generated tool.
-    pub(crate) fn long_running(&self) -> Option<Result<LongRunning, String>> {
+    #[doc(hidden)]
+    pub fn long_running(&self) -> Option<Result<LongRunning, String>> {
         match &self.kind {
             Kind::Generated { tool, source } => source.operations().long_running(tool),
             Kind::Native(_) => None,
@@ -107,7 +108,8 @@ impl Toolkit {
 
     /// Calls long-running `tool` and returns the name of the operation it
     /// started, or the error result the call came to.
-    pub(crate) async fn start_operation(
+    #[doc(hidden)]
+    pub async fn start_operation(
         &self,
         tool: &Tool,
         args: Arguments<'_>,
@@ -127,7 +129,8 @@ impl Toolkit {
 
     /// Where operation `name` of `tool` stands, a result written with the
     /// toolkit's field names.
-    pub(crate) async fn poll_operation(
+    #[doc(hidden)]
+    pub async fn poll_operation(
         &self,
         tool: &Tool,
         name: &str,
@@ -141,7 +144,8 @@ impl Toolkit {
     }
 
     /// Asks the service to cancel operation `name` of `tool`.
-    pub(crate) async fn cancel_operation(
+    #[doc(hidden)]
+    pub async fn cancel_operation(
         &self,
         tool: &Tool,
         name: &str,

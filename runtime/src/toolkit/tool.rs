@@ -192,8 +192,8 @@ impl Tool {
 
     /// `arguments` as a person reads them before approving a call: every
     /// `tool_field.sensitive` field's value `"[redacted]"`.
-    #[cfg_attr(not(feature = "mcp"), allow(dead_code))]
-    pub(crate) fn redacted(&self, arguments: &Value) -> Value {
+    #[doc(hidden)]
+    pub fn redacted(&self, arguments: &Value) -> Value {
         let mut shown = arguments.clone();
         if let Kind::Generated { tool, source } = &self.kind
             && let Some(request) = source

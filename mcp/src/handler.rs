@@ -21,14 +21,14 @@ use super::edge;
 use super::limits::CallLimits;
 use super::scope::Scope;
 use super::tasks::TaskRef;
-use crate::alias::AliasManager;
-use crate::consent::{ConfirmClass, Unsupported};
-use crate::executor::OperationState;
-use crate::result::ToolResult;
-use crate::sessions::Sessions;
-use crate::toolkit::{Toolkit, ToolkitError};
-use crate::transport::CallOptions;
 use consent_gate::{Gate, Returned};
+use proto_ai_tools::Sessions;
+use proto_ai_tools::ToolResult;
+use proto_ai_tools::alias::AliasManager;
+use proto_ai_tools::consent::{ConfirmClass, Unsupported};
+use proto_ai_tools::executor::OperationState;
+use proto_ai_tools::toolkit::{Toolkit, ToolkitError};
+use proto_ai_tools::transport::CallOptions;
 
 mod consent_gate;
 
@@ -103,7 +103,7 @@ pub(super) struct Shared {
     /// The long-running tools listed (whose calls may become tasks, and
     /// whose operations `operations_get` polls), when there are any.
     pub(super) long_running: Option<Vec<String>>,
-    /// Which tools a person must approve ([`crate::consent`]).
+    /// Which tools a person must approve ([`proto_ai_tools::consent`]).
     pub(super) consent: ConsentSettings,
     /// Stateless clients' approvals, signed and redeemed once.
     pub(super) approvals: Arc<super::approvals::Approvals>,
@@ -390,9 +390,12 @@ impl ServerHandler for Handler {
         }
         // The one lookup of the call: the toolkit runs what is found here.
         let Some(tool) = toolkit.get(&request.name) else {
-            let known = toolkit.tools().iter().map(crate::toolkit::Tool::name);
+            let known = toolkit
+                .tools()
+                .iter()
+                .map(proto_ai_tools::toolkit::Tool::name);
             return Err(ErrorData::invalid_params(
-                crate::result::unknown_tool_message(&request.name, known),
+                proto_ai_tools::__gateway::unknown_tool_message(&request.name, known),
                 None,
             ));
         };
@@ -550,7 +553,7 @@ impl ServerHandler for Handler {
 fn task_tool<'t>(
     toolkit: &'t Toolkit,
     task: &TaskRef,
-) -> Result<&'t crate::toolkit::Tool, ErrorData> {
+) -> Result<&'t proto_ai_tools::toolkit::Tool, ErrorData> {
     toolkit.get(&task.tool).ok_or_else(|| {
         ErrorData::invalid_params(
             format!("the tool `{}` of this task is no longer served", task.tool),
@@ -562,7 +565,7 @@ fn task_tool<'t>(
 /// A failure to poll or cancel an operation as a JSON-RPC error: invalid
 /// params when the service does not know it (or has no Operations service),
 /// else an internal error that may pass.
-fn operation_error(error: crate::executor::OperationError) -> ErrorData {
+fn operation_error(error: proto_ai_tools::executor::OperationError) -> ErrorData {
     if error.unknown {
         ErrorData::invalid_params(error.message, None)
     } else {
@@ -574,7 +577,11 @@ impl Handler {
     /// Whether this call of `tool` is answered with a task: the tool is
     /// long-running, the server advertises tasks, and the client declared
     /// them (in this request or at `initialize`).
-    fn as_task(&self, tool: &crate::toolkit::Tool, context: &RequestContext<RoleServer>) -> bool {
+    fn as_task(
+        &self,
+        tool: &proto_ai_tools::toolkit::Tool,
+        context: &RequestContext<RoleServer>,
+    ) -> bool {
         self.state.shared.config.capabilities.supports_tasks()
             && context
                 .client_capabilities()
@@ -588,7 +595,7 @@ impl Handler {
         &self,
         toolkit: &Toolkit,
         scope: &str,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         args: Value,
         options: &CallOptions,
         context: &RequestContext<RoleServer>,
@@ -633,7 +640,7 @@ impl Handler {
     /// claims), or the refusal as a JSON-RPC error.
     fn task_call_options(
         &self,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         toolkit: &Toolkit,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallOptions, ErrorData> {
@@ -985,7 +992,7 @@ impl Handler {
     /// error that names the header, never its value.
     fn call_options(
         &self,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         toolkit: &Toolkit,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallOptions, ToolResult> {
@@ -1123,7 +1130,7 @@ impl Handler {
     /// The refusal of a call of a tool the caller's token does not open.
     fn scope_refusal(
         &self,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         context: &RequestContext<RoleServer>,
     ) -> Option<ToolResult> {
         let rule = self.tool_scope_rule()?;
@@ -1145,7 +1152,7 @@ impl Handler {
     fn with_claims(
         &self,
         mut forwarded: CallOptions,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         parts: &http::request::Parts,
     ) -> Result<CallOptions, ToolResult> {
         let Some(verifier) = &self.state.shared.oauth else {

@@ -1,4 +1,4 @@
-//! The consent check of a tool call in MCP ([`crate::consent`] decides):
+//! The consent check of a tool call in MCP ([`proto_ai_tools::consent`] decides):
 //! the person asked through the host by form elicitation in a session, or,
 //! for a stateless 2026-07-28 client, the question returned with a signed
 //! state ([`super::super::approvals`]) and the call run when it comes back
@@ -10,15 +10,15 @@ use rmcp::service::RequestContext;
 use serde_json::Value;
 
 use super::Handler;
-use crate::consent::{self, ConsentAnswer};
+use proto_ai_tools::consent::{self, ConsentAnswer};
 
 impl Handler {
-    /// The consent of a call of `tool` with `args` ([`crate::consent`]):
+    /// The consent of a call of `tool` with `args` ([`proto_ai_tools::consent`]):
     /// run it, refuse it with the sentence the model reads, or (a
     /// stateless client that can ask) return the question to the client.
     pub(super) async fn consent(
         &self,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         args: &Value,
         scope: &str,
         returned: Returned,
@@ -40,7 +40,7 @@ impl Handler {
     /// with `ask` to put the question when its policy asks.
     async fn decided<F>(
         &self,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         ask: impl FnOnce() -> consent::Asker<F>,
     ) -> Gate
     where
@@ -66,7 +66,7 @@ impl Handler {
     /// answer is an acceptance.
     async fn consent_by_return(
         &self,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         args: &Value,
         scope: &str,
         returned: Returned,
@@ -113,7 +113,7 @@ impl Handler {
     /// request's client cannot be sent a request); else why not.
     fn asker<'a>(
         &'a self,
-        tool: &crate::toolkit::Tool,
+        tool: &proto_ai_tools::toolkit::Tool,
         args: &Value,
         context: &'a RequestContext<RoleServer>,
     ) -> consent::Asker<impl std::future::Future<Output = ConsentAnswer> + Send + 'a> {

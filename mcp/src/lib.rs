@@ -1,5 +1,6 @@
-//! Serve a [`Toolkit`] over the [Model Context Protocol](https://modelcontextprotocol.io)
-//! (feature `mcp`), with the official Rust SDK [`rmcp`].
+//! Serve a [`Toolkit`] over the [Model Context Protocol](https://modelcontextprotocol.io),
+//! with the official Rust SDK [`rmcp`]: the gateway of
+//! [`proto-ai-tools`](proto_ai_tools), and what the `ai-tools` command runs.
 //!
 //! An MCP host (Claude Desktop, an IDE, an agent framework) lists the tools
 //! and calls them; each call runs through [`Toolkit::execute`], so a
@@ -11,13 +12,12 @@
 //!     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
 //! }
 //!
-//! # #[cfg(feature = "tonic")] // the transport over tonic
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! let channel = tonic::transport::Channel::from_static("http://127.0.0.1:50051").connect_lazy();
 //! let transport = proto_ai_tools::transport::TonicTransport::new(channel);
 //!
 //! // One toolkit per alias scope (an MCP session, or a stateless caller), built on its namespace.
-//! let server = proto_ai_tools::mcp::McpServer::new(move |aliases| {
+//! let server = proto_ai_tools_mcp::McpServer::new(move |aliases| {
 //!     proto_ai_tools::Toolkit::builder()
 //!         .alias_manager(aliases)
 //!         .executor::<links::Executor<_>>(transport.clone())
@@ -42,7 +42,7 @@
 //!   session ends (HTTP `DELETE`, or the server drops it).
 //! - **Protocol `2026-07-28`** has no sessions: each request stands alone.
 //!   Its namespace, its *scope*, is who is calling, decided per request in
-//!   one place (`mcp::scope`), in this order: the token's issuer, subject
+//!   one place (`scope.rs`), in this order: the token's issuer, subject
 //!   and OAuth client id when the server [checks tokens](McpServer::with_oauth);
 //!   else the value of a header a trusted front proxy sets
 //!   ([`with_alias_scope_header`](McpServer::with_alias_scope_header));
@@ -166,7 +166,7 @@
 //! - **Every call has a deadline** ([`with_call_timeout`](McpServer::with_call_timeout),
 //!   default [`DEFAULT_CALL_TIMEOUT`], 50 seconds;
 //!   [`with_tool_timeout`](McpServer::with_tool_timeout) per tool, then
-//!   the tool's own `rpc_tool.timeout`, [`Tool::timeout`](crate::toolkit::Tool::timeout)). A
+//!   the tool's own `rpc_tool.timeout`, [`Tool::timeout`](proto_ai_tools::toolkit::Tool::timeout)). A
 //!   generated tool sends it as `grpc-timeout` and holds the call to it
 //!   locally; a service that stalls past it ends the call with a
 //!   `DEADLINE_EXCEEDED` error result that tells the model what to do.
@@ -214,6 +214,9 @@
 //! returns when stdin closes or on ctrl-c / `SIGTERM`;
 //! [`McpServer::serve_http`] on ctrl-c / `SIGTERM`; the `_until` variants
 //! take any shutdown future.
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 use std::future::Future;
 use std::sync::Arc;
@@ -228,10 +231,16 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
 
-use crate::alias::AliasManager;
-use crate::sessions::Sessions;
-use crate::toolkit::{Tool, Toolkit, ToolkitError};
-use crate::transport::CallOptions;
+use proto_ai_tools::Sessions;
+use proto_ai_tools::alias::AliasManager;
+use proto_ai_tools::toolkit::{Tool, Toolkit, ToolkitError};
+use proto_ai_tools::transport::CallOptions;
+
+/// This crate's README, its example compiled as a doctest so that it cannot
+/// drift from the API.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 mod approvals;
 #[cfg(feature = "oauth")]
@@ -255,7 +264,7 @@ pub use auth::{
     JWKS_REFRESH_INTERVAL, MAX_INTROSPECTIONS_IN_FLIGHT, MAX_JWKS_KEYS, OAuth,
 };
 
-pub use convert::{MCP_DIALECT, to_mcp_tool, to_mcp_tool_for_host};
+pub use convert::{MCP_DIALECT, agent_tool_to_mcp, to_mcp_tool, to_mcp_tool_for_host};
 use handler::{Handler, Namespaces, Shared, Source, unforwardable};
 pub use handler::{MAX_PROTOCOL_VERSION, MAX_SESSION_PROTOCOL_VERSION};
 use limits::{CallLimits, HttpLimits};
@@ -291,8 +300,8 @@ pub const ALIAS_IDLE_TTL: Duration = Duration::from_secs(30 * 60);
 /// ```
 /// use std::{sync::Arc, time::Duration};
 /// let store = Arc::new(proto_ai_tools::store::MemoryStore::new(Duration::from_secs(60)));
-/// let sessions = proto_ai_tools::mcp::default_sessions().with_store(store);
-/// assert_eq!(sessions.alias_manager("a").expiry(), Some(proto_ai_tools::mcp::ALIAS_IDLE_TTL));
+/// let sessions = proto_ai_tools_mcp::default_sessions().with_store(store);
+/// assert_eq!(sessions.alias_manager("a").expiry(), Some(proto_ai_tools_mcp::ALIAS_IDLE_TTL));
 /// ```
 pub fn default_sessions() -> Sessions<()> {
     Sessions::new((), SCOPE_IDLE_TTL).with_alias_expiry(ALIAS_IDLE_TTL)
@@ -342,7 +351,7 @@ fn output_schema_object(tool: &Tool, host: HostProfile) -> Option<Arc<rmcp::mode
 /// # Examples
 ///
 /// ```
-/// let err = proto_ai_tools::mcp::ServeError::SharedToolkit;
+/// let err = proto_ai_tools_mcp::ServeError::SharedToolkit;
 /// assert!(err.to_string().contains("McpServer::new"));
 /// ```
 #[derive(Debug, thiserror::Error)]
@@ -469,7 +478,7 @@ pub enum ServeError {
     /// be reached).
     #[cfg(feature = "semantic-search")]
     #[error("retrieval by meaning cannot start: {0}")]
-    Embeddings(crate::toolkit::semantic::EmbeddingError),
+    Embeddings(proto_ai_tools::toolkit::semantic::EmbeddingError),
 }
 
 /// The tools as listed, each with whether it is strict.
@@ -492,8 +501,8 @@ type Listed = Vec<(rmcp::model::Tool, bool)>;
 ///     name: String,
 /// }
 ///
-/// # async fn run() -> Result<(), proto_ai_tools::mcp::ServeError> {
-/// proto_ai_tools::mcp::McpServer::new(|aliases| {
+/// # async fn run() -> Result<(), proto_ai_tools_mcp::ServeError> {
+/// proto_ai_tools_mcp::McpServer::new(|aliases| {
 ///     let hello = NativeTool::new::<Hello, _, _>("hello", "Say hello.", |_, h: Hello| async move {
 ///         format!("Hello, {}!", h.name)
 ///     });
@@ -530,7 +539,7 @@ pub struct McpServer {
     tasks: bool,
     /// Where handshake-era sessions are kept so that they roam.
     #[cfg(feature = "redis")]
-    session_store: Option<crate::store::RedisStore>,
+    session_store: Option<proto_ai_tools::store::RedisStore>,
     /// Which tools a person must approve, and what happens where no one
     /// can be asked.
     consent: handler::ConsentSettings,
@@ -553,9 +562,9 @@ impl McpServer {
     /// session, or the caller of a stateless request; see
     /// [One alias namespace per caller](self#one-alias-namespace-per-caller))
     /// with `per_session`, given the scope's alias namespace: pass it to
-    /// [`ToolkitBuilder::alias_manager`](crate::toolkit::ToolkitBuilder::alias_manager),
+    /// [`ToolkitBuilder::alias_manager`](proto_ai_tools::toolkit::ToolkitBuilder::alias_manager),
     /// and add the generated executors with
-    /// [`ToolkitBuilder::executor`](crate::toolkit::ToolkitBuilder::executor),
+    /// [`ToolkitBuilder::executor`](proto_ai_tools::toolkit::ToolkitBuilder::executor),
     /// which builds them on it.
     ///
     /// `per_session` is called once when serving starts (a toolkit that does
@@ -597,7 +606,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap());
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap());
     /// assert_eq!(server.tools().unwrap().len(), 0);
     /// ```
     pub fn from_toolkit(toolkit: Toolkit) -> Self {
@@ -646,7 +655,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// use proto_ai_tools::mcp::{McpServer, ToolSearch};
+    /// use proto_ai_tools_mcp::{McpServer, ToolSearch};
     ///
     /// mod links {
     ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
@@ -690,7 +699,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_alias_scope_header("X-User-Id")
     ///     .unwrap();
     /// # let _ = server;
@@ -721,7 +730,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_single_user(true);
     /// # let _ = server;
     /// ```
@@ -742,8 +751,8 @@ impl McpServer {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(server: proto_ai_tools::mcp::McpServer) -> Result<(), proto_ai_tools::mcp::ServeError> {
-    /// use proto_ai_tools::mcp::OAuth;
+    /// # async fn run(server: proto_ai_tools_mcp::McpServer) -> Result<(), proto_ai_tools_mcp::ServeError> {
+    /// use proto_ai_tools_mcp::OAuth;
     /// let token = std::fs::read_to_string("/run/secrets/backend-token")?;
     /// server
     ///     .with_oauth(
@@ -801,7 +810,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// use proto_ai_tools::mcp::McpServer;
+    /// use proto_ai_tools_mcp::McpServer;
     /// let server = McpServer::new(|aliases| proto_ai_tools::Toolkit::builder().alias_manager(aliases).build());
     /// let server = server.forward_headers(["Authorization", "x-tenant"]).unwrap();
     /// # let server = McpServer::new(|aliases| proto_ai_tools::Toolkit::builder().alias_manager(aliases).build());
@@ -831,7 +840,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_call_options(proto_ai_tools::CallOptions::new().metadata("x-tenant", "acme"));
     /// # let _ = server;
     /// ```
@@ -846,16 +855,16 @@ impl McpServer {
     /// it locally too; when it passes, the call ends and the model gets an
     /// error result, `DEADLINE_EXCEEDED`, saying the call may or may not
     /// have taken effect and what to do next. Native tools read it from
-    /// [`ToolContext::call_options`](crate::ToolContext::call_options).
+    /// [`ToolContext::call_options`](proto_ai_tools::ToolContext::call_options).
     ///
     /// A deadline set elsewhere comes first, most specific first:
     /// [`with_tool_timeout`](Self::with_tool_timeout), then the tool's own
     /// (`rpc_tool.timeout` in the proto or an overlay,
-    /// [`Tool::timeout`](crate::toolkit::Tool::timeout)), then the server's
+    /// [`Tool::timeout`](proto_ai_tools::toolkit::Tool::timeout)), then the server's
     /// [call options](Self::with_call_options), then the toolkit's
-    /// ([`ToolkitBuilder::call_options`](crate::toolkit::ToolkitBuilder::call_options)).
+    /// ([`ToolkitBuilder::call_options`](proto_ai_tools::toolkit::ToolkitBuilder::call_options)).
     /// This one also takes the place of a deadline in an executor's
-    /// [`ExecutorOptions::call`](crate::executor::ExecutorOptions::call): set a longer
+    /// [`ExecutorOptions::call`](proto_ai_tools::executor::ExecutorOptions::call): set a longer
     /// one here or per tool instead.
     ///
     /// `None` sets no deadline. Then a service that stalls holds the call,
@@ -868,7 +877,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_call_timeout(Some(Duration::from_secs(20)));
     /// # let _ = server;
     /// ```
@@ -888,7 +897,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_tool_timeout("reports_generate", Duration::from_secs(300))
     ///     .with_tool_timeout("links_get", Duration::from_secs(5));
     /// # let _ = server;
@@ -919,7 +928,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_cancel_on_disconnect(false);
     /// # let _ = server;
     /// ```
@@ -942,7 +951,7 @@ impl McpServer {
     /// ```
     /// use std::{sync::Arc, time::Duration};
     /// let sessions = Arc::new(proto_ai_tools::Sessions::new((), Duration::from_secs(600)).with_alias_limit(1000));
-    /// let server = proto_ai_tools::mcp::McpServer::new(|aliases| proto_ai_tools::Toolkit::builder().alias_manager(aliases).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|aliases| proto_ai_tools::Toolkit::builder().alias_manager(aliases).build())
     ///     .with_sessions(sessions.clone());
     /// # let _ = server;
     /// ```
@@ -958,7 +967,7 @@ impl McpServer {
     /// session's record is kept in `store`, so that a session started on
     /// one gateway goes on on any other that shares the store, behind a
     /// load balancer that does not stick, and a gateway's restart does not
-    /// end it. Give it the [`RedisStore`](crate::store::RedisStore) (a
+    /// end it. Give it the [`RedisStore`](proto_ai_tools::store::RedisStore) (a
     /// server or a Redis Cluster) that holds the aliases
     /// ([`with_sessions`](Self::with_sessions) over
     /// [`Sessions::with_store`]): a session's aliases are kept under its
@@ -986,12 +995,13 @@ impl McpServer {
     ///
     /// ```no_run
     /// use std::sync::Arc;
-    /// use proto_ai_tools::{Toolkit, mcp::McpServer, store::RedisStore};
+    /// use proto_ai_tools::{Toolkit, store::RedisStore};
+    /// use proto_ai_tools_mcp::McpServer;
     ///
     /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
     /// let store = RedisStore::connect("redis://127.0.0.1:6379").await?;
     /// // The aliases and the sessions in the same Redis.
-    /// let sessions = proto_ai_tools::mcp::default_sessions().with_store(Arc::new(store.clone()));
+    /// let sessions = proto_ai_tools_mcp::default_sessions().with_store(Arc::new(store.clone()));
     /// McpServer::new(|aliases| Toolkit::builder().alias_manager(aliases).build())
     ///     .with_sessions(Arc::new(sessions))
     ///     .with_session_store(store)
@@ -1001,7 +1011,7 @@ impl McpServer {
     /// # }
     /// ```
     #[cfg(feature = "redis")]
-    pub fn with_session_store(mut self, store: crate::store::RedisStore) -> Self {
+    pub fn with_session_store(mut self, store: proto_ai_tools::store::RedisStore) -> Self {
         self.session_store = Some(store);
         self
     }
@@ -1012,7 +1022,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_stdio_session_id("desktop-user-7");
     /// # let _ = server;
     /// ```
@@ -1027,7 +1037,7 @@ impl McpServer {
     ///
     /// ```
     /// use proto_ai_tools::schema::Dialect;
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_dialect(Dialect::JsonSchema);
     /// # let _ = server;
     /// ```
@@ -1051,7 +1061,7 @@ impl McpServer {
     ///
     /// ```
     /// use proto_ai_tools::schema::HostProfile;
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_host_profile(HostProfile::Exact);
     /// # let _ = server;
     /// ```
@@ -1092,7 +1102,7 @@ impl McpServer {
     ///     .generated(gentools::Executor::new(InProcessTransport::new()))
     ///     .build()
     ///     .unwrap();
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(toolkit).with_output_schemas(true);
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(toolkit).with_output_schemas(true);
     /// let tools = server.tools().unwrap();
     /// let schema = tools[0].output_schema.as_ref().unwrap();
     /// assert_eq!(schema["type"], "object");
@@ -1110,7 +1120,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_output_schemas(true)
     ///     .with_max_output_schema_bytes(32 * 1024);
     /// # let _ = server;
@@ -1132,7 +1142,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_tasks(false);
     /// # let _ = server;
     /// ```
@@ -1143,28 +1153,28 @@ impl McpServer {
 
     /// Which tools a person must approve before each call when the tool
     /// itself says nothing (`rpc_tool.consent`, an overlay's `consent`):
-    /// [`ConfirmClass::Destructive`](crate::consent::ConfirmClass) by
+    /// [`ConfirmClass::Destructive`](proto_ai_tools::consent::ConfirmClass) by
     /// default, over stdio and HTTP alike. The server asks the user
     /// through the host (MCP elicitation) where the client declared it
-    /// can; see [`crate::consent`] and the guide's "Consent for destructive
+    /// can; see [`proto_ai_tools::consent`] and the guide's "Consent for destructive
     /// calls".
     ///
     /// # Examples
     ///
     /// ```
     /// use proto_ai_tools::consent::ConfirmClass;
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_confirm(ConfirmClass::Writes);
     /// # let _ = server;
     /// ```
-    pub fn with_confirm(mut self, class: crate::consent::ConfirmClass) -> Self {
+    pub fn with_confirm(mut self, class: proto_ai_tools::consent::ConfirmClass) -> Self {
         self.consent.class = class;
         self
     }
 
     /// What a call that needs a person's approval does when the client
     /// cannot ask for it (it declared no elicitation, in its handshake or a
-    /// stateless request): [`Unsupported::Refuse`](crate::consent::Unsupported)
+    /// stateless request): [`Unsupported::Refuse`](proto_ai_tools::consent::Unsupported)
     /// by default, with a sentence saying that a person must approve the
     /// call in a client that can ask; or run unasked.
     ///
@@ -1172,11 +1182,14 @@ impl McpServer {
     ///
     /// ```
     /// use proto_ai_tools::consent::Unsupported;
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_confirm_unsupported(Unsupported::Allow);
     /// # let _ = server;
     /// ```
-    pub fn with_confirm_unsupported(mut self, unsupported: crate::consent::Unsupported) -> Self {
+    pub fn with_confirm_unsupported(
+        mut self,
+        unsupported: proto_ai_tools::consent::Unsupported,
+    ) -> Self {
         self.consent.unsupported = unsupported;
         self
     }
@@ -1191,7 +1204,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
     ///     .with_consent_key(*b"a key of thirty-two bytes or more");
     /// # let _ = server;
     /// ```
@@ -1229,7 +1242,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_allowed_hosts(["tools.example.com"]);
     /// # let _ = server;
     /// ```
@@ -1253,7 +1266,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_allowed_origins(["https://app.example.com:443"]);
     /// # let _ = server;
     /// ```
@@ -1277,7 +1290,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_max_request_body_bytes(1 << 20);
     /// # let _ = server;
     /// ```
@@ -1299,7 +1312,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_max_sessions(100);
     /// # let _ = server;
     /// ```
@@ -1323,7 +1336,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_session_idle_timeout(Duration::from_secs(30 * 60));
     /// # let _ = server;
     /// ```
@@ -1341,7 +1354,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_max_connections(256);
     /// # let _ = server;
     /// ```
@@ -1359,7 +1372,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_header_timeout(Duration::from_secs(5));
     /// # let _ = server;
     /// ```
@@ -1377,7 +1390,7 @@ impl McpServer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
     ///     .with_idle_timeout(Duration::from_secs(120));
     /// # let _ = server;
     /// ```
@@ -1395,7 +1408,7 @@ impl McpServer {
 ///
 /// ```no_run
 /// # async fn run() {
-/// proto_ai_tools::mcp::shutdown_signal().await;
+/// proto_ai_tools_mcp::shutdown_signal().await;
 /// eprintln!("stopping");
 /// # }
 /// ```

@@ -38,7 +38,7 @@ use std::time::Duration;
 use rmcp::transport::streamable_http_server::session::SessionState;
 use sha2::{Digest, Sha256};
 
-use crate::store::{RedisStore, StoreError};
+use proto_ai_tools::store::{RedisStore, StoreError};
 
 /// The record's format, in its `v` field.
 const FORMAT: &str = "1";

@@ -81,7 +81,7 @@ pub const DEFAULT_LEEWAY: Duration = Duration::from_secs(30);
 /// # Examples
 ///
 /// ```
-/// let oauth = proto_ai_tools::mcp::OAuth::new("https://tools.example.com/mcp", "https://auth.example.com")
+/// let oauth = proto_ai_tools_mcp::OAuth::new("https://tools.example.com/mcp", "https://auth.example.com")
 ///     .required_scope("mcp:use")
 ///     .tool_scopes("tools:read", "tools:write")
 ///     .claim_header("sub", "x-user-id");
@@ -164,7 +164,7 @@ impl OAuth {
     /// # Examples
     ///
     /// ```
-    /// let oauth = proto_ai_tools::mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
+    /// let oauth = proto_ai_tools_mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
     ///     .jwks_uri("https://auth.example/keys");
     /// # let _ = oauth;
     /// ```
@@ -182,7 +182,7 @@ impl OAuth {
     ///
     /// ```
     /// let secret = std::env::var("INTROSPECTION_SECRET").unwrap_or_default();
-    /// let oauth = proto_ai_tools::mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
+    /// let oauth = proto_ai_tools_mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
     ///     .introspection("https://auth.example/introspect", "tools-gateway", secret);
     /// # let _ = oauth;
     /// ```
@@ -249,7 +249,7 @@ impl OAuth {
     /// # Examples
     ///
     /// ```
-    /// let oauth = proto_ai_tools::mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
+    /// let oauth = proto_ai_tools_mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
     ///     .max_sessions_per_caller(4);
     /// # let _ = oauth;
     /// ```
@@ -263,7 +263,7 @@ impl OAuth {
     /// # Examples
     ///
     /// ```
-    /// let oauth = proto_ai_tools::mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
+    /// let oauth = proto_ai_tools_mcp::OAuth::new("https://t.example/mcp", "https://auth.example")
     ///     .leeway(std::time::Duration::from_secs(5));
     /// # let _ = oauth;
     /// ```

@@ -248,7 +248,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(server: proto_ai_tools::mcp::McpServer) -> Result<(), proto_ai_tools::mcp::ServeError> {
+    /// # async fn run(server: proto_ai_tools_mcp::McpServer) -> Result<(), proto_ai_tools_mcp::ServeError> {
     /// let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     /// server.serve_stdio_until(async { let _ = stopped.await; }).await
     /// # }
@@ -276,7 +276,7 @@ impl McpServer {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-    /// let server = proto_ai_tools::mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap());
+    /// let server = proto_ai_tools_mcp::McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap());
     /// let (client, server_end) = tokio::io::duplex(64 * 1024);
     /// let (read, write) = tokio::io::split(server_end);
     /// let serving = tokio::spawn(server.serve_io(read, write, std::future::pending()));
@@ -343,7 +343,7 @@ impl McpServer {
     ///
     /// # Examples
     ///
-    /// See the [module docs](crate::mcp).
+    /// See the [module docs](crate).
     pub async fn serve_http(self, addr: impl tokio::net::ToSocketAddrs) -> Result<(), ServeError> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         self.serve_http_until(listener, shutdown_signal()).await
@@ -363,10 +363,10 @@ impl McpServer {
     /// # Examples
     ///
     /// ```no_run
-    /// # async fn run(server: proto_ai_tools::mcp::McpServer) -> Result<(), proto_ai_tools::mcp::ServeError> {
+    /// # async fn run(server: proto_ai_tools_mcp::McpServer) -> Result<(), proto_ai_tools_mcp::ServeError> {
     /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     /// eprintln!("MCP at http://{}/mcp", listener.local_addr()?);
-    /// server.serve_http_until(listener, proto_ai_tools::mcp::shutdown_signal()).await
+    /// server.serve_http_until(listener, proto_ai_tools_mcp::shutdown_signal()).await
     /// # }
     /// ```
     pub async fn serve_http_until(
@@ -486,7 +486,7 @@ impl McpServer {
     /// # Examples
     ///
     /// ```
-    /// let server = proto_ai_tools::mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build());
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build());
     /// assert!(server.check_address("127.0.0.1:8080".parse().unwrap()).is_ok());
     /// assert!(server.check_address("0.0.0.0:8080".parse().unwrap()).is_err());
     /// let server = server.with_alias_scope_header("x-user-id").unwrap();

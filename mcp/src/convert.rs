@@ -7,9 +7,9 @@ use proto_ai_tools_schema::{Dialect, HostProfile};
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::Value;
 
-use crate::result::ToolResult;
-use crate::tool::AgentTool;
-use crate::toolkit::Tool;
+use proto_ai_tools::ToolResult;
+use proto_ai_tools::tool::AgentTool;
+use proto_ai_tools::toolkit::Tool;
 
 /// The dialect of the tools' `inputSchema` unless
 /// [`McpServer::with_dialect`](super::McpServer::with_dialect) says otherwise:
@@ -31,10 +31,10 @@ pub const MCP_DIALECT: Dialect = Dialect::Anthropic;
 /// let shout = NativeTool::new::<Input, _, _>("shout", "Shout.", |_, i: Input| async move { i.text + "!" });
 /// let toolkit = Toolkit::builder().native(shout).build().unwrap();
 ///
-/// let tool = proto_ai_tools::mcp::to_mcp_tool(&toolkit.tools()[0], Dialect::Anthropic);
+/// let tool = proto_ai_tools_mcp::to_mcp_tool(&toolkit.tools()[0], Dialect::Anthropic);
 /// assert_eq!(tool.name, "shout");
 /// assert_eq!(tool.input_schema["properties"]["text"]["type"], "string");
-/// let same: proto_ai_tools::mcp::rmcp::model::Tool = (&toolkit.tools()[0]).into();
+/// let same = proto_ai_tools_mcp::to_mcp_tool(&toolkit.tools()[0], proto_ai_tools_mcp::MCP_DIALECT);
 /// assert_eq!(same, tool);
 /// ```
 pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
@@ -63,7 +63,7 @@ pub fn to_mcp_tool(tool: &Tool, dialect: Dialect) -> rmcp::model::Tool {
 /// let cancel = NativeTool::new::<Input, _, _>("cancel", "Cancel.", |_, i: Input| async move { i.order_id.to_string() });
 /// let toolkit = Toolkit::builder().native(cancel).build().unwrap();
 ///
-/// let tool = proto_ai_tools::mcp::to_mcp_tool_for_host(&toolkit.tools()[0], Dialect::Anthropic, HostProfile::JavaScript);
+/// let tool = proto_ai_tools_mcp::to_mcp_tool_for_host(&toolkit.tools()[0], Dialect::Anthropic, HostProfile::JavaScript);
 /// assert_eq!(tool.input_schema["properties"]["order_id"]["type"], "string");
 /// ```
 pub fn to_mcp_tool_for_host(tool: &Tool, dialect: Dialect, host: HostProfile) -> rmcp::model::Tool {
@@ -102,9 +102,20 @@ fn with_annotations(
     tool
 }
 
-/// A generated tool as an MCP tool, its `inputSchema` in `dialect`'s
-/// rendering (the texts `ai_tools!` checked at compile time).
-fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
+/// A generated tool (an [`AgentTool`] of `ai_tools!`) as an MCP tool, its
+/// `inputSchema` in `dialect`'s rendering (the texts `ai_tools!` checked at
+/// compile time).
+///
+/// # Examples
+///
+/// ```
+/// mod gentools {
+///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
+/// }
+/// let tool = proto_ai_tools_mcp::agent_tool_to_mcp(&gentools::LINKS_LIST, proto_ai_tools_mcp::MCP_DIALECT);
+/// assert_eq!(tool.input_schema["properties"]["page_size"]["type"], "integer");
+/// ```
+pub fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
     with_annotations(
         rmcp::model::Tool::new(
             tool.name,
@@ -114,28 +125,6 @@ fn agent_tool_to_mcp(tool: &AgentTool, dialect: Dialect) -> rmcp::model::Tool {
         tool.title,
         tool.hints,
     )
-}
-
-impl From<&Tool> for rmcp::model::Tool {
-    /// The tool in the [`MCP_DIALECT`] rendering.
-    fn from(tool: &Tool) -> Self {
-        to_mcp_tool(tool, MCP_DIALECT)
-    }
-}
-
-impl From<&AgentTool> for rmcp::model::Tool {
-    /// The tool in the [`MCP_DIALECT`] rendering.
-    ///
-    /// ```
-    /// mod gentools {
-    ///     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
-    /// }
-    /// let tool: proto_ai_tools::mcp::rmcp::model::Tool = (&gentools::LINKS_LIST).into();
-    /// assert_eq!(tool.input_schema["properties"]["page_size"]["type"], "integer");
-    /// ```
-    fn from(tool: &AgentTool) -> Self {
-        agent_tool_to_mcp(tool, MCP_DIALECT)
-    }
 }
 
 /// A tool's parameters are always an object; anything else (never produced)

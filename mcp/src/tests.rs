@@ -141,9 +141,9 @@ async fn the_callers_trace_context_reaches_the_call() {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     /// No arguments.
-    #[derive(serde::Deserialize, crate::ToolInput)]
+    #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
     struct Nothing {}
-    let echo = crate::NativeTool::new::<Nothing, _, _>(
+    let echo = proto_ai_tools::NativeTool::new::<Nothing, _, _>(
         "trace_echo",
         "Echo the trace context.",
         |ctx, _: Nothing| async move {
@@ -156,7 +156,10 @@ async fn the_callers_trace_context_reaches_the_call() {
                 .join(";")
         },
     );
-    let toolkit = crate::Toolkit::builder().native(echo).build().unwrap();
+    let toolkit = proto_ai_tools::Toolkit::builder()
+        .native(echo)
+        .build()
+        .unwrap();
     let server = super::McpServer::from_toolkit(toolkit);
     let (client, server_end) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_end);

@@ -13,7 +13,7 @@
 //! - **A view is its scope's, on its scope's namespace.** It is kept under
 //!   the scope's key ([`Scope::key`](super::scope::Scope::key), which
 //!   never names another scope's), and served only while its alias manager
-//!   is the very one the scope's [`Sessions`](crate::Sessions) entry holds:
+//!   is the very one the scope's [`Sessions`](proto_ai_tools::Sessions) entry holds:
 //!   a scope forgotten (expired, evicted, removed) and made again gets a
 //!   new manager, and so a new view, never the old one's aliases.
 //! - **Idle scopes hold no view.** A view unused for [`VIEW_IDLE`] is
@@ -33,9 +33,9 @@ use std::time::Duration;
 // tokio's clock, as `Sessions` uses, so that tests can pause it.
 use tokio::time::Instant;
 
-use crate::alias::AliasManager;
-use crate::expiring::ExpiringMap;
-use crate::toolkit::Toolkit;
+use proto_ai_tools::__gateway::ExpiringMap;
+use proto_ai_tools::alias::AliasManager;
+use proto_ai_tools::toolkit::Toolkit;
 
 /// How long a scope's view is kept without a request: long enough to span
 /// the pauses of a conversation (a model thinking between calls), short

@@ -58,7 +58,7 @@ impl ScopeSources {
 }
 
 /// The alias namespace a request uses, as the key it is kept under (in a
-/// [`Sessions`](crate::Sessions) and, with a store, in the store's keys).
+/// [`Sessions`](proto_ai_tools::Sessions) and, with a store, in the store's keys).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Scope {
     key: String,

@@ -27,7 +27,7 @@
 //! matters, serve write tools only to tokens that need them
 //! (`--tool-scopes`), or serve tool search with `--read-only`.
 //!
-//! A toolset is a gRPC service ([`Tool::toolset`](crate::toolkit::Tool::toolset)). The enabled toolsets
+//! A toolset is a gRPC service ([`Tool::toolset`](proto_ai_tools::toolkit::Tool::toolset)). The enabled toolsets
 //! belong to an MCP session (or to stdio's one client): a stateless request
 //! (MCP 2026-07-28) has no session to keep them in, so there `tools/list`
 //! shows the toolsets the server starts with, and the model calls the
@@ -39,8 +39,8 @@ use proto_ai_tools_schema::Dialect;
 use proto_ai_tools_schema::inbound::kind_of;
 use serde_json::{Value, json};
 
-use crate::toolkit::Toolkit;
-use crate::toolkit::search::{ToolIndex, service_title, summary};
+use proto_ai_tools::toolkit::Toolkit;
+use proto_ai_tools::toolkit::search::{ToolIndex, service_title, summary};
 
 /// The name of the meta-tool that searches the tools.
 pub const SEARCH_TOOLS: &str = "search_tools";
@@ -66,7 +66,7 @@ pub const MAX_QUERY_BYTES: usize = 1024;
 /// # Examples
 ///
 /// ```
-/// use proto_ai_tools::mcp::{McpServer, ToolSearch};
+/// use proto_ai_tools_mcp::{McpServer, ToolSearch};
 ///
 /// let search = ToolSearch::new().toolset("links.v1.LinksService");
 /// assert_eq!(search.toolsets, ["links.v1.LinksService"]);
@@ -87,7 +87,7 @@ pub struct ToolSearch {
     /// vectors' source and cache; see
     /// [`ToolIndex::with_embeddings`].
     #[cfg(feature = "semantic-search")]
-    pub embeddings: Option<crate::toolkit::semantic::Embeddings>,
+    pub embeddings: Option<proto_ai_tools::toolkit::semantic::Embeddings>,
 }
 
 impl ToolSearch {
@@ -112,7 +112,7 @@ impl ToolSearch {
     /// # Examples
     ///
     /// ```
-    /// use proto_ai_tools::mcp::ToolSearch;
+    /// use proto_ai_tools_mcp::ToolSearch;
     ///
     /// let search = ToolSearch::new()
     ///     .define("links-read", ["links_list", "workflow_steps_*"])
@@ -138,7 +138,7 @@ impl ToolSearch {
     /// # Examples
     ///
     /// ```no_run
-    /// use proto_ai_tools::mcp::ToolSearch;
+    /// use proto_ai_tools_mcp::ToolSearch;
     /// use proto_ai_tools::toolkit::semantic::{Embeddings, LocalModel};
     ///
     /// let model = LocalModel::open("models/all-MiniLM-L6-v2")?;
@@ -147,7 +147,7 @@ impl ToolSearch {
     /// # Ok::<(), proto_ai_tools::toolkit::semantic::EmbeddingError>(())
     /// ```
     #[cfg(feature = "semantic-search")]
-    pub fn embeddings(mut self, embeddings: crate::toolkit::semantic::Embeddings) -> Self {
+    pub fn embeddings(mut self, embeddings: proto_ai_tools::toolkit::semantic::Embeddings) -> Self {
         self.embeddings = Some(embeddings);
         self
     }
@@ -179,7 +179,7 @@ pub(super) enum ToolsetProblem {
     Definition(String),
     /// The tools' vectors for retrieval by meaning cannot be had.
     #[cfg(feature = "semantic-search")]
-    Embeddings(crate::toolkit::semantic::EmbeddingError),
+    Embeddings(proto_ai_tools::toolkit::semantic::EmbeddingError),
 }
 
 impl Catalog {
@@ -217,7 +217,7 @@ impl Catalog {
             let selection = Selection::new(patterns, &[], false).map_err(problem)?;
             let chosen = selection
                 .apply(toolkit.tools().iter().collect(), |tool| {
-                    crate::toolkit::subject(tool)
+                    proto_ai_tools::toolkit::subject(tool)
                 })
                 .map_err(problem)?;
             for tool in chosen {
@@ -534,22 +534,22 @@ mod tests {
     /// A catalog of one generated toolset (the links service) and one
     /// native tool.
     fn catalog() -> Catalog {
-        #[derive(serde::Deserialize, crate::ToolInput)]
+        #[derive(serde::Deserialize, proto_ai_tools::ToolInput)]
         struct Input {
             text: String,
         }
-        let echo = crate::NativeTool::new::<Input, _, _>(
+        let echo = proto_ai_tools::NativeTool::new::<Input, _, _>(
             "echo",
             "Echo the text.",
             |_, i: Input| async move { i.text },
         );
-        static POOL: std::sync::LazyLock<prost_reflect::DescriptorPool> =
-            std::sync::LazyLock::new(prost_reflect::DescriptorPool::new);
+        static POOL: std::sync::LazyLock<proto_ai_tools::prost_reflect::DescriptorPool> =
+            std::sync::LazyLock::new(proto_ai_tools::prost_reflect::DescriptorPool::new);
         let toolkit = Toolkit::builder()
-            .generated(crate::executor::ProtoExecutor::new(
+            .generated(proto_ai_tools::executor::ProtoExecutor::new(
                 &[],
                 &POOL,
-                crate::transport::InProcessTransport::new(),
+                proto_ai_tools::transport::InProcessTransport::new(),
             ))
             .native(echo)
             .build()
@@ -618,7 +618,7 @@ mod tests {
     fn links_toolkit() -> Toolkit {
         Toolkit::builder()
             .generated(links::Executor::new(
-                crate::transport::InProcessTransport::new(),
+                proto_ai_tools::transport::InProcessTransport::new(),
             ))
             .build()
             .expect("a toolkit")

@@ -13,14 +13,14 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::REQUEST_ENVELOPE_BYTES, 64 * 1024);
+/// assert_eq!(proto_ai_tools_mcp::REQUEST_ENVELOPE_BYTES, 64 * 1024);
 /// ```
 pub const REQUEST_ENVELOPE_BYTES: usize = 64 * 1024;
 
 /// The largest request body over HTTP unless
 /// [`McpServer::with_max_request_body_bytes`](super::McpServer::with_max_request_body_bytes)
 /// says otherwise: the argument limit
-/// ([`Limits::default`](crate::schema::inbound::Limits)`.max_bytes`, 256 KiB)
+/// ([`Limits::default`](proto_ai_tools::schema::inbound::Limits)`.max_bytes`, 256 KiB)
 /// plus [`REQUEST_ENVELOPE_BYTES`], 320 KiB. A larger body is answered
 /// `413 Payload Too Large`, naming the limit, before it is parsed (and, when
 /// its `Content-Length` says so, before it is read).
@@ -30,8 +30,8 @@ pub const REQUEST_ENVELOPE_BYTES: usize = 64 * 1024;
 /// ```
 /// use proto_ai_tools::schema::inbound::Limits;
 /// assert_eq!(
-///     proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES,
-///     Limits::default().max_bytes + proto_ai_tools::mcp::REQUEST_ENVELOPE_BYTES
+///     proto_ai_tools_mcp::DEFAULT_MAX_REQUEST_BODY_BYTES,
+///     Limits::default().max_bytes + proto_ai_tools_mcp::REQUEST_ENVELOPE_BYTES
 /// );
 /// ```
 pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 256 * 1024 + REQUEST_ENVELOPE_BYTES;
@@ -44,7 +44,7 @@ pub const DEFAULT_MAX_REQUEST_BODY_BYTES: usize = 256 * 1024 + REQUEST_ENVELOPE_
 /// # Examples
 ///
 /// ```
-/// assert!(proto_ai_tools::mcp::MAX_SESSIONLESS_BODY_BYTES < proto_ai_tools::mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
+/// assert!(proto_ai_tools_mcp::MAX_SESSIONLESS_BODY_BYTES < proto_ai_tools_mcp::DEFAULT_MAX_REQUEST_BODY_BYTES);
 /// ```
 pub const MAX_SESSIONLESS_BODY_BYTES: usize = 16 * 1024;
 
@@ -54,7 +54,7 @@ pub const MAX_SESSIONLESS_BODY_BYTES: usize = 16 * 1024;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::DEFAULT_MAX_SESSIONS, 1_000);
+/// assert_eq!(proto_ai_tools_mcp::DEFAULT_MAX_SESSIONS, 1_000);
 /// ```
 pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 
@@ -64,7 +64,7 @@ pub const DEFAULT_MAX_SESSIONS: usize = 1_000;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::SESSIONS_RETRY_AFTER_SECS, 5);
+/// assert_eq!(proto_ai_tools_mcp::SESSIONS_RETRY_AFTER_SECS, 5);
 /// ```
 pub const SESSIONS_RETRY_AFTER_SECS: u64 = 5;
 
@@ -75,7 +75,7 @@ pub const SESSIONS_RETRY_AFTER_SECS: u64 = 5;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs(), 300);
+/// assert_eq!(proto_ai_tools_mcp::DEFAULT_SESSION_IDLE_TIMEOUT.as_secs(), 300);
 /// ```
 pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
@@ -86,7 +86,7 @@ pub const DEFAULT_SESSION_IDLE_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::DEFAULT_MAX_CONNECTIONS, 1_024);
+/// assert_eq!(proto_ai_tools_mcp::DEFAULT_MAX_CONNECTIONS, 1_024);
 /// ```
 pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
 
@@ -98,7 +98,7 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 1_024;
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::DEFAULT_HEADER_TIMEOUT.as_secs(), 10);
+/// assert_eq!(proto_ai_tools_mcp::DEFAULT_HEADER_TIMEOUT.as_secs(), 10);
 /// ```
 pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -110,7 +110,7 @@ pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::DEFAULT_IDLE_TIMEOUT.as_secs(), 60);
+/// assert_eq!(proto_ai_tools_mcp::DEFAULT_IDLE_TIMEOUT.as_secs(), 60);
 /// ```
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -123,7 +123,7 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// # Examples
 ///
 /// ```
-/// assert!(proto_ai_tools::mcp::LOOPBACK_ORIGINS.contains(&"http://localhost:*"));
+/// assert!(proto_ai_tools_mcp::LOOPBACK_ORIGINS.contains(&"http://localhost:*"));
 /// ```
 pub const LOOPBACK_ORIGINS: [&str; 6] = [
     "http://localhost:*",
@@ -163,7 +163,7 @@ pub(super) const HTTP_CLOSE: Duration = Duration::from_secs(1);
 /// # Examples
 ///
 /// ```
-/// assert_eq!(proto_ai_tools::mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 50);
+/// assert_eq!(proto_ai_tools_mcp::DEFAULT_CALL_TIMEOUT.as_secs(), 50);
 /// ```
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(50);
 
