@@ -2,7 +2,7 @@
 # Runs every fuzz target of fuzz/ for a bounded time.
 #
 #   scripts/fuzz-smoke.sh            # 60 s per target (local)
-#   FUZZ_SECONDS=10 scripts/fuzz-smoke.sh   # CI smoke run
+#   FUZZ_SECONDS=10 FUZZ_DEV=1 scripts/fuzz-smoke.sh   # CI smoke run
 #   scripts/fuzz-smoke.sh inbound    # one target
 #
 # Installs cargo-fuzz if missing. On this stable toolchain, RUSTC_BOOTSTRAP=1
@@ -27,7 +27,15 @@ fi
 
 # `-s none`: no sanitizer (the crates forbid unsafe code); libFuzzer still
 # finds panics, overflows (debug assertions on) and hangs.
-cargo fuzz build -s none --debug-assertions
+# FUZZ_DEV=1 builds the targets unoptimised (`--dev`, debug assertions on
+# as in any dev build): a smoke run of seconds gains less from an optimised
+# fuzzer than the release build of the whole tree costs (CI's 10 s a
+# target); longer runs keep the optimised build.
+build=(-s none --debug-assertions)
+if [ -n "${FUZZ_DEV:-}" ]; then
+    build+=(--dev)
+fi
+cargo fuzz build "${build[@]}"
 
 status=0
 for target in "${targets[@]}"; do
@@ -35,7 +43,7 @@ for target in "${targets[@]}"; do
     mkdir -p "$corpus"
     log="$(mktemp)"
     echo "== $target: ${seconds}s"
-    if cargo fuzz run -s none --debug-assertions "$target" "$corpus" "seeds/$target" -- \
+    if cargo fuzz run "${build[@]}" "$target" "$corpus" "seeds/$target" -- \
         -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
         -print_final_stats=1 >"$log" 2>&1; then
         grep -E "^stat::(number_of_executed_units|new_units_added|peak_rss_mb)" "$log" || true
