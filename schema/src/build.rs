@@ -132,7 +132,8 @@ pub fn compile_protos<P: AsRef<Path>>(
 /// # }
 /// ```
 pub fn compiler<P: AsRef<Path>>(protos: &[P], includes: &[P]) -> Result<protox::Compiler, Error> {
-    let resolver = crate::proto_resolver(includes.iter().map(|p| p.as_ref().to_path_buf()));
+    let resolver =
+        crate::resolver::proto_resolver(includes.iter().map(|p| p.as_ref().to_path_buf()));
     let mut compiler = protox::Compiler::with_file_resolver(resolver);
     compiler.include_imports(true).include_source_info(true);
     for proto in protos {
@@ -215,8 +216,8 @@ fn diagnosis(proto: &Path, includes: &[&Path]) -> String {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let message = crate::error_message(&self.error);
-        match crate::error_location(&self.error) {
+        let message = crate::resolver::error_message(&self.error);
+        match crate::resolver::error_location(&self.error) {
             Some(location) => write!(f, "{location}: {message}")?,
             None => write!(f, "{message}")?,
         }

@@ -57,7 +57,7 @@ use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::Dialect;
+use crate::dialect::Dialect;
 use crate::names::push_pointer_token;
 
 mod arguments;

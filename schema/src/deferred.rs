@@ -48,8 +48,8 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::Dialect;
 use crate::check::{self, Rule, Violation};
+use crate::dialect::Dialect;
 
 /// Anthropic tool search: at most this many tools in the catalog of one
 /// request (the tools beside the search tool itself).

@@ -64,10 +64,11 @@
 use serde_json::{Map, Value};
 
 use crate::check::{self, admitted};
+use crate::dialect::Dialect;
 use crate::inbound::{self, Limits};
 use crate::ir::Schema;
 use crate::names::split_alias;
-use crate::{Dialect, render};
+use crate::render;
 
 /// How many schemas one value may be shaped against on the way down (see
 /// [`check::check_arguments`]).

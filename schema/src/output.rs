@@ -68,7 +68,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor, SerializeOptions};
 use serde_json::{Map, Value, json};
 
-use crate::HostProfile;
+use crate::host::HostProfile;
 use crate::render::{RECURSION_UNROLL, SIGNED_DIGITS_PATTERN, UNSIGNED_DIGITS_PATTERN};
 
 /// The names a result's fields are written under: the one rule the

@@ -69,10 +69,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde_json::{Map, Value, json};
 
+use crate::dialect::Dialect;
+use crate::host::HostProfile;
 use crate::ir::{
     self, IntegerSchema, Kind, MapSchema, NumberSchema, Object, OneOf, Schema, StringSchema,
 };
-use crate::{Dialect, HostProfile};
 
 mod share;
 

@@ -57,7 +57,7 @@ use std::fmt;
 
 use globset::{Glob, GlobMatcher};
 
-use crate::ToolSpec;
+use crate::tool_spec::ToolSpec;
 
 /// How many names an error lists before "…".
 const LISTED: usize = 6;

@@ -16,7 +16,7 @@ use super::fields::{is_required, real_oneof};
 use super::graph::reachable;
 use super::well_known::{float_schema, well_known};
 use crate::ir::{self, Object, Property, Schema};
-use crate::{FieldAlias, ToolHints, ToolSpec};
+use crate::tool_spec::{FieldAlias, ToolHints, ToolSpec};
 
 impl Annotations {
     /// The leading comment of a message, for its object's description.
