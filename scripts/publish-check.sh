@@ -69,7 +69,7 @@ done
 # (Listings are read whole before grep -q: with pipefail, tar killed by the
 # pipe grep -q closes early would fail the check.)
 schema_listing=$(tar tzf "target/package/proto-ai-tools-schema-$VERSION.crate")
-for f in ai/context/v1/annotations.proto ai/tools/v1/annotations.proto ai/tools/v1/rpc_tool.proto google/api/field_behavior.proto annotations.binpb; do
+for f in ai/context/v1/annotations.proto ai/tools/v1/annotations.proto ai/tools/v1/rpc_tool.proto google/api/field_behavior.proto annotations.binpb buf.yaml; do
   grep -qx "proto-ai-tools-schema-$VERSION/proto/$f" <<<"$schema_listing" \
     || { echo "publish-check: proto-ai-tools-schema lacks proto/$f" >&2; exit 1; }
 done

@@ -186,7 +186,8 @@ pub(crate) enum Command {
 const PROTOS_HELP: &str = "\
 Writes every annotation proto this ai-tools ships (ai/context/v1/annotations.proto,
 ai/tools/v1/annotations.proto, ai/tools/v1/rpc_tool.proto,
-google/api/field_behavior.proto) under DIR and prints a line per file:
+google/api/field_behavior.proto) under DIR, with a buf.yaml that makes DIR a
+module buf builds and lints as it is, and prints a line per file:
 written, unchanged (already there, same content) or overwritten (--force).
 A file already there with other content is never replaced without --force,
 and nothing is written then; other files in DIR are left alone. No

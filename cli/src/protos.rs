@@ -1,6 +1,7 @@
 //! `ai-tools protos --out DIR`: the annotation protos this binary ships,
 //! written under their import paths, for toolchains that do not serve them
-//! (protoc, buf, grpcio-tools, protoc-gen-go).
+//! (protoc, buf, grpcio-tools, protoc-gen-go), and a `buf.yaml` that makes
+//! DIR a buf module `buf build` and `buf lint` take as it is.
 //!
 //! Nothing is written unless everything can be: a file already at one of
 //! the paths with other content (edited, or from another version of
@@ -10,7 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use proto_ai_tools::schema::ANNOTATION_PROTOS;
+use proto_ai_tools::schema::{ANNOTATION_BUF_YAML, ANNOTATION_PROTOS};
 
 use crate::Failure;
 
@@ -25,9 +26,18 @@ enum Plan {
     Replace,
 }
 
-/// Writes every annotation proto under `out`, creating the directories it
-/// needs, and prints one line per file on stdout: `written PATH`,
-/// `unchanged PATH` or `overwritten PATH`.
+/// What is written under DIR, by path: the annotation protos at their import
+/// paths, then the module's `buf.yaml`.
+fn files() -> impl Iterator<Item = (&'static str, &'static str)> {
+    ANNOTATION_PROTOS
+        .iter()
+        .copied()
+        .chain([("buf.yaml", ANNOTATION_BUF_YAML)])
+}
+
+/// Writes every annotation proto under `out`, and the `buf.yaml` of the
+/// module they make, creating the directories it needs, and prints one line
+/// per file on stdout: `written PATH`, `unchanged PATH` or `overwritten PATH`.
 pub(crate) fn write(out: &Path, force: bool) -> Result<String, Failure> {
     if out.exists() && !out.is_dir() {
         return Err(Failure::Run(format!(
@@ -35,8 +45,8 @@ pub(crate) fn write(out: &Path, force: bool) -> Result<String, Failure> {
             out.display()
         )));
     }
-    let mut plans = Vec::with_capacity(ANNOTATION_PROTOS.len());
-    for (import, source) in ANNOTATION_PROTOS {
+    let mut plans = Vec::with_capacity(ANNOTATION_PROTOS.len() + 1);
+    for (import, source) in files() {
         let path = out.join(import);
         let plan = match std::fs::read(&path) {
             Ok(existing) if existing == source.as_bytes() => Plan::Keep,
@@ -49,7 +59,7 @@ pub(crate) fn write(out: &Path, force: bool) -> Result<String, Failure> {
                 )));
             }
         };
-        plans.push((path, *source, plan));
+        plans.push((path, source, plan));
     }
     let differing: Vec<&PathBuf> = plans
         .iter()

@@ -4,12 +4,19 @@
 //! project, and each toolchain compiles the proto there with the commands of
 //! the guide's "The annotation protos in other toolchains":
 //!
-//! - protoc (Debian's protobuf-compiler): a descriptor set with its imports,
-//!   Go code (protoc-gen-go, the annotation protos mapped into the user's
-//!   module with `M`) and Java code;
-//! - buf (npm `@bufbuild/buf`): the project's module built in a workspace
-//!   that lists the written protos as a second module; and the repository's
-//!   own module, `schema/proto/buf.yaml`, built as its comment says;
+//! - protoc (Debian's protobuf-compiler): the written protos all together,
+//!   without a warning; a descriptor set with its imports, Go code
+//!   (protoc-gen-go, the annotation protos mapped into the user's module
+//!   with `M`) and Java code; and `other_toolchains/more/pings/v1/pings.proto`,
+//!   which imports both declarations of `rpc_tool` and uses each, without a
+//!   warning, its tools read from either;
+//! - buf (npm `@bufbuild/buf`): the written directory as a module of its
+//!   own, which a bare `buf build` and `buf lint` (its `buf.yaml`: STANDARD
+//!   and the named exceptions) take as it is; the project's module built in
+//!   a workspace that lists the written protos as a second module, and the
+//!   whole workspace (pings.proto a third module) with a bare `buf build`;
+//!   and the repository's own module, `schema/proto/buf.yaml`, built and
+//!   linted the same way;
 //! - grpcio-tools: Python code, which serves the service
 //!   (`other_toolchains/notes_server.py`, grpcio).
 //!
@@ -113,18 +120,72 @@ plugins:
     include_imports: true
 ";
 
-/// A scratch project: `proto/notes/v1/notes.proto`, nothing else.
+/// A scratch project: `proto/notes/v1/notes.proto` and
+/// `more/pings/v1/pings.proto`, nothing else.
 fn project() -> PathBuf {
     let dir = std::env::temp_dir().join(format!("ai-tools-toolchains-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("proto/notes/v1")).unwrap();
-    std::fs::copy(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/other_toolchains/proto/notes/v1/notes.proto"),
-        dir.join("proto/notes/v1/notes.proto"),
-    )
-    .unwrap();
+    for file in ["proto/notes/v1/notes.proto", "more/pings/v1/pings.proto"] {
+        let to = dir.join(file);
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/other_toolchains")
+                .join(file),
+            to,
+        )
+        .unwrap();
+    }
     dir
+}
+
+/// The import paths of the annotation protos `ai-tools protos` writes.
+fn annotation_protos() -> Vec<&'static str> {
+    proto_ai_tools::schema::ANNOTATION_PROTOS
+        .iter()
+        .map(|(path, _)| *path)
+        .collect()
+}
+
+/// `run`, and nothing on stderr: protoc's warnings (an extension number
+/// used twice, an unused import) go there and do not fail it.
+fn run_quietly(dir: &Path, program: &Path, args: &[&str]) -> Output {
+    let output = run(dir, program, args);
+    assert!(
+        output.stderr.is_empty(),
+        "{} {} warns: {}",
+        program.display(),
+        args.join(" "),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// The tools of the descriptor set `set` (by `by`) that pings.proto
+/// declares: one under each `rpc_tool`.
+fn pings_tools(by: &str, set: &[u8]) {
+    let set = ToolSet::from_descriptor_set(set, &ToolSetOptions::new())
+        .unwrap_or_else(|e| panic!("{by}: the tools of its descriptor set: {e}"));
+    let tools: Vec<(&str, &str)> = set
+        .tools()
+        .iter()
+        .filter(|t| t.name.starts_with("pings_"))
+        .map(|t| (t.name, t.description))
+        .collect();
+    assert_eq!(
+        tools,
+        [
+            ("pings_ping", "Answer a ping."),
+            ("pings_echo", "Echo a ping.")
+        ],
+        "{by}"
+    );
+    let echo = set.tools().iter().find(|t| t.name == "pings_echo").unwrap();
+    assert_eq!(
+        echo.consent,
+        Some(proto_ai_tools::schema::ConsentPolicy::Confirm),
+        "{by}: read from ai.tools.v1.rpc_tool"
+    );
 }
 
 /// The Python server, started on the code in `generated`, killed when
@@ -214,13 +275,42 @@ fn an_annotated_proto_compiles_with_protoc_buf_and_grpcio_tools_and_serves_from_
         ai_tools,
         &["protos", "--out", "third_party/ai-tools"],
     );
-    assert_eq!(String::from_utf8_lossy(&written.stdout).lines().count(), 4);
+    // The four protos and the module's buf.yaml.
+    assert_eq!(String::from_utf8_lossy(&written.stdout).lines().count(), 5);
+    assert!(project.join("third_party/ai-tools/buf.yaml").is_file());
     let mut sets: Vec<(&str, Vec<u8>)> = Vec::new();
 
-    // protoc: the descriptor set the executor reads, Go and Java code.
+    // protoc: the written protos together, the descriptor set the executor
+    // reads, Go and Java code; a file importing both `rpc_tool`s.
     let protoc = Path::new("protoc");
     if runs(protoc, &["--version"]) {
-        run(
+        let mut all = vec![
+            "-I",
+            "third_party/ai-tools",
+            "--include_imports",
+            "--descriptor_set_out=annotations.binpb",
+        ];
+        all.extend(annotation_protos());
+        run_quietly(&project, protoc, &all);
+        run_quietly(
+            &project,
+            protoc,
+            &[
+                "-I",
+                "more",
+                "-I",
+                "third_party/ai-tools",
+                "--include_imports",
+                "--include_source_info",
+                "--descriptor_set_out=pings.binpb",
+                "more/pings/v1/pings.proto",
+            ],
+        );
+        pings_tools(
+            "protoc",
+            &std::fs::read(project.join("pings.binpb")).unwrap(),
+        );
+        run_quietly(
             &project,
             protoc,
             &[
@@ -311,12 +401,19 @@ fn an_annotated_proto_compiles_with_protoc_buf_and_grpcio_tools_and_serves_from_
         );
     }
 
-    // buf: the user's module in a workspace with the written protos; then
-    // the repository's own module.
+    // buf: the written protos as a module of their own; the user's module
+    // in a workspace with them, and the whole workspace; then the
+    // repository's own module.
     if let Some(buf) = buf() {
+        // Before the project's buf.yaml exists: the module's own buf.yaml is
+        // the one buf reads.
+        let written = project.join("third_party/ai-tools");
+        let image = project.join("written.binpb");
+        run(&written, &buf, &["build", "-o", image.to_str().unwrap()]);
+        run(&written, &buf, &["lint"]);
         std::fs::write(
             project.join("buf.yaml"),
-            "version: v2\nmodules:\n  - path: proto\n  - path: third_party/ai-tools\n",
+            "version: v2\nmodules:\n  - path: proto\n  - path: third_party/ai-tools\n  - path: more\n",
         )
         .unwrap();
         run(&project, &buf, &["build", "proto", "-o", "notes-buf.binpb"]);
@@ -324,18 +421,12 @@ fn an_annotated_proto_compiles_with_protoc_buf_and_grpcio_tools_and_serves_from_
             "buf",
             std::fs::read(project.join("notes-buf.binpb")).unwrap(),
         ));
-        // The whole workspace holds both rpc_tool declarations: buf refuses
-        // it, as schema/proto/buf.yaml and the guide say.
-        let whole = Command::new(&buf)
-            .args(["build", "-o", "whole.binpb"])
-            .current_dir(&project)
-            .output()
-            .unwrap();
-        assert!(!whole.status.success());
-        assert!(
-            String::from_utf8_lossy(&whole.stderr).contains("52104"),
-            "{}",
-            String::from_utf8_lossy(&whole.stderr)
+        // The whole workspace, both rpc_tool declarations and a file that
+        // imports both among its files, in one bare build.
+        run(&project, &buf, &["build", "-o", "whole.binpb"]);
+        pings_tools(
+            "buf (the whole workspace)",
+            &std::fs::read(project.join("whole.binpb")).unwrap(),
         );
 
         // Go code through buf's managed mode, the annotation protos' too.
@@ -361,23 +452,8 @@ fn an_annotated_proto_compiles_with_protoc_buf_and_grpcio_tools_and_serves_from_
 
         let module = workspace().join("schema/proto");
         let image = project.join("module.binpb");
-        let image = image.to_str().unwrap();
-        run(
-            &module,
-            &buf,
-            &[
-                "build",
-                "--exclude-path",
-                "ai/tools/v1/rpc_tool.proto",
-                "-o",
-                image,
-            ],
-        );
-        run(
-            &module,
-            &buf,
-            &["build", "--path", "ai/tools/v1/rpc_tool.proto", "-o", image],
-        );
+        run(&module, &buf, &["build", "-o", image.to_str().unwrap()]);
+        run(&module, &buf, &["lint"]);
         let files = run(&module, &buf, &["ls-files"]);
         let mut listed: Vec<String> = String::from_utf8_lossy(&files.stdout)
             .lines()

@@ -1,6 +1,6 @@
 //! `ai-tools protos --out DIR`, run as a user runs it: every annotation proto
-//! written under its import path, byte for byte what the crates serve; a
-//! second run changes nothing; a file edited by hand stops the command
+//! written under its import path, byte for byte what the crates serve, and
+//! the module's `buf.yaml`; a second run changes nothing; a file edited by hand stops the command
 //! before it writes anything, until `--force`; other files are left alone.
 
 // An integration test: its helpers fail the test by panicking.
@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use proto_ai_tools::schema::ANNOTATION_PROTOS;
+use proto_ai_tools::schema::{ANNOTATION_BUF_YAML, ANNOTATION_PROTOS};
 
 fn ai_tools(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_ai-tools"));
@@ -38,12 +38,16 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The lines `ai-tools protos` prints: `word DIR/path` per annotation proto.
+/// The lines `ai-tools protos` prints: `word DIR/path` per annotation proto,
+/// then for `buf.yaml`.
 fn report(out: &Path, words: &[&str]) -> String {
+    assert_eq!(words.len(), ANNOTATION_PROTOS.len() + 1);
     ANNOTATION_PROTOS
         .iter()
+        .map(|(path, _)| *path)
+        .chain(["buf.yaml"])
         .zip(words)
-        .map(|((path, _), word)| format!("{word} {}\n", out.join(path).display()))
+        .map(|(path, word)| format!("{word} {}\n", out.join(path).display()))
         .collect()
 }
 
@@ -56,7 +60,7 @@ fn writes_the_annotation_protos_and_never_replaces_an_edit_unasked() {
     // Into a directory that does not exist yet.
     let first = ai_tools(&["protos", "--out", out_arg], &[]);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
-    assert_eq!(text(&first.stdout), report(&out, &["written"; 4]));
+    assert_eq!(text(&first.stdout), report(&out, &["written"; 5]));
     assert_eq!(ANNOTATION_PROTOS.len(), 4);
     for (path, source) in ANNOTATION_PROTOS {
         assert_eq!(
@@ -65,12 +69,16 @@ fn writes_the_annotation_protos_and_never_replaces_an_edit_unasked() {
             "{path}"
         );
     }
+    assert_eq!(
+        std::fs::read_to_string(out.join("buf.yaml")).unwrap(),
+        ANNOTATION_BUF_YAML
+    );
     assert!(out.join("ai/context/v1/annotations.proto").is_file());
 
     // Again: nothing to do.
     let again = ai_tools(&["protos", "--out", out_arg], &[]);
     assert_eq!(again.status.code(), Some(0), "{}", text(&again.stderr));
-    assert_eq!(text(&again.stdout), report(&out, &["unchanged"; 4]));
+    assert_eq!(text(&again.stdout), report(&out, &["unchanged"; 5]));
 
     // A user's edit, a missing file and a file of the user's own.
     let edited = out.join("ai/tools/v1/annotations.proto");
@@ -102,7 +110,16 @@ fn writes_the_annotation_protos_and_never_replaces_an_edit_unasked() {
     assert_eq!(forced.status.code(), Some(0), "{}", text(&forced.stderr));
     assert_eq!(
         text(&forced.stdout),
-        report(&out, &["unchanged", "overwritten", "unchanged", "written"])
+        report(
+            &out,
+            &[
+                "unchanged",
+                "overwritten",
+                "unchanged",
+                "written",
+                "unchanged"
+            ]
+        )
     );
     assert_eq!(
         std::fs::read_to_string(&edited).unwrap(),

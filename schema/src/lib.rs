@@ -3,9 +3,10 @@
 //! This crate turns annotated protobuf descriptors into LLM tool definitions:
 //!
 //! 1. [`proto`] reads a [`prost_reflect::DescriptorPool`] and finds every method
-//!    annotated with `rpc_tool` (extension [`RPC_TOOL_EXTENSION`] on
-//!    `google.protobuf.MethodOptions`), producing a [`ToolSpec`] per tool, with
-//!    its request message converted to the typed schema IR of [`ir`].
+//!    annotated with `rpc_tool` (extension [`RPC_TOOL_EXTENSION`] or
+//!    [`TOOLS_RPC_TOOL_EXTENSION`] on `google.protobuf.MethodOptions`),
+//!    producing a [`ToolSpec`] per tool, with its request message converted
+//!    to the typed schema IR of [`ir`].
 //! 2. [`render`] turns that IR into the JSON Schema each provider accepts
 //!    ([`Dialect`]).
 //! 3. [`check`] verifies that any JSON Schema value obeys a provider's
@@ -119,8 +120,9 @@ pub use tool_spec::{ConsentPolicy, FieldAlias, RenderedTool, ToolHints, ToolSpec
 /// - `ai/tools/v1/annotations.proto`: `(ai.tools.v1.tool_field)`, the field
 ///   annotation;
 /// - `ai/tools/v1/rpc_tool.proto`: `(ai.tools.v1.rpc_tool)`, the same method
-///   annotation in the `ai.tools.v1` package (import one of the two
-///   `rpc_tool`s, never both: they share one extension number);
+///   annotation in the `ai.tools.v1` package, under a number of its own
+///   ([`TOOLS_RPC_TOOL_EXTENSION`]): a file may import both `rpc_tool`s, and a
+///   method carries one of them;
 /// - `google/api/field_behavior.proto`: `(google.api.field_behavior)`, for
 ///   `OUTPUT_ONLY` and `REQUIRED`.
 pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
@@ -141,6 +143,13 @@ pub const ANNOTATION_PROTOS: &[(&str, &str)] = &[
         include_str!("../proto/google/api/field_behavior.proto"),
     ),
 ];
+
+/// The `buf.yaml` (v2) that makes a directory holding [`ANNOTATION_PROTOS`]
+/// a buf module that `buf build` and `buf lint` take as it is: buf's
+/// STANDARD lint rules, and the exceptions the protos need, each with its
+/// reason (enum values written by name in annotated protos).
+/// `ai-tools protos --out DIR` writes it beside them.
+pub const ANNOTATION_BUF_YAML: &str = include_str!("../proto/buf.yaml");
 
 /// A protox resolver that serves [`ANNOTATION_PROTOS`] by their import
 /// paths, so a proto importing the annotations compiles without copies of
@@ -176,8 +185,9 @@ impl protox::file::FileResolver for AnnotationFileResolver {
 }
 
 /// The annotation protos an overlay or whole-service mode writes options
-/// of: compiled into a pool that lacks them. Not `ai/tools/v1/rpc_tool.proto`,
-/// which declares `rpc_tool` again under the same number.
+/// of: compiled into a pool that lacks them. Not `ai/tools/v1/rpc_tool.proto`:
+/// an overlay writes `ai.context.v1.rpc_tool`, and a pool that declares
+/// `ai.tools.v1.ToolDefinition` in a file of its own keeps it.
 pub const OVERLAY_ANNOTATION_PROTOS: &[&str] = &[
     "ai/context/v1/annotations.proto",
     "ai/tools/v1/annotations.proto",
@@ -191,8 +201,21 @@ pub const OVERLAY_ANNOTATION_PROTOS: &[&str] = &[
 pub const ANNOTATION_DESCRIPTORS: &[u8] = include_bytes!("../proto/annotations.binpb");
 
 /// Extension number of `rpc_tool` (a `ToolDefinition { name = 1, description = 2,
-/// strict = 3 }`) on `google.protobuf.MethodOptions`.
+/// strict = 3 }`) on `google.protobuf.MethodOptions`, as the Go plugin
+/// declares it: `ai.context.v1.rpc_tool`. The same annotation is read under
+/// [`TOOLS_RPC_TOOL_EXTENSION`] too (see [`RPC_TOOL_EXTENSIONS`]).
 pub const RPC_TOOL_EXTENSION: u32 = 52104;
+
+/// Extension number of `ai.tools.v1.rpc_tool` (`ai/tools/v1/rpc_tool.proto`)
+/// on `google.protobuf.MethodOptions`: the same `ToolDefinition` as
+/// [`RPC_TOOL_EXTENSION`], in the `ai.tools.v1` package, under a number of
+/// its own so that one file may import both declarations and one buf module
+/// may hold both. A method that carries both is an error.
+pub const TOOLS_RPC_TOOL_EXTENSION: u32 = 52106;
+
+/// The numbers `rpc_tool` is read under, whichever package declares them:
+/// [`RPC_TOOL_EXTENSION`], then [`TOOLS_RPC_TOOL_EXTENSION`].
+pub const RPC_TOOL_EXTENSIONS: [u32; 2] = [RPC_TOOL_EXTENSION, TOOLS_RPC_TOOL_EXTENSION];
 
 /// Extension number of `tool_field` (a `ToolFieldOptions { skip = 1,
 /// alias_prefix = 2, usage_notes = 3, description = 4 }`) on

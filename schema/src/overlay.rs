@@ -518,6 +518,9 @@ pub fn annotate(
         )]
     };
     let rpc_tool_type = message_of(&rpc_tool).ok_or_else(|| foreign(&rpc_tool))?;
+    // What an option written in the proto may be under: `rpc_tool` by
+    // either number (the overlay writes `rpc_tool` above).
+    let inline = crate::proto::rpc_tool_extensions(pool);
     let tool_field_type = message_of(&tool_field).ok_or_else(|| foreign(&tool_field))?;
     // A copy of the annotation protos older than `required` cannot carry it.
     let takes_required = tool_field_type
@@ -567,7 +570,7 @@ pub fn annotate(
                 continue;
             };
             let Some(method) =
-                overlaid::<MethodDescriptor>(pool, overlay, selector, &rpc_tool, &mut diags)
+                overlaid::<MethodDescriptor>(pool, overlay, selector, &inline, &mut diags)
             else {
                 continue;
             };
@@ -682,9 +685,13 @@ pub fn annotate(
             edits.push(edit(&method, &rpc_tool, def));
         }
         for (selector, entry) in &overlay.fields {
-            let Some(field) =
-                overlaid::<FieldDescriptor>(pool, overlay, selector, &tool_field, &mut diags)
-            else {
+            let Some(field) = overlaid::<FieldDescriptor>(
+                pool,
+                overlay,
+                selector,
+                std::slice::from_ref(&tool_field),
+                &mut diags,
+            ) else {
                 continue;
             };
             let mut def = DynamicMessage::new(tool_field_type.clone());
@@ -728,7 +735,7 @@ pub fn annotate(
     }
 
     // The name each method exposed whole takes (see `derived_tool_name`).
-    let derived_names = derived_names(pool, file, services, &overlaid_methods, &rpc_tool);
+    let derived_names = derived_names(pool, file, services, &overlaid_methods, &inline);
     // (file, tool name) → the method that has it, for the files of the
     // services exposed whole.
     let mut taken: HashMap<(String, String), String> = HashMap::new();
@@ -766,7 +773,7 @@ pub fn annotate(
                 let given = overlaid_methods
                     .get(method.full_name())
                     .cloned()
-                    .or_else(|| inline_tool_name(&method, &rpc_tool));
+                    .or_else(|| inline_tool_name(&method, &inline));
                 if let Some(given) = given {
                     taken
                         .entry((fd.name().to_owned(), given))
@@ -775,7 +782,7 @@ pub fn annotate(
             }
         }
         for method in service.methods() {
-            if method.options().has_extension(&rpc_tool) {
+            if carried(&method, &inline).is_some() {
                 continue;
             }
             if overlaid_methods.contains_key(method.full_name()) {
@@ -831,10 +838,10 @@ pub fn annotate(
     }
     if let Some(overlay) = overlay {
         for (at, method) in read_only {
-            let is_tool = method.options().has_extension(&rpc_tool)
+            let is_tool = carried(&method, &inline).is_some()
                 || overlaid_methods.contains_key(method.full_name())
                 || derived.contains(method.full_name());
-            match read_only_problem(&method, &rpc_tool, is_tool) {
+            match read_only_problem(&method, &inline, is_tool) {
                 Some(problem) => diags.push(overlay.diagnostic(at, problem)),
                 None => edits.push((
                     method.parent_file().name().to_owned(),
@@ -1006,7 +1013,6 @@ fn optional_plain_fields(
     }
 }
 
-/// The tool name `method`'s inline `rpc_tool` option gives, if any.
 /// The name whole-service mode gives each method of `services` (declared
 /// in `file` when given) that it makes a tool, by full name: its
 /// [`derived_tool_name`], or its [`derived_tool_name_in_full`] where
@@ -1019,7 +1025,7 @@ fn derived_names(
     file: Option<&str>,
     services: &[String],
     overlaid_methods: &HashMap<String, String>,
-    rpc_tool: &ExtensionDescriptor,
+    rpc_tools: &[ExtensionDescriptor],
 ) -> HashMap<String, String> {
     let mut seen = HashSet::new();
     let exposed: Vec<prost_reflect::ServiceDescriptor> = services
@@ -1038,7 +1044,7 @@ fn derived_names(
             let name = overlaid_methods
                 .get(method.full_name())
                 .cloned()
-                .or_else(|| inline_tool_name(&method, rpc_tool));
+                .or_else(|| inline_tool_name(&method, rpc_tools));
             if let Some(name) = name {
                 given.insert((fd.name().to_owned(), name));
             }
@@ -1048,7 +1054,7 @@ fn derived_names(
         .iter()
         .flat_map(|s| s.methods().collect::<Vec<_>>())
         .filter(|m| {
-            !m.options().has_extension(rpc_tool)
+            carried(m, rpc_tools).is_none()
                 && !overlaid_methods.contains_key(m.full_name())
                 && !m.is_client_streaming()
         })
@@ -1077,11 +1083,24 @@ fn derived_names(
         .collect()
 }
 
-fn inline_tool_name(method: &MethodDescriptor, rpc_tool: &ExtensionDescriptor) -> Option<String> {
+/// The `rpc_tool` extension of `rpc_tools` (those the pool declares) that
+/// `method` carries an option of inline, if any.
+fn carried<'a>(
+    method: &MethodDescriptor,
+    rpc_tools: &'a [ExtensionDescriptor],
+) -> Option<&'a ExtensionDescriptor> {
     let options = method.options();
-    if !options.has_extension(rpc_tool) {
-        return None;
-    }
+    rpc_tools.iter().find(|ext| options.has_extension(ext))
+}
+
+/// The tool name `method`'s inline `rpc_tool` option (under either number,
+/// of `rpc_tools`) gives, if any.
+fn inline_tool_name(
+    method: &MethodDescriptor,
+    rpc_tools: &[ExtensionDescriptor],
+) -> Option<String> {
+    let rpc_tool = carried(method, rpc_tools)?;
+    let options = method.options();
     let value = options.get_extension(rpc_tool);
     let name = value.as_message()?.get_field_by_number(1)?;
     name.as_str().map(str::to_owned)
@@ -1246,18 +1265,20 @@ fn found<E: Element>(
 }
 
 /// The element the overlay's `selector` names, when it can take the
-/// overlay's annotation `ext`; else `None`, with the diagnostic in `diags`,
+/// overlay's annotation; else `None`, with the diagnostic in `diags`,
 /// located at the selector: no such element (naming the closest), or one
-/// annotated inline already.
+/// annotated inline already (with an option of one of `exts`, the
+/// extensions the annotation is read under).
 fn overlaid<E: Element>(
     pool: &DescriptorPool,
     overlay: &Overlay,
     selector: &Spanned<String>,
-    ext: &ExtensionDescriptor,
+    exts: &[ExtensionDescriptor],
     diags: &mut Vec<Diagnostic>,
 ) -> Option<E> {
     let element = found::<E>(pool, overlay, selector, diags)?;
-    if element.options().has_extension(ext) {
+    let options = element.options();
+    if exts.iter().any(|ext| options.has_extension(ext)) {
         diags.push(overlay.diagnostic(
             selector,
             format!(
@@ -1296,10 +1317,11 @@ fn edit<E: Element>(element: &E, ext: &ExtensionDescriptor, def: DynamicMessage)
 /// Why the overlay's `read_only = true` cannot be written on `method`
 /// (a tool when `is_tool`), if it cannot: the method is no tool, its proto
 /// says its `idempotency_level` already (the same, or `IDEMPOTENT`: that it
-/// may change something), or its inline `rpc_tool` says `destructive: true`.
+/// may change something), or its inline `rpc_tool` (under either number, of
+/// `rpc_tools`) says `destructive: true`.
 fn read_only_problem(
     method: &MethodDescriptor,
-    rpc_tool: &ExtensionDescriptor,
+    rpc_tools: &[ExtensionDescriptor],
     is_tool: bool,
 ) -> Option<String> {
     let name = method.full_name();
@@ -1340,10 +1362,8 @@ fn read_only_problem(
         }
         _ => {}
     }
-    let options = method.options();
-    let destructive = options
-        .has_extension(rpc_tool)
-        .then(|| options.get_extension(rpc_tool))
+    let destructive = carried(method, rpc_tools)
+        .map(|rpc_tool| method.options().get_extension(rpc_tool).into_owned())
         .and_then(|def| {
             def.as_message()?
                 .get_field_by_number(RPC_TOOL_DESTRUCTIVE)?
@@ -1354,7 +1374,7 @@ fn read_only_problem(
             &file,
             method.path(),
             METHOD_OPTIONS,
-            RPC_TOOL_EXTENSION,
+            crate::proto::rpc_tool_number(method),
             i32::try_from(RPC_TOOL_DESTRUCTIVE).unwrap_or(i32::MAX),
         );
         return Some(format!(

@@ -470,12 +470,11 @@ fn services_named(pool: &DescriptorPool, named: &[String]) -> Result<Vec<String>
 /// What a set with no tool in it is told.
 const NO_TOOLS: &str = "no method is annotated with `rpc_tool`: annotate some, give an overlay, or name services to expose whole";
 
-/// The `rpc_tool` option, when some proto of `pool` declares it.
 /// Adds the annotation protos `pool` lacks, so that an overlay or
 /// whole-service mode can write their options: a set whose protos import
 /// only the method annotation still gets the field one. The method
-/// annotation is added only when no `rpc_tool` is there (the two
-/// declarations of it share one number).
+/// annotation `ai.context.v1.rpc_tool` is added only when nothing in the
+/// pool declares its number already (a copy of it under another file name).
 fn add_missing_annotations(pool: &mut DescriptorPool) -> Result<(), ToolSetError> {
     use prost_reflect::prost::Message as _;
     let unfit = |e: &dyn fmt::Display| {
@@ -496,6 +495,8 @@ fn add_missing_annotations(pool: &mut DescriptorPool) -> Result<(), ToolSetError
         .map_err(|e| unfit(&e))
 }
 
+/// The extension under `ai.context.v1.rpc_tool`'s number, when some proto
+/// of `pool` declares it.
 fn rpc_tool_extension(pool: &DescriptorPool) -> Option<prost_reflect::ExtensionDescriptor> {
     pool.get_message_by_name("google.protobuf.MethodOptions")?
         .get_extension(RPC_TOOL_EXTENSION)
@@ -505,16 +506,21 @@ fn rpc_tool_extension(pool: &DescriptorPool) -> Option<prost_reflect::ExtensionD
 fn tools_of(
     pool: &DescriptorPool,
 ) -> Result<Vec<(ToolSpec, proto_ai_tools_schema::RenderedTool)>, ToolSetError> {
-    let Some(rpc_tool) = rpc_tool_extension(pool) else {
+    // `rpc_tool` under either number (`ai.context.v1`'s, `ai.tools.v1`'s).
+    let rpc_tools = proto_ai_tools_schema::proto::rpc_tool_extensions(pool);
+    if rpc_tools.is_empty() {
         return Err(ToolSetError::one(NO_TOOLS));
-    };
+    }
     let mut problems = Vec::new();
     let mut out = Vec::new();
     let mut names = HashSet::new();
     for file in pool.files() {
-        let annotated = file
-            .services()
-            .any(|s| s.methods().any(|m| m.options().has_extension(&rpc_tool)));
+        let annotated = file.services().any(|s| {
+            s.methods().any(|m| {
+                let options = m.options();
+                rpc_tools.iter().any(|ext| options.has_extension(ext))
+            })
+        });
         if !annotated {
             continue;
         }

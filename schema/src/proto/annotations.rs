@@ -1,6 +1,6 @@
 //! The annotations of one pool, read by extension number: `rpc_tool` on a
-//! method, `tool_field` and `field_behavior` on a field, and a method's
-//! `idempotency_level`.
+//! method (under either of its numbers), `tool_field` and `field_behavior`
+//! on a field, and a method's `idempotency_level`.
 
 use prost_reflect::{
     DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, MethodDescriptor, Value,
@@ -8,7 +8,8 @@ use prost_reflect::{
 
 use super::source::Comments;
 use crate::{
-    FIELD_BEHAVIOR_EXTENSION, HTTP_RULE_EXTENSION, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION,
+    FIELD_BEHAVIOR_EXTENSION, HTTP_RULE_EXTENSION, RPC_TOOL_EXTENSION, RPC_TOOL_EXTENSIONS,
+    TOOL_FIELD_EXTENSION,
 };
 
 /// `google.protobuf.MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS`
@@ -121,9 +122,44 @@ pub(super) struct FieldAnnotations {
     pub(super) annotated: bool,
 }
 
+/// The `rpc_tool` extensions `pool` declares, whichever package declares
+/// them: those of [`RPC_TOOL_EXTENSIONS`] it has, in that order
+/// (`ai.context.v1.rpc_tool`, 52104, then `ai.tools.v1.rpc_tool`, 52106, as
+/// the shipped protos declare them). Empty when no file of `pool` declares
+/// either.
+///
+/// # Examples
+///
+/// ```
+/// # let pool = prost_reflect::DescriptorPool::global();
+/// // The global pool declares no annotation.
+/// assert!(proto_ai_tools_schema::proto::rpc_tool_extensions(&pool).is_empty());
+/// ```
+pub fn rpc_tool_extensions(pool: &DescriptorPool) -> Vec<ExtensionDescriptor> {
+    let Some(options) = pool.get_message_by_name("google.protobuf.MethodOptions") else {
+        return Vec::new();
+    };
+    RPC_TOOL_EXTENSIONS
+        .iter()
+        .filter_map(|number| options.get_extension(*number))
+        .collect()
+}
+
+/// The number of the `rpc_tool` option `method` carries, the first of
+/// [`RPC_TOOL_EXTENSIONS`] when it carries both: where its diagnostics are
+/// located. [`RPC_TOOL_EXTENSION`] when it carries none.
+pub(crate) fn rpc_tool_number(method: &MethodDescriptor) -> u32 {
+    let options = method.options();
+    rpc_tool_extensions(method.parent_pool())
+        .iter()
+        .find(|ext| options.has_extension(ext))
+        .map_or(RPC_TOOL_EXTENSION, ExtensionDescriptor::number)
+}
+
 /// The extensions of one pool, found by number.
 pub(super) struct Annotations {
-    pub(super) rpc_tool: Option<ExtensionDescriptor>,
+    /// `rpc_tool`, under each of its numbers the pool declares.
+    pub(super) rpc_tools: Vec<ExtensionDescriptor>,
     pub(super) tool_field: Option<ExtensionDescriptor>,
     pub(super) field_behavior: Option<ExtensionDescriptor>,
     /// `google.api.http`, when the pool declares it.
@@ -153,7 +189,7 @@ impl Annotations {
             http: method
                 .as_ref()
                 .and_then(|m| m.get_extension(HTTP_RULE_EXTENSION)),
-            rpc_tool: method.and_then(|m| m.get_extension(RPC_TOOL_EXTENSION)),
+            rpc_tools: rpc_tool_extensions(pool),
             tool_field: field
                 .as_ref()
                 .and_then(|m| m.get_extension(TOOL_FIELD_EXTENSION)),
@@ -162,34 +198,37 @@ impl Annotations {
         }
     }
 
-    pub(super) fn rpc_tool(&self, method: &MethodDescriptor) -> Option<ToolDefinition> {
-        let ext = self.rpc_tool.as_ref()?;
+    /// `method`'s `rpc_tool` option, under whichever number it carries it:
+    /// `Ok(None)` when it carries none, `Err` with the two extensions when it
+    /// carries both (an error [`tools_in_file`](super::tools_in_file)
+    /// reports).
+    pub(super) fn rpc_tool_checked(
+        &self,
+        method: &MethodDescriptor,
+    ) -> Result<Option<ToolDefinition>, [&ExtensionDescriptor; 2]> {
         let options = method.options();
-        if !options.has_extension(ext) {
-            return None;
-        }
-        let value = options.get_extension(ext);
-        let Value::Message(msg) = value.as_ref() else {
-            return None;
+        let mut carried = self
+            .rpc_tools
+            .iter()
+            .filter(|ext| options.has_extension(ext));
+        let Some(ext) = carried.next() else {
+            return Ok(None);
         };
-        Some(ToolDefinition {
-            name: string_field(msg, 1).unwrap_or_default(),
-            description: string_field(msg, 2).unwrap_or_default(),
-            strict: bool_field(msg, 3),
-            title: string_field(msg, 4).filter(|t| !t.trim().is_empty()),
-            destructive: msg
-                .has_field_by_number(RPC_TOOL_DESTRUCTIVE)
-                .then(|| bool_field(msg, RPC_TOOL_DESTRUCTIVE)),
-            timeout: duration_field(msg, RPC_TOOL_TIMEOUT),
-            examples: strings_field(msg, RPC_TOOL_EXAMPLES),
-            output_schema: msg
-                .has_field_by_number(RPC_TOOL_OUTPUT_SCHEMA)
-                .then(|| bool_field(msg, RPC_TOOL_OUTPUT_SCHEMA)),
-            consent: msg
-                .get_field_by_number(RPC_TOOL_CONSENT)
-                .and_then(|value| value.as_enum_number())
-                .and_then(crate::ConsentPolicy::from_number),
-        })
+        if let Some(other) = carried.next() {
+            return Err([ext, other]);
+        }
+        Ok(tool_definition(&options, ext))
+    }
+
+    /// `method`'s `rpc_tool` option, under whichever number it carries it
+    /// (the first of [`RPC_TOOL_EXTENSIONS`] when both).
+    pub(super) fn rpc_tool(&self, method: &MethodDescriptor) -> Option<ToolDefinition> {
+        let options = method.options();
+        let ext = self
+            .rpc_tools
+            .iter()
+            .find(|ext| options.has_extension(ext))?;
+        tool_definition(&options, ext)
     }
 
     /// The verb of `method`'s `google.api.http` binding, when it is `get`
@@ -245,6 +284,33 @@ impl Annotations {
         }
         out
     }
+}
+
+/// The `ToolDefinition` of `options`' option `ext` (an `rpc_tool`), read
+/// by field number.
+fn tool_definition(options: &DynamicMessage, ext: &ExtensionDescriptor) -> Option<ToolDefinition> {
+    let value = options.get_extension(ext);
+    let Value::Message(msg) = value.as_ref() else {
+        return None;
+    };
+    Some(ToolDefinition {
+        name: string_field(msg, 1).unwrap_or_default(),
+        description: string_field(msg, 2).unwrap_or_default(),
+        strict: bool_field(msg, 3),
+        title: string_field(msg, 4).filter(|t| !t.trim().is_empty()),
+        destructive: msg
+            .has_field_by_number(RPC_TOOL_DESTRUCTIVE)
+            .then(|| bool_field(msg, RPC_TOOL_DESTRUCTIVE)),
+        timeout: duration_field(msg, RPC_TOOL_TIMEOUT),
+        examples: strings_field(msg, RPC_TOOL_EXAMPLES),
+        output_schema: msg
+            .has_field_by_number(RPC_TOOL_OUTPUT_SCHEMA)
+            .then(|| bool_field(msg, RPC_TOOL_OUTPUT_SCHEMA)),
+        consent: msg
+            .get_field_by_number(RPC_TOOL_CONSENT)
+            .and_then(|value| value.as_enum_number())
+            .and_then(crate::ConsentPolicy::from_number),
+    })
 }
 
 /// A method's `idempotency_level` (0: unknown).

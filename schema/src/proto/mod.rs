@@ -1,7 +1,9 @@
 //! Descriptors to IR: annotation reading, tool discovery and diagnostics.
 //!
 //! Annotations are recognised by extension number, whichever package declares
-//! them: [`RPC_TOOL_EXTENSION`] on `google.protobuf.MethodOptions` and
+//! them: [`RPC_TOOL_EXTENSION`] or [`TOOLS_RPC_TOOL_EXTENSION`] on
+//! `google.protobuf.MethodOptions` (the same `rpc_tool`, declared in two
+//! packages; a method carries one of them) and
 //! [`TOOL_FIELD_EXTENSION`] on `google.protobuf.FieldOptions` (see
 //! [`crate::ANNOTATION_PROTOS`]), plus `(google.api.field_behavior)`
 //! ([`FIELD_BEHAVIOR_EXTENSION`]). If no file in the pool declares an
@@ -64,6 +66,8 @@
 //!   commented values.
 //!
 //! [`FIELD_BEHAVIOR_EXTENSION`]: crate::FIELD_BEHAVIOR_EXTENSION
+//! [`RPC_TOOL_EXTENSION`]: crate::RPC_TOOL_EXTENSION
+//! [`TOOLS_RPC_TOOL_EXTENSION`]: crate::TOOLS_RPC_TOOL_EXTENSION
 //! [`ir::BASE64_PATTERN`]: crate::ir::BASE64_PATTERN
 //! [`ir::Kind::Map`]: crate::ir::Kind::Map
 //! [`ir::Object::defs`]: crate::ir::Object::defs
@@ -82,7 +86,7 @@ use prost_reflect::{
 
 use crate::ir::Schema;
 use crate::names::{validate_alias_prefix, validate_tool_name};
-use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION, ToolSpec};
+use crate::{Diagnostic, TOOL_FIELD_EXTENSION, ToolSpec};
 
 mod annotations;
 mod bounds;
@@ -98,7 +102,7 @@ mod well_known;
 mod tests;
 
 // The public face: these are `proto_ai_tools_schema::proto::…`.
-pub use annotations::MAX_TOOL_TIMEOUT;
+pub use annotations::{MAX_TOOL_TIMEOUT, rpc_tool_extensions};
 pub use bounds::{MAX_NESTING_DEPTH, MAX_SPELLED_OUT_FIELDS};
 pub use build::is_choice;
 pub use long_running::{
@@ -111,7 +115,7 @@ pub use source::{leading_comment, method_diagnostic};
 pub(crate) use annotations::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL,
     RPC_TOOL_CONSENT, RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA,
-    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
+    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency, rpc_tool_number,
 };
 pub(crate) use fields::is_deprecated;
 pub(crate) use sensitive::TOOL_FIELD_SENSITIVE;
@@ -142,8 +146,9 @@ use well_known::well_known;
 /// `field_behavior = REQUIRED` or proto2 `required` field; `true` on a field
 /// left out of the schema or on a member of a oneof of two or more), an
 /// example (`rpc_tool.examples`) that does not fit the tool's schema (see
-/// [`examples`](crate::examples)), and a file without any annotated
-/// method.
+/// [`examples`](crate::examples)), a method that carries both
+/// `rpc_tool`s (`ai.context.v1`'s and `ai.tools.v1`'s), and a file without
+/// any annotated method.
 ///
 /// # Examples
 ///
@@ -195,18 +200,24 @@ pub fn tools_in_file_each(
 
     for service in fd.services() {
         for method in service.methods() {
-            let Some(mut def) = ann.rpc_tool(&method) else {
-                continue;
+            let mut def = match ann.rpc_tool_checked(&method) {
+                Ok(Some(def)) => def,
+                Ok(None) => continue,
+                Err([first, second]) => {
+                    diags.push(both_rpc_tools(&fd, &method, first, second));
+                    continue;
+                }
             };
             // Locations are looked up only for a diagnostic: a lookup scans
             // the file's source locations, and a large file has many.
-            let opt = || option_location(&fd, method.path(), METHOD_OPTIONS, RPC_TOOL_EXTENSION);
+            let opt =
+                || option_location(&fd, method.path(), METHOD_OPTIONS, rpc_tool_number(&method));
             let option_field = |method: &MethodDescriptor, field| {
                 option_location_field(
                     &fd,
                     method.path(),
                     METHOD_OPTIONS,
-                    RPC_TOOL_EXTENSION,
+                    rpc_tool_number(method),
                     field,
                 )
             };
@@ -400,6 +411,40 @@ pub fn tools_in_file_each(
     }
 
     if diags.is_empty() { Ok(()) } else { Err(diags) }
+}
+
+/// The error of a method that carries `rpc_tool` under both numbers
+/// (`first` and `second`, as the pool declares them): located at the one
+/// written later, naming where the other is.
+fn both_rpc_tools(
+    fd: &prost_reflect::FileDescriptor,
+    method: &MethodDescriptor,
+    first: &prost_reflect::ExtensionDescriptor,
+    second: &prost_reflect::ExtensionDescriptor,
+) -> Diagnostic {
+    let at = |ext: &prost_reflect::ExtensionDescriptor| {
+        option_location(fd, method.path(), METHOD_OPTIONS, ext.number())
+    };
+    let (first_at, second_at) = (at(first), at(second));
+    let ((later, later_at), (earlier, earlier_at)) = if second_at >= first_at {
+        ((second, second_at), (first, first_at))
+    } else {
+        ((first, first_at), (second, second_at))
+    };
+    let earlier_place = match earlier_at {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}", fd.name()),
+        _ => fd.name().to_owned(),
+    };
+    diag(
+        fd,
+        later_at,
+        format!(
+            "rpc `{}` carries `({})` here and `({})` at {earlier_place}: the same annotation under two names; keep one of them",
+            method.name(),
+            later.full_name(),
+            earlier.full_name(),
+        ),
+    )
 }
 
 /// Builds the root object schema of `message` (as [`ToolSpec::parameters`]),

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use prost_reflect::{DescriptorPool, FileDescriptor};
 
-use crate::{Diagnostic, RPC_TOOL_EXTENSION};
+use super::annotations::rpc_tool_number;
+use crate::Diagnostic;
 
 /// `FieldDescriptorProto.options`
 pub(super) const FIELD_OPTIONS: i32 = 8;
@@ -237,7 +238,12 @@ pub fn method_diagnostic(
     match found {
         Some(method) => {
             let file = method.parent_file();
-            let at = option_location(&file, method.path(), METHOD_OPTIONS, RPC_TOOL_EXTENSION);
+            let at = option_location(
+                &file,
+                method.path(),
+                METHOD_OPTIONS,
+                rpc_tool_number(&method),
+            );
             diag(&file, at, message)
         }
         None => Diagnostic::unlocated(service, message),
