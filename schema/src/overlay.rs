@@ -86,6 +86,8 @@ use prost_reflect::{
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::annotation_protos::{RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
+use crate::diagnostic::Diagnostic;
 use crate::names::validate_tool_name;
 use crate::proto::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL, METHOD_OPTIONS,
@@ -93,7 +95,7 @@ use crate::proto::{
     RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, TOOL_FIELD_SENSITIVE, idempotency, leading_comment,
     option_location, option_location_field,
 };
-use crate::{Diagnostic, RPC_TOOL_EXTENSION, TOOL_FIELD_EXTENSION};
+use crate::tool_spec::ConsentPolicy;
 
 mod naming;
 pub use naming::{derived_tool_name, derived_tool_name_in_full};
@@ -658,7 +660,7 @@ pub fn annotate(
                     ));
                     continue;
                 }
-                match consent.get_ref().parse::<crate::ConsentPolicy>() {
+                match consent.get_ref().parse::<ConsentPolicy>() {
                     Ok(policy) => {
                         def.set_field_by_number(
                             RPC_TOOL_CONSENT,

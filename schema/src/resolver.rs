@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use protox::file::{ChainFileResolver, GoogleFileResolver, IncludeFileResolver};
 
-use crate::AnnotationFileResolver;
+use crate::annotation_protos::{ANNOTATION_DESCRIPTORS, ANNOTATION_PROTOS, AnnotationFileResolver};
 
 /// The resolver `ai_tools!` and `ai-tools --proto` compile a proto with: the
 /// well-known `google/protobuf/*` files protox bundles, then the
@@ -100,7 +100,7 @@ pub fn proto_source(includes: &[PathBuf], name: &str) -> Option<ProtoSource> {
     {
         return Some(ProtoSource::File(path));
     }
-    crate::ANNOTATION_PROTOS
+    ANNOTATION_PROTOS
         .iter()
         .find(|(path, _)| *path == name)
         .map(|(_, text)| ProtoSource::Annotation(text))
@@ -229,7 +229,7 @@ fn annotation_field_hint(cause: &str) -> Option<String> {
     let rest = cause.strip_prefix("field '")?;
     let (field, rest) = rest.split_once("' not found for message '")?;
     let message_name = rest.strip_suffix('\'')?;
-    let pool = prost_reflect::DescriptorPool::decode(crate::ANNOTATION_DESCRIPTORS).ok()?;
+    let pool = prost_reflect::DescriptorPool::decode(ANNOTATION_DESCRIPTORS).ok()?;
     if !message_name.starts_with("ai.") {
         return None;
     }

@@ -3,7 +3,7 @@
 use prost_reflect::DescriptorPool;
 use protox::file::{ChainFileResolver, File, FileResolver, GoogleFileResolver};
 
-use crate::AnnotationFileResolver;
+use crate::annotation_protos::AnnotationFileResolver;
 
 struct Memory(Vec<(String, String)>);
 

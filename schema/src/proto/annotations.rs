@@ -7,10 +7,11 @@ use prost_reflect::{
 };
 
 use super::source::Comments;
-use crate::{
+use crate::annotation_protos::{
     FIELD_BEHAVIOR_EXTENSION, HTTP_RULE_EXTENSION, RPC_TOOL_EXTENSION, RPC_TOOL_EXTENSIONS,
     TOOL_FIELD_EXTENSION,
 };
+use crate::tool_spec::ConsentPolicy;
 
 /// `google.protobuf.MethodOptions.IdempotencyLevel.NO_SIDE_EFFECTS`
 pub(crate) const IDEMPOTENCY_NO_SIDE_EFFECTS: i32 = 1;
@@ -41,7 +42,7 @@ pub(super) struct ToolDefinition {
     /// `output_schema`, when set.
     pub(super) output_schema: Option<bool>,
     /// `consent`, when set to a value other than unspecified.
-    pub(super) consent: Option<crate::ConsentPolicy>,
+    pub(super) consent: Option<ConsentPolicy>,
 }
 
 /// The number of `destructive` in `rpc_tool`'s `ToolDefinition`.
@@ -309,7 +310,7 @@ fn tool_definition(options: &DynamicMessage, ext: &ExtensionDescriptor) -> Optio
         consent: msg
             .get_field_by_number(RPC_TOOL_CONSENT)
             .and_then(|value| value.as_enum_number())
-            .and_then(crate::ConsentPolicy::from_number),
+            .and_then(ConsentPolicy::from_number),
     })
 }
 

@@ -84,9 +84,11 @@ use prost_reflect::{
     MethodDescriptor,
 };
 
+use crate::annotation_protos::TOOL_FIELD_EXTENSION;
+use crate::diagnostic::Diagnostic;
 use crate::ir::Schema;
 use crate::names::{validate_alias_prefix, validate_tool_name};
-use crate::{Diagnostic, TOOL_FIELD_EXTENSION, ToolSpec};
+use crate::tool_spec::ToolSpec;
 
 mod annotations;
 mod bounds;

@@ -4,7 +4,7 @@
 use prost_reflect::{FieldDescriptor, Kind, MessageDescriptor, Value as ProtoValue};
 use serde_json::Value;
 
-use crate::TOOL_FIELD_EXTENSION;
+use crate::annotation_protos::TOOL_FIELD_EXTENSION;
 
 /// The number of `sensitive` in `tool_field`'s `ToolFieldOptions`.
 pub(crate) const TOOL_FIELD_SENSITIVE: u32 = 6;

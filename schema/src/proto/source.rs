@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use prost_reflect::{DescriptorPool, FileDescriptor};
 
 use super::annotations::rpc_tool_number;
-use crate::Diagnostic;
+use crate::diagnostic::Diagnostic;
 
 /// `FieldDescriptorProto.options`
 pub(super) const FIELD_OPTIONS: i32 = 8;
