@@ -48,7 +48,7 @@ pub struct ToolSpec {
     pub timeout: Option<std::time::Duration>,
     /// Example arguments (`rpc_tool.examples`), each one whole arguments
     /// object in the form the canonical schema states, checked when the
-    /// tool was read ([`examples`](crate::examples)); rendered as Anthropic's
+    /// tool was read ([`examples`]); rendered as Anthropic's
     /// `input_examples` ([`input_examples`](Self::input_examples)).
     pub examples: Vec<serde_json::Value>,
     /// Whether an MCP server lists the tool's `outputSchema`
@@ -62,20 +62,20 @@ pub struct ToolSpec {
 
 impl ToolSpec {
     /// The tool's parameters rendered for `dialect` with the tool's
-    /// strictness; see [`render::parameters`](crate::render::parameters).
+    /// strictness; see [`render::parameters`].
     pub fn render(&self, dialect: Dialect) -> serde_json::Value {
         self.render_for(dialect, HostProfile::Exact)
     }
 
     /// The tool's parameters rendered for `dialect` as a model reads them
     /// through a host of profile `host`, the whole definition within
-    /// [`render::DEFAULT_MAX_TOOL_BYTES`](crate::render::DEFAULT_MAX_TOOL_BYTES); see [`render::parameters_within`](crate::render::parameters_within).
+    /// [`render::DEFAULT_MAX_TOOL_BYTES`]; see [`render::parameters_within`].
     pub fn render_for(&self, dialect: Dialect, host: HostProfile) -> serde_json::Value {
         self.render_within(dialect, host, render::DEFAULT_MAX_TOOL_BYTES)
     }
 
     /// [`render_for`](Self::render_for), the whole definition within
-    /// `max_tool_bytes` ([`render::parameters_budget`](crate::render::parameters_budget)).
+    /// `max_tool_bytes` ([`render::parameters_budget`]).
     pub fn render_within(
         &self,
         dialect: Dialect,
@@ -241,7 +241,7 @@ impl ToolSpec {
     /// The examples in the form of the Anthropic rendering of the tool's
     /// parameters, as its `input_examples` (an array); `None` when the tool
     /// has none. The other dialects document no examples field, and a host
-    /// profile's renderings (MCP) carry none (see [`examples`](crate::examples)).
+    /// profile's renderings (MCP) carry none (see [`examples`]).
     ///
     /// # Examples
     ///
@@ -376,11 +376,13 @@ pub struct RenderedTool {
 /// method read-only (and idempotent), `IDEMPOTENT` idempotent;
 /// `rpc_tool.destructive` says whether it may destroy or overwrite data.
 /// Where a method sets neither, its `google.api.http` binding speaks for
-/// it ([`HTTP_RULE_EXTENSION`](crate::HTTP_RULE_EXTENSION)): `get` makes it read-only (and idempotent),
+/// it ([`HTTP_RULE_EXTENSION`]): `get` makes it read-only (and idempotent),
 /// `delete` destructive. What the proto or an overlay sets explicitly
 /// always wins: an `idempotency_level` (any value) over `get` and
 /// `delete`, `rpc_tool.destructive` (or the overlay's `destructive`) over
 /// both.
+///
+/// [`HTTP_RULE_EXTENSION`]: crate::HTTP_RULE_EXTENSION
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct ToolHints {
     /// The tool changes nothing (MCP `readOnlyHint`).
