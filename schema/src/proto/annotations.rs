@@ -6,10 +6,10 @@ use prost_reflect::{
     DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, MethodDescriptor, Value,
 };
 
+use super::rpc_tool::rpc_tool_extensions;
 use super::source::Comments;
 use crate::annotation_protos::{
-    FIELD_BEHAVIOR_EXTENSION, HTTP_RULE_EXTENSION, RPC_TOOL_EXTENSION, RPC_TOOL_EXTENSIONS,
-    TOOL_FIELD_EXTENSION,
+    FIELD_BEHAVIOR_EXTENSION, HTTP_RULE_EXTENSION, TOOL_FIELD_EXTENSION,
 };
 use crate::tool_spec::ConsentPolicy;
 
@@ -123,40 +123,6 @@ pub(super) struct FieldAnnotations {
     pub(super) annotated: bool,
 }
 
-/// The `rpc_tool` extensions `pool` declares, whichever package declares
-/// them: those of [`RPC_TOOL_EXTENSIONS`] it has, in that order
-/// (`ai.context.v1.rpc_tool`, 52104, then `ai.tools.v1.rpc_tool`, 52106, as
-/// the shipped protos declare them). Empty when no file of `pool` declares
-/// either.
-///
-/// # Examples
-///
-/// ```
-/// # let pool = prost_reflect::DescriptorPool::global();
-/// // The global pool declares no annotation.
-/// assert!(proto_ai_tools_schema::proto::rpc_tool_extensions(&pool).is_empty());
-/// ```
-pub fn rpc_tool_extensions(pool: &DescriptorPool) -> Vec<ExtensionDescriptor> {
-    let Some(options) = pool.get_message_by_name("google.protobuf.MethodOptions") else {
-        return Vec::new();
-    };
-    RPC_TOOL_EXTENSIONS
-        .iter()
-        .filter_map(|number| options.get_extension(*number))
-        .collect()
-}
-
-/// The number of the `rpc_tool` option `method` carries, the first of
-/// [`RPC_TOOL_EXTENSIONS`] when it carries both: where its diagnostics are
-/// located. [`RPC_TOOL_EXTENSION`] when it carries none.
-pub(crate) fn rpc_tool_number(method: &MethodDescriptor) -> u32 {
-    let options = method.options();
-    rpc_tool_extensions(method.parent_pool())
-        .iter()
-        .find(|ext| options.has_extension(ext))
-        .map_or(RPC_TOOL_EXTENSION, ExtensionDescriptor::number)
-}
-
 /// The extensions of one pool, found by number.
 pub(super) struct Annotations {
     /// `rpc_tool`, under each of its numbers the pool declares.
@@ -223,6 +189,8 @@ impl Annotations {
 
     /// `method`'s `rpc_tool` option, under whichever number it carries it
     /// (the first of [`RPC_TOOL_EXTENSIONS`] when both).
+    ///
+    /// [`RPC_TOOL_EXTENSIONS`]: crate::RPC_TOOL_EXTENSIONS
     pub(super) fn rpc_tool(&self, method: &MethodDescriptor) -> Option<ToolDefinition> {
         let options = method.options();
         let ext = self

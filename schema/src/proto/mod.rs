@@ -96,6 +96,7 @@ mod build;
 mod fields;
 mod graph;
 mod long_running;
+mod rpc_tool;
 mod sensitive;
 mod source;
 mod well_known;
@@ -104,12 +105,13 @@ mod well_known;
 mod tests;
 
 // The public face: these are `proto_ai_tools_schema::proto::…`.
-pub use annotations::{MAX_TOOL_TIMEOUT, rpc_tool_extensions};
+pub use annotations::MAX_TOOL_TIMEOUT;
 pub use bounds::{MAX_NESTING_DEPTH, MAX_SPELLED_OUT_FIELDS};
 pub use build::is_choice;
 pub use long_running::{
     LongRunning, OPERATION, OPERATION_INFO_EXTENSION, OPERATIONS_SERVICE, long_running,
 };
+pub use rpc_tool::rpc_tool_extensions;
 pub use sensitive::{REDACTED, is_sensitive, redact};
 pub use source::{leading_comment, method_diagnostic};
 
@@ -117,9 +119,10 @@ pub use source::{leading_comment, method_diagnostic};
 pub(crate) use annotations::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL,
     RPC_TOOL_CONSENT, RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA,
-    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency, rpc_tool_number,
+    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, idempotency,
 };
 pub(crate) use fields::is_deprecated;
+pub(crate) use rpc_tool::rpc_tool_number;
 pub(crate) use sensitive::TOOL_FIELD_SENSITIVE;
 pub(crate) use source::{METHOD_OPTIONS, option_location, option_location_field};
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use prost_reflect::{DescriptorPool, FileDescriptor};
 
-use super::annotations::rpc_tool_number;
+use super::rpc_tool::rpc_tool_number;
 use crate::diagnostic::Diagnostic;
 
 /// `FieldDescriptorProto.options`
