@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use clap::ArgAction;
 use clap::parser::ValueSource;
 
-use crate::Failure;
+use crate::failure::Failure;
 use crate::sources::{ALTERNATIVES, env_name};
 
 /// Words that make a key a secret's, and where such a secret goes instead.

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use proto_ai_tools::toolkit::semantic::{Embeddings, EmbeddingsEndpoint, LocalModel};
 
-use crate::Failure;
+use crate::failure::Failure;
 use crate::flags::Serve;
 
 /// The embeddings the flags ask for, with their cache directory; `None`

@@ -20,7 +20,7 @@ use proto_ai_tools::schema::HostProfile;
 use proto_ai_tools::schema::overlay::PlainFields;
 use proto_ai_tools::toolkit::ToolkitBuilder;
 
-use crate::Failure;
+use crate::failure::Failure;
 use crate::sources::{ALTERNATIVES, env_name};
 
 const TOP_TEMPLATE: &str = "\

@@ -16,13 +16,6 @@ use proto_ai_tools::{
 };
 use proto_ai_tools_mcp::{self as mcp, McpServer};
 
-/// A usage error (exit 2) or a failure (exit 1).
-#[derive(Debug)]
-enum Failure {
-    Usage(String),
-    Run(String),
-}
-
 /// Where `mcp` keeps aliases and whose they are: the scope of a stateless
 /// request, and a store shared by replicas.
 #[derive(clap::Args, Default, Debug, PartialEq)]
@@ -925,6 +918,7 @@ async fn run(args: Args) -> Result<(), Failure> {
 mod completions;
 mod config;
 mod embeddings;
+mod failure;
 mod flags;
 mod proto_cache;
 mod protos;
@@ -933,6 +927,7 @@ mod startup;
 mod stats;
 mod store;
 
+use failure::Failure;
 use flags::{Args, Parsed};
 
 /// The format of the logs on stderr (`--log-format`).

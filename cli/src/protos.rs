@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use proto_ai_tools::schema::{ANNOTATION_BUF_YAML, ANNOTATION_PROTOS};
 
-use crate::Failure;
+use crate::failure::Failure;
 
 /// What happens to one annotation proto.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use proto_ai_tools::store::{RedisStore, RedisStoreOptions, Replication};
 
-use crate::{Failure, ScopeFlags, WaitReplicas};
+use crate::failure::Failure;
+use crate::{ScopeFlags, WaitReplicas};
 
 /// What the start-up log says of the store.
 #[derive(Debug, Clone, PartialEq, Eq)]
