@@ -44,12 +44,12 @@ struct ScopeFlags {
     /// before the model sees it, so that a master's crash loses none: a
     /// number, or auto (default): 1 when every master has a replica, else 0
     /// with a warning naming the masters without one
-    #[arg(long, value_name = "N|auto", value_parser = flags::Checked::new(flags::wait_replicas, &["auto"]))]
+    #[arg(long, value_name = "N|auto", value_parser = checked::Checked::new(flags::wait_replicas, &["auto"]))]
     redis_wait_replicas: Option<WaitReplicas>,
     /// (--redis, --redis-cluster) How long a registration waits for those
     /// replicas before it fails (default 1; a store request may take 1 s
     /// more)
-    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
+    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
     redis_wait_timeout: Option<Duration>,
 }
 
@@ -156,17 +156,17 @@ struct AuthFlags {
     required_scopes: Vec<String>,
     /// Read-only tools need READ (or WRITE), others WRITE; tools/list shows
     /// each caller what its token opens
-    #[arg(long, value_name = "READ,WRITE", value_parser = flags::Checked::new(flags::tool_scopes, &[]))]
+    #[arg(long, value_name = "READ,WRITE", value_parser = checked::Checked::new(flags::tool_scopes, &[]))]
     tool_scopes: Option<(String, String)>,
     /// Send the token's validated claim to the service as this gRPC metadata
     /// (repeatable; AI_TOOLS_CLAIM_HEADER holds one); the token itself is
     /// never sent, and --forward-header authorization is refused with
     /// --oauth-issuer
-    #[arg(long = "claim-header", value_name = "CLAIM=HEADER", value_parser = flags::Checked::new(flags::claim_header, &[]))]
+    #[arg(long = "claim-header", value_name = "CLAIM=HEADER", value_parser = checked::Checked::new(flags::claim_header, &[]))]
     claim_headers: Vec<(String, String)>,
     /// MCP sessions one caller (token issuer and subject) holds at once
     /// (default 16); past it initialize gets 429 with Retry-After
-    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
+    #[arg(long, value_name = "N", value_parser = checked::Checked::new(checked::count, &[]))]
     max_sessions_per_caller: Option<usize>,
     /// The gateway's own credential to the service, sent as authorization:
     /// Bearer <token>, read from this file (not a flag's value, which would
@@ -409,11 +409,11 @@ struct CallLimits {
     /// The deadline of every tool call, sent to the service as grpc-timeout
     /// (default 50: under the 60 s after which most MCP hosts give up; 0 for
     /// none)
-    #[arg(long = "call-timeout", value_name = "SECS", value_parser = flags::Checked::new(flags::deadline, &[]))]
+    #[arg(long = "call-timeout", value_name = "SECS", value_parser = checked::Checked::new(flags::deadline, &[]))]
     timeout: Option<Deadline>,
     /// The deadline of one tool's calls, over --call-timeout (repeatable;
     /// AI_TOOLS_TOOL_TIMEOUT takes several, comma-separated)
-    #[arg(long = "tool-timeout", value_name = "NAME=SECS", value_delimiter = ',', value_parser = flags::Checked::new(flags::tool_timeout, &[]))]
+    #[arg(long = "tool-timeout", value_name = "NAME=SECS", value_delimiter = ',', value_parser = checked::Checked::new(flags::tool_timeout, &[]))]
     per_tool: Vec<(String, Duration)>,
 }
 
@@ -438,32 +438,32 @@ impl CallLimits {
 struct HttpLimits {
     /// The largest request body (default 327680: the 256 KiB argument limit
     /// plus 64 KiB of JSON-RPC envelope); larger is refused with 413 unread
-    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
+    #[arg(long, value_name = "N", value_parser = checked::Checked::new(checked::count, &[]))]
     max_body_bytes: Option<usize>,
     /// MCP sessions held at once (default 1000); past it initialize gets 503
     /// with Retry-After
-    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
+    #[arg(long, value_name = "N", value_parser = checked::Checked::new(checked::count, &[]))]
     max_sessions: Option<usize>,
     /// A session without a message ends (default 300)
-    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
+    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
     session_idle_timeout: Option<Duration>,
     /// Open connections (default 1024); past it new ones wait, unaccepted,
     /// until one closes
-    #[arg(long, value_name = "N", value_parser = flags::Checked::new(flags::count, &[]))]
+    #[arg(long, value_name = "N", value_parser = checked::Checked::new(checked::count, &[]))]
     max_connections: Option<usize>,
     /// A request's headers, then its body, must arrive within this (default
     /// 10)
-    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
+    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
     header_timeout: Option<Duration>,
     /// A connection with no request in progress and no byte sent is closed
     /// (default 60)
-    #[arg(long, value_name = "SECS", value_parser = flags::Checked::new(flags::seconds, &[]))]
+    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
     idle_timeout: Option<Duration>,
     /// A browser Origin accepted besides loopback ones, e.g.
     /// https://app.example.com:443 or https://app.example.com:* (repeatable;
     /// AI_TOOLS_ALLOWED_ORIGIN takes several, comma-separated); any other
     /// Origin gets 403, none at all passes
-    #[arg(long = "allowed-origin", value_name = "ORIGIN", value_delimiter = ',', value_parser = flags::Checked::new(flags::origin, &[]))]
+    #[arg(long = "allowed-origin", value_name = "ORIGIN", value_delimiter = ',', value_parser = checked::Checked::new(flags::origin, &[]))]
     allowed_origins: Vec<String>,
     /// Let a tool call run to its end when its client's connection closes
     /// (default: cancel it at the service)
@@ -915,6 +915,7 @@ async fn run(args: Args) -> Result<(), Failure> {
     }
 }
 
+mod checked;
 mod completions;
 mod config;
 mod embeddings;
