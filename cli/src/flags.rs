@@ -23,6 +23,7 @@ use proto_ai_tools::toolkit::ToolkitBuilder;
 use crate::checked::{Checked, seconds};
 use crate::failure::Failure;
 use crate::sources::{ALTERNATIVES, env_name};
+use crate::store::ScopeFlags;
 
 const TOP_TEMPLATE: &str = "\
 {about}
@@ -481,7 +482,7 @@ pub(crate) struct Serve {
     #[command(flatten)]
     pub auth: crate::AuthFlags,
     #[command(flatten)]
-    pub scopes: crate::ScopeFlags,
+    pub scopes: ScopeFlags,
     #[command(flatten)]
     pub calls: crate::CallLimits,
     #[command(flatten)]
@@ -909,14 +910,30 @@ fn check_embeddings(serve: &Serve) -> Result<(), Failure> {
     Ok(())
 }
 
-/// `--redis-wait-replicas`: `auto`, or a whole number (0 waits for none).
-pub(crate) fn wait_replicas(flag: &str, text: &str) -> Result<crate::WaitReplicas, String> {
-    if text == "auto" {
-        return Ok(crate::WaitReplicas::Auto);
+/// The rules between the alias flags and `--http`, with the rest of
+/// [`check`]: here beside [`Args`], so that `store.rs`, which declares the
+/// flags, does not import the command line that holds them.
+impl ScopeFlags {
+    fn check(&self, args: &Args) -> Result<(), Failure> {
+        let usage = |m: &str| Err(Failure::Usage(m.to_owned()));
+        if (self.alias_scope_header.is_some() || self.single_user) && args.serve.http.is_none() {
+            return usage(
+                "`--alias-scope-header` and `--single-user` choose the alias scope of stateless HTTP requests: they are for `mcp --http` (over stdio the scope is the process)",
+            );
+        }
+        if self.redis.is_some() && !self.redis_cluster.is_empty() {
+            return usage("give one alias store: `--redis URL` or `--redis-cluster URL`…");
+        }
+        if (self.redis_wait_replicas.is_some() || self.redis_wait_timeout.is_some())
+            && self.redis.is_none()
+            && self.redis_cluster.is_empty()
+        {
+            return usage(
+                "`--redis-wait-replicas` and `--redis-wait-timeout` say how a Redis store replicates: give `--redis URL` or `--redis-cluster URL`",
+            );
+        }
+        Ok(())
     }
-    text.parse::<usize>()
-        .map(crate::WaitReplicas::Exactly)
-        .map_err(|_| format!("`{flag} {text}`: give a whole number of replicas, or auto"))
 }
 
 /// `--call-timeout`: seconds, or 0 for none.

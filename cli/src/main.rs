@@ -8,119 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use proto_ai_tools::schema::overlay::Overlay;
-use proto_ai_tools::store::{RedisStore, RedisStoreOptions};
 use proto_ai_tools::{
-    Sessions, Toolkit,
+    Toolkit,
     tool_set::{ToolSet, ToolSetOptions},
     transport::{TonicTransport, TonicTransportBuilder, TransportError},
 };
-use proto_ai_tools_mcp::{self as mcp, McpServer};
-
-/// Where `mcp` keeps aliases and whose they are: the scope of a stateless
-/// request, and a store shared by replicas.
-#[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(
-    next_help_heading = "Aliases (the guide's \"MCP sessions and aliases\", guide/src/mcp.md, has the details)"
-)]
-struct ScopeFlags {
-    /// (--http) A stateless request (MCP 2026-07-28, no session) keeps its
-    /// aliases under this header's value: only behind a proxy that sets it
-    /// on every request (after the OAuth principal, if any)
-    #[arg(long, value_name = "NAME")]
-    alias_scope_header: Option<String>,
-    /// (--http, loopback only) Stateless requests with no other identity
-    /// share one alias scope
-    #[arg(long)]
-    single_user: bool,
-    /// Keep the aliases in Redis (redis://host:port), so that several
-    /// gateways share them
-    #[arg(long, value_name = "URL", hide_env_values = true)]
-    redis: Option<String>,
-    /// The same on a Redis Cluster (a seed node; repeatable;
-    /// AI_TOOLS_REDIS_CLUSTER holds one)
-    #[arg(long = "redis-cluster", value_name = "URL", hide_env_values = true)]
-    redis_cluster: Vec<String>,
-    /// (--redis, --redis-cluster) How many replicas must hold a new alias
-    /// before the model sees it, so that a master's crash loses none: a
-    /// number, or auto (default): 1 when every master has a replica, else 0
-    /// with a warning naming the masters without one
-    #[arg(long, value_name = "N|auto", value_parser = checked::Checked::new(flags::wait_replicas, &["auto"]))]
-    redis_wait_replicas: Option<WaitReplicas>,
-    /// (--redis, --redis-cluster) How long a registration waits for those
-    /// replicas before it fails (default 1; a store request may take 1 s
-    /// more)
-    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
-    redis_wait_timeout: Option<Duration>,
-}
-
-/// `--redis-wait-replicas`: a number, or as many as every master has
-/// (at most 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum WaitReplicas {
-    Auto,
-    Exactly(usize),
-}
-
-impl ScopeFlags {
-    fn check(&self, args: &Args) -> Result<(), Failure> {
-        let usage = |m: &str| Err(Failure::Usage(m.to_owned()));
-        if (self.alias_scope_header.is_some() || self.single_user) && args.serve.http.is_none() {
-            return usage(
-                "`--alias-scope-header` and `--single-user` choose the alias scope of stateless HTTP requests: they are for `mcp --http` (over stdio the scope is the process)",
-            );
-        }
-        if self.redis.is_some() && !self.redis_cluster.is_empty() {
-            return usage("give one alias store: `--redis URL` or `--redis-cluster URL`…");
-        }
-        if (self.redis_wait_replicas.is_some() || self.redis_wait_timeout.is_some())
-            && self.redis.is_none()
-            && self.redis_cluster.is_empty()
-        {
-            return usage(
-                "`--redis-wait-replicas` and `--redis-wait-timeout` say how a Redis store replicates: give `--redis URL` or `--redis-cluster URL`",
-            );
-        }
-        Ok(())
-    }
-
-    /// The alias namespaces of the server: in memory, or in Redis; either
-    /// way a scope is kept a day after its last use and each alias in it 30
-    /// minutes, the least recently used expiring at the limit. With Redis,
-    /// the store too: MCP sessions over HTTP are kept in it beside their
-    /// aliases, so that they roam between gateways.
-    async fn sessions(
-        &self,
-    ) -> Result<(Sessions<()>, Option<RedisStore>, store::StoreSummary), Failure> {
-        let sessions = mcp::default_sessions();
-        let mut options = RedisStoreOptions::default();
-        options.ttl = mcp::SCOPE_IDLE_TTL;
-        options.alias_idle = Some(mcp::ALIAS_IDLE_TTL);
-        let (store, summary) = store::connect(self, options).await?;
-        let Some(store) = store else {
-            return Ok((sessions, None, summary));
-        };
-        Ok((
-            sessions.with_store(Arc::new(store.clone())),
-            Some(store),
-            summary,
-        ))
-    }
-
-    fn apply(&self, mut server: McpServer) -> Result<McpServer, Failure> {
-        if let Some(name) = &self.alias_scope_header {
-            server = server
-                .with_alias_scope_header(name)
-                .map_err(|e| Failure::Usage(format!("`--alias-scope-header {name}`: {e}")))?;
-        }
-        if self.single_user {
-            tracing::info!(
-                "--single-user: stateless requests (MCP 2026-07-28) share one local alias scope"
-            );
-            server = server.with_single_user(true);
-        }
-        Ok(server)
-    }
-}
+use proto_ai_tools_mcp::McpServer;
 
 /// The security flags of `mcp`: OAuth for the callers, a credential for the
 /// service.

@@ -1,13 +1,112 @@
 //! The alias store of `mcp`: in memory, or Redis or a Redis Cluster
 //! connected here, and how many replicas a registration waits for
-//! (`--redis-wait-replicas`, `--redis-wait-timeout`).
+//! (`--redis-wait-replicas`, `--redis-wait-timeout`); the flags that say
+//! so, and whose aliases a stateless request uses ([`ScopeFlags`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use proto_ai_tools::Sessions;
 use proto_ai_tools::store::{RedisStore, RedisStoreOptions, Replication};
+use proto_ai_tools_mcp::{self as mcp, McpServer};
 
+use crate::checked::{Checked, seconds};
 use crate::failure::Failure;
-use crate::{ScopeFlags, WaitReplicas};
+
+/// Where `mcp` keeps aliases and whose they are: the scope of a stateless
+/// request, and a store shared by replicas.
+#[derive(clap::Args, Default, Debug, PartialEq)]
+#[command(
+    next_help_heading = "Aliases (the guide's \"MCP sessions and aliases\", guide/src/mcp.md, has the details)"
+)]
+pub(crate) struct ScopeFlags {
+    /// (--http) A stateless request (MCP 2026-07-28, no session) keeps its
+    /// aliases under this header's value: only behind a proxy that sets it
+    /// on every request (after the OAuth principal, if any)
+    #[arg(long, value_name = "NAME")]
+    pub(crate) alias_scope_header: Option<String>,
+    /// (--http, loopback only) Stateless requests with no other identity
+    /// share one alias scope
+    #[arg(long)]
+    pub(crate) single_user: bool,
+    /// Keep the aliases in Redis (redis://host:port), so that several
+    /// gateways share them
+    #[arg(long, value_name = "URL", hide_env_values = true)]
+    pub(crate) redis: Option<String>,
+    /// The same on a Redis Cluster (a seed node; repeatable;
+    /// AI_TOOLS_REDIS_CLUSTER holds one)
+    #[arg(long = "redis-cluster", value_name = "URL", hide_env_values = true)]
+    pub(crate) redis_cluster: Vec<String>,
+    /// (--redis, --redis-cluster) How many replicas must hold a new alias
+    /// before the model sees it, so that a master's crash loses none: a
+    /// number, or auto (default): 1 when every master has a replica, else 0
+    /// with a warning naming the masters without one
+    #[arg(long, value_name = "N|auto", value_parser = Checked::new(wait_replicas, &["auto"]))]
+    pub(crate) redis_wait_replicas: Option<WaitReplicas>,
+    /// (--redis, --redis-cluster) How long a registration waits for those
+    /// replicas before it fails (default 1; a store request may take 1 s
+    /// more)
+    #[arg(long, value_name = "SECS", value_parser = Checked::new(seconds, &[]))]
+    pub(crate) redis_wait_timeout: Option<Duration>,
+}
+
+/// `--redis-wait-replicas`: a number, or as many as every master has
+/// (at most 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WaitReplicas {
+    Auto,
+    Exactly(usize),
+}
+
+/// `--redis-wait-replicas`: `auto`, or a whole number (0 waits for none).
+pub(crate) fn wait_replicas(flag: &str, text: &str) -> Result<WaitReplicas, String> {
+    if text == "auto" {
+        return Ok(WaitReplicas::Auto);
+    }
+    text.parse::<usize>()
+        .map(WaitReplicas::Exactly)
+        .map_err(|_| format!("`{flag} {text}`: give a whole number of replicas, or auto"))
+}
+
+impl ScopeFlags {
+    /// The alias namespaces of the server: in memory, or in Redis; either
+    /// way a scope is kept a day after its last use and each alias in it 30
+    /// minutes, the least recently used expiring at the limit. With Redis,
+    /// the store too: MCP sessions over HTTP are kept in it beside their
+    /// aliases, so that they roam between gateways.
+    pub(crate) async fn sessions(
+        &self,
+    ) -> Result<(Sessions<()>, Option<RedisStore>, StoreSummary), Failure> {
+        let sessions = mcp::default_sessions();
+        let mut options = RedisStoreOptions::default();
+        options.ttl = mcp::SCOPE_IDLE_TTL;
+        options.alias_idle = Some(mcp::ALIAS_IDLE_TTL);
+        let (store, summary) = connect(self, options).await?;
+        let Some(store) = store else {
+            return Ok((sessions, None, summary));
+        };
+        Ok((
+            sessions.with_store(Arc::new(store.clone())),
+            Some(store),
+            summary,
+        ))
+    }
+
+    pub(crate) fn apply(&self, mut server: McpServer) -> Result<McpServer, Failure> {
+        if let Some(name) = &self.alias_scope_header {
+            server = server
+                .with_alias_scope_header(name)
+                .map_err(|e| Failure::Usage(format!("`--alias-scope-header {name}`: {e}")))?;
+        }
+        if self.single_user {
+            tracing::info!(
+                "--single-user: stateless requests (MCP 2026-07-28) share one local alias scope"
+            );
+            server = server.with_single_user(true);
+        }
+        Ok(server)
+    }
+}
 
 /// What the start-up log says of the store.
 #[derive(Debug, Clone, PartialEq, Eq)]

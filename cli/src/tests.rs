@@ -1,6 +1,8 @@
 use super::*;
 use proto_ai_tools::schema::overlay::PlainFields;
 
+use crate::store::ScopeFlags;
+
 /// `line` parsed as the command line after `ai-tools` (in the test
 /// process's environment, which sets no `AI_TOOLS_` flag).
 fn parsed(line: &str) -> Result<Option<Args>, Failure> {
