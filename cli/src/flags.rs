@@ -20,6 +20,7 @@ use proto_ai_tools::schema::HostProfile;
 use proto_ai_tools::schema::overlay::PlainFields;
 use proto_ai_tools::toolkit::ToolkitBuilder;
 
+use crate::auth::{AuthFlags, read_secret};
 use crate::checked::{Checked, seconds};
 use crate::failure::Failure;
 use crate::sources::{ALTERNATIVES, env_name};
@@ -480,7 +481,7 @@ pub(crate) struct Serve {
     #[arg(long, value_name = "FILE")]
     pub consent_key_file: Option<PathBuf>,
     #[command(flatten)]
-    pub auth: crate::AuthFlags,
+    pub auth: AuthFlags,
     #[command(flatten)]
     pub scopes: ScopeFlags,
     #[command(flatten)]
@@ -500,7 +501,7 @@ impl Serve {
             .with_confirm(self.confirm.unwrap_or_default())
             .with_confirm_unsupported(self.confirm_unsupported.unwrap_or_default());
         Ok(match &self.consent_key_file {
-            Some(path) => server.with_consent_key(crate::read_secret("--consent-key-file", path)?),
+            Some(path) => server.with_consent_key(read_secret("--consent-key-file", path)?),
             None => server,
         })
     }
@@ -936,6 +937,61 @@ impl ScopeFlags {
     }
 }
 
+/// The rules between the security flags and the others (the command,
+/// `--http`, `--forward-header`), with the rest of [`check`]: here beside
+/// [`Args`], so that `auth.rs`, which declares the flags, does not import
+/// the command line that holds them.
+impl AuthFlags {
+    /// A usage error for flags given without what they need.
+    fn check(&self, args: &Args) -> Result<(), Failure> {
+        let usage = |m: &str| Err(Failure::Usage(m.to_owned()));
+        if self.backend_token_file.is_some() && self.backend_token_env.is_some() {
+            return usage(
+                "give the backend token once: `--backend-token-file` or `--backend-token-env`",
+            );
+        }
+        let forwards_authorization = args
+            .serve
+            .forward_headers
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case("authorization"));
+        if self.backend_token_given() && forwards_authorization {
+            return usage(
+                "`--forward-header authorization` and a backend token both set the service's `authorization`: a caller's header would replace the gateway's credential, and a caller without one would get it; keep one",
+            );
+        }
+        if !self.oauth_given() {
+            return Ok(());
+        }
+        if args.command != "mcp" || args.serve.http.is_none() {
+            return usage(
+                "the OAuth flags protect `mcp --http`: over stdio the client runs the server itself and sends no tokens",
+            );
+        }
+        if self.issuer.is_none() || self.audience.is_none() {
+            return usage(
+                "OAuth needs both `--oauth-issuer URL` (who issues the tokens) and `--oauth-audience URI` (this server's resource URI, which every token must name)",
+            );
+        }
+        let introspection = [
+            self.introspection.is_some(),
+            self.client_id.is_some(),
+            self.client_secret_file.is_some(),
+        ];
+        if introspection.contains(&true) && introspection.contains(&false) {
+            return usage(
+                "`--oauth-introspection URL`, `--oauth-client-id ID` and `--oauth-client-secret-file FILE` go together: give all three",
+            );
+        }
+        if forwards_authorization {
+            return usage(
+                "`--forward-header authorization` with `--oauth-issuer` would pass the caller's token, issued for this server, on to the service, which the MCP authorization spec forbids: send who the caller is with `--claim-header`, and the gateway's own credential with `--backend-token-file`",
+            );
+        }
+        Ok(())
+    }
+}
+
 /// `--call-timeout`: seconds, or 0 for none.
 pub(crate) fn deadline(flag: &str, text: &str) -> Result<crate::Deadline, String> {
     if text.parse::<f64>() == Ok(0.0) {
@@ -971,25 +1027,6 @@ fn define_toolset(flag: &str, given: &str) -> Result<(String, Vec<String>), Stri
         name.to_owned(),
         globs.split(',').map(str::to_owned).collect(),
     ))
-}
-
-/// `--tool-scopes READ,WRITE`.
-pub(crate) fn tool_scopes(flag: &str, given: &str) -> Result<(String, String), String> {
-    given
-        .split_once(',')
-        .filter(|(read, write)| !read.is_empty() && !write.is_empty() && !write.contains(','))
-        .map(|(read, write)| (read.to_owned(), write.to_owned()))
-        .ok_or_else(|| format!("`{flag} {given}`: give READ,WRITE, e.g. tools:read,tools:write"))
-}
-
-/// `--claim-header CLAIM=HEADER`, the header in lower case as gRPC
-/// metadata is.
-pub(crate) fn claim_header(flag: &str, given: &str) -> Result<(String, String), String> {
-    given
-        .split_once('=')
-        .filter(|(claim, header)| !claim.is_empty() && !header.is_empty())
-        .map(|(claim, header)| (claim.to_owned(), header.to_ascii_lowercase()))
-        .ok_or_else(|| format!("`{flag} {given}`: give CLAIM=HEADER, e.g. sub=x-user-id"))
 }
 
 /// `--allowed-origin`: an origin with its scheme, or `null`.

@@ -1,6 +1,7 @@
 use super::*;
 use proto_ai_tools::schema::overlay::PlainFields;
 
+use crate::auth::AuthFlags;
 use crate::store::ScopeFlags;
 
 /// `line` parsed as the command line after `ai-tools` (in the test
