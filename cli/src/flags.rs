@@ -25,6 +25,7 @@ use crate::checked::{Checked, seconds};
 use crate::failure::Failure;
 use crate::sources::{ALTERNATIVES, env_name};
 use crate::store::ScopeFlags;
+use crate::tls::TlsFiles;
 
 const TOP_TEMPLATE: &str = "\
 {about}
@@ -225,7 +226,7 @@ pub(crate) struct Common {
     #[command(flatten)]
     pub source: Source,
     #[command(flatten)]
-    pub tls: crate::TlsFiles,
+    pub tls: TlsFiles,
     #[command(flatten)]
     pub choice: Choice,
     /// What the MCP host does to schemas and arguments: javascript (default:

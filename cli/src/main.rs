@@ -11,89 +11,9 @@ use proto_ai_tools::schema::overlay::Overlay;
 use proto_ai_tools::{
     Toolkit,
     tool_set::{ToolSet, ToolSetOptions},
-    transport::{TonicTransport, TonicTransportBuilder, TransportError},
+    transport::TonicTransport,
 };
 use proto_ai_tools_mcp::McpServer;
-
-/// `--ca-cert`, `--client-cert` and `--client-key`: TLS to the `--grpc`
-/// server.
-#[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(next_help_heading = "TLS to the server (--grpc https://)")]
-struct TlsFiles {
-    /// Trust this CA (PEM) for the https:// server's certificate, instead of
-    /// the system's roots
-    #[arg(long, value_name = "FILE")]
-    ca_cert: Option<PathBuf>,
-    /// With --client-key: present this certificate (PEM) to the https://
-    /// server (mTLS)
-    #[arg(long, value_name = "FILE")]
-    client_cert: Option<PathBuf>,
-    /// The private key (PEM) of --client-cert
-    #[arg(long, value_name = "FILE")]
-    client_key: Option<PathBuf>,
-}
-
-impl TlsFiles {
-    fn is_empty(&self) -> bool {
-        *self == Self::default()
-    }
-
-    /// A usage error for files given without their pair, or without an
-    /// `https://` server.
-    fn check(&self, grpc: Option<&str>) -> Result<(), Failure> {
-        if self.client_cert.is_some() != self.client_key.is_some() {
-            return Err(Failure::Usage(
-                "`--client-cert FILE` and `--client-key FILE` go together: give both".into(),
-            ));
-        }
-        match grpc {
-            _ if self.is_empty() => Ok(()),
-            None => Err(Failure::Usage(
-                "`--ca-cert`, `--client-cert` and `--client-key` are for the server of `--grpc URL`: give it"
-                    .into(),
-            )),
-            Some(url) if !url.starts_with("https://") => Err(Failure::Usage(format!(
-                "`--ca-cert`, `--client-cert` and `--client-key` are for TLS: use an https:// URL, not `--grpc {url}`"
-            ))),
-            Some(_) => Ok(()),
-        }
-    }
-
-    /// A transport builder for `url`, the files read.
-    fn builder(&self, url: &str) -> Result<TonicTransportBuilder, Failure> {
-        let read = |what: &str, path: &Path| {
-            std::fs::read(path)
-                .map_err(|e| Failure::Run(format!("the {what} {}: {e}", path.display())))
-        };
-        let mut builder = TonicTransport::builder(url);
-        if let Some(path) = &self.ca_cert {
-            builder = builder.ca_certificate(read("CA certificate", path)?);
-        }
-        if let (Some(cert), Some(key)) = (&self.client_cert, &self.client_key) {
-            builder = builder
-                .client_identity(read("client certificate", cert)?, read("client key", key)?);
-        }
-        Ok(builder)
-    }
-}
-
-/// A transport error: of the URL, a usage error; else a failure, a server
-/// that wants a client certificate told which flags give one.
-fn transport_failure(e: TransportError) -> Failure {
-    match e {
-        TransportError::InvalidUrl { .. } | TransportError::TlsNeedsHttps { .. } => {
-            Failure::Usage(format!("`--grpc`: {e}"))
-        }
-        TransportError::ClientCertificateRefused { .. } => {
-            let text = e.to_string();
-            Failure::Run(match text.strip_suffix("(give one)") {
-                Some(said) => format!("{said}(give one with --client-cert and --client-key)"),
-                None => text,
-            })
-        }
-        _ => Failure::Run(e.to_string()),
-    }
-}
 
 /// A deadline, or none (`--call-timeout 0`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -627,9 +547,11 @@ mod sources;
 mod startup;
 mod stats;
 mod store;
+mod tls;
 
 use failure::Failure;
 use flags::{Args, Parsed};
+use tls::transport_failure;
 
 /// The format of the logs on stderr (`--log-format`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

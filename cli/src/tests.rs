@@ -3,6 +3,7 @@ use proto_ai_tools::schema::overlay::PlainFields;
 
 use crate::auth::AuthFlags;
 use crate::store::ScopeFlags;
+use crate::tls::TlsFiles;
 
 /// `line` parsed as the command line after `ai-tools` (in the test
 /// process's environment, which sets no `AI_TOOLS_` flag).
