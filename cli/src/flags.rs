@@ -23,6 +23,7 @@ use proto_ai_tools::toolkit::ToolkitBuilder;
 use crate::auth::{AuthFlags, read_secret};
 use crate::checked::{Checked, seconds};
 use crate::failure::Failure;
+use crate::limits::{CallLimits, HttpLimits};
 use crate::sources::{ALTERNATIVES, env_name};
 use crate::store::ScopeFlags;
 use crate::tls::TlsFiles;
@@ -486,9 +487,9 @@ pub(crate) struct Serve {
     #[command(flatten)]
     pub scopes: ScopeFlags,
     #[command(flatten)]
-    pub calls: crate::CallLimits,
+    pub calls: CallLimits,
     #[command(flatten)]
-    pub http_limits: crate::HttpLimits,
+    pub http_limits: HttpLimits,
 }
 
 impl Serve {
@@ -993,29 +994,6 @@ impl AuthFlags {
     }
 }
 
-/// `--call-timeout`: seconds, or 0 for none.
-pub(crate) fn deadline(flag: &str, text: &str) -> Result<crate::Deadline, String> {
-    if text.parse::<f64>() == Ok(0.0) {
-        return Ok(crate::Deadline(None));
-    }
-    seconds(flag, text)
-        .map(|d| crate::Deadline(Some(d)))
-        .map_err(|_| {
-            format!("`{flag} {text}`: give a positive number of seconds, or 0 for no deadline")
-        })
-}
-
-/// `--tool-timeout NAME=SECS`.
-pub(crate) fn tool_timeout(flag: &str, given: &str) -> Result<(String, Duration), String> {
-    let (tool, secs) = given
-        .split_once('=')
-        .filter(|(tool, _)| !tool.is_empty())
-        .ok_or_else(|| format!("`{flag} {given}`: give NAME=SECS, e.g. reports_generate=300"))?;
-    let timeout = seconds(flag, secs)
-        .map_err(|_| format!("`{flag} {given}`: give a positive number of seconds after `=`"))?;
-    Ok((tool.to_owned(), timeout))
-}
-
 /// `--define-toolset NAME=GLOB[,GLOB…]`.
 fn define_toolset(flag: &str, given: &str) -> Result<(String, Vec<String>), String> {
     let (name, globs) = given
@@ -1028,16 +1006,6 @@ fn define_toolset(flag: &str, given: &str) -> Result<(String, Vec<String>), Stri
         name.to_owned(),
         globs.split(',').map(str::to_owned).collect(),
     ))
-}
-
-/// `--allowed-origin`: an origin with its scheme, or `null`.
-pub(crate) fn origin(flag: &str, origin: &str) -> Result<String, String> {
-    if origin != "null" && !origin.contains("://") {
-        return Err(format!(
-            "`{flag} {origin}`: give scheme://host:port, scheme://host:* for any port, or null"
-        ));
-    }
-    Ok(origin.to_owned())
 }
 
 fn log_format(flag: &str, format: &str) -> Result<crate::LogFormat, String> {

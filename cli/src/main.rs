@@ -15,111 +15,6 @@ use proto_ai_tools::{
 };
 use proto_ai_tools_mcp::McpServer;
 
-/// A deadline, or none (`--call-timeout 0`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-struct Deadline(Option<Duration>);
-
-/// The deadlines of `mcp`'s tool calls given on the command line.
-#[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(
-    next_help_heading = "Calls (the guide's Limits chapter, guide/src/limits.md, has them all)"
-)]
-struct CallLimits {
-    /// The deadline of every tool call, sent to the service as grpc-timeout
-    /// (default 50: under the 60 s after which most MCP hosts give up; 0 for
-    /// none)
-    #[arg(long = "call-timeout", value_name = "SECS", value_parser = checked::Checked::new(flags::deadline, &[]))]
-    timeout: Option<Deadline>,
-    /// The deadline of one tool's calls, over --call-timeout (repeatable;
-    /// AI_TOOLS_TOOL_TIMEOUT takes several, comma-separated)
-    #[arg(long = "tool-timeout", value_name = "NAME=SECS", value_delimiter = ',', value_parser = checked::Checked::new(flags::tool_timeout, &[]))]
-    per_tool: Vec<(String, Duration)>,
-}
-
-impl CallLimits {
-    fn apply(&self, mut server: McpServer) -> McpServer {
-        if let Some(Deadline(timeout)) = self.timeout {
-            server = server.with_call_timeout(timeout);
-        }
-        for (tool, timeout) in &self.per_tool {
-            server = server.with_tool_timeout(tool.clone(), *timeout);
-        }
-        server
-    }
-}
-
-/// The `mcp --http` limits given on the command line; `None` keeps the
-/// server's default.
-#[derive(clap::Args, Default, Debug, PartialEq)]
-#[command(
-    next_help_heading = "HTTP limits (mcp --http; the guide's Limits chapter, guide/src/limits.md, has them all)"
-)]
-struct HttpLimits {
-    /// The largest request body (default 327680: the 256 KiB argument limit
-    /// plus 64 KiB of JSON-RPC envelope); larger is refused with 413 unread
-    #[arg(long, value_name = "N", value_parser = checked::Checked::new(checked::count, &[]))]
-    max_body_bytes: Option<usize>,
-    /// MCP sessions held at once (default 1000); past it initialize gets 503
-    /// with Retry-After
-    #[arg(long, value_name = "N", value_parser = checked::Checked::new(checked::count, &[]))]
-    max_sessions: Option<usize>,
-    /// A session without a message ends (default 300)
-    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
-    session_idle_timeout: Option<Duration>,
-    /// Open connections (default 1024); past it new ones wait, unaccepted,
-    /// until one closes
-    #[arg(long, value_name = "N", value_parser = checked::Checked::new(checked::count, &[]))]
-    max_connections: Option<usize>,
-    /// A request's headers, then its body, must arrive within this (default
-    /// 10)
-    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
-    header_timeout: Option<Duration>,
-    /// A connection with no request in progress and no byte sent is closed
-    /// (default 60)
-    #[arg(long, value_name = "SECS", value_parser = checked::Checked::new(checked::seconds, &[]))]
-    idle_timeout: Option<Duration>,
-    /// A browser Origin accepted besides loopback ones, e.g.
-    /// https://app.example.com:443 or https://app.example.com:* (repeatable;
-    /// AI_TOOLS_ALLOWED_ORIGIN takes several, comma-separated); any other
-    /// Origin gets 403, none at all passes
-    #[arg(long = "allowed-origin", value_name = "ORIGIN", value_delimiter = ',', value_parser = checked::Checked::new(flags::origin, &[]))]
-    allowed_origins: Vec<String>,
-    /// Let a tool call run to its end when its client's connection closes
-    /// (default: cancel it at the service)
-    #[arg(long)]
-    keep_calls_on_disconnect: bool,
-}
-
-impl HttpLimits {
-    fn is_empty(&self) -> bool {
-        *self == Self::default()
-    }
-
-    fn apply(&self, mut server: McpServer) -> McpServer {
-        if let Some(n) = self.max_body_bytes {
-            server = server.with_max_request_body_bytes(n);
-        }
-        if let Some(n) = self.max_sessions {
-            server = server.with_max_sessions(n);
-        }
-        if let Some(t) = self.session_idle_timeout {
-            server = server.with_session_idle_timeout(t);
-        }
-        if let Some(n) = self.max_connections {
-            server = server.with_max_connections(n);
-        }
-        if let Some(t) = self.header_timeout {
-            server = server.with_header_timeout(t);
-        }
-        if let Some(t) = self.idle_timeout {
-            server = server.with_idle_timeout(t);
-        }
-        server
-            .with_allowed_origins(self.allowed_origins.iter().cloned())
-            .with_cancel_on_disconnect(!self.keep_calls_on_disconnect)
-    }
-}
-
 /// `--proto`: `proto` compiled as `ai_tools!` compiles it
 /// ([`proto_ai_tools_schema::proto_resolver`]), under `includes` or else the
 /// proto's own directory.
@@ -541,6 +436,7 @@ mod config;
 mod embeddings;
 mod failure;
 mod flags;
+mod limits;
 mod proto_cache;
 mod protos;
 mod sources;

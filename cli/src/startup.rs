@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use proto_ai_tools_mcp as mcp;
 
+use crate::flags::Args;
+use crate::limits::Deadline;
 use crate::store::{StoreSummary, without_password};
-use crate::{Args, Deadline};
 
 /// Writes the start-up event of a gateway serving `backend` over
 /// `transport` (`stdio`, or `http` at `address`), with its sessions kept in

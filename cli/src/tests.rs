@@ -2,6 +2,7 @@ use super::*;
 use proto_ai_tools::schema::overlay::PlainFields;
 
 use crate::auth::AuthFlags;
+use crate::limits::{CallLimits, Deadline, HttpLimits};
 use crate::store::ScopeFlags;
 use crate::tls::TlsFiles;
 
