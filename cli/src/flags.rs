@@ -24,6 +24,7 @@ use crate::auth::{AuthFlags, read_secret};
 use crate::checked::{Checked, seconds};
 use crate::failure::Failure;
 use crate::limits::{CallLimits, HttpLimits};
+use crate::logging::LogFormat;
 use crate::sources::{ALTERNATIVES, env_name};
 use crate::store::ScopeFlags;
 use crate::tls::TlsFiles;
@@ -239,7 +240,7 @@ pub(crate) struct Common {
     /// line; RUST_LOG filters them (default warn,ai_tools=info,proto_ai_tools=info;
     /// proto_ai_tools=debug adds a span per step of each tool call)
     #[arg(long, value_name = "text|json", value_parser = Checked::new(log_format, &["text", "json"]), help_heading = "Host, logs and configuration")]
-    pub log_format: Option<crate::LogFormat>,
+    pub log_format: Option<LogFormat>,
     /// List each tool's outputSchema: the JSON Schema of its results, the
     /// protojson it writes (guide, "Typed results"); off by default, as
     /// some hosts count output schemas against the model's context
@@ -1008,10 +1009,10 @@ fn define_toolset(flag: &str, given: &str) -> Result<(String, Vec<String>), Stri
     ))
 }
 
-fn log_format(flag: &str, format: &str) -> Result<crate::LogFormat, String> {
+fn log_format(flag: &str, format: &str) -> Result<LogFormat, String> {
     match format {
-        "text" => Ok(crate::LogFormat::Text),
-        "json" => Ok(crate::LogFormat::Json),
+        "text" => Ok(LogFormat::Text),
+        "json" => Ok(LogFormat::Json),
         _ => Err(format!("`{flag} {format}`: use `text` or `json`")),
     }
 }
