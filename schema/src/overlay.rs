@@ -92,8 +92,8 @@ use crate::names::validate_tool_name;
 use crate::proto::{
     IDEMPOTENCY_IDEMPOTENT, IDEMPOTENCY_NO_SIDE_EFFECTS, METHOD_IDEMPOTENCY_LEVEL, METHOD_OPTIONS,
     RPC_TOOL_CONSENT, RPC_TOOL_DESTRUCTIVE, RPC_TOOL_EXAMPLES, RPC_TOOL_OUTPUT_SCHEMA,
-    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, TOOL_FIELD_SENSITIVE, idempotency, leading_comment,
-    option_location, option_location_field,
+    RPC_TOOL_TIMEOUT, TOOL_FIELD_REQUIRED, TOOL_FIELD_SENSITIVE, carried_rpc_tool, idempotency,
+    leading_comment, option_location, option_location_field,
 };
 use crate::tool_spec::ConsentPolicy;
 
@@ -784,7 +784,7 @@ pub fn annotate(
             }
         }
         for method in service.methods() {
-            if carried(&method, &inline).is_some() {
+            if carried_rpc_tool(&method, &inline).is_some() {
                 continue;
             }
             if overlaid_methods.contains_key(method.full_name()) {
@@ -840,7 +840,7 @@ pub fn annotate(
     }
     if let Some(overlay) = overlay {
         for (at, method) in read_only {
-            let is_tool = carried(&method, &inline).is_some()
+            let is_tool = carried_rpc_tool(&method, &inline).is_some()
                 || overlaid_methods.contains_key(method.full_name())
                 || derived.contains(method.full_name());
             match read_only_problem(&method, &inline, is_tool) {
@@ -1056,7 +1056,7 @@ fn derived_names(
         .iter()
         .flat_map(|s| s.methods().collect::<Vec<_>>())
         .filter(|m| {
-            carried(m, rpc_tools).is_none()
+            carried_rpc_tool(m, rpc_tools).is_none()
                 && !overlaid_methods.contains_key(m.full_name())
                 && !m.is_client_streaming()
         })
@@ -1085,23 +1085,13 @@ fn derived_names(
         .collect()
 }
 
-/// The `rpc_tool` extension of `rpc_tools` (those the pool declares) that
-/// `method` carries an option of inline, if any.
-fn carried<'a>(
-    method: &MethodDescriptor,
-    rpc_tools: &'a [ExtensionDescriptor],
-) -> Option<&'a ExtensionDescriptor> {
-    let options = method.options();
-    rpc_tools.iter().find(|ext| options.has_extension(ext))
-}
-
 /// The tool name `method`'s inline `rpc_tool` option (under either number,
 /// of `rpc_tools`) gives, if any.
 fn inline_tool_name(
     method: &MethodDescriptor,
     rpc_tools: &[ExtensionDescriptor],
 ) -> Option<String> {
-    let rpc_tool = carried(method, rpc_tools)?;
+    let rpc_tool = carried_rpc_tool(method, rpc_tools)?;
     let options = method.options();
     let value = options.get_extension(rpc_tool);
     let name = value.as_message()?.get_field_by_number(1)?;
@@ -1364,7 +1354,7 @@ fn read_only_problem(
         }
         _ => {}
     }
-    let destructive = carried(method, rpc_tools)
+    let destructive = carried_rpc_tool(method, rpc_tools)
         .map(|rpc_tool| method.options().get_extension(rpc_tool).into_owned())
         .and_then(|def| {
             def.as_message()?

@@ -6,7 +6,7 @@ use prost_reflect::{
     DescriptorPool, DynamicMessage, ExtensionDescriptor, FieldDescriptor, MethodDescriptor, Value,
 };
 
-use super::rpc_tool::rpc_tool_extensions;
+use super::rpc_tool::{carried, rpc_tool_extensions};
 use super::source::Comments;
 use crate::annotation_protos::{
     FIELD_BEHAVIOR_EXTENSION, HTTP_RULE_EXTENSION, TOOL_FIELD_EXTENSION,
@@ -192,12 +192,8 @@ impl Annotations {
     ///
     /// [`RPC_TOOL_EXTENSIONS`]: crate::RPC_TOOL_EXTENSIONS
     pub(super) fn rpc_tool(&self, method: &MethodDescriptor) -> Option<ToolDefinition> {
-        let options = method.options();
-        let ext = self
-            .rpc_tools
-            .iter()
-            .find(|ext| options.has_extension(ext))?;
-        tool_definition(&options, ext)
+        let ext = carried(method, &self.rpc_tools)?;
+        tool_definition(&method.options(), ext)
     }
 
     /// The verb of `method`'s `google.api.http` binding, when it is `get`

@@ -111,6 +111,7 @@ pub use build::is_choice;
 pub use long_running::{
     LongRunning, OPERATION, OPERATION_INFO_EXTENSION, OPERATIONS_SERVICE, long_running,
 };
+pub(crate) use rpc_tool::carried as carried_rpc_tool;
 pub use rpc_tool::rpc_tool_extensions;
 pub use sensitive::{REDACTED, is_sensitive, redact};
 pub use source::{leading_comment, method_diagnostic};

@@ -30,13 +30,21 @@ pub fn rpc_tool_extensions(pool: &DescriptorPool) -> Vec<ExtensionDescriptor> {
         .collect()
 }
 
+/// The one of `rpc_tools` (the `rpc_tool` extensions a pool declares, from
+/// [`rpc_tool_extensions`]) that `method` carries an option of, the first
+/// when it carries both; `None` when it carries none.
+pub(crate) fn carried<'a>(
+    method: &MethodDescriptor,
+    rpc_tools: &'a [ExtensionDescriptor],
+) -> Option<&'a ExtensionDescriptor> {
+    let options = method.options();
+    rpc_tools.iter().find(|ext| options.has_extension(ext))
+}
+
 /// The number of the `rpc_tool` option `method` carries, the first of
 /// [`RPC_TOOL_EXTENSIONS`] when it carries both: where its diagnostics are
 /// located. [`RPC_TOOL_EXTENSION`] when it carries none.
 pub(crate) fn rpc_tool_number(method: &MethodDescriptor) -> u32 {
-    let options = method.options();
-    rpc_tool_extensions(method.parent_pool())
-        .iter()
-        .find(|ext| options.has_extension(ext))
+    carried(method, &rpc_tool_extensions(method.parent_pool()))
         .map_or(RPC_TOOL_EXTENSION, ExtensionDescriptor::number)
 }
