@@ -22,6 +22,11 @@
 //! printed, unless `AI_TOOLS_REQUIRE_PYTHON` is set (non-empty, not `0`),
 //! where it fails. With one, it also needs `node` (Node.js) on the `PATH`,
 //! and fails, saying so, without it.
+//!
+//! Each (tool, rendering) gets 20 draws, which the CI's time allows: set
+//! `AI_TOOLS_SCHEMA_TRUTH_DRAWS` to draw more (50 is the harness's own
+//! default, about twice the time; before a release, or after a change to
+//! the renderer, run at 200 or more).
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -30,8 +35,29 @@ use std::time::{Duration, Instant};
 
 use proto_ai_tools_tests::support::{python_importing, python_required};
 
-/// The harness's time limit (it takes about four and a half minutes on two cores).
-const LIMIT: Duration = Duration::from_secs(900);
+/// The harness's time limit (at the default draws it takes about three
+/// minutes on two cores); more draws take it further, in proportion.
+fn limit(draws: u32) -> Duration {
+    Duration::from_secs(900).max(Duration::from_secs(18 * u64::from(draws)))
+}
+
+/// Draws per (tool, rendering) when `AI_TOOLS_SCHEMA_TRUTH_DRAWS` says none.
+const DEFAULT_DRAWS: u32 = 20;
+
+/// `AI_TOOLS_SCHEMA_TRUTH_DRAWS`, else [`DEFAULT_DRAWS`]; a value that is not
+/// a count of at least 20 fails the test, naming it, rather than run less.
+fn draws() -> u32 {
+    match std::env::var("AI_TOOLS_SCHEMA_TRUTH_DRAWS") {
+        Err(_) => DEFAULT_DRAWS,
+        Ok(text) if text.trim().is_empty() => DEFAULT_DRAWS,
+        Ok(text) => match text.trim().parse::<u32>() {
+            Ok(n) if n >= DEFAULT_DRAWS => n,
+            _ => panic!(
+                "AI_TOOLS_SCHEMA_TRUTH_DRAWS={text:?}: expected a count of draws per (tool, rendering) of at least {DEFAULT_DRAWS}"
+            ),
+        },
+    }
+}
 
 const MODULES: &str = "hypothesis, hypothesis_jsonschema, jsonschema, grpc, google.protobuf";
 
@@ -77,9 +103,12 @@ fn run_harness(args: &[&str]) {
         }
     };
     let harness = Path::new(env!("CARGO_MANIFEST_DIR")).join("truth/harness.py");
+    let draws = draws();
+    let limit = limit(draws);
     let mut child = Command::new(&python)
         .arg(&harness)
         .arg(env!("CARGO_BIN_EXE_schema_truth"))
+        .args(["--draws", &draws.to_string()])
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -93,11 +122,11 @@ fn run_harness(args: &[&str]) {
         if let Some(status) = child.try_wait().expect("waiting for the harness") {
             break status;
         }
-        if started.elapsed() > LIMIT {
+        if started.elapsed() > limit {
             let _ = child.kill();
             let _ = child.wait();
             panic!(
-                "the harness ran past {LIMIT:?}; its output so far:\n{}\n{}",
+                "the harness ran past {limit:?}; its output so far:\n{}\n{}",
                 stdout.join().unwrap_or_default(),
                 stderr.join().unwrap_or_default()
             );

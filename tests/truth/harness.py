@@ -2362,10 +2362,22 @@ def message_cls_base():
     return Message
 
 
+# Fewer draws than this per (tool, rendering) would leave a schema's
+# branches, bounds and lengths barely sampled; completeness (every enum value,
+# oneof member, map key type, 64-bit extreme) is pinned apart, whatever the
+# count.
+MIN_DRAWS = 20
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("binary", help="the schema_truth binary")
-    parser.add_argument("--draws", type=int, default=50, help="draws per (tool, rendering), at least 50")
+    parser.add_argument(
+        "--draws",
+        type=int,
+        default=50,
+        help=f"draws per (tool, rendering), at least {MIN_DRAWS} (the test under `cargo test` draws 20 unless AI_TOOLS_SCHEMA_TRUTH_DRAWS says more)",
+    )
     parser.add_argument("--only", action="append", help="run only these tools")
     parser.add_argument("--verbose", action="store_true", help="time each (tool, rendering) on stderr")
     parser.add_argument(
@@ -2374,8 +2386,8 @@ def main():
         help="render within this size budget and run only the tools it cuts (the size budget's truth)",
     )
     args = parser.parse_args()
-    if args.draws < 50 and not args.only:
-        parser.error("--draws must be at least 50 for a full run")
+    if args.draws < MIN_DRAWS and not args.only:
+        parser.error(f"--draws must be at least {MIN_DRAWS} for a full run")
     harness = Harness(args.binary, args.draws, set(args.only or ()), args.max_tool_bytes)
     harness.verbose = args.verbose
     try:
