@@ -39,8 +39,9 @@ pub(crate) struct ScopeFlags {
     pub(crate) redis_cluster: Vec<String>,
     /// (--redis, --redis-cluster) How many replicas must hold a new alias
     /// before the model sees it, so that a master's crash loses none: a
-    /// number, or auto (default): 1 when every master has a replica, else 0
-    /// with a warning naming the masters without one
+    /// number, or auto (default): every replica in sync with the alias's
+    /// master at that moment (none for a master without one, with a
+    /// warning)
     #[arg(long, value_name = "N|auto", value_parser = Checked::new(wait_replicas, &["auto"]))]
     pub(crate) redis_wait_replicas: Option<WaitReplicas>,
     /// (--redis, --redis-cluster) How long a registration waits for those
@@ -50,8 +51,9 @@ pub(crate) struct ScopeFlags {
     pub(crate) redis_wait_timeout: Option<Duration>,
 }
 
-/// `--redis-wait-replicas`: a number, or as many as every master has
-/// (at most 1).
+/// `--redis-wait-replicas`: a number, or the replicas in sync with each
+/// master at each registration
+/// ([`RedisStoreOptions::wait_for_in_sync_replicas`](proto_ai_tools::store::RedisStoreOptions::wait_for_in_sync_replicas)).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WaitReplicas {
     Auto,
@@ -115,7 +117,8 @@ pub(crate) struct StoreSummary {
     pub(crate) kind: &'static str,
     /// The server's URL, or the cluster's seeds, each without a password.
     pub(crate) urls: Vec<String>,
-    /// The replicas each registration waits for.
+    /// The replicas each registration waits for (`auto`: the fewest a
+    /// master had in sync at start; each master's own, as it changes).
     pub(crate) wait_replicas: usize,
     /// Whether `auto` chose [`wait_replicas`](Self::wait_replicas).
     pub(crate) wait_auto: bool,
@@ -179,12 +182,12 @@ pub(crate) async fn connect(
             if fewest == 0 {
                 warn_unprotected(replication, &named);
             }
-            (fewest.min(1), Some(fewest))
+            (fewest, Some(fewest))
         }
         (WaitReplicas::Auto, Err(e)) => {
             tracing::warn!(
                 cause = e.message(),
-                "--redis-wait-replicas auto: the alias store did not say how many replicas its masters have, so registrations wait for none: a master's crash loses the aliases it gave out that no replica holds yet; give --redis-wait-replicas 1 if every master has a replica"
+                "--redis-wait-replicas auto: the alias store did not say how many replicas its masters have at start; each registration waits for the replicas its master lists as in sync when it answers (the first on each master waits for 1)"
             );
             (0, None)
         }
@@ -212,7 +215,10 @@ pub(crate) async fn connect(
         }
         (WaitReplicas::Exactly(n), Err(_)) => (n, None),
     };
-    let store = store.with_wait_for_replicas(wait_replicas);
+    let store = match chosen {
+        WaitReplicas::Auto => store.with_wait_for_in_sync_replicas(),
+        WaitReplicas::Exactly(_) => store.with_wait_for_replicas(wait_replicas),
+    };
     Ok((
         Some(store),
         StoreSummary {
@@ -236,7 +242,7 @@ fn warn_unprotected(replication: &Replication, named: &[String]) {
     tracing::warn!(
         masters = masters.join(", "),
         wait_replicas = 0,
-        "--redis-wait-replicas auto: these alias store masters have no replica, so registrations wait for none. A crash of one loses every alias it gave out since its last save: the aliases a gateway saw are told to the model as lost (it must get those ids again), and handshake-era sessions kept there end. Give each master a replica (auto then waits for 1), or accept this loss with --redis-wait-replicas 0"
+        "--redis-wait-replicas auto: these alias store masters have no replica, so registrations on them wait for none. A crash of one loses every alias it gave out since its last save: the aliases a gateway saw are told to the model as lost (it must get those ids again), and handshake-era sessions kept there end. Give each master a replica (auto then waits for the replicas in sync with it), or accept this loss with --redis-wait-replicas 0"
     );
 }
 

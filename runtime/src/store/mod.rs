@@ -18,6 +18,8 @@ use std::time::Duration;
 
 use crate::transport::BoxFuture;
 
+#[cfg(feature = "redis")]
+mod in_sync;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis_store;

@@ -11,6 +11,7 @@ use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use ::redis::cluster_async::ClusterConnection;
 use ::redis::{Cmd, ErrorKind, Pipeline, RedisError, Script, ServerErrorKind, Value};
 
+use super::in_sync::InSync;
 use super::{
     AliasStore, AssignError, Assignment, Floor, Lookup, StoreError, new_epoch, number_of, prefix_of,
 };
@@ -282,6 +283,28 @@ pub struct RedisStoreOptions {
     /// While the replicas lag, the requests sharing the node's connection
     /// wait with them.
     pub wait_for_replicas: usize,
+    /// Wait instead for every replica in sync with the master that holds
+    /// the conversation (default `false`): Kafka's `acks=all` over the
+    /// in-sync set. On a cluster the set is every replica `CLUSTER NODES`
+    /// lists for the master, those marked failed included while Redis may
+    /// still promote them once they are back (`cluster-node-timeout` ×
+    /// `cluster-replica-validity-factor` + `repl-ping-replica-period`
+    /// since they were first seen failed; 160 s with Redis's defaults), so
+    /// a replica that lags or is cut off holds registrations back, as with
+    /// [`wait_for_replicas`](Self::wait_for_replicas), and one that is
+    /// gone for good does for that window only; on one server, the
+    /// replicas `INFO replication` lists online. A
+    /// master promoted in place of a failed one has no replica until its
+    /// old master is back as one. A master left without a replica
+    /// (its only replica promoted when it failed) keeps giving out aliases,
+    /// held by it alone, said as a WARN at most every 30 s and counted by
+    /// [`RedisStore::registrations_without_replica`], instead of failing
+    /// every registration on it: the first registration on such a master
+    /// waits out the [`wait_timeout`](Self::wait_timeout) once, the next
+    /// ones do not wait. The topology is asked again when a wait falls
+    /// short (at most once a second) and every 5 s while registrations
+    /// come. With it, `wait_for_replicas` is not used.
+    pub wait_for_in_sync_replicas: bool,
     /// How long an alias may go unused before it expires (default `None`:
     /// aliases live as long as their conversation). With a value, each
     /// alias's last use is kept (a sorted set, the fourth key), one unused
@@ -310,6 +333,7 @@ impl Default for RedisStoreOptions {
             reconnect_retries: 3,
             cluster_retries: 16,
             wait_for_replicas: 0,
+            wait_for_in_sync_replicas: false,
             alias_idle: None,
             wait_timeout: None,
         }
@@ -388,6 +412,11 @@ pub struct RedisStore {
     assign: Arc<Lua>,
     lookup: Arc<Lua>,
     round_trips: Arc<AtomicU64>,
+    /// The in-sync replicas last known of each master
+    /// ([`RedisStoreOptions::wait_for_in_sync_replicas`]).
+    in_sync: Arc<InSync>,
+    /// Registrations that no replica held when they were given out.
+    without_replica: Arc<AtomicU64>,
 }
 
 /// One server, or a cluster.
@@ -547,6 +576,8 @@ impl RedisStore {
             assign: Arc::new(Lua::new(ASSIGN)),
             lookup: Arc::new(Lua::new(LOOKUP)),
             round_trips: Arc::new(AtomicU64::new(0)),
+            in_sync: Arc::new(InSync::default()),
+            without_replica: Arc::new(AtomicU64::new(0)),
         }
     }
 
@@ -685,10 +716,11 @@ impl RedisStore {
         replicate: bool,
     ) -> Result<Vec<Option<String>>, StoreError> {
         let keys = self.keys_checked(conversation)?;
-        let replicas = if replicate {
-            self.options.wait_for_replicas
-        } else {
-            0
+        let in_sync = replicate && self.options.wait_for_in_sync_replicas;
+        let replicas = match (replicate, in_sync) {
+            (false, _) => 0,
+            (true, true) => self.expected_in_sync(&keys[0]).await,
+            (true, false) => self.options.wait_for_replicas,
         };
         let value = match self.run(script, true, &keys, args, replicas).await {
             Err(e) if e.kind() == ErrorKind::Server(ServerErrorKind::NoScript) => {
@@ -698,15 +730,142 @@ impl RedisStore {
         }
         .map_err(unavailable)?;
         let (reply, acks) = value;
-        if let Some(acks) = acks
-            && acks < replicas
-        {
+        let acks = acks.unwrap_or(0);
+        let required = if in_sync {
+            self.in_sync_now(&keys[0], replicas, acks).await
+        } else {
+            replicas
+        };
+        if acks < required {
+            let option = if in_sync {
+                "wait_for_in_sync_replicas"
+            } else {
+                "wait_for_replicas"
+            };
             return Err(StoreError::unavailable(format!(
-                "the new aliases reached {acks} of the {replicas} replica(s) required (wait_for_replicas) within {} ms, so they are not given out",
+                "the new aliases reached {acks} of the {required} replica(s) required ({option}) within {} ms, so they are not given out",
                 self.wait_ms()
             )));
         }
         ::redis::from_redis_value(reply).map_err(unavailable)
+    }
+
+    /// The replicas a registration on the master of `key` waits for with
+    /// [`RedisStoreOptions::wait_for_in_sync_replicas`]: the in-sync set as
+    /// the topology last said (asked now for a master not known yet), else 1.
+    async fn expected_in_sync(&self, key: &str) -> usize {
+        let cluster = self.is_cluster();
+        if let Some(known) = self.in_sync.expected(cluster, key) {
+            return known;
+        }
+        if self.in_sync.refresh_allowed() {
+            self.learn_topology().await;
+        }
+        self.in_sync.expected(cluster, key).unwrap_or(1)
+    }
+
+    /// The replicas a registration that waited for `waited` and got
+    /// `acks` needs: `waited`, or, when it fell short, the in-sync set as
+    /// the topology says now (asked at once, at most once a second). A
+    /// registration that no replica holds is counted and said (a WARN at
+    /// most every 30 s); the topology is asked again every 5 s as
+    /// registrations come, so a replica that joins is waited for.
+    async fn in_sync_now(&self, key: &str, waited: usize, acks: usize) -> usize {
+        let cluster = self.is_cluster();
+        let required = if acks < waited {
+            if self.in_sync.refresh_allowed() {
+                self.learn_topology().await;
+            }
+            self.in_sync
+                .expected(cluster, key)
+                .map_or(waited, |now| now.min(waited))
+        } else {
+            if self.in_sync.refresh_due() {
+                self.learn_topology().await;
+            }
+            waited
+        };
+        if required == 0 {
+            self.without_replica.fetch_add(1, Ordering::Relaxed);
+            if self.in_sync.warn_due() {
+                tracing::warn!(
+                    outcome = "without_replica",
+                    registrations_without_replica = self.registrations_without_replica(),
+                    "a master of the alias store has no replica in sync (its replica was promoted, failed, or never was), so the aliases it gives out are held by it alone until one joins: a crash of it loses them, and the model is told they are lost"
+                );
+            }
+        }
+        required
+    }
+
+    /// Asks the topology for every master's replicas; an error keeps what
+    /// was known (the next registration asks again).
+    async fn learn_topology(&self) {
+        if self.is_cluster() && !self.in_sync.knows_promotion_window() {
+            let window = self.promotion_window().await;
+            self.in_sync.set_promotion_window(window);
+        }
+        match self.replication().await {
+            Ok(replication) => self.in_sync.learn(&replication),
+            Err(e) => tracing::debug!(
+                cause = e.message(),
+                "the alias store's replication could not be read; the replicas known before are waited for"
+            ),
+        }
+    }
+
+    /// How long after it is cut off a cluster's replica may still be
+    /// promoted: Redis lets a replica stand for election while its data
+    /// is at most `cluster-node-timeout` × `cluster-replica-validity-factor`
+    /// \+ `repl-ping-replica-period` old (`None` with a factor of 0: always).
+    /// The three are asked of one node (`CONFIG GET`); where that is
+    /// refused (a managed service may rename `CONFIG`), Redis's defaults
+    /// stand: 15 s × 10 + 10 s.
+    async fn promotion_window(&self) -> Option<Duration> {
+        let mut cmd = ::redis::cmd("CONFIG");
+        cmd.arg("GET")
+            .arg("cluster-node-timeout")
+            .arg("cluster-replica-validity-factor")
+            .arg("repl-ping-replica-period");
+        let config: std::collections::HashMap<String, String> = match self.query(&cmd).await {
+            Ok(value) => ::redis::from_redis_value(value).unwrap_or_default(),
+            Err(e) => {
+                tracing::debug!(
+                    cause = %e,
+                    "CONFIG GET was refused; Redis's defaults stand for how long a cut-off replica may still be promoted (160 s)"
+                );
+                Default::default()
+            }
+        };
+        let number = |name: &str, default: u64| {
+            config
+                .get(name)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or(default)
+        };
+        let factor = number("cluster-replica-validity-factor", 10);
+        (factor > 0).then(|| {
+            Duration::from_millis(number("cluster-node-timeout", 15_000).saturating_mul(factor))
+                + Duration::from_secs(number("repl-ping-replica-period", 10))
+        })
+    }
+
+    /// How many registrations were given out while their master had no
+    /// replica in sync to wait for
+    /// ([`RedisStoreOptions::wait_for_in_sync_replicas`]): what a crash of
+    /// that master would lose; 0 without the option.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run(store: proto_ai_tools::store::RedisStore) {
+    /// if store.registrations_without_replica() > 0 {
+    ///     eprintln!("some aliases are held by one Redis node alone");
+    /// }
+    /// # }
+    /// ```
+    pub fn registrations_without_replica(&self) -> u64 {
+        self.without_replica.load(Ordering::Relaxed)
     }
 
     /// How long a `WAIT` may block on the server: the `wait_timeout`, else
@@ -846,6 +1005,30 @@ impl RedisStore {
         self
     }
 
+    /// This store with
+    /// [`wait_for_in_sync_replicas`](RedisStoreOptions::wait_for_in_sync_replicas)
+    /// on: each registration waits for the replicas in sync with its
+    /// master at that moment. What `ai-tools mcp --redis-wait-replicas auto`
+    /// (the default) uses. Clones of the store made before keep their own
+    /// setting.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), proto_ai_tools::store::StoreError> {
+    /// let store = proto_ai_tools::store::RedisStore::connect("redis://127.0.0.1:6379")
+    ///     .await?
+    ///     .with_wait_for_in_sync_replicas();
+    /// assert!(store.options().wait_for_in_sync_replicas);
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_wait_for_in_sync_replicas(mut self) -> Self {
+        Arc::make_mut(&mut self.options).wait_for_in_sync_replicas = true;
+        self
+    }
+
     /// How many replicas each master of the store has, as the servers say
     /// now: on one server, its `INFO replication` (the replicas in sync,
     /// `state=online`: one still loading the master's data acknowledges no
@@ -926,6 +1109,11 @@ pub struct MasterReplicas {
     /// The replicas in sync with it (one server) or not marked failed (a
     /// cluster).
     pub replicas: usize,
+    /// The slot ranges it serves, first and last (a cluster's masters).
+    slots: Vec<(u16, u16)>,
+    /// The ids of the replicas the cluster lists for it marked failed:
+    /// one cut off a moment ago may still be promoted once it is back.
+    pub(super) failed_replicas: Vec<String>,
 }
 
 impl MasterReplicas {
@@ -935,7 +1123,24 @@ impl MasterReplicas {
     ///
     /// See [`Replication`].
     pub fn new(address: Option<String>, replicas: usize) -> Self {
-        Self { address, replicas }
+        Self {
+            address,
+            replicas,
+            slots: Vec::new(),
+            failed_replicas: Vec::new(),
+        }
+    }
+
+    /// The ids of the replicas the cluster lists for this master marked
+    /// failed; none for one server.
+    pub(super) fn failed_replicas(&self) -> &[String] {
+        &self.failed_replicas
+    }
+
+    /// The slot ranges it serves, each first and last; none for one server.
+    #[cfg_attr(not(feature = "redis-cluster"), allow(dead_code))]
+    pub(super) fn slots(&self) -> &[(u16, u16)] {
+        &self.slots
     }
 }
 
@@ -1007,7 +1212,7 @@ impl Replication {
             master: bool,
             failed: bool,
             of: &'t str,
-            slots: bool,
+            slots: Vec<(u16, u16)>,
         }
         let nodes: Vec<Node<'_>> = text
             .lines()
@@ -1025,23 +1230,44 @@ impl Replication {
                     master: flags.contains(&"master"),
                     failed: flags.contains(&"fail") || flags.contains(&"noaddr"),
                     of,
-                    slots: fields.len() > 8,
+                    slots: fields[8.min(fields.len())..]
+                        .iter()
+                        .filter_map(|range| slot_range(range))
+                        .collect(),
                 })
             })
             .collect::<Result<_, _>>()?;
         let masters = nodes
             .iter()
-            .filter(|n| n.master && n.slots && !n.failed)
+            .filter(|n| n.master && !n.slots.is_empty() && !n.failed)
             .map(|m| {
                 let replicas = nodes
                     .iter()
                     .filter(|r| !r.master && !r.failed && r.of == m.id)
                     .count();
-                MasterReplicas::new(Some(m.address.to_owned()), replicas)
+                let mut master = MasterReplicas::new(Some(m.address.to_owned()), replicas);
+                master.slots.clone_from(&m.slots);
+                master.failed_replicas = nodes
+                    .iter()
+                    .filter(|r| !r.master && r.failed && r.of == m.id)
+                    .map(|r| r.id.to_owned())
+                    .collect();
+                master
             })
             .collect();
         Ok(Self::new(masters))
     }
+}
+
+/// One slot field of a `CLUSTER NODES` line, `first-last` or one slot;
+/// `None` for a slot being moved (`[slot->-id]`, `[slot-<-id]`), which the
+/// node does not serve yet or no more.
+fn slot_range(field: &str) -> Option<(u16, u16)> {
+    if field.starts_with('[') {
+        return None;
+    }
+    let (first, last) = field.split_once('-').unwrap_or((field, field));
+    Some((first.parse().ok()?, last.parse().ok()?))
 }
 
 /// A Lua script and its SHA1.
@@ -1255,16 +1481,54 @@ r2 127.0.0.1:7005@17005 slave,fail b1 0 1 2 disconnected
 e1 127.0.0.1:7007@17007 master - 0 1 0 connected
 ";
         let replication = Replication::of_cluster_nodes(nodes).unwrap();
+        let masters: Vec<(Option<&str>, usize, &[(u16, u16)])> = replication
+            .masters
+            .iter()
+            .map(|m| (m.address.as_deref(), m.replicas, m.slots()))
+            .collect();
         assert_eq!(
-            replication.masters,
+            masters,
             [
-                MasterReplicas::new(Some("127.0.0.1:7001".into()), 1),
-                MasterReplicas::new(Some("127.0.0.1:7002".into()), 0),
-                MasterReplicas::new(Some("127.0.0.1:7006".into()), 0),
+                (Some("127.0.0.1:7001"), 1, &[(0, 5460)][..]),
+                (Some("127.0.0.1:7002"), 0, &[(5461, 10922)][..]),
+                (Some("127.0.0.1:7006"), 0, &[(10923, 16383)][..]),
             ]
         );
+        assert_eq!(slot_range("42"), Some((42, 42)));
+        assert_eq!(slot_range("[93->-e1]"), None);
         assert_eq!(replication.fewest_replicas(), 0);
         assert!(Replication::of_cluster_nodes("a1 127.0.0.1:7001").is_err());
+    }
+
+    /// `wait_for_in_sync_replicas` on a cluster: each key waits for the
+    /// replicas of the master that serves its slot, as `CLUSTER NODES`
+    /// says (a replica marked failed too, within the promotion window).
+    #[cfg(feature = "redis-cluster")]
+    #[test]
+    fn a_cluster_waits_for_the_replicas_of_the_master_serving_the_keys_slot() {
+        let nodes = "\
+a1 127.0.0.1:7001@17001 master - 0 0 1 connected 0-8191
+b1 127.0.0.1:7002@17002 master - 0 1 2 connected 8192-16383
+r1 127.0.0.1:7003@17003 slave a1 0 1 1 connected
+r2 127.0.0.1:7004@17004 slave,fail b1 0 1 2 disconnected
+";
+        let in_sync = InSync::default();
+        assert_eq!(in_sync.expected(true, "p:{b}:aliases"), None);
+        in_sync.learn(&Replication::of_cluster_nodes(nodes).unwrap());
+        // CLUSTER KEYSLOT b is 3300 (a1's), a is 15495 (b1's). b1's replica
+        // is marked failed, and still waited for: it may be promoted once
+        // back, without what it missed.
+        assert_eq!(in_sync.expected(true, "p:{b}:aliases"), Some(1));
+        assert_eq!(in_sync.expected(true, "p:{a}:aliases"), Some(1));
+        let promoted = "\
+a1 127.0.0.1:7001@17001 master - 0 0 1 connected 0-8191
+r2 127.0.0.1:7004@17004 master - 0 1 3 connected 8192-16383
+b1 127.0.0.1:7002@17002 master,fail - 0 1 2 disconnected
+r1 127.0.0.1:7003@17003 slave a1 0 1 1 connected
+";
+        in_sync.learn(&Replication::of_cluster_nodes(promoted).unwrap());
+        // r2, promoted, has no replica: its slots wait for none.
+        assert_eq!(in_sync.expected(true, "p:{a}:aliases"), Some(0));
     }
 
     #[test]
