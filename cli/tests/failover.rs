@@ -1,7 +1,7 @@
 //! The fault suite: two `ai-tools mcp --http --redis-cluster …` gateways
 //! on a Redis Cluster of six nodes (three masters, a replica each,
 //! `cluster-node-timeout` 1 s) in front of a backend that logs every call,
-//! driven over MCP as a model's host would, through four faults:
+//! driven over MCP as a model's host would, through five faults:
 //!
 //! 1. a master SIGKILLed while its replica lags (the replica SIGSTOPped,
 //!    aliases registered on the master alone, the master killed, the
@@ -11,7 +11,9 @@
 //! 2. a master SIGSTOPped past the node timeout, then let go;
 //! 3. a gateway SIGKILLed while the backend holds its call open;
 //! 4. a rolling restart of both gateways (SIGTERM, start again on the same
-//!    port) while stateless callers and handshake-era sessions keep calling.
+//!    port) while stateless callers and handshake-era sessions keep calling;
+//! 5. a master SIGKILLed for good: new aliases on its shard within 10 s of
+//!    its replica's promotion.
 //!
 //! Each run is checked against the backend's own log for "one alias, one
 //! UUID, ever" per scope (`fault_suite::ledger`), an alias the model was
@@ -236,12 +238,7 @@ fn fault_1_without_waiting_for_replicas_the_floor_keeps_the_gateway_that_saw_the
 /// Fault 2: the master of some scopes is SIGSTOPped until its replica has
 /// taken over, then let go (SIGCONT): it comes back as a replica, and any
 /// write it took in the moment before it learnt that is gone. Callers of
-/// every scope call through both gateways all along. While the old master
-/// is still away, the promoted replica is a master without a replica: the
-/// command's `--redis-wait-replicas auto` waits for the replicas in sync
-/// with it, none, so a new link in a scope it holds gets its alias within
-/// 10 s of the promotion, not once the old master is back (the loss of one
-/// node is not an outage for the scopes it held).
+/// every scope call through both gateways all along.
 #[test]
 fn fault_2_a_master_stopped_past_the_node_timeout_gives_no_alias_two_objects() {
     let test = "stopped-master";
@@ -265,13 +262,10 @@ fn fault_2_a_master_stopped_past_the_node_timeout_gives_no_alias_two_objects() {
         .cluster
         .replica_of(&master)
         .unwrap_or_else(|| panic!("{}", rig.fail("the master has no replica")));
-    let (mut victims, others) = rig
+    let (victims, others) = rig
         .split_by_master(callers, &master.id)
         .unwrap_or_else(|e| panic!("{}", rig.fail(&e)));
     let victim_labels = labels(&victims);
-    // One victim, kept out of the load, creates links once the replica is
-    // promoted.
-    let mut probe = victims.remove(0);
     let load = Load::start(victims.into_iter().chain(others).collect(), &both, PACE);
     std::thread::sleep(Duration::from_millis(500));
 
@@ -282,20 +276,6 @@ fn fault_2_a_master_stopped_past_the_node_timeout_gives_no_alias_two_objects() {
     });
     rig.ledger
         .mark(format!("replica {} promoted", replica.port));
-    let given_again = wait_for(
-        Duration::from_secs(10),
-        "a new alias in a scope of the promoted replica, its old master away",
-        || {
-            let created = probe.create(&both[..1]);
-            matches!(created, Outcome::Ok { link: Some(_), .. })
-        },
-    );
-    if let Ok(after) = &given_again {
-        rig.ledger.mark(format!(
-            "a new alias given on the promoted replica {:.1} s after its promotion",
-            after.as_secs_f64()
-        ));
-    }
     // Calls go on against the new master for a moment before the old one
     // wakes up.
     std::thread::sleep(NODE_TIMEOUT);
@@ -319,8 +299,7 @@ fn fault_2_a_master_stopped_past_the_node_timeout_gives_no_alias_two_objects() {
     ));
     std::thread::sleep(Duration::from_secs(1));
     let mut callers = load.stop();
-    callers.push(probe);
-    if let Err(e) = promoted.and(given_again).and(rejoined) {
+    if let Err(e) = promoted.and(rejoined) {
         panic!("{}", rig.fail(&e));
     }
     rig.send_back_every_alias(&mut callers, &both);
@@ -345,6 +324,81 @@ fn fault_2_a_master_stopped_past_the_node_timeout_gives_no_alias_two_objects() {
     );
     rig.assert_nothing_lost();
     rig.assert_no_session_ended(&sessions);
+}
+
+/// Fault 5: the master of some scopes is SIGKILLed and never comes back.
+/// Its replica is promoted and has no replica of its own: the command's
+/// `--redis-wait-replicas auto` waits for the replicas in sync with the
+/// new master, none, so a new link in a scope it holds gets its alias
+/// within 10 s of the promotion (the loss of one node is not an outage for
+/// the scopes it held). Callers of every scope call through both gateways
+/// all along; one victim, kept out of the load, is the probe.
+#[test]
+fn fault_5_a_master_killed_for_good_gives_new_aliases_on_its_shard_within_10_s() {
+    let test = "killed-for-good";
+    let _turn = turn();
+    let Some(rig) = Rig::start(test, &[]).unwrap_or_else(|e| panic!("{test}: {e}")) else {
+        return;
+    };
+    let both = rig.both();
+    let mut callers = rig.header_callers(8);
+    rig.warm_up(&mut callers).unwrap_or_else(|e| panic!("{e}"));
+    let first = rig.first_uuid(&callers[0]).expect("a first link");
+    let master = rig
+        .cluster
+        .master_holding(&first)
+        .unwrap_or_else(|| panic!("{}", rig.fail("no master holds the first scope")));
+    let replica = rig
+        .cluster
+        .replica_of(&master)
+        .unwrap_or_else(|| panic!("{}", rig.fail("the master has no replica")));
+    let (mut victims, others) = rig
+        .split_by_master(callers, &master.id)
+        .unwrap_or_else(|e| panic!("{}", rig.fail(&e)));
+    let victim_labels = labels(&victims);
+    let mut probe = victims.remove(0);
+    let load = Load::start(victims.into_iter().chain(others).collect(), &both, PACE);
+    std::thread::sleep(Duration::from_millis(500));
+
+    rig.cluster.signal(master.port, "KILL").unwrap();
+    let fault = rig
+        .ledger
+        .mark(format!("SIGKILL master {} (for good)", master.port));
+    let promoted = wait_for(Duration::from_secs(20), "the replica's promotion", || {
+        rig.cluster.serves_as_master(&replica, &[master.port])
+    });
+    rig.ledger
+        .mark(format!("replica {} promoted", replica.port));
+    let given_again = promoted.and_then(|_| {
+        wait_for(
+            Duration::from_secs(10),
+            "a new alias in a scope of the promoted replica, its old master gone",
+            || matches!(probe.create(&both[..1]), Outcome::Ok { link: Some(_), .. }),
+        )
+    });
+    if let Ok(after) = &given_again {
+        rig.ledger.mark(format!(
+            "a new alias given on the promoted replica, {:.1} s after its promotion",
+            after.as_secs_f64()
+        ));
+    }
+    // The load goes on against the new master, which has no replica.
+    std::thread::sleep(Duration::from_secs(2));
+    let mut callers = load.stop();
+    callers.push(probe);
+    if let Err(e) = given_again {
+        panic!("{}", rig.fail(&e));
+    }
+    rig.send_back_every_alias(&mut callers, &both);
+    rig.report_and_check(
+        "5: a master SIGKILLed for good",
+        &[
+            ("victims' scopes (on the killed master)", victim_labels),
+            ("all scopes", Vec::new()),
+        ],
+        fault,
+    );
+    rig.assert_nothing_lost();
 }
 
 /// Fault 3: gateway A is SIGKILLed while the backend holds two of its calls
