@@ -426,6 +426,12 @@ pub(crate) struct Serve {
     /// Serve streamable HTTP at http://ADDR/mcp, e.g. 127.0.0.1:8080
     #[arg(long, value_name = "ADDR")]
     pub http: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics, liveness at
+    /// /healthz and readiness at /readyz (?verbose: each check), on a
+    /// listener of their own, never the MCP one, e.g. 127.0.0.1:9090; off
+    /// by default
+    #[arg(long, value_name = "ADDR")]
+    pub admin: Option<String>,
     /// (--http) Copy this request header into each call's gRPC metadata
     /// (repeatable; AI_TOOLS_FORWARD_HEADER takes several, comma-separated)
     #[arg(long = "forward-header", value_name = "NAME", value_delimiter = ',')]

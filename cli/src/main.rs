@@ -329,13 +329,14 @@ async fn run(args: Args) -> Result<(), Failure> {
         };
     }
     let url = args.common.source.grpc.clone().unwrap_or_default();
-    let transport = args
-        .common
-        .tls
-        .builder(&url)?
-        .connect_lazy()
-        .map_err(transport_failure)?;
+    let backend = args.common.tls.builder(&url)?;
+    let transport = backend.clone().connect_lazy().map_err(transport_failure)?;
     let (sessions, session_store, store_summary) = args.serve.scopes.sessions().await?;
+    let strict_replicas = (store_summary.kind != "memory" && !store_summary.wait_auto)
+        .then_some(store_summary.wait_replicas);
+    let admin =
+        admin::Admin::new(&args.serve, backend, session_store.clone(), strict_replicas).await?;
+    let admin_address = admin.as_ref().map(admin::Admin::address);
     let sessions = Arc::new(sessions);
     let max_tool_bytes = args.common.max_tool_bytes;
     let json_names = args.common.json_names.unwrap_or_default();
@@ -388,13 +389,21 @@ async fn run(args: Args) -> Result<(), Failure> {
         };
         server = server.with_tool_search(search);
     }
+    if let Some(admin) = &admin {
+        server = admin.apply(server);
+    }
     if args.serve.stdio {
-        startup::log(&args, &store_summary, "stdio", None, false);
+        startup::log(&args, &store_summary, "stdio", None, false, admin_address);
         tracing::info!("serving {url} over MCP on stdio");
-        server
+        let admin = admin.map(admin::Admin::start);
+        let served = server
             .serve_stdio()
             .await
-            .map_err(|e| Failure::Run(e.to_string()))
+            .map_err(|e| Failure::Run(e.to_string()));
+        if let Some(admin) = admin {
+            admin.stop().await;
+        }
+        served
     } else {
         let addr = args.serve.http.clone().unwrap_or_default();
         let listener = tokio::net::TcpListener::bind(&addr)
@@ -412,6 +421,7 @@ async fn run(args: Args) -> Result<(), Failure> {
             "http",
             Some(format!("http://{local}/mcp")),
             sessions_roam,
+            admin_address,
         );
         tracing::info!("serving {url} over MCP at http://{local}/mcp");
         let stop = async {
@@ -420,15 +430,21 @@ async fn run(args: Args) -> Result<(), Failure> {
                 "stopping (ctrl-c or SIGTERM): the calls in flight get up to 5 s to be answered, then sessions end"
             );
         };
-        server
+        let admin = admin.map(admin::Admin::start);
+        let served = server
             .serve_http_until(listener, stop)
             .await
-            .map_err(|e| Failure::Run(e.to_string()))?;
+            .map_err(|e| Failure::Run(e.to_string()));
+        if let Some(admin) = admin {
+            admin.stop().await;
+        }
+        served?;
         tracing::info!("stopped");
         Ok(())
     }
 }
 
+mod admin;
 mod auth;
 mod checked;
 mod completions;

@@ -12,13 +12,14 @@ use crate::store::{StoreSummary, without_password};
 
 /// Writes the start-up event of a gateway serving `backend` over
 /// `transport` (`stdio`, or `http` at `address`), with its sessions kept in
-/// the store when `sessions_roam`.
+/// the store when `sessions_roam`, and its admin endpoints at `admin`.
 pub(crate) fn log(
     args: &Args,
     store: &StoreSummary,
     transport: &'static str,
     address: Option<String>,
     sessions_roam: bool,
+    admin: Option<std::net::SocketAddr>,
 ) {
     let serve = &args.serve;
     let http = serve.http.is_some();
@@ -37,6 +38,7 @@ pub(crate) fn log(
     tracing::info!(
         transport,
         address,
+        admin = admin.map(|admin| format!("http://{admin}")),
         backend = without_password(args.common.source.grpc.as_deref().unwrap_or_default()),
         alias_store = store.kind,
         alias_store_urls = redis.then(|| store.urls.join(",")),

@@ -428,6 +428,13 @@ fn cases() -> Vec<Case> {
             Stderr(1, "cannot listen on nowhere:99999"),
         ),
         case(
+            "admin",
+            "mcp",
+            "nowhere:99999",
+            mcp_http(&[]),
+            Stderr(1, "cannot listen on --admin nowhere:99999"),
+        ),
+        case(
             "forward-header",
             "mcp",
             "x-request-id,bad header",

@@ -117,6 +117,10 @@ pub(super) struct Shared {
     /// ([`McpServer::with_session_store`](super::McpServer::with_session_store)).
     #[cfg(feature = "redis")]
     pub(super) records: Option<Arc<super::session_store::SessionRecords>>,
+    /// Where each request and tool call is measured
+    /// ([`McpServer::with_metrics`](super::McpServer::with_metrics)).
+    #[cfg(feature = "admin")]
+    pub(super) metrics: Option<super::admin::Metrics>,
 }
 
 /// Which tools a person must approve, and what happens where the client
@@ -176,6 +180,12 @@ impl Drop for SessionState {
 }
 
 impl Handler {
+    /// The server's metrics, when it has them.
+    #[cfg(feature = "admin")]
+    pub(super) fn metrics(&self) -> Option<&super::admin::Metrics> {
+        self.state.shared.metrics.as_ref()
+    }
+
     pub(super) fn new(shared: Arc<Shared>, fixed_id: Option<String>) -> Self {
         #[cfg(feature = "tool-search")]
         let enabled = Mutex::new(
@@ -292,23 +302,164 @@ impl ServerHandler for Handler {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        #[cfg(feature = "oauth")]
-        if let Some(caller) = principal(&context) {
-            *self
-                .state
-                .owner
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) =
-                Some((caller.issuer.clone(), caller.subject.clone()));
+        #[cfg(feature = "admin")]
+        if let Some(metrics) = self.metrics() {
+            let answered = self.answer_initialize(request, context);
+            return super::measured::measure(metrics, "initialize", None, answered, |_| false)
+                .await;
         }
-        self.state
-            .initialized
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        context.peer.set_peer_info(request.clone());
-        self.negotiate_initialize(&request)
+        self.answer_initialize(request, context).await
     }
 
     async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        #[cfg(feature = "admin")]
+        if let Some(metrics) = self.metrics() {
+            let answered = self.answer_list_tools(request, context);
+            return super::measured::measure(metrics, "tools/list", None, answered, |_| false)
+                .await;
+        }
+        self.answer_list_tools(request, context).await
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.state
+            .shared
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .cloned()
+    }
+
+    /// rmcp reads a request whose params do not fit its method's as a custom
+    /// request: a `tools/call` whose `arguments` is an array is one. That is
+    /// invalid params (`-32602`), not an unknown method (`-32601`, rmcp's
+    /// answer, which is kept for methods this server does not have).
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        Err(custom_request_error(
+            &request.method,
+            request.params.as_ref(),
+        ))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        #[cfg(feature = "admin")]
+        if let Some(metrics) = self.metrics() {
+            let tool = request.name.to_string();
+            let answered = self.answer_call_tool(request, context);
+            return super::measured::measure(
+                metrics,
+                "tools/call",
+                Some(&tool),
+                answered,
+                |r| matches!(r, CallToolResponse::Complete(r) if r.is_error == Some(true)),
+            )
+            .await;
+        }
+        self.answer_call_tool(request, context).await
+    }
+
+    /// `tasks/get`: where the task's operation stands at the service
+    /// (`GetOperation`), a finished one's result the tool's answer.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let (scope, toolkit, task) = self.task_of(&request.task_id, &context)?;
+        let tool = task_tool(&toolkit, &task)?;
+        let options = self.task_call_options(tool, &toolkit, &context)?;
+        let state = toolkit
+            .poll_operation(tool, &task.operation, &options)
+            .await
+            .map_err(operation_error)?;
+        let detailed = match state {
+            OperationState::Running { metadata } => {
+                let mut base = task.task(&scope, TaskStatus::Working);
+                if let Some(metadata) = metadata {
+                    base = base.with_status_message(metadata);
+                }
+                DetailedTask::new(base, TaskPayload::Working)
+            }
+            OperationState::Done(result) => {
+                let result = match serde_json::to_value(to_call_tool_result(result)) {
+                    Ok(Value::Object(result)) => result,
+                    _ => {
+                        return Err(ErrorData::internal_error(
+                            "the finished task's result could not be written",
+                            None,
+                        ));
+                    }
+                };
+                DetailedTask::new(
+                    task.task(&scope, TaskStatus::Completed),
+                    TaskPayload::Completed { result },
+                )
+            }
+            OperationState::Cancelled(result) => DetailedTask::new(
+                task.task(&scope, TaskStatus::Cancelled)
+                    .with_status_message(result.output),
+                TaskPayload::Cancelled,
+            ),
+        };
+        Ok(GetTaskResult::new(detailed))
+    }
+
+    /// `tasks/cancel`: asks the service to cancel the task's operation
+    /// (`CancelOperation`); `tasks/get` then says where it stands.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (_, toolkit, task) = self.task_of(&request.task_id, &context)?;
+        let tool = task_tool(&toolkit, &task)?;
+        let options = self.task_call_options(tool, &toolkit, &context)?;
+        toolkit
+            .cancel_operation(tool, &task.operation, &options)
+            .await
+            .map_err(operation_error)
+    }
+}
+
+/// The tool of `task` in `toolkit`.
+fn task_tool<'t>(
+    toolkit: &'t Toolkit,
+    task: &TaskRef,
+) -> Result<&'t proto_ai_tools::toolkit::Tool, ErrorData> {
+    toolkit.get(&task.tool).ok_or_else(|| {
+        ErrorData::invalid_params(
+            format!("the tool `{}` of this task is no longer served", task.tool),
+            None,
+        )
+    })
+}
+
+/// A failure to poll or cancel an operation as a JSON-RPC error: invalid
+/// params when the service does not know it (or has no Operations service),
+/// else an internal error that may pass.
+fn operation_error(error: proto_ai_tools::executor::OperationError) -> ErrorData {
+    if error.unknown {
+        ErrorData::invalid_params(error.message, None)
+    } else {
+        ErrorData::internal_error(error.message, None)
+    }
+}
+
+impl Handler {
+    /// `tools/list`, unmeasured.
+    async fn answer_list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
@@ -337,31 +488,30 @@ impl ServerHandler for Handler {
         Ok(ListToolsResult::with_all_items(visible.cloned().collect()))
     }
 
-    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
-        self.state
-            .shared
-            .tools
-            .iter()
-            .find(|t| t.name == name)
-            .cloned()
-    }
-
-    /// rmcp reads a request whose params do not fit its method's as a custom
-    /// request: a `tools/call` whose `arguments` is an array is one. That is
-    /// invalid params (`-32602`), not an unknown method (`-32601`, rmcp's
-    /// answer, which is kept for methods this server does not have).
-    async fn on_custom_request(
+    /// `initialize`, unmeasured.
+    async fn answer_initialize(
         &self,
-        request: CustomRequest,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, ErrorData> {
-        Err(custom_request_error(
-            &request.method,
-            request.params.as_ref(),
-        ))
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        #[cfg(feature = "oauth")]
+        if let Some(caller) = principal(&context) {
+            *self
+                .state
+                .owner
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                Some((caller.issuer.clone(), caller.subject.clone()));
+        }
+        self.state
+            .initialized
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
-    async fn call_tool(
+    /// `tools/call`, unmeasured.
+    async fn answer_call_tool(
         &self,
         mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -486,94 +636,6 @@ impl ServerHandler for Handler {
         Ok(to_call_tool_result(result).into())
     }
 
-    /// `tasks/get`: where the task's operation stands at the service
-    /// (`GetOperation`), a finished one's result the tool's answer.
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let (scope, toolkit, task) = self.task_of(&request.task_id, &context)?;
-        let tool = task_tool(&toolkit, &task)?;
-        let options = self.task_call_options(tool, &toolkit, &context)?;
-        let state = toolkit
-            .poll_operation(tool, &task.operation, &options)
-            .await
-            .map_err(operation_error)?;
-        let detailed = match state {
-            OperationState::Running { metadata } => {
-                let mut base = task.task(&scope, TaskStatus::Working);
-                if let Some(metadata) = metadata {
-                    base = base.with_status_message(metadata);
-                }
-                DetailedTask::new(base, TaskPayload::Working)
-            }
-            OperationState::Done(result) => {
-                let result = match serde_json::to_value(to_call_tool_result(result)) {
-                    Ok(Value::Object(result)) => result,
-                    _ => {
-                        return Err(ErrorData::internal_error(
-                            "the finished task's result could not be written",
-                            None,
-                        ));
-                    }
-                };
-                DetailedTask::new(
-                    task.task(&scope, TaskStatus::Completed),
-                    TaskPayload::Completed { result },
-                )
-            }
-            OperationState::Cancelled(result) => DetailedTask::new(
-                task.task(&scope, TaskStatus::Cancelled)
-                    .with_status_message(result.output),
-                TaskPayload::Cancelled,
-            ),
-        };
-        Ok(GetTaskResult::new(detailed))
-    }
-
-    /// `tasks/cancel`: asks the service to cancel the task's operation
-    /// (`CancelOperation`); `tasks/get` then says where it stands.
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let (_, toolkit, task) = self.task_of(&request.task_id, &context)?;
-        let tool = task_tool(&toolkit, &task)?;
-        let options = self.task_call_options(tool, &toolkit, &context)?;
-        toolkit
-            .cancel_operation(tool, &task.operation, &options)
-            .await
-            .map_err(operation_error)
-    }
-}
-
-/// The tool of `task` in `toolkit`.
-fn task_tool<'t>(
-    toolkit: &'t Toolkit,
-    task: &TaskRef,
-) -> Result<&'t proto_ai_tools::toolkit::Tool, ErrorData> {
-    toolkit.get(&task.tool).ok_or_else(|| {
-        ErrorData::invalid_params(
-            format!("the tool `{}` of this task is no longer served", task.tool),
-            None,
-        )
-    })
-}
-
-/// A failure to poll or cancel an operation as a JSON-RPC error: invalid
-/// params when the service does not know it (or has no Operations service),
-/// else an internal error that may pass.
-fn operation_error(error: proto_ai_tools::executor::OperationError) -> ErrorData {
-    if error.unknown {
-        ErrorData::invalid_params(error.message, None)
-    } else {
-        ErrorData::internal_error(error.message, None)
-    }
-}
-
-impl Handler {
     /// Whether this call of `tool` is answered with a task: the tool is
     /// long-running, the server advertises tasks, and the client declared
     /// them (in this request or at `initialize`).
@@ -1011,6 +1073,19 @@ impl Handler {
         // `_meta`, SEP-414), under the defaults' keys but for forwarded
         // headers and claims.
         let defaults = defaults.overriding(&trace_context(&context.meta));
+        // The call tells the metrics how it ended, and the request's
+        // measure its gRPC status.
+        #[cfg(feature = "admin")]
+        let defaults = match &shared.metrics {
+            Some(metrics) => {
+                let metrics = metrics.clone();
+                defaults.observe(move |record| {
+                    metrics.record_call(record);
+                    super::measured::note_grpc_status(record.grpc_status.map(|code| code as i32));
+                })
+            }
+            None => defaults,
+        };
         let Some(parts) = context.extensions.get::<http::request::Parts>() else {
             return Ok(defaults);
         };

@@ -160,6 +160,16 @@ impl McpServer {
             Source::PerSession { sessions, .. } => sessions.capacity().min(views::MAX_VIEWS),
             Source::Fixed(_) => 1,
         };
+        // The tools the server lists are the tool names the metrics label;
+        // meta-tools too.
+        #[cfg(feature = "admin")]
+        if let Some(metrics) = &self.metrics {
+            metrics.know_tools(tools.iter().map(|tool| tool.name.as_ref()));
+            #[cfg(feature = "tool-search")]
+            if let Some(catalog) = &catalog {
+                metrics.know_tools(catalog.meta_tools.iter().map(|tool| tool.name.as_ref()));
+            }
+        }
         Ok(Arc::new(Shared {
             source: self.source,
             tools,
@@ -182,6 +192,8 @@ impl McpServer {
             catalog,
             #[cfg(feature = "redis")]
             records,
+            #[cfg(feature = "admin")]
+            metrics: self.metrics,
         }))
     }
 
@@ -306,7 +318,19 @@ impl McpServer {
         if self.oauth.is_some() {
             return Err(ServeError::OAuthOverStdio);
         }
+        #[cfg(feature = "admin")]
+        let readiness = self.readiness.clone();
         let shared = self.prepare(handler::Guard::default())?;
+        #[cfg(feature = "admin")]
+        let shutdown = async move {
+            if let Some(readiness) = &readiness {
+                readiness.serving();
+            }
+            shutdown.await;
+            if let Some(readiness) = readiness {
+                readiness.drain();
+            }
+        };
         let session = shared.stdio_session.clone();
         let handler = Handler::new(shared, Some(session));
         let ct = CancellationToken::new();
@@ -379,6 +403,8 @@ impl McpServer {
         }
         let limits = self.http.clone();
         self.check_address(listener.local_addr()?)?;
+        #[cfg(feature = "admin")]
+        let readiness = self.readiness.clone();
         let scopes = self.scopes.clone();
         #[cfg(feature = "oauth")]
         let verifier = match self.oauth.clone() {
@@ -463,6 +489,19 @@ impl McpServer {
             max_connections: limits.max_connections,
             header_timeout: limits.header_timeout,
             idle_timeout: limits.idle_timeout,
+        };
+        #[cfg(feature = "admin")]
+        let shutdown = {
+            let readiness = readiness.clone();
+            if let Some(readiness) = &readiness {
+                readiness.serving();
+            }
+            async move {
+                shutdown.await;
+                if let Some(readiness) = readiness {
+                    readiness.drain();
+                }
+            }
         };
         edge::serve(listener, router, connections, shutdown, ct.clone()).await;
         ct.cancel();

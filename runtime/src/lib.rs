@@ -217,6 +217,7 @@ pub use proto_ai_tools_macros::ai_tools;
 pub use proto_ai_tools_schema as schema;
 
 pub mod alias;
+mod call_record;
 pub mod consent;
 #[cfg(feature = "build")]
 pub use proto_ai_tools_schema::build;
@@ -240,6 +241,7 @@ pub mod toolkit;
 pub mod transport;
 
 pub use alias::AliasManager;
+pub use call_record::{CallObserver, CallRecord};
 pub use input::ToolInput;
 pub use result::ToolResult;
 pub use sessions::Sessions;

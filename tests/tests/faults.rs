@@ -124,6 +124,77 @@ async fn every_grpc_status_code_says_what_happened_and_whether_a_retry_may_help(
     server.stop().await;
 }
 
+/// Each call tells the observer of its options how it ended
+/// (`CallOptions::observe`): the outcome, the service's status, and the
+/// time in the gRPC call within the whole; nothing sent, no status.
+#[tokio::test]
+async fn a_call_tells_its_observer_its_outcome_status_and_backend_time() {
+    use proto_ai_tools::transport::Code;
+    let backend = FaultyLinks::default();
+    let router = tonic::transport::Server::builder().add_service(LinksServiceServer::new(backend));
+    let server = serve_router("127.0.0.1:0".parse().expect("addr"), router)
+        .await
+        .expect("bind");
+    let exec = tonic_exec(server.addr);
+    type Seen = (
+        String,
+        &'static str,
+        Option<Code>,
+        Duration,
+        Option<Duration>,
+    );
+    let seen: Arc<Mutex<Vec<Seen>>> = Arc::default();
+    let kept = seen.clone();
+    let options = CallOptions::new().observe(move |record| {
+        kept.lock().unwrap().push((
+            record.tool.to_owned(),
+            record.outcome,
+            record.grpc_status,
+            record.duration,
+            record.backend,
+        ));
+    });
+    ok_json(
+        &exec
+            .execute_with("links_create", r#"{"destination":"https://x"}"#, &options)
+            .await,
+    );
+    let failed = exec
+        .execute_with(
+            "links_list",
+            json!({ "page_size": 5 }).to_string().as_str(),
+            &options,
+        )
+        .await;
+    assert!(failed.is_error);
+    let refused = exec
+        .execute_with("links_create", r#"{"destination":7}"#, &options)
+        .await;
+    assert!(refused.is_error);
+
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let (tool, outcome, status, duration, backend) = &seen[0];
+    assert_eq!(
+        (tool.as_str(), *outcome, *status),
+        ("links_create", "ok", Some(Code::Ok))
+    );
+    assert!(backend.is_some_and(|b| b <= *duration), "{seen:?}");
+    let (tool, outcome, status, duration, backend) = &seen[1];
+    assert_eq!(
+        (tool.as_str(), *outcome, *status),
+        ("links_list", "status", Some(Code::NotFound))
+    );
+    assert!(backend.is_some_and(|b| b <= *duration), "{seen:?}");
+    let (_, outcome, status, _, backend) = &seen[2];
+    assert_eq!(
+        (*outcome, *status, *backend),
+        ("arguments", None, None),
+        "{seen:?}"
+    );
+    server.stop().await;
+}
+
 #[tokio::test]
 async fn a_server_that_stops_mid_conversation_and_comes_back_on_the_same_port() {
     let backend = LinksBackend::with_links(0);

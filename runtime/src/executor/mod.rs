@@ -39,13 +39,14 @@ use serde_json::{Map, Value};
 use tracing::Instrument as _;
 
 use crate::alias::{AliasError, AliasManager, WalkPlan};
+use crate::call_record::CallRecord;
 pub use crate::inbound::Arguments;
 use crate::inbound::{Refusal, Resolve, prepare, request_schema};
 use crate::memo::Memo;
 use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
 use crate::tool::AgentTool;
 use crate::transport::wire::{self, undecodable_response};
-use crate::transport::{CallOptions, Transport};
+use crate::transport::{CallOptions, Code, Transport};
 #[doc(hidden)]
 pub use operations::{OperationError, OperationState};
 use sentences::{CallError, failure_sentence};
@@ -429,15 +430,21 @@ impl<T: Transport> ProtoExecutor<T> {
         let recorded = span.clone();
         let started = std::time::Instant::now();
         async {
-            let (result, outcome) = match self.call(tool, args, options, names).await {
+            let mut backend = Backend::default();
+            let (result, outcome) = match self.call(tool, args, options, names, &mut backend).await
+            {
                 Ok(output) => (ToolResult::ok(output), "ok"),
                 Err(error) => {
                     let kind = error.kind();
                     recorded.record("error", kind);
+                    if let CallError::Status(status) = &error {
+                        backend.status = Some(status.code);
+                    }
                     let sentence = failure_sentence(tool.name, &self.aliases, error).await;
                     (ToolResult::error(sentence), kind)
                 }
             };
+            let duration = started.elapsed();
             // The one line a call writes at INFO (guide/src/observability.md, "Logs"): what ran,
             // how long it took, how it ended; never the arguments or the
             // answer.
@@ -445,10 +452,18 @@ impl<T: Transport> ProtoExecutor<T> {
                 tool = tool.name,
                 rpc.service = tool.method.service,
                 rpc.method = tool.method.method,
-                duration_ms = started.elapsed().as_secs_f64() * 1e3,
+                duration_ms = duration.as_secs_f64() * 1e3,
                 outcome,
                 "tool call"
             );
+            if let Some(observer) = &options.observer {
+                let mut record = CallRecord::new(tool.name, outcome, duration);
+                record.rpc_service = Some(tool.method.service);
+                record.rpc_method = Some(tool.method.method);
+                record.grpc_status = backend.status;
+                record.backend = backend.elapsed;
+                observer.record(&record);
+            }
             result
         }
         .instrument(span)
@@ -461,6 +476,7 @@ impl<T: Transport> ProtoExecutor<T> {
         args: Arguments<'_>,
         options: &CallOptions,
         names: JsonNames,
+        backend: &mut Backend,
     ) -> Result<String, CallError> {
         let method = self.method(tool)?;
         let request = self
@@ -470,18 +486,28 @@ impl<T: Transport> ProtoExecutor<T> {
         if tracing::enabled!(tracing::Level::DEBUG) {
             debug_arguments(tool, &request);
         }
+        let sent = std::time::Instant::now();
         if method.is_server_streaming() {
-            return self
+            let collected = self
                 .collect_stream(tool, &method, request, options, names)
                 .instrument(tracing::debug_span!("ai_tools.grpc", streaming = true))
                 .await;
+            backend.elapsed = Some(sent.elapsed());
+            // A stream's status is known when it ended whole; an error of
+            // the aliases after some messages leaves it unsaid.
+            if collected.is_ok() {
+                backend.status = Some(Code::Ok);
+            }
+            return collected;
         }
         let response = self
             .transport
             .unary_encoded(&method, request, options)
             .instrument(tracing::debug_span!("ai_tools.grpc", streaming = false))
-            .await
-            .map_err(CallError::Status)?;
+            .await;
+        backend.elapsed = Some(sent.elapsed());
+        let response = response.map_err(CallError::Status)?;
+        backend.status = Some(Code::Ok);
         self.aliased_json_of_encoded(tool, &method.output(), &response, names)
             .instrument(tracing::debug_span!(
                 "ai_tools.response",
@@ -758,6 +784,16 @@ fn deserialize(desc: &MessageDescriptor, args: Value) -> Result<DynamicMessage, 
             )))
         }
     }
+}
+
+/// What a call's gRPC part did, for its [`CallRecord`]: filled in by
+/// `call` as it goes, so that a call that fails after it still says it.
+#[derive(Default)]
+struct Backend {
+    /// The service's (or the transport's) status; `None` until answered.
+    status: Option<Code>,
+    /// From sending the request to its answer or a stream's end.
+    elapsed: Option<std::time::Duration>,
 }
 
 #[cfg(test)]

@@ -1481,7 +1481,9 @@ r2 127.0.0.1:7005@17005 slave,fail b1 0 1 2 disconnected
 e1 127.0.0.1:7007@17007 master - 0 1 0 connected
 ";
         let replication = Replication::of_cluster_nodes(nodes).unwrap();
-        let masters: Vec<(Option<&str>, usize, &[(u16, u16)])> = replication
+        // Each master's address, replicas and slot ranges.
+        type Seen<'a> = (Option<&'a str>, usize, &'a [(u16, u16)]);
+        let masters: Vec<Seen<'_>> = replication
             .masters
             .iter()
             .map(|m| (m.address.as_deref(), m.replicas, m.slots()))

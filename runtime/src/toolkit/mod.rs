@@ -949,14 +949,19 @@ impl Toolkit {
                         "options",
                     ),
                 };
+                let duration = started.elapsed();
                 // A native tool's one INFO line, as a generated tool's
                 // executor writes it (no method to name).
                 tracing::info!(
                     tool = native.name(),
-                    duration_ms = started.elapsed().as_secs_f64() * 1e3,
+                    duration_ms = duration.as_secs_f64() * 1e3,
                     outcome,
                     "tool call"
                 );
+                let observer = options.observer.as_ref();
+                if let Some(observer) = observer.or(self.call_options.observer.as_ref()) {
+                    observer.record(&crate::CallRecord::new(native.name(), outcome, duration));
+                }
                 result
             }
         }

@@ -19,6 +19,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::call_record::CallObserver;
 use prost_reflect::{DynamicMessage, MethodDescriptor, ReflectMessage};
 use proto_ai_tools_schema::HostProfile;
 
@@ -223,6 +224,10 @@ pub struct CallOptions {
     /// server-streaming call (an MCP server turns it into progress
     /// notifications).
     pub progress: Option<Progress>,
+    /// Told how the call ended, once, before its result is returned (see
+    /// [`CallRecord`](crate::CallRecord)): what an MCP server makes its
+    /// metrics and audit events of.
+    pub observer: Option<CallObserver>,
     /// The host the model's arguments came through, if known. Where it
     /// parses numbers as doubles ([`HostProfile::JavaScript`]), an integer
     /// sent as a JSON number past ±(2^53 − 1) may have been rounded on the
@@ -284,6 +289,7 @@ impl std::fmt::Debug for CallOptions {
             .field("timeout", &self.timeout)
             .field("metadata_keys", &keys)
             .field("progress", &self.progress.is_some())
+            .field("observer", &self.observer.is_some())
             .field("host", &self.host)
             .finish()
     }
@@ -348,6 +354,16 @@ impl CallOptions {
         self
     }
 
+    /// Sets the observer told how the call ended (see
+    /// [`CallRecord`](crate::CallRecord)).
+    pub fn observe(
+        mut self,
+        record: impl Fn(&crate::CallRecord<'_>) + Send + Sync + 'static,
+    ) -> Self {
+        self.observer = Some(CallObserver::new(record));
+        self
+    }
+
     /// Sets the host the model's arguments came through (see
     /// [`host`](Self::host)).
     ///
@@ -398,6 +414,7 @@ impl CallOptions {
             metadata,
             binary_metadata,
             progress: call.progress.clone().or_else(|| self.progress.clone()),
+            observer: call.observer.clone().or_else(|| self.observer.clone()),
             host: call.host.or(self.host),
         }
     }

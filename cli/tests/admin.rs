@@ -1,0 +1,334 @@
+//! `ai-tools mcp --admin ADDR`: the metrics a real Prometheus (Debian's
+//! `prometheus` package, which `.ci/run` installs) scrapes from the admin
+//! listener hold the calls, the errors and the latencies this test made,
+//! by the names and labels of OpenTelemetry's MCP conventions; `/healthz`
+//! and `/readyz` say what a load balancer needs, the backend's loss
+//! included; and the MCP port serves none of it. Without `prometheus` on
+//! the PATH the test says why it skips, unless `AI_TOOLS_REQUIRE_PROMETHEUS`
+//! is set (`.ci/run` sets it): then it fails.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::{Read as _, Write as _};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use support::{free_loopback_addr, initialize, links_server, post, start_gateway, status};
+
+/// A `prometheus` server of this test, killed when dropped.
+struct Prometheus {
+    child: Child,
+    addr: SocketAddr,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Prometheus {
+    /// Prometheus scraping `target` every second, once it is ready; `None`
+    /// (the test skips, saying why) without the binary.
+    fn scraping(test: &str, target: SocketAddr) -> Option<Self> {
+        let found = Command::new("prometheus")
+            .arg("--version")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !found {
+            let reason =
+                "prometheus is not on the PATH (Debian's prometheus package; .ci/run installs it)";
+            assert!(
+                std::env::var_os("AI_TOOLS_REQUIRE_PROMETHEUS").is_none(),
+                "AI_TOOLS_REQUIRE_PROMETHEUS is set, but {reason}"
+            );
+            eprintln!("skipped {test}: {reason}");
+            return None;
+        }
+        let dir = std::env::temp_dir().join(format!(
+            "ai-tools-prometheus-{}-{}",
+            std::process::id(),
+            target.port()
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n  - job_name: ai-tools\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        let addr = free_loopback_addr();
+        let child = Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={addr}"))
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+            .spawn()
+            .expect("prometheus starts");
+        let prometheus = Self { child, addr, dir };
+        let began = Instant::now();
+        while get(addr, "/-/ready").0 != 200 {
+            assert!(
+                began.elapsed() < Duration::from_secs(30),
+                "prometheus was not ready within 30 s: {}",
+                prometheus.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(prometheus)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("prometheus.log")).unwrap_or_default()
+    }
+
+    /// The value of an instant PromQL `query` that yields one number, or
+    /// `None` while it yields nothing.
+    fn number(&self, query: &str) -> Option<f64> {
+        let (code, body) = get(
+            self.addr,
+            &format!("/api/v1/query?query={}", encoded(query)),
+        );
+        assert_eq!(code, 200, "{query}: {body}");
+        let answer: Value = serde_json::from_str(&body).unwrap();
+        let result = answer["data"]["result"].as_array().unwrap();
+        assert!(result.len() <= 1, "{query} yields several series: {body}");
+        result
+            .first()
+            .map(|series| series["value"][1].as_str().unwrap().parse().unwrap())
+    }
+
+    /// [`number`](Self::number), once it is `expected` (Prometheus scrapes
+    /// every second); what it was last, after 30 s.
+    fn number_once(&self, query: &str, expected: f64) -> Option<f64> {
+        let began = Instant::now();
+        loop {
+            let value = self.number(query);
+            if value == Some(expected) || began.elapsed() > Duration::from_secs(30) {
+                return value;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+}
+
+/// `query` as a URL's query value.
+fn encoded(query: &str) -> String {
+    query
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+/// A `GET` over HTTP/1.0 (no chunked answer): the status and the body.
+fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return (0, String::new());
+    };
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let code = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (code, body)
+}
+
+/// The session id an `initialize` answer sets, the session initialized.
+fn open_session(addr: &str) -> String {
+    let init = initialize(addr, "");
+    let session = init
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session");
+    let initialized = post(
+        addr,
+        &format!("Mcp-Session-Id: {session}\r\n"),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(status(&initialized), "202", "{initialized}");
+    session
+}
+
+/// A `tools/call` of `tool` in `session`; the answer, and how long the
+/// client waited for it.
+fn call(addr: &str, session: &str, id: usize, tool: &str) -> (String, Duration) {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{"destination":"https://example.com/{id}"}}}}}}"#
+    );
+    let started = Instant::now();
+    let response = post(addr, &format!("Mcp-Session-Id: {session}\r\n"), &body);
+    (response, started.elapsed())
+}
+
+#[test]
+fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_the_backend() {
+    let test = "prometheus_scrapes_the_calls_errors_and_latencies_made";
+    let (runtime, server) = links_server();
+    let admin = free_loopback_addr();
+    let gateway = start_gateway(&server.url(), &["--admin", &admin.to_string()]);
+    let Some(prometheus) = Prometheus::scraping(test, admin) else {
+        return;
+    };
+
+    // Alive and ready, and each check said.
+    assert_eq!(get(admin, "/healthz"), (200, "ok\n".to_owned()));
+    let (code, verbose) = get(admin, "/readyz?verbose");
+    assert_eq!(code, 200, "{verbose}");
+    assert!(
+        verbose.contains("[+]serving ok") && verbose.contains("[+]backend ok"),
+        "{verbose}"
+    );
+    // The MCP port serves none of it.
+    let mcp: SocketAddr = gateway.addr.parse().unwrap();
+    let (_, on_mcp) = get(mcp, "/metrics");
+    assert!(
+        !on_mcp.contains("mcp_server_operation_duration"),
+        "{on_mcp}"
+    );
+
+    const OK_CALLS: usize = 20;
+    const UNKNOWN_TOOL_CALLS: usize = 3;
+    const UNREACHABLE_CALLS: usize = 4;
+    let session = open_session(&gateway.addr);
+    let mut latencies = Vec::new();
+    for id in 0..OK_CALLS {
+        let (answer, took) = call(&gateway.addr, &session, 10 + id, "links_create");
+        assert!(
+            answer.contains(r#""isError":false"#) || !answer.contains("isError"),
+            "{answer}"
+        );
+        latencies.push(took.as_secs_f64());
+    }
+    for id in 0..UNKNOWN_TOOL_CALLS {
+        let (answer, _) = call(&gateway.addr, &session, 100 + id, "no_such_tool");
+        assert!(answer.contains("-32602"), "{answer}");
+    }
+    // The backend goes away: its calls are errors the model is told of,
+    // with the transport's UNAVAILABLE, and readiness says so.
+    runtime.block_on(server.shutdown());
+    for id in 0..UNREACHABLE_CALLS {
+        let (answer, _) = call(&gateway.addr, &session, 200 + id, "links_create");
+        assert!(answer.contains(r#""isError":true"#), "{answer}");
+    }
+    let (code, verbose) = get(admin, "/readyz?verbose");
+    assert_eq!(code, 503, "{verbose}");
+    assert!(verbose.contains("[-]backend failed"), "{verbose}");
+    assert_eq!(get(admin, "/readyz").1, "not ready\n");
+
+    // Counted as made, by how each ended.
+    let tool_calls = r#"sum(ai_tools_tool_calls_total{gen_ai_tool_name="links_create"})"#;
+    let all = (OK_CALLS + UNREACHABLE_CALLS) as f64;
+    assert_eq!(
+        prometheus.number_once(tool_calls, all),
+        Some(all),
+        "{}",
+        prometheus.log()
+    );
+    let expect = |query: &str, expected: usize| {
+        assert_eq!(prometheus.number(query), Some(expected as f64), "{query}");
+    };
+    expect(
+        r#"sum(ai_tools_tool_calls_total{gen_ai_tool_name="links_create",outcome="ok"})"#,
+        OK_CALLS,
+    );
+    expect(
+        r#"sum(ai_tools_tool_calls_total{gen_ai_tool_name="links_create",outcome="unreachable"})"#,
+        UNREACHABLE_CALLS,
+    );
+    expect(
+        r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="links_create",gen_ai_operation_name="execute_tool",error_type="tool_error",rpc_grpc_status_code="14"})"#,
+        UNREACHABLE_CALLS,
+    );
+    expect(
+        r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="_OTHER",error_type="-32602",rpc_response_status_code="-32602"})"#,
+        UNKNOWN_TOOL_CALLS,
+    );
+    expect(
+        r#"sum(mcp_server_operation_duration_seconds_count{mcp_method_name="initialize"})"#,
+        1,
+    );
+    expect(
+        r#"sum(ai_tools_backend_duration_seconds_count{gen_ai_tool_name="links_create",rpc_grpc_status_code="0"})"#,
+        OK_CALLS,
+    );
+    expect(
+        r#"sum(ai_tools_gateway_duration_seconds_count{gen_ai_tool_name="links_create"})"#,
+        OK_CALLS + UNREACHABLE_CALLS,
+    );
+
+    // The buckets hold the latencies measured here: the server's time for
+    // a call is within the client's, so each bucket counts at least the
+    // calls the client saw end within its bound, and all of them at +Inf.
+    let ok_calls = r#"mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call",gen_ai_tool_name="links_create",error_type="",rpc_grpc_status_code="0"}"#;
+    let (code, body) = get(
+        prometheus.addr,
+        &format!(
+            "/api/v1/query?query={}",
+            encoded(&format!("sum by (le) ({ok_calls})"))
+        ),
+    );
+    assert_eq!(code, 200, "{body}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let buckets: Vec<(String, f64)> = answer["data"]["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|series| {
+            (
+                series["metric"]["le"].as_str().unwrap().to_owned(),
+                series["value"][1].as_str().unwrap().parse().unwrap(),
+            )
+        })
+        .collect();
+    assert!(buckets.len() > 10, "{body}");
+    for (le, count) in &buckets {
+        let bound: f64 = if le == "+Inf" {
+            f64::INFINITY
+        } else {
+            le.parse().unwrap()
+        };
+        let within = latencies.iter().filter(|took| **took <= bound).count() as f64;
+        assert!(
+            *count >= within,
+            "bucket le={le} counts {count} calls, but {within} ended within it as the client saw them ({latencies:?})"
+        );
+        if le == "+Inf" {
+            assert_eq!(*count, OK_CALLS as f64, "{body}");
+        }
+    }
+    drop(gateway);
+}
