@@ -47,7 +47,7 @@ use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 use proto_ai_tools::CallRecord;
 
-/// The label of any tool name or method the server does not know.
+/// The label of any tool name the server does not list.
 const OTHER: &str = "_OTHER";
 
 /// The buckets of the request and backend histograms, in seconds:
@@ -125,6 +125,8 @@ struct Inner {
     gateway: Histograms<ToolLabels>,
     /// The label of each tool the server lists, made once.
     tool_names: Mutex<HashMap<String, Arc<String>>>,
+    /// The label of any other tool name.
+    other: Arc<String>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -179,6 +181,7 @@ impl Metrics {
                 backend,
                 gateway,
                 tool_names: Mutex::new(HashMap::new()),
+                other: Arc::new(OTHER.to_owned()),
             }),
         }
     }
@@ -214,10 +217,7 @@ impl Metrics {
             .tool_names
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        match known.get(name) {
-            Some(label) => label.clone(),
-            None => Arc::new(OTHER.to_owned()),
-        }
+        known.get(name).unwrap_or(&self.inner.other).clone()
     }
 
     /// Records one MCP request: its method, the tool of a `tools/call`,
