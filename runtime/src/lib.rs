@@ -217,7 +217,6 @@ pub use proto_ai_tools_macros::ai_tools;
 pub use proto_ai_tools_schema as schema;
 
 pub mod alias;
-mod call_record;
 pub mod consent;
 #[cfg(feature = "build")]
 pub use proto_ai_tools_schema::build;
@@ -241,13 +240,12 @@ pub mod toolkit;
 pub mod transport;
 
 pub use alias::AliasManager;
-pub use call_record::{CallObserver, CallRecord};
 pub use input::ToolInput;
 pub use result::ToolResult;
 pub use sessions::Sessions;
 pub use tool::{AgentTool, NativeTool, ToolContext, ToolError};
 pub use toolkit::Toolkit;
-pub use transport::{CallOptions, Transport};
+pub use transport::{CallObserver, CallOptions, CallRecord, Transport};
 
 /// What the MCP gateway (`proto-ai-tools-mcp`) takes from this crate's
 /// inner modules. Not public API: anything here may change in any release

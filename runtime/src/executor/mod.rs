@@ -39,14 +39,13 @@ use serde_json::{Map, Value};
 use tracing::Instrument as _;
 
 use crate::alias::{AliasError, AliasManager, WalkPlan};
-use crate::call_record::CallRecord;
 pub use crate::inbound::Arguments;
 use crate::inbound::{Refusal, Resolve, prepare, request_schema};
 use crate::memo::Memo;
 use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
 use crate::tool::AgentTool;
 use crate::transport::wire::{self, undecodable_response};
-use crate::transport::{CallOptions, Code, Transport};
+use crate::transport::{CallOptions, CallRecord, Code, Transport};
 #[doc(hidden)]
 pub use operations::{OperationError, OperationState};
 use sentences::{CallError, failure_sentence};

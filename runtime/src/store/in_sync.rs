@@ -33,7 +33,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::redis_store::Replication;
+use super::replication::Replication;
 
 /// How often the topology may be asked again when a wait falls short.
 const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
@@ -224,5 +224,36 @@ mod tests {
         in_sync.set_promotion_window(Some(Duration::from_secs(3600)));
         in_sync.learn(&with_failed());
         assert_eq!(in_sync.expected(false, "k"), Some(1));
+    }
+
+    /// `wait_for_in_sync_replicas` on a cluster: each key waits for the
+    /// replicas of the master that serves its slot, as `CLUSTER NODES`
+    /// says (a replica marked failed too, within the promotion window).
+    #[cfg(feature = "redis-cluster")]
+    #[test]
+    fn a_cluster_waits_for_the_replicas_of_the_master_serving_the_keys_slot() {
+        let nodes = "\
+a1 127.0.0.1:7001@17001 master - 0 0 1 connected 0-8191
+b1 127.0.0.1:7002@17002 master - 0 1 2 connected 8192-16383
+r1 127.0.0.1:7003@17003 slave a1 0 1 1 connected
+r2 127.0.0.1:7004@17004 slave,fail b1 0 1 2 disconnected
+";
+        let in_sync = InSync::default();
+        assert_eq!(in_sync.expected(true, "p:{b}:aliases"), None);
+        in_sync.learn(&Replication::of_cluster_nodes(nodes).unwrap());
+        // CLUSTER KEYSLOT b is 3300 (a1's), a is 15495 (b1's). b1's replica
+        // is marked failed, and still waited for: it may be promoted once
+        // back, without what it missed.
+        assert_eq!(in_sync.expected(true, "p:{b}:aliases"), Some(1));
+        assert_eq!(in_sync.expected(true, "p:{a}:aliases"), Some(1));
+        let promoted = "\
+a1 127.0.0.1:7001@17001 master - 0 0 1 connected 0-8191
+r2 127.0.0.1:7004@17004 master - 0 1 3 connected 8192-16383
+b1 127.0.0.1:7002@17002 master,fail - 0 1 2 disconnected
+r1 127.0.0.1:7003@17003 slave a1 0 1 1 connected
+";
+        in_sync.learn(&Replication::of_cluster_nodes(promoted).unwrap());
+        // r2, promoted, has no replica: its slots wait for none.
+        assert_eq!(in_sync.expected(true, "p:{a}:aliases"), Some(0));
     }
 }

@@ -23,12 +23,16 @@ mod in_sync;
 mod memory;
 #[cfg(feature = "redis")]
 mod redis_store;
+#[cfg(feature = "redis")]
+mod replication;
 mod table;
 pub(crate) mod uuid;
 
 pub use memory::MemoryStore;
 #[cfg(feature = "redis")]
-pub use redis_store::{MasterReplicas, RedisStore, RedisStoreOptions, Replication};
+pub use redis_store::{RedisStore, RedisStoreOptions};
+#[cfg(feature = "redis")]
+pub use replication::{MasterReplicas, Replication};
 pub use table::AliasEntry;
 pub(crate) use table::{AliasTable, idle_secs};
 
