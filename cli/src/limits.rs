@@ -73,6 +73,11 @@ pub(crate) struct HttpLimits {
     /// (default 60)
     #[arg(long, value_name = "SECS", value_parser = Checked::new(seconds, &[]))]
     pub(crate) idle_timeout: Option<Duration>,
+    /// Once told to stop (SIGTERM, ctrl-c), the calls in flight get this
+    /// long to end while new requests get 503 with Retry-After; a call still
+    /// running is then answered that it did not finish (default 25)
+    #[arg(long, value_name = "SECS", value_parser = Checked::new(seconds, &[]))]
+    pub(crate) drain_timeout: Option<Duration>,
     /// A browser Origin accepted besides loopback ones, e.g.
     /// https://app.example.com:443 or https://app.example.com:* (repeatable;
     /// AI_TOOLS_ALLOWED_ORIGIN takes several, comma-separated); any other
@@ -108,6 +113,9 @@ impl HttpLimits {
         }
         if let Some(t) = self.idle_timeout {
             server = server.with_idle_timeout(t);
+        }
+        if let Some(t) = self.drain_timeout {
+            server = server.with_drain_timeout(t);
         }
         server
             .with_allowed_origins(self.allowed_origins.iter().cloned())

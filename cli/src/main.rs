@@ -424,10 +424,12 @@ async fn run(args: Args) -> Result<(), Failure> {
             admin_address,
         );
         tracing::info!("serving {url} over MCP at http://{local}/mcp");
-        let stop = async {
+        let drain = startup::drain_timeout(&args.serve.http_limits);
+        let stop = async move {
             proto_ai_tools_mcp::shutdown_signal().await;
             tracing::info!(
-                "stopping (ctrl-c or SIGTERM): the calls in flight get up to 5 s to be answered, then sessions end"
+                drain_timeout_s = drain.as_secs_f64(),
+                "stopping (ctrl-c or SIGTERM): not ready, new requests are answered 503, the calls in flight get up to the drain timeout to end, then sessions end"
             );
         };
         let admin = admin.map(admin::Admin::start);

@@ -83,6 +83,7 @@ pub(crate) fn log(
         idle_timeout_s = when_http(secs(
             limits.idle_timeout.unwrap_or(mcp::DEFAULT_IDLE_TIMEOUT)
         )),
+        drain_timeout_s = when_http(secs(drain_timeout(limits))),
         cancel_on_disconnect = http.then_some(!limits.keep_calls_on_disconnect),
         "gateway ready"
     );
@@ -111,4 +112,9 @@ fn scope_source(args: &Args) -> String {
         stateless.push("none (refused)".to_owned());
     }
     format!("session; stateless: {}", stateless.join(", else "))
+}
+
+/// How long a stopping HTTP gateway lets the calls in flight run.
+pub(crate) fn drain_timeout(limits: &crate::limits::HttpLimits) -> Duration {
+    limits.drain_timeout.unwrap_or(mcp::DEFAULT_DRAIN_TIMEOUT)
 }

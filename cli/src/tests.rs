@@ -80,7 +80,7 @@ fn http_limits_are_for_mcp_over_http() {
     let args = parsed(
             "mcp --grpc u --proto x --http 127.0.0.1:0 --max-body-bytes 1000 --max-sessions 50 \
              --session-idle-timeout 600 --max-connections 64 --header-timeout 2.5 --idle-timeout 30 \
-             --allowed-origin https://app.example.com:443 --allowed-origin http://dev.example:*",
+             --drain-timeout 55 --allowed-origin https://app.example.com:443 --allowed-origin http://dev.example:*",
         )
         .ok()
         .flatten()
@@ -94,6 +94,7 @@ fn http_limits_are_for_mcp_over_http() {
             max_connections: Some(64),
             header_timeout: Some(Duration::from_millis(2500)),
             idle_timeout: Some(Duration::from_secs(30)),
+            drain_timeout: Some(Duration::from_secs(55)),
             allowed_origins: vec![
                 "https://app.example.com:443".to_owned(),
                 "http://dev.example:*".to_owned()

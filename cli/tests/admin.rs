@@ -6,10 +6,21 @@
 //! included; and the MCP port serves none of it. Without `prometheus` on
 //! the PATH the test says why it skips, unless `AI_TOOLS_REQUIRE_PROMETHEUS`
 //! is set (`.ci/run` sets it): then it fails.
+//!
+//! And the drain at `SIGTERM`, against the backend's own log: readiness
+//! off, new requests `503` with `Retry-After`, the calls in flight
+//! answered, the one that outlives the drain told it did not finish, none
+//! run twice, and the process exits 0.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
+
+// The fault suite's backend: it logs each call it runs, and holds the ones
+// named `hold:cN` (until released) and `stuck:cN` (past any drain).
+#[allow(dead_code)]
+#[path = "fault_suite/backend.rs"]
+mod backend;
 
 use std::io::{Read as _, Write as _};
 use std::net::{SocketAddr, TcpStream};
@@ -331,4 +342,94 @@ fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_
         }
     }
     drop(gateway);
+}
+
+/// A `links_create` named `name` (`cN`, `hold:cN` or `stuck:cN`: the
+/// backend logs it as call N) in `session`; the whole response.
+fn create(addr: &str, session: &str, id: usize, name: &str) -> String {
+    let body = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"links_create","arguments":{{"destination":"https://example.com/{id}","name":"{name}"}}}}}}"#
+    );
+    post(addr, &format!("Mcp-Session-Id: {session}\r\n"), &body)
+}
+
+/// Waits up to 10 s for `done`.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let began = Instant::now();
+    while !done() {
+        assert!(began.elapsed() < Duration::from_secs(10), "{what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_drains_calls_in_flight_refuses_new_ones_and_tells_a_call_past_the_drain_it_did_not_finish()
+ {
+    let served = backend::serve().unwrap();
+    let admin = free_loopback_addr();
+    let mut gateway = start_gateway(
+        &served.url,
+        &["--admin", &admin.to_string(), "--drain-timeout", "2"],
+    );
+    let session = open_session(&gateway.addr);
+    // Two calls in flight: one the backend answers during the drain, one
+    // it holds past it.
+    let in_flight = [(1, "hold:c1"), (2, "stuck:c2")].map(|(id, name)| {
+        let (addr, session) = (gateway.addr.clone(), session.clone());
+        std::thread::spawn(move || create(&addr, &session, id, name))
+    });
+    wait_until("the backend holds both calls", || {
+        served.backend.held() == 2
+    });
+    let sent = Command::new("kill")
+        .args(["-TERM", &gateway.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let stopping = Instant::now();
+    wait_until("readiness turns off", || get(admin, "/readyz").0 == 503);
+    let (_, verbose) = get(admin, "/readyz?verbose");
+    assert!(verbose.contains("[-]draining"), "{verbose}");
+
+    // A new request, in the session or out of it, is refused and told when
+    // to come back; it never reaches the backend.
+    let refused = create(&gateway.addr, &session, 3, "c3");
+    assert_eq!(status(&refused), "503", "{refused}");
+    assert!(
+        refused.to_ascii_lowercase().contains("retry-after: 1\r\n"),
+        "{refused}"
+    );
+    assert!(refused.contains("is stopping"), "{refused}");
+    assert_eq!(status(&initialize(&gateway.addr, "")), "503");
+
+    // The call the backend answers now is answered in full.
+    served.backend.release();
+    let [answered, stuck] = in_flight.map(|call| call.join().unwrap());
+    assert_eq!(status(&answered), "200", "{answered}");
+    assert!(
+        answered.contains("link-1") && !answered.contains(r#""isError":true"#),
+        "{answered}"
+    );
+    // The one past the drain is told it did not finish, after the drain's
+    // 2 s, as a tool error the model can act on.
+    assert!(
+        stuck.contains(r#""isError":true"#) && stuck.contains("did not finish"),
+        "{stuck}"
+    );
+    assert!(
+        stuck.contains("may or may not have taken effect"),
+        "{stuck}"
+    );
+    let exit = gateway.child.wait().unwrap();
+    let took = stopping.elapsed();
+    assert!(exit.success(), "the gateway exited with {exit}");
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(6),
+        "the stop took {took:?}, for a drain timeout of 2 s"
+    );
+
+    // The backend ran each call once, and never the refused one.
+    let mut calls: Vec<u64> = served.backend.log().iter().map(|e| e.call).collect();
+    calls.sort_unstable();
+    assert_eq!(calls, vec![1, 2]);
 }

@@ -707,6 +707,13 @@ fn cases() -> Vec<Case> {
             Stderr(2, "`--idle-timeout soon`"),
         ),
         case(
+            "drain-timeout",
+            "mcp",
+            "soon",
+            mcp_http(&[]),
+            Stderr(2, "`--drain-timeout soon`"),
+        ),
+        case(
             "allowed-origin",
             "mcp",
             "https://app.example.com:443,app.example.com",

@@ -53,7 +53,7 @@ use tokio_util::task::{TaskTracker, task_tracker::TaskTrackerToken};
 pub(super) const SESSION_HEADER: &str = "mcp-session-id";
 
 use super::limits::{
-    HTTP_CLOSE, HTTP_DRAIN, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS,
+    DRAIN_RETRY_AFTER_SECS, HTTP_CLOSE, MAX_SESSIONLESS_BODY_BYTES, SESSIONS_RETRY_AFTER_SECS,
 };
 use super::scope::{self, ScopeSources};
 #[cfg(feature = "redis")]
@@ -545,6 +545,8 @@ struct Refusal {
     code: i32,
     message: String,
     retry_after: Option<u64>,
+    /// Whether the connection closes after this answer.
+    close: bool,
     /// The id of the request refused, when its body was read far enough
     /// to know it: a client matches the error to its request by it.
     id: serde_json::Value,
@@ -572,6 +574,7 @@ impl Refusal {
             code,
             message: message.into(),
             retry_after: None,
+            close: false,
             id: serde_json::Value::Null,
         }
     }
@@ -629,6 +632,24 @@ impl Refusal {
         ))
     }
 
+    /// `503` with `Retry-After` and `Connection: close`: the server is
+    /// stopping, and answers no new request.
+    fn draining() -> Self {
+        Self {
+            retry_after: Some(DRAIN_RETRY_AFTER_SECS),
+            close: true,
+            ..Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                INVALID_REQUEST,
+                format!(
+                    "Service Unavailable: this server is stopping and takes no new request; \
+                     send it again in {DRAIN_RETRY_AFTER_SECS} s (to this address, which a new \
+                     server or another replica will answer)"
+                ),
+            )
+        }
+    }
+
     /// `503` with `Retry-After`: a session cannot be had now, for `reason`.
     fn sessions_unavailable(reason: &str) -> Self {
         Self {
@@ -652,6 +673,9 @@ impl Refusal {
             .header(http::header::CONTENT_TYPE, "application/json");
         if let Some(secs) = self.retry_after {
             response = response.header(http::header::RETRY_AFTER, secs);
+        }
+        if self.close {
+            response = response.header(http::header::CONNECTION, "close");
         }
         response
             .body(Body::from(body.to_string()))
@@ -1059,25 +1083,41 @@ pub(super) struct ConnectionLimits {
     pub(super) idle_timeout: Duration,
 }
 
+/// How the server stops: how long the calls in flight get, and the token
+/// that tells the ones still running that their time is up.
+pub(super) struct Drain {
+    /// How long the calls in flight get once the stop begins.
+    pub(super) timeout: Duration,
+    /// Cancelled when [`timeout`](Self::timeout) has passed: each call
+    /// still running answers that it did not finish (the handler's
+    /// sentence), so no client is left with a half-written answer.
+    pub(super) over: CancellationToken,
+}
+
 /// Serves `router` on `listener` within `limits` until `shutdown`
-/// completes. Then it stops in three steps:
+/// completes. Then it stops in four steps:
 ///
-/// 1. No new connection is accepted, and each open one closes once it has
-///    answered the request it is serving (hyper's graceful shutdown).
+/// 1. Each request that arrives from then on, on a new connection or a
+///    kept-alive one, is answered `503 Service Unavailable` with
+///    `Retry-After` (the listener stays open, so a client hears why rather
+///    than finding the port closed), and each open connection closes once
+///    it has answered the request it is serving.
 /// 2. The calls in flight (every request but a `GET`, whose event stream
 ///    never ends by itself) run to their end and are answered, for at most
-///    [`HTTP_DRAIN`]: a rolling restart costs no call that ends within it.
-///    The edge does not read a request's JSON-RPC method, so a `POST` that
-///    opens a long-lived stream (`subscriptions/listen`) counts as a call
-///    and holds the stop for the whole wait.
-/// 3. `stopping` is cancelled: rmcp ends its sessions, their streams and
-///    any call still running; after [`HTTP_CLOSE`] the connections left are
-///    closed.
+///    the drain's timeout: a rolling restart costs no call that ends within
+///    it. The edge does not read a request's JSON-RPC method, so a `POST`
+///    that opens a long-lived stream (`subscriptions/listen`) counts as a
+///    call and holds the stop for the whole wait.
+/// 3. Past the timeout, [`Drain::over`] is cancelled: each call still
+///    running is answered that it did not finish, within [`HTTP_CLOSE`].
+/// 4. `stopping` is cancelled: rmcp ends its sessions and their streams;
+///    after [`HTTP_CLOSE`] the connections left are closed.
 pub(super) async fn serve(
     listener: TcpListener,
     router: axum::Router,
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send,
+    drain: Drain,
     stopping: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -1085,32 +1125,7 @@ pub(super) async fn serve(
     let draining = CancellationToken::new();
     let calls = TaskTracker::new();
     let mut shutdown = std::pin::pin!(shutdown);
-    loop {
-        while connections.try_join_next().is_some() {}
-        // Past the cap a connection waits in the listen backlog, not
-        // accepted, until one closes.
-        let slot = tokio::select! {
-            slot = slots.clone().acquire_owned() => match slot {
-                Ok(slot) => slot,
-                Err(_) => break,
-            },
-            () = &mut shutdown => break,
-        };
-        let stream = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
-                Err(e) if is_connection_error(&e) => continue,
-                Err(_) => {
-                    // Out of file descriptors, most likely: wait for some to
-                    // close rather than spin (as axum::serve does).
-                    tokio::select! {
-                        () = tokio::time::sleep(Duration::from_secs(1)) => continue,
-                        () = &mut shutdown => break,
-                    }
-                }
-            },
-            () = &mut shutdown => break,
-        };
+    let accept = |connections: &mut tokio::task::JoinSet<()>, stream, slot| {
         connections.spawn(connection(
             stream,
             router.clone(),
@@ -1119,15 +1134,72 @@ pub(super) async fn serve(
             calls.clone(),
             slot,
         ));
+    };
+    tokio::select! {
+        () = accept_loop(&listener, &slots, &mut connections, &accept) => {}
+        () = &mut shutdown => {}
     }
-    drop(listener);
     draining.cancel();
     calls.close();
-    let _ = tokio::time::timeout(HTTP_DRAIN, calls.wait()).await;
+    let in_flight = calls.len();
+    if in_flight > 0 {
+        tracing::info!(
+            calls_in_flight = in_flight,
+            drain_timeout_s = drain.timeout.as_secs_f64(),
+            "draining: new requests are answered 503; the calls in flight are given time to end"
+        );
+    }
+    let drained = async {
+        if tokio::time::timeout(drain.timeout, calls.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                outcome = "did_not_finish",
+                calls = calls.len(),
+                drain_timeout_s = drain.timeout.as_secs_f64(),
+                "calls still running at the end of the drain are answered that they did not finish"
+            );
+            drain.over.cancel();
+            let _ = tokio::time::timeout(HTTP_CLOSE, calls.wait()).await;
+        }
+    };
+    // Still accepting: what comes during the drain hears 503, not a
+    // refused connection.
+    tokio::select! {
+        () = drained => {}
+        () = accept_loop(&listener, &slots, &mut connections, &accept) => {}
+    }
+    drop(listener);
     stopping.cancel();
     let closed = async { while connections.join_next().await.is_some() {} };
     let _ = tokio::time::timeout(HTTP_CLOSE, closed).await;
     // Dropping the set closes what is left.
+}
+
+/// Accepts connections on `listener` within the cap of `slots`, handing
+/// each to `accept`; returns only if the semaphore is closed.
+async fn accept_loop(
+    listener: &TcpListener,
+    slots: &Arc<Semaphore>,
+    connections: &mut tokio::task::JoinSet<()>,
+    accept: &impl Fn(&mut tokio::task::JoinSet<()>, TcpStream, OwnedSemaphorePermit),
+) {
+    loop {
+        while connections.try_join_next().is_some() {}
+        // Past the cap a connection waits in the listen backlog, not
+        // accepted, until one closes.
+        let Ok(slot) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        match listener.accept().await {
+            Ok((stream, _)) => accept(connections, stream, slot),
+            Err(e) if is_connection_error(&e) => {}
+            // Out of file descriptors, most likely: wait for some to close
+            // rather than spin (as axum::serve does).
+            Err(_) => tokio::time::sleep(Duration::from_secs(1)).await,
+        }
+    }
 }
 
 fn is_connection_error(e: &std::io::Error) -> bool {
@@ -1161,15 +1233,24 @@ async fn connection(
         activity: activity.clone(),
     });
     let requests = activity.clone();
+    // A connection opened during the drain is not shut down with the
+    // others: it stays open to hear its request's 503.
+    let opened_before_the_drain = !draining.is_cancelled();
+    let drain_began = draining.clone();
     let service =
         hyper::service::service_fn(move |request: http::Request<hyper::body::Incoming>| {
             let in_flight = InFlight::begin(&requests);
-            let call = (request.method() != http::Method::GET).then(|| calls.token());
+            let refused = drain_began.is_cancelled();
+            let call = (!refused && request.method() != http::Method::GET).then(|| calls.token());
             let mut router = router.clone();
             async move {
-                let response = tower_service::Service::call(&mut router, request)
-                    .await
-                    .unwrap_or_else(|never| match never {});
+                let response = if refused {
+                    Refusal::draining().into_response()
+                } else {
+                    tower_service::Service::call(&mut router, request)
+                        .await
+                        .unwrap_or_else(|never| match never {})
+                };
                 Ok::<_, Infallible>(response.map(|inner| UntilEnd::new(inner, (in_flight, call))))
             }
         });
@@ -1182,7 +1263,7 @@ async fn connection(
     tokio::select! {
         _ = conn.as_mut() => {}
         () = activity.expired(limits.header_timeout, limits.idle_timeout) => {}
-        () = draining.cancelled() => {
+        () = draining.cancelled(), if opened_before_the_drain => {
             conn.as_mut().graceful_shutdown();
             let _ = conn.await;
         }

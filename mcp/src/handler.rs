@@ -121,6 +121,9 @@ pub(super) struct Shared {
     /// ([`McpServer::with_metrics`](super::McpServer::with_metrics)).
     #[cfg(feature = "admin")]
     pub(super) metrics: Option<super::admin::Metrics>,
+    /// Cancelled when a stopping server's drain is over: each call still
+    /// running is answered that it did not finish.
+    pub(super) drain_over: tokio_util::sync::CancellationToken,
 }
 
 /// Which tools a person must approve, and what happens where the client
@@ -620,6 +623,13 @@ impl Handler {
             () = context.ct.cancelled() => {
                 ToolResult::error("the call was cancelled by the client")
             }
+            () = self.state.shared.drain_over.cancelled() => ToolResult::error(format!(
+                "{} did not finish: the server stopped (it is being restarted or scaled down) \
+                 before the service answered, so it may or may not have taken effect: check first \
+                 (for example by listing) before repeating a call that creates or changes \
+                 something; a repeated call reaches a running server.",
+                request.name
+            )),
             () = gone => ToolResult::error(format!(
                 "{} was cancelled because the client's connection closed before the result was sent; \
                  it may or may not have taken effect: check first (for example by listing) before \

@@ -213,7 +213,11 @@
 //! Nothing is written to stdout but the protocol. [`McpServer::serve_stdio`]
 //! returns when stdin closes or on ctrl-c / `SIGTERM`;
 //! [`McpServer::serve_http`] on ctrl-c / `SIGTERM`; the `_until` variants
-//! take any shutdown future.
+//! take any shutdown future. An HTTP server drains first: each new request
+//! is answered `503` with `Retry-After`, the calls in flight run for up to
+//! the [drain timeout](McpServer::with_drain_timeout), and a call still
+//! running then is answered that it did not finish (it may or may not have
+//! taken effect), so no client is left with a half-written answer.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -273,10 +277,10 @@ use handler::{Handler, Namespaces, Shared, Source, unforwardable};
 pub use handler::{MAX_PROTOCOL_VERSION, MAX_SESSION_PROTOCOL_VERSION};
 use limits::{CallLimits, HttpLimits};
 pub use limits::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
-    DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT,
-    LOOPBACK_ORIGINS, MAX_SESSIONLESS_BODY_BYTES, REQUEST_ENVELOPE_BYTES,
-    SESSIONS_RETRY_AFTER_SECS,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_DRAIN_TIMEOUT, DEFAULT_HEADER_TIMEOUT, DEFAULT_IDLE_TIMEOUT,
+    DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUEST_BODY_BYTES, DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_IDLE_TIMEOUT, DRAIN_RETRY_AFTER_SECS, LOOPBACK_ORIGINS,
+    MAX_SESSIONLESS_BODY_BYTES, REQUEST_ENVELOPE_BYTES, SESSIONS_RETRY_AFTER_SECS,
 };
 pub use scope::MAX_SCOPE_HEADER_BYTES;
 use scope::ScopeSources;
@@ -1410,6 +1414,26 @@ impl McpServer {
     /// ```
     pub fn with_idle_timeout(mut self, timeout: Duration) -> Self {
         self.http.idle_timeout = timeout;
+        self
+    }
+
+    /// How long the HTTP server, once told to stop, lets the calls in
+    /// flight run (default [`DEFAULT_DRAIN_TIMEOUT`], 25 seconds). Each
+    /// request that arrives meanwhile is answered `503` with `Retry-After:`
+    /// [`DRAIN_RETRY_AFTER_SECS`]; a call still running at the end is
+    /// answered that it did not finish and may or may not have taken effect
+    /// (a tool error the model can act on), never left half-written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_drain_timeout(Duration::from_secs(55));
+    /// # let _ = server;
+    /// ```
+    pub fn with_drain_timeout(mut self, timeout: Duration) -> Self {
+        self.http.drain_timeout = timeout;
         self
     }
 }

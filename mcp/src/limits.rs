@@ -134,12 +134,41 @@ pub const LOOPBACK_ORIGINS: [&str; 6] = [
     "https://[::1]:*",
 ];
 
-/// How long a graceful HTTP shutdown waits for the calls in flight to be
-/// answered before it ends the sessions and the calls still running.
-pub(super) const HTTP_DRAIN: Duration = Duration::from_secs(5);
+/// How long an HTTP server that is stopping lets the calls in flight run
+/// unless [`McpServer::with_drain_timeout`](super::McpServer::with_drain_timeout)
+/// says otherwise: 25 seconds. A call still running then is answered that
+/// it did not finish.
+///
+/// Why 25: a service manager gives a process a grace period between
+/// `SIGTERM` and `SIGKILL`, Kubernetes 30 seconds unless told otherwise.
+/// The drain must end inside it, with time left to answer the calls that
+/// did not finish, end the sessions and write the last logs; a `SIGKILL`
+/// mid-drain would leave every client of a call in flight without an
+/// answer. For every call to finish, set the drain timeout above the call
+/// timeout ([`DEFAULT_CALL_TIMEOUT`], 50 seconds) and the grace period above
+/// both.
+///
+/// # Examples
+///
+/// ```
+/// assert!(proto_ai_tools_mcp::DEFAULT_DRAIN_TIMEOUT.as_secs() + 5 <= 30);
+/// ```
+pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(25);
 
-/// How long a graceful HTTP shutdown waits, once the sessions are ended,
-/// for the open connections to write their last bytes.
+/// The `Retry-After` (seconds) of the `503` that answers each request that
+/// arrives while an HTTP server is stopping: 1. Behind a load balancer the
+/// retry reaches another replica; after a restart, the new process.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(proto_ai_tools_mcp::DRAIN_RETRY_AFTER_SECS, 1);
+/// ```
+pub const DRAIN_RETRY_AFTER_SECS: u64 = 1;
+
+/// How long a stopping HTTP server waits for the answers that say a call
+/// did not finish, and, once the sessions are ended, for the open
+/// connections to write their last bytes.
 pub(super) const HTTP_CLOSE: Duration = Duration::from_secs(1);
 
 /// The deadline of a tool call unless
@@ -224,6 +253,7 @@ pub(super) struct HttpLimits {
     pub(super) max_connections: usize,
     pub(super) header_timeout: Duration,
     pub(super) idle_timeout: Duration,
+    pub(super) drain_timeout: Duration,
     /// Beyond [`LOOPBACK_ORIGINS`].
     pub(super) origins: Vec<String>,
 }
@@ -237,6 +267,7 @@ impl Default for HttpLimits {
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: DEFAULT_HEADER_TIMEOUT,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            drain_timeout: DEFAULT_DRAIN_TIMEOUT,
             origins: Vec::new(),
         }
     }

@@ -194,6 +194,7 @@ impl McpServer {
             records,
             #[cfg(feature = "admin")]
             metrics: self.metrics,
+            drain_over: CancellationToken::new(),
         }))
     }
 
@@ -375,10 +376,11 @@ impl McpServer {
 
     /// [`serve_http`](Self::serve_http) on a bound listener (bind port 0 and
     /// read [`local_addr`](tokio::net::TcpListener::local_addr) to learn the
-    /// port) until `shutdown` completes. On shutdown no new connection is
-    /// accepted, the calls in flight get up to 5 seconds to be answered, and
-    /// then every session is ended (with any call still running) and the
-    /// open connections are closed.
+    /// port) until `shutdown` completes. On shutdown each new request is
+    /// answered `503` with `Retry-After`, the calls in flight get up to the
+    /// [drain timeout](Self::with_drain_timeout) to be answered, a call
+    /// still running then is answered that it did not finish, and then
+    /// every session is ended and the open connections are closed.
     ///
     /// # Errors
     ///
@@ -503,7 +505,11 @@ impl McpServer {
                 }
             }
         };
-        edge::serve(listener, router, connections, shutdown, ct.clone()).await;
+        let drain = edge::Drain {
+            timeout: limits.drain_timeout,
+            over: shared.drain_over.clone(),
+        };
+        edge::serve(listener, router, connections, shutdown, drain, ct.clone()).await;
         ct.cancel();
         Ok(())
     }

@@ -1149,9 +1149,10 @@ mod edge {
     }
 
     /// A stop (the gateway's SIGTERM) lets the calls in flight run to their
-    /// end and answers them before the sessions end; it accepts no new
-    /// connection meanwhile. Before, rmcp's sessions were ended at once and
-    /// the calls in flight got no answer.
+    /// end and answers them before the sessions end; a request that comes
+    /// meanwhile is answered `503` with `Retry-After`, and reaches nothing.
+    /// Before, rmcp's sessions were ended at once and the calls in flight
+    /// got no answer.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stop_answers_the_calls_in_flight_before_it_ends_the_sessions() {
         let _serial = SERIAL.lock().await;
@@ -1171,21 +1172,25 @@ mod edge {
         );
         let stopped_at = Instant::now();
         let _ = running.stop.send(());
-        // The listener goes at once: a new connection is refused, or closed
-        // unanswered.
+        // A request on a new connection hears why, and when to come back.
         tokio::time::sleep(Duration::from_millis(100)).await;
-        if let Ok(mut late) = TcpStream::connect(addr).await {
-            let _ = late
-                .write_all(&request("POST", Some(&id), &[], INITIALIZE))
-                .await;
-            let mut answer = Vec::new();
-            let _ = tokio::time::timeout(PATIENCE, late.read_to_end(&mut answer)).await;
-            assert!(
-                answer.is_empty(),
-                "a connection after the stop was served: {}",
-                String::from_utf8_lossy(&answer)
-            );
-        }
+        let mut late = TcpStream::connect(addr).await.expect("still listening");
+        late.write_all(&request("POST", Some(&id), &[], INITIALIZE))
+            .await
+            .expect("sent");
+        let mut answer = Vec::new();
+        tokio::time::timeout(PATIENCE, late.read_to_end(&mut answer))
+            .await
+            .expect("answered, then closed")
+            .expect("read");
+        let answer = String::from_utf8_lossy(&answer).to_ascii_lowercase();
+        assert!(
+            answer.starts_with("http/1.1 503")
+                && answer.contains("retry-after: 1\r\n")
+                && answer.contains("connection: close\r\n")
+                && answer.contains("is stopping"),
+            "{answer}"
+        );
 
         for (stream, call) in [(first, 21), (second, 22)] {
             let messages = rest_of_stream(stream).await;

@@ -4,7 +4,8 @@
 //! which UUID the gateway sent (the alias it resolved) and which it got
 //! back (the aliases the model was then shown). A call named `hold:c17`
 //! is held open after it is logged, until released: a gateway can then be
-//! killed while the call is in flight.
+//! killed while the call is in flight. One named `stuck:c17` is held for
+//! 30 s whatever is released: a call that outlives a gateway's drain.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -54,13 +55,29 @@ impl Default for Backend {
 }
 
 /// The call number in a request's `name`: `c17` or `hold:c17`.
-fn call_of(name: &str) -> Option<(u64, bool)> {
-    let (held, rest) = match name.strip_prefix("hold:") {
-        Some(rest) => (true, rest),
-        None => (false, name),
+fn call_of(name: &str) -> Option<(u64, Hold)> {
+    let (hold, rest) = if let Some(rest) = name.strip_prefix("hold:") {
+        (Hold::UntilReleased, rest)
+    } else if let Some(rest) = name.strip_prefix("stuck:") {
+        (Hold::Stuck, rest)
+    } else {
+        (Hold::No, name)
     };
-    rest.strip_prefix('c')?.parse().ok().map(|n| (n, held))
+    rest.strip_prefix('c')?.parse().ok().map(|n| (n, hold))
 }
+
+/// How long a call is held open once logged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hold {
+    No,
+    /// Until [`Backend::release`].
+    UntilReleased,
+    /// [`HELD_AT_MOST`], released or not.
+    Stuck,
+}
+
+/// The longest a call is held open.
+const HELD_AT_MOST: Duration = Duration::from_secs(30);
 
 impl Backend {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -82,11 +99,21 @@ impl Backend {
         self.release.send_replace(true);
     }
 
-    /// Holds the call open until [`release`](Self::release), at most 30 s.
-    async fn hold(&self) {
+    /// Holds the call open as `hold` says: until [`release`](Self::release),
+    /// at most [`HELD_AT_MOST`].
+    async fn hold(&self, hold: Hold) {
+        if hold == Hold::No {
+            return;
+        }
         self.held.fetch_add(1, Ordering::SeqCst);
-        let mut released = self.release.subscribe();
-        let _ = tokio::time::timeout(Duration::from_secs(30), released.wait_for(|r| *r)).await;
+        let mut release = self.release.subscribe();
+        let released = async {
+            match hold {
+                Hold::UntilReleased => drop(release.wait_for(|r| *r).await),
+                _ => std::future::pending().await,
+            }
+        };
+        let _ = tokio::time::timeout(HELD_AT_MOST, released).await;
         self.held.fetch_sub(1, Ordering::SeqCst);
     }
 
@@ -104,7 +131,7 @@ impl LinksService for Backend {
     ) -> Result<Response<pb::CreateLinkResponse>, Status> {
         let r = request.into_inner();
         let name = r.name.clone().unwrap_or_default();
-        let Some((call, held)) = call_of(&name) else {
+        let Some((call, hold)) = call_of(&name) else {
             return Err(Status::invalid_argument("the name carries no call number"));
         };
         let link = pb::Link {
@@ -124,9 +151,7 @@ impl LinksService for Backend {
                 returned: Some((link.id.clone(), link.page_theme_id.clone())),
             });
         }
-        if held {
-            self.hold().await;
-        }
+        self.hold(hold).await;
         Ok(Response::new(pb::CreateLinkResponse { link: Some(link) }))
     }
 
@@ -136,7 +161,7 @@ impl LinksService for Backend {
     ) -> Result<Response<pb::UpdateLinkResponse>, Status> {
         let r = request.into_inner();
         let name = r.name.clone().unwrap_or_default();
-        let Some((call, held)) = call_of(&name) else {
+        let Some((call, hold)) = call_of(&name) else {
             return Err(Status::invalid_argument("the name carries no call number"));
         };
         let found = {
@@ -154,9 +179,7 @@ impl LinksService for Backend {
             });
             found
         };
-        if held {
-            self.hold().await;
-        }
+        self.hold(hold).await;
         match found {
             Some(link) => Ok(Response::new(pb::UpdateLinkResponse { link: Some(link) })),
             None => Err(Status::not_found("no such link")),

@@ -105,6 +105,10 @@ pub fn kind(outcome: &Outcome) -> &'static str {
         Outcome::Transport(e) if e.starts_with("connect") => "connection refused (nothing sent)",
         Outcome::Transport(_) => "no answer from the gateway",
         Outcome::Http(status, _) if status == "404" => "session not found (404)",
+        // A stopping gateway's refusal; the caller's next gateway got it.
+        Outcome::Http(status, body) if status == "503" && body.contains("is stopping") => {
+            "gateway stopping (503, nothing run)"
+        }
         Outcome::Http(..) => "refused over HTTP",
         Outcome::Error(text) => {
             if text.contains("lost") && !text.contains("lost its connection") {
@@ -393,8 +397,13 @@ impl Caller {
                 took: at.elapsed(),
                 outcome: outcome.clone(),
             });
+            // What a load balancer sends elsewhere: a refused connection,
+            // and a stopping gateway's 503.
             match &outcome {
                 Outcome::Transport(e) if e.starts_with("connect") => continue,
+                Outcome::Http(status, body) if status == "503" && body.contains("is stopping") => {
+                    continue;
+                }
                 _ => break,
             }
         }
