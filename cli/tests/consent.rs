@@ -180,6 +180,36 @@ fn without_elicitation_destructive_calls_are_refused_and_blocked_tools_never_run
             assert!(!event.contains(value), "an argument's value in {event}");
         }
     }
+    // Each of those calls' audit event carries its decision, as an error
+    // that called no gRPC method.
+    let audited: Vec<Value> = run
+        .log
+        .lines()
+        .filter(|line| line.contains("\"target\":\"ai_tools::audit\""))
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["fields"].clone())
+        .filter(|fields| fields["consent"] != "none")
+        .collect();
+    let decisions: Vec<&str> = audited
+        .iter()
+        .map(|fields| fields["consent"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        decisions.iter().filter(|d| **d == "unsupported").count(),
+        2,
+        "{audited:?}"
+    );
+    assert_eq!(decisions.len(), 3, "{audited:?}");
+    assert!(decisions.contains(&"refused-by-policy"), "{audited:?}");
+    for fields in &audited {
+        assert_eq!(fields["error"], true, "{fields}");
+        assert!(fields.get("rpc.method").is_none(), "{fields}");
+        for value in ["step-", "link-", "example.com"] {
+            assert!(
+                !fields.to_string().contains(value),
+                "an argument's value in {fields}"
+            );
+        }
+    }
     runtime.block_on(server.shutdown());
 }
 

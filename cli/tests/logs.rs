@@ -1,6 +1,7 @@
 //! What a tool call writes to the gateway's logs (README "Logs"): one INFO
 //! line per call with the tool, method, duration and outcome and nothing of
-//! the arguments or the answer; the arguments at DEBUG only, with every
+//! the arguments or the answer, and one audit event (target
+//! `ai_tools::audit`); the arguments at DEBUG only, with every
 //! `tool_field.sensitive` field's value `"[redacted]"` (here marked by an
 //! overlay). `ai-tools mcp --stdio --log-format json` runs against the links
 //! server; each stderr line must parse with Python's `json`, a parser this
@@ -128,6 +129,28 @@ fn a_call_is_one_info_line_and_its_arguments_are_debug_with_sensitive_fields_red
     assert!(
         call["duration_ms"].as_f64().is_some_and(|ms| ms > 0.0),
         "{call}"
+    );
+    // And one audit event, on a target of its own, with what the call was
+    // and how it ended.
+    let audits: Vec<&serde_json::Value> = lines
+        .iter()
+        .filter(|l| l["target"] == "ai_tools::audit")
+        .collect();
+    assert_eq!(audits.len(), 1, "{info}");
+    let audit = &audits[0]["fields"];
+    assert_eq!(audits[0]["level"], "INFO");
+    assert_eq!(audit["message"], "tools/call");
+    assert_eq!(audit["tool"], "links_create");
+    assert_eq!(audit["rpc.method"], "links.v1.LinksService/CreateLink");
+    assert_eq!(audit["grpc_status"], "OK");
+    assert_eq!(audit["rpc.grpc.status_code"], 0);
+    assert_eq!(audit["error"], false);
+    assert_eq!(audit["outcome"], "ok");
+    assert_eq!(audit["consent"], "none");
+    assert!(audit["scope"].is_string(), "{audit}");
+    assert!(
+        audit["duration_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{audit}"
     );
     // Nothing the model sent, nor the answer, at INFO.
     assert!(

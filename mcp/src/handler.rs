@@ -308,8 +308,7 @@ impl ServerHandler for Handler {
         #[cfg(feature = "admin")]
         if let Some(metrics) = self.metrics() {
             let answered = self.answer_initialize(request, context);
-            return super::measured::measure(metrics, "initialize", None, answered, |_| false)
-                .await;
+            return super::measured::measure(metrics, "initialize", answered).await;
         }
         self.answer_initialize(request, context).await
     }
@@ -322,8 +321,7 @@ impl ServerHandler for Handler {
         #[cfg(feature = "admin")]
         if let Some(metrics) = self.metrics() {
             let answered = self.answer_list_tools(request, context);
-            return super::measured::measure(metrics, "tools/list", None, answered, |_| false)
-                .await;
+            return super::measured::measure(metrics, "tools/list", answered).await;
         }
         self.answer_list_tools(request, context).await
     }
@@ -357,20 +355,28 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let started = std::time::Instant::now();
+        let tool = request.name.to_string();
+        let caller = self.audit_caller(&context);
+        let (answer, notes) = super::audit::noted(self.answer_call_tool(request, context)).await;
+        let took = started.elapsed();
+        let tool_error = |r: &CallToolResponse| matches!(r, CallToolResponse::Complete(r) if r.is_error == Some(true));
+        let error = answer.as_ref().map_or(true, tool_error);
+        super::audit::record(&tool, &caller, &notes, error, took);
         #[cfg(feature = "admin")]
         if let Some(metrics) = self.metrics() {
-            let tool = request.name.to_string();
-            let answered = self.answer_call_tool(request, context);
-            return super::measured::measure(
+            let grpc_status = notes.grpc_status.map(|code| code as i32);
+            super::measured::record(
                 metrics,
                 "tools/call",
                 Some(&tool),
-                answered,
-                |r| matches!(r, CallToolResponse::Complete(r) if r.is_error == Some(true)),
-            )
-            .await;
+                &answer,
+                tool_error,
+                grpc_status,
+                took,
+            );
         }
-        self.answer_call_tool(request, context).await
+        answer
     }
 
     /// `tasks/get`: where the task's operation stands at the service
@@ -621,21 +627,28 @@ impl Handler {
         let result = tokio::select! {
             result = toolkit.run(tool, args.into(), &options) => result,
             () = context.ct.cancelled() => {
+                super::audit::note(|notes| notes.outcome = Some("cancelled"));
                 ToolResult::error("the call was cancelled by the client")
             }
-            () = self.state.shared.drain_over.cancelled() => ToolResult::error(format!(
+            () = self.state.shared.drain_over.cancelled() => {
+                super::audit::note(|notes| notes.outcome = Some("did_not_finish"));
+                ToolResult::error(format!(
                 "{} did not finish: the server stopped (it is being restarted or scaled down) \
                  before the service answered, so it may or may not have taken effect: check first \
                  (for example by listing) before repeating a call that creates or changes \
                  something; a repeated call reaches a running server.",
                 request.name
-            )),
-            () = gone => ToolResult::error(format!(
+            ))
+            }
+            () = gone => {
+                super::audit::note(|notes| notes.outcome = Some("cancelled"));
+                ToolResult::error(format!(
                 "{} was cancelled because the client's connection closed before the result was sent; \
                  it may or may not have taken effect: check first (for example by listing) before \
                  repeating a call that creates or changes something.",
                 request.name
-            )),
+            ))
+            }
         };
         // Dropping the options closes the channel: the forwarder sends what
         // is left, then ends.
@@ -1083,19 +1096,21 @@ impl Handler {
         // `_meta`, SEP-414), under the defaults' keys but for forwarded
         // headers and claims.
         let defaults = defaults.overriding(&trace_context(&context.meta));
-        // The call tells the metrics how it ended, and the request's
-        // measure its gRPC status.
+        // The call tells the request's audit event (and measure) how it
+        // ended, the metrics too, and any observer the server was given.
         #[cfg(feature = "admin")]
-        let defaults = match &shared.metrics {
-            Some(metrics) => {
-                let metrics = metrics.clone();
-                defaults.observe(move |record| {
-                    metrics.record_call(record);
-                    super::measured::note_grpc_status(record.grpc_status.map(|code| code as i32));
-                })
+        let metrics = shared.metrics.clone();
+        let given = defaults.observer.clone();
+        let defaults = defaults.observe(move |record| {
+            super::audit::note_call(record);
+            #[cfg(feature = "admin")]
+            if let Some(metrics) = &metrics {
+                metrics.record_call(record);
             }
-            None => defaults,
-        };
+            if let Some(given) = &given {
+                given.record(record);
+            }
+        });
         let Some(parts) = context.extensions.get::<http::request::Parts>() else {
             return Ok(defaults);
         };
@@ -1161,6 +1176,38 @@ fn session_id(context: &RequestContext<RoleServer>) -> String {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned()
+}
+
+impl Handler {
+    /// Who makes this request, for its audit event.
+    fn audit_caller(&self, context: &RequestContext<RoleServer>) -> super::audit::Caller {
+        use super::audit::Caller;
+        let session = session_id(context);
+        let scope = if let Some(id) = &self.state.fixed_id {
+            Some(id.clone())
+        } else if !session.is_empty() {
+            Some(Caller::scope_of(&session, true))
+        } else {
+            context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<Scope>())
+                .map(|scope| Caller::scope_of(scope.key(), false))
+        };
+        #[cfg(feature = "oauth")]
+        if let Some(principal) = principal(context) {
+            return Caller {
+                subject: Some(principal.subject.clone()),
+                issuer: Some(principal.issuer.clone()),
+                client_id: principal.client_id.clone(),
+                scope,
+            };
+        }
+        Caller {
+            scope,
+            ..Caller::default()
+        }
+    }
 }
 
 /// The caller of this request, when the server checks tokens.

@@ -249,6 +249,7 @@ struct ReadmeDoctests;
 #[cfg(feature = "admin")]
 pub mod admin;
 mod approvals;
+mod audit;
 #[cfg(feature = "oauth")]
 mod auth;
 mod convert;
@@ -272,6 +273,7 @@ pub use auth::{
     JWKS_REFRESH_INTERVAL, MAX_INTROSPECTIONS_IN_FLIGHT, MAX_JWKS_KEYS, OAuth,
 };
 
+pub use audit::AUDIT_TARGET;
 pub use convert::{MCP_DIALECT, agent_tool_to_mcp, to_mcp_tool, to_mcp_tool_for_host};
 use handler::{Handler, Namespaces, Shared, Source, unforwardable};
 pub use handler::{MAX_PROTOCOL_VERSION, MAX_SESSION_PROTOCOL_VERSION};

@@ -1,48 +1,52 @@
 //! Each MCP request the gateway answers, measured (feature `admin`):
 //! `initialize`, `tools/list` and `tools/call` are timed and recorded in
-//! the server's [`Metrics`], a tool call's gRPC status included, which the
-//! toolkit tells through the call's observer while the request runs (a
-//! task-local slot, so nothing is shared between requests). The methods
-//! rmcp answers by itself (`ping`, ...) are not.
+//! the server's [`Metrics`], a tool call's gRPC status included (which the
+//! toolkit tells through the call's observer while the request runs, into
+//! the request's [audit notes](crate::audit)). The methods rmcp answers by
+//! itself (`ping`, ...) are not.
 
-use std::cell::Cell;
 use std::future::Future;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use rmcp::ErrorData;
 
 use crate::admin::{Metrics, Operation};
 
-tokio::task_local! {
-    /// The gRPC status of the tool call the current request made.
-    static GRPC_STATUS: Cell<Option<i32>>;
-}
-
-/// Notes the gRPC status of the current request's tool call, when it
-/// runs inside a measured request (a task's call runs apart: no slot).
-pub(crate) fn note_grpc_status(code: Option<i32>) {
-    let _ = GRPC_STATUS.try_with(|slot| slot.set(code));
-}
-
-/// Runs `answer`, the request `method` (of `tool`, for a `tools/call`),
-/// and records how long it took and how it ended: `tool_error` where
-/// `tool_error` says the result is one the model is told, the JSON-RPC
-/// code of a refusal.
+/// Runs `answer`, the request `method` (`initialize`, `tools/list`), and
+/// records how long it took and how it ended.
 pub(crate) async fn measure<T>(
     metrics: &Metrics,
     method: &'static str,
-    tool: Option<&str>,
     answer: impl Future<Output = Result<T, ErrorData>>,
-    tool_error: impl FnOnce(&T) -> bool,
 ) -> Result<T, ErrorData> {
     let started = Instant::now();
-    let (result, grpc_status) = GRPC_STATUS
-        .scope(Cell::new(None), async {
-            let result = answer.await;
-            (result, GRPC_STATUS.with(Cell::get))
-        })
-        .await;
-    let (error_type, json_rpc_code) = match &result {
+    let result = answer.await;
+    record(
+        metrics,
+        method,
+        None,
+        &result,
+        |_| false,
+        None,
+        started.elapsed(),
+    );
+    result
+}
+
+/// Records the request `method` (of `tool`, for a `tools/call`) that took
+/// `took` and ended with `result`: `tool_error` where `tool_error` says the
+/// result is one the model is told, the JSON-RPC code of a refusal; with
+/// the gRPC status of the call it made.
+pub(crate) fn record<T>(
+    metrics: &Metrics,
+    method: &'static str,
+    tool: Option<&str>,
+    result: &Result<T, ErrorData>,
+    tool_error: impl FnOnce(&T) -> bool,
+    grpc_status: Option<i32>,
+    took: Duration,
+) {
+    let (error_type, json_rpc_code) = match result {
         Ok(answer) if tool_error(answer) => (Some("tool_error"), None),
         Ok(_) => (None, None),
         Err(error) => (Some(json_rpc_error_type(error.code.0)), Some(error.code.0)),
@@ -55,9 +59,8 @@ pub(crate) async fn measure<T>(
             json_rpc_code,
             grpc_status,
         },
-        started.elapsed(),
+        took,
     );
-    result
 }
 
 /// `error.type` of a refused request: its JSON-RPC code, as text, for the

@@ -291,10 +291,19 @@ pub(crate) fn refusal(tool: &str, answer: ConsentAnswer) -> Option<(String, Outc
 #[doc(hidden)]
 pub type Asker<F> = Result<F, &'static str>;
 
+/// What [`decide`] decided about one call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[doc(hidden)]
+pub struct Decided {
+    /// `None` runs the call; else the sentence the model reads.
+    pub refusal: Option<String>,
+    /// The outcome audited; `None` when the call needed no decision.
+    pub outcome: Option<Outcome>,
+}
+
 /// The decision on one call of `tool` (its own policy `explicit`, its
-/// `hints`), under the `class` confirmed and the `unsupported` choice:
-/// `None` runs it, else the sentence the model reads. `ask` is called only
-/// for a `confirm` tool. Audited, once.
+/// `hints`), under the `class` confirmed and the `unsupported` choice.
+/// `ask` is called only for a `confirm` tool. Audited, once.
 #[allow(clippy::too_many_arguments)]
 #[doc(hidden)]
 pub async fn decide<F>(
@@ -304,42 +313,36 @@ pub async fn decide<F>(
     class: ConfirmClass,
     unsupported_choice: Unsupported,
     ask: impl FnOnce() -> Asker<F>,
-) -> Option<String>
+) -> Decided
 where
     F: Future<Output = ConsentAnswer>,
 {
-    match policy(explicit, hints, class) {
+    let (refusal, outcome, service_called) = match policy(explicit, hints, class) {
         ConsentPolicy::Allow => {
             if explicit == Some(ConsentPolicy::Allow) && class.holds(hints) {
-                audit(tool, Outcome::AllowedByPolicy, true);
+                (None, Outcome::AllowedByPolicy, true)
+            } else {
+                return Decided {
+                    refusal: None,
+                    outcome: None,
+                };
             }
-            None
         }
-        ConsentPolicy::Block => {
-            audit(tool, Outcome::RefusedByPolicy, false);
-            Some(blocked(tool))
-        }
+        ConsentPolicy::Block => (Some(blocked(tool)), Outcome::RefusedByPolicy, false),
         ConsentPolicy::Confirm => match ask() {
             Ok(answer) => match refusal(tool, answer.await) {
-                None => {
-                    audit(tool, Outcome::Accepted, true);
-                    None
-                }
-                Some((sentence, outcome)) => {
-                    audit(tool, outcome, false);
-                    Some(sentence)
-                }
+                None => (None, Outcome::Accepted, true),
+                Some((sentence, outcome)) => (Some(sentence), outcome, false),
             },
             Err(why) => match unsupported_choice {
-                Unsupported::Refuse => {
-                    audit(tool, Outcome::Unsupported, false);
-                    Some(unsupported(tool, why))
-                }
-                Unsupported::Allow => {
-                    audit(tool, Outcome::Unsupported, true);
-                    None
-                }
+                Unsupported::Refuse => (Some(unsupported(tool, why)), Outcome::Unsupported, false),
+                Unsupported::Allow => (None, Outcome::Unsupported, true),
             },
         },
+    };
+    audit(tool, outcome, service_called);
+    Decided {
+        refusal,
+        outcome: Some(outcome),
     }
 }

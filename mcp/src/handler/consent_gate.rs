@@ -47,7 +47,7 @@ impl Handler {
         F: std::future::Future<Output = ConsentAnswer>,
     {
         let settings = self.state.shared.consent;
-        let refused = consent::decide(
+        let decided = consent::decide(
             tool.name(),
             tool.consent(),
             tool.hints(),
@@ -56,7 +56,10 @@ impl Handler {
             ask,
         )
         .await;
-        refused.map_or(Gate::Run, Gate::Refuse)
+        if let Some(outcome) = decided.outcome {
+            noted(outcome);
+        }
+        decided.refusal.map_or(Gate::Run, Gate::Refuse)
     }
 
     /// A `confirm` tool's call by a stateless client that can ask
@@ -77,8 +80,12 @@ impl Handler {
             let minted = approvals.mint(tool.name(), args, scope);
             let (Ok(schema), Ok(state)) = (consent_form(), minted) else {
                 consent::audit(tool.name(), consent::Outcome::Cancelled, false);
+                noted(consent::Outcome::Cancelled);
                 return Gate::Refuse(consent::cancelled(tool.name()));
             };
+            // The person is asked; the call runs, if it does, when it
+            // comes back approved (that request's event says how).
+            super::super::audit::note(|notes| notes.consent = Some("asked"));
             let question = rmcp::model::ElicitRequestParams::FormElicitationParams {
                 meta: None,
                 message,
@@ -95,6 +102,7 @@ impl Handler {
         };
         if let Err(unapproved) = approvals.redeem(&state, tool.name(), args, scope) {
             consent::audit(tool.name(), consent::Outcome::Unapproved, false);
+            noted(consent::Outcome::Unapproved);
             return Gate::Refuse(consent::unapproved(tool.name(), unapproved.reason()));
         }
         let answer = returned
@@ -236,6 +244,11 @@ fn consent_message(name: &str, title: Option<&str>, arguments: &Value) -> String
         _ => message.push_str("\n\nWith no arguments."),
     }
     message
+}
+
+/// Notes the consent decision in the request's audit event.
+fn noted(outcome: consent::Outcome) {
+    super::super::audit::note(|notes| notes.consent = Some(outcome.as_str()));
 }
 
 #[cfg(test)]

@@ -924,6 +924,7 @@ impl Toolkit {
             ask,
         )
         .await
+        .refusal
         .map(ToolResult::error)
     }
 
