@@ -432,6 +432,12 @@ pub(crate) struct Serve {
     /// by default
     #[arg(long, value_name = "ADDR")]
     pub admin: Option<String>,
+    /// Send traces (a span per MCP request, its tool call and gRPC call) to
+    /// this OTLP/gRPC collector, e.g. http://127.0.0.1:4317; also on when
+    /// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+    /// set (the other OTEL_* variables are honoured too); off by default
+    #[arg(long, value_name = "URL")]
+    pub otlp_endpoint: Option<String>,
     /// (--http) Copy this request header into each call's gRPC metadata
     /// (repeatable; AI_TOOLS_FORWARD_HEADER takes several, comma-separated)
     #[arg(long = "forward-header", value_name = "NAME", value_delimiter = ',')]

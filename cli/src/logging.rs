@@ -39,8 +39,13 @@ const LOG_BUFFER_LINES: usize = 100_000;
 /// ctrl-c / `SIGTERM` shutdown, or a failure at start), before it says
 /// why it failed, so the lines come out first and in order. Dropping it
 /// waits up to a second for the lines still queued.
-pub(crate) fn logs(format: LogFormat) -> Option<tracing_appender::non_blocking::WorkerGuard> {
-    use tracing_subscriber::EnvFilter;
+pub(crate) fn logs(
+    format: LogFormat,
+    traces: Option<crate::traces::TraceLayer>,
+) -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{EnvFilter, Layer as _};
     let (filter, bad) = match std::env::var("RUST_LOG") {
         Ok(text) if !text.trim().is_empty() => match EnvFilter::try_new(&text) {
             Ok(filter) => (filter, None),
@@ -56,14 +61,19 @@ pub(crate) fn logs(format: LogFormat) -> Option<tracing_appender::non_blocking::
         .lossy(false)
         .thread_name("ai-tools-logs")
         .finish(std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let lines = tracing_subscriber::fmt::layer()
         .with_writer(OrStderr(writer))
         .with_ansi(false);
-    let installed = match format {
-        LogFormat::Text => builder.try_init(),
-        LogFormat::Json => builder.json().try_init(),
+    // RUST_LOG filters the lines only: the traces have their own filter
+    // (`traces`), which takes the DEBUG spans of each call's steps.
+    let lines = match format {
+        LogFormat::Text => lines.with_filter(filter).boxed(),
+        LogFormat::Json => lines.json().with_filter(filter).boxed(),
     };
+    let installed = tracing_subscriber::registry()
+        .with(traces)
+        .with(lines)
+        .try_init();
     if let Err(e) = installed {
         eprintln!("ai-tools: the logs could not be set up: {e}");
         return None;

@@ -392,6 +392,9 @@ async fn run(args: Args) -> Result<(), Failure> {
     if let Some(admin) = &admin {
         server = admin.apply(server);
     }
+    if args.serve.otlp_endpoint.is_some() {
+        server = server.with_opentelemetry();
+    }
     if args.serve.stdio {
         startup::log(&args, &store_summary, "stdio", None, false, admin_address);
         tracing::info!("serving {url} over MCP on stdio");
@@ -463,6 +466,7 @@ mod startup;
 mod stats;
 mod store;
 mod tls;
+mod traces;
 
 use failure::Failure;
 use flags::{Args, Parsed};
@@ -523,7 +527,26 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let logging = logs(args.common.log_format.unwrap_or_default());
+    // Traces are the `mcp` command's; their exporter is built before the
+    // logs, whose subscriber carries its layer.
+    let mut args = args;
+    let traces = if args.command == "mcp" {
+        match traces::start(args.serve.otlp_endpoint.as_deref()) {
+            Ok(traces) => traces,
+            Err(message) => {
+                eprintln!("ai-tools: {message}");
+                return ExitCode::from(2);
+            }
+        }
+    } else {
+        None
+    };
+    // What the ready line says, and what turns the gateway's own part on.
+    args.serve.otlp_endpoint = traces.as_ref().map(|traces| traces.endpoint.clone());
+    let logging = logs(
+        args.common.log_format.unwrap_or_default(),
+        traces.as_ref().map(traces::Traces::layer),
+    );
     // A path the config file gave that leads nowhere is blamed on its key.
     let config = args.common.config.clone();
     let noted = |message: String| match &config {
@@ -531,6 +554,9 @@ async fn main() -> ExitCode {
         None => message,
     };
     let result = run(*args).await;
+    if let Some(traces) = traces {
+        traces.flush().await;
+    }
     // Every log line out, in order, before the reason of a failure and
     // the exit (see `logs`).
     drop(logging);

@@ -39,6 +39,7 @@ pub(crate) fn log(
         transport,
         address,
         admin = admin.map(|admin| format!("http://{admin}")),
+        otlp_endpoint = serve.otlp_endpoint.as_deref(),
         backend = without_password(args.common.source.grpc.as_deref().unwrap_or_default()),
         alias_store = store.kind,
         alias_store_urls = redis.then(|| store.urls.join(",")),

@@ -28,7 +28,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use support::{free_loopback_addr, initialize, links_server, post, start_gateway, status};
+use support::{
+    free_loopback_addr, initialize, links_server, open_session, post, start_gateway, status,
+};
 
 /// A `prometheus` server of this test, killed when dropped.
 struct Prometheus {
@@ -172,26 +174,6 @@ fn get(addr: SocketAddr, path: &str) -> (u16, String) {
         .map(|(_, body)| body.to_owned())
         .unwrap_or_default();
     (code, body)
-}
-
-/// The session id an `initialize` answer sets, the session initialized.
-fn open_session(addr: &str) -> String {
-    let init = initialize(addr, "");
-    let session = init
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .expect("a session");
-    let initialized = post(
-        addr,
-        &format!("Mcp-Session-Id: {session}\r\n"),
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    );
-    assert_eq!(status(&initialized), "202", "{initialized}");
-    session
 }
 
 /// A `tools/call` of `tool` in `session`; the answer, and how long the

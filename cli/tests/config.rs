@@ -707,6 +707,16 @@ fn cases() -> Vec<Case> {
             Stderr(2, "`--idle-timeout soon`"),
         ),
         case(
+            "otlp-endpoint",
+            "mcp",
+            "ftp://collector:4317",
+            mcp_stdio(&[]),
+            Stderr(
+                2,
+                "`--otlp-endpoint ftp://collector:4317`: give an http:// URL",
+            ),
+        ),
+        case(
             "drain-timeout",
             "mcp",
             "soon",

@@ -13,7 +13,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{Gateway, gateway_command, initialize, post, start_gateway, status};
+use support::{Gateway, gateway_command, initialize, open_session, post, start_gateway, status};
 
 fn start(flags: &[&str]) -> Gateway {
     start_gateway("http://127.0.0.1:1", flags)
@@ -92,26 +92,6 @@ fn the_deadline_flags_reach_the_calls() {
     ] {
         meets_deadline(&gateway.addr, &session, tool, arguments, deadline);
     }
-}
-
-/// A new MCP session on the gateway at `addr`, initialized; its id.
-fn open_session(addr: &str) -> String {
-    let init = initialize(addr, "");
-    let session = init
-        .lines()
-        .find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| value.trim().to_owned())
-        })
-        .expect("a session");
-    let initialized = post(
-        addr,
-        &in_session(&session),
-        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    );
-    assert_eq!(status(&initialized), "202", "{initialized}");
-    session
 }
 
 /// Calls `tool` against a mute service: the call ends with

@@ -15,6 +15,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
+use tracing::Instrument as _;
 
 use super::convert::to_call_tool_result;
 use super::edge;
@@ -31,6 +32,7 @@ use proto_ai_tools::toolkit::{Toolkit, ToolkitError};
 use proto_ai_tools::transport::CallOptions;
 
 mod consent_gate;
+mod observed;
 
 /// The newest protocol version served: `2026-07-28`, stateless, beside
 /// every handshake-era one (see the [module docs](super)).
@@ -124,6 +126,10 @@ pub(super) struct Shared {
     /// Cancelled when a stopping server's drain is over: each call still
     /// running is answered that it did not finish.
     pub(super) drain_over: tokio_util::sync::CancellationToken,
+    /// Whether requests' spans join the trace they carry, and gRPC calls
+    /// send theirs on ([`McpServer::with_opentelemetry`](super::McpServer::with_opentelemetry)).
+    #[cfg(feature = "otel")]
+    pub(super) opentelemetry: bool,
 }
 
 /// Which tools a person must approve, and what happens where the client
@@ -305,12 +311,15 @@ impl ServerHandler for Handler {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        #[cfg(feature = "admin")]
-        if let Some(metrics) = self.metrics() {
-            let answered = self.answer_initialize(request, context);
-            return super::measured::measure(metrics, "initialize", answered).await;
-        }
-        self.answer_initialize(request, context).await
+        let span = self.request_span("initialize", None, &context);
+        let started = std::time::Instant::now();
+        let answer = self
+            .answer_initialize(request, context)
+            .instrument(span.clone())
+            .await;
+        let ended = super::traced::ended(&answer, |_| false);
+        self.finish_request(&span, "initialize", None, ended, None, started.elapsed());
+        answer
     }
 
     async fn list_tools(
@@ -318,12 +327,15 @@ impl ServerHandler for Handler {
         request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        #[cfg(feature = "admin")]
-        if let Some(metrics) = self.metrics() {
-            let answered = self.answer_list_tools(request, context);
-            return super::measured::measure(metrics, "tools/list", answered).await;
-        }
-        self.answer_list_tools(request, context).await
+        let span = self.request_span("tools/list", None, &context);
+        let started = std::time::Instant::now();
+        let answer = self
+            .answer_list_tools(request, context)
+            .instrument(span.clone())
+            .await;
+        let ended = super::traced::ended(&answer, |_| false);
+        self.finish_request(&span, "tools/list", None, ended, None, started.elapsed());
+        answer
     }
 
     fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
@@ -358,24 +370,18 @@ impl ServerHandler for Handler {
         let started = std::time::Instant::now();
         let tool = request.name.to_string();
         let caller = self.audit_caller(&context);
-        let (answer, notes) = super::audit::noted(self.answer_call_tool(request, context)).await;
+        let span = self.request_span("tools/call", Some(&tool), &context);
+        let (answer, notes) = super::audit::noted(self.answer_call_tool(request, context))
+            .instrument(span.clone())
+            .await;
         let took = started.elapsed();
-        let tool_error = |r: &CallToolResponse| matches!(r, CallToolResponse::Complete(r) if r.is_error == Some(true));
-        let error = answer.as_ref().map_or(true, tool_error);
-        super::audit::record(&tool, &caller, &notes, error, took);
-        #[cfg(feature = "admin")]
-        if let Some(metrics) = self.metrics() {
-            let grpc_status = notes.grpc_status.map(|code| code as i32);
-            super::measured::record(
-                metrics,
-                "tools/call",
-                Some(&tool),
-                &answer,
-                tool_error,
-                grpc_status,
-                took,
-            );
-        }
+        let ended = super::traced::ended(
+            &answer,
+            |r| matches!(r, CallToolResponse::Complete(r) if r.is_error == Some(true)),
+        );
+        super::audit::record(&tool, &caller, &notes, ended.error_type.is_some(), took);
+        let grpc_status = notes.grpc_status.map(|code| code as i32);
+        self.finish_request(&span, "tools/call", Some(&tool), ended, grpc_status, took);
         answer
     }
 
@@ -1111,6 +1117,14 @@ impl Handler {
                 given.record(record);
             }
         });
+        // With OpenTelemetry on, the service gets the gRPC call's own span
+        // as its parent, over the caller's trace context sent above.
+        #[cfg(feature = "otel")]
+        let defaults = if shared.opentelemetry {
+            defaults.propagate(super::traced::current_trace_context)
+        } else {
+            defaults
+        };
         let Some(parts) = context.extensions.get::<http::request::Parts>() else {
             return Ok(defaults);
         };
@@ -1176,38 +1190,6 @@ fn session_id(context: &RequestContext<RoleServer>) -> String {
         .and_then(|v| v.to_str().ok())
         .unwrap_or_default()
         .to_owned()
-}
-
-impl Handler {
-    /// Who makes this request, for its audit event.
-    fn audit_caller(&self, context: &RequestContext<RoleServer>) -> super::audit::Caller {
-        use super::audit::Caller;
-        let session = session_id(context);
-        let scope = if let Some(id) = &self.state.fixed_id {
-            Some(id.clone())
-        } else if !session.is_empty() {
-            Some(Caller::scope_of(&session, true))
-        } else {
-            context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|parts| parts.extensions.get::<Scope>())
-                .map(|scope| Caller::scope_of(scope.key(), false))
-        };
-        #[cfg(feature = "oauth")]
-        if let Some(principal) = principal(context) {
-            return Caller {
-                subject: Some(principal.subject.clone()),
-                issuer: Some(principal.issuer.clone()),
-                client_id: principal.client_id.clone(),
-                scope,
-            };
-        }
-        Caller {
-            scope,
-            ..Caller::default()
-        }
-    }
 }
 
 /// The caller of this request, when the server checks tokens.

@@ -256,8 +256,6 @@ mod convert;
 mod edge;
 mod handler;
 mod limits;
-#[cfg(feature = "admin")]
-mod measured;
 mod scope;
 mod serve;
 #[cfg(feature = "redis")]
@@ -265,6 +263,7 @@ mod session_store;
 mod tasks;
 #[cfg(feature = "tool-search")]
 pub mod tool_search;
+mod traced;
 mod views;
 
 #[cfg(feature = "oauth")]
@@ -561,6 +560,9 @@ pub struct McpServer {
     /// Told when the server serves and when it drains.
     #[cfg(feature = "admin")]
     readiness: Option<admin::Readiness>,
+    /// Whether requests join the traces they carry and send theirs on.
+    #[cfg(feature = "otel")]
+    opentelemetry: bool,
 }
 
 impl std::fmt::Debug for McpServer {
@@ -658,6 +660,8 @@ impl McpServer {
             metrics: None,
             #[cfg(feature = "admin")]
             readiness: None,
+            #[cfg(feature = "otel")]
+            opentelemetry: false,
         }
     }
 

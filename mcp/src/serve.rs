@@ -195,6 +195,8 @@ impl McpServer {
             #[cfg(feature = "admin")]
             metrics: self.metrics,
             drain_over: CancellationToken::new(),
+            #[cfg(feature = "otel")]
+            opentelemetry: self.opentelemetry,
         }))
     }
 
@@ -603,4 +605,33 @@ async fn deleted_is_no_content(
         *response.status_mut() = http::StatusCode::NO_CONTENT;
     }
     response
+}
+
+#[cfg(feature = "otel")]
+impl McpServer {
+    /// Joins each request's span (a DEBUG `tracing` span, `mcp.request`,
+    /// named `{mcp.method.name} {target}` as OpenTelemetry's MCP conventions
+    /// say, kind `server`; a tool call's `ai_tools.call` and its gRPC call's
+    /// `ai_tools.grpc`, kind `client`, are its children) to the
+    /// trace the request carries, in its `_meta` (`traceparent`,
+    /// `tracestate`, as MCP's 2026-07-28 revision puts them) or else its
+    /// HTTP headers, and sends each gRPC call's own span on to the service
+    /// as `traceparent` metadata (over the caller's, which is sent as it
+    /// came without this). The trace context is read and written by the
+    /// global propagator (`opentelemetry::global::set_text_map_propagator`,
+    /// W3C trace context in most programs); the spans reach an exporter
+    /// through a `tracing_opentelemetry` layer the program installs. Feature
+    /// `otel`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let server = proto_ai_tools_mcp::McpServer::new(|a| proto_ai_tools::Toolkit::builder().alias_manager(a).build())
+    ///     .with_opentelemetry();
+    /// # let _ = server;
+    /// ```
+    pub fn with_opentelemetry(mut self) -> Self {
+        self.opentelemetry = true;
+        self
+    }
 }

@@ -245,7 +245,7 @@ pub use result::ToolResult;
 pub use sessions::Sessions;
 pub use tool::{AgentTool, NativeTool, ToolContext, ToolError};
 pub use toolkit::Toolkit;
-pub use transport::{CallObserver, CallOptions, CallRecord, Transport};
+pub use transport::{CallObserver, CallOptions, CallRecord, Propagator, Transport};
 
 /// What the MCP gateway (`proto-ai-tools-mcp`) takes from this crate's
 /// inner modules. Not public API: anything here may change in any release

@@ -1,11 +1,13 @@
 """A Python grpcio server of googleapis' google.longrunning.Operations, with
 grpcio-reflection: an independent gRPC stack for the `ai-tools` gateway.
 
-Usage: operations_server.py DESCRIPTOR_SET
+Usage: operations_server.py DESCRIPTOR_SET [TRACEPARENT_LOG]
 Loads the encoded FileDescriptorSet (operations.proto and its imports),
 serves ListOperations (one operation, named by a fresh UUID) and
 GetOperation (that operation, else NOT_FOUND) on 127.0.0.1, prints
-`PORT <n>` on stdout, and runs until stdin closes.
+`PORT <n>` on stdout, and runs until stdin closes. With TRACEPARENT_LOG,
+appends a line per call to it: the method and the `traceparent` metadata
+the call carried (`-` without one).
 """
 
 import sys
@@ -32,10 +34,18 @@ def main() -> int:
     GetRequest = cls("google.longrunning.GetOperationRequest")
     name = str(uuid.uuid4())
 
+    def logged(method, context):
+        if len(sys.argv) > 2:
+            sent = dict(context.invocation_metadata()).get("traceparent", "-")
+            with open(sys.argv[2], "a", encoding="utf-8") as log:
+                log.write(f"{method} {sent}\n")
+
     def list_operations(request, context):
+        logged("ListOperations", context)
         return ListResponse(operations=[Operation(name=name, done=False)])
 
     def get_operation(request, context):
+        logged("GetOperation", context)
         if request.name != name:
             context.abort(grpc.StatusCode.NOT_FOUND, f"no operation {request.name}")
         return Operation(name=name, done=True)

@@ -182,6 +182,27 @@ pub fn initialize(addr: &str, headers: &str) -> String {
     post(addr, headers, body)
 }
 
+/// An MCP session opened over HTTP (`initialize`, then
+/// `notifications/initialized`); its id.
+pub fn open_session(addr: &str) -> String {
+    let init = initialize(addr, "");
+    let session = init
+        .lines()
+        .find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session");
+    let initialized = post(
+        addr,
+        &format!("Mcp-Session-Id: {session}\r\n"),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(status(&initialized), "202", "{initialized}");
+    session
+}
+
 /// The status code of an HTTP `response`.
 pub fn status(response: &str) -> &str {
     response.split_whitespace().nth(1).unwrap_or_default()

@@ -487,10 +487,13 @@ impl<T: Transport> ProtoExecutor<T> {
         }
         let sent = std::time::Instant::now();
         if method.is_server_streaming() {
-            let collected = self
-                .collect_stream(tool, &method, request, options, names)
-                .instrument(tracing::debug_span!("ai_tools.grpc", streaming = true))
-                .await;
+            let collected = async {
+                let options = options.propagated();
+                self.collect_stream(tool, &method, request, &options, names)
+                    .await
+            }
+            .instrument(grpc_span(&method, true))
+            .await;
             backend.elapsed = Some(sent.elapsed());
             // A stream's status is known when it ended whole; an error of
             // the aliases after some messages leaves it unsaid.
@@ -499,11 +502,19 @@ impl<T: Transport> ProtoExecutor<T> {
             }
             return collected;
         }
-        let response = self
-            .transport
-            .unary_encoded(&method, request, options)
-            .instrument(tracing::debug_span!("ai_tools.grpc", streaming = false))
-            .await;
+        let span = grpc_span(&method, false);
+        let response = async {
+            let options = options.propagated();
+            self.transport
+                .unary_encoded(&method, request, &options)
+                .await
+        }
+        .instrument(span.clone())
+        .await;
+        span.record(
+            "rpc.grpc.status_code",
+            response.as_ref().map_or_else(|s| s.code, |_| Code::Ok) as i64,
+        );
         backend.elapsed = Some(sent.elapsed());
         let response = response.map_err(CallError::Status)?;
         backend.status = Some(Code::Ok);
@@ -654,6 +665,26 @@ pub(crate) async fn transcoded(
 /// is missing), the first of a name winning: every call looks its tool up,
 /// so the index is made once per tool list and pool.
 type ToolIndex = HashMap<&'static str, (&'static AgentTool, Result<MethodDescriptor, String>)>;
+
+/// The span of one gRPC call of `method`, `ai_tools.grpc` (DEBUG), with
+/// what OpenTelemetry's RPC conventions name a client span by, for a
+/// subscriber that exports it: `otel.name` `package.Service/Method`,
+/// `otel.kind` `client`, `rpc.system`, `rpc.service`, `rpc.method`, and
+/// `rpc.grpc.status_code` once the call has ended. The fields are made
+/// only when the span is enabled.
+pub(crate) fn grpc_span(method: &MethodDescriptor, streaming: bool) -> tracing::Span {
+    let service = method.parent_service();
+    tracing::debug_span!(
+        "ai_tools.grpc",
+        streaming,
+        otel.name = %format_args!("{}/{}", service.full_name(), method.name()),
+        otel.kind = "client",
+        rpc.system = "grpc",
+        rpc.service = service.full_name(),
+        rpc.method = method.name(),
+        rpc.grpc.status_code = tracing::field::Empty,
+    )
+}
 
 fn tool_index(
     tools: &'static [&'static AgentTool],

@@ -72,12 +72,15 @@ impl<T: Transport> ProtoExecutor<T> {
                 .build_request(&method.input(), args, options)
                 .instrument(tracing::debug_span!("ai_tools.arguments"))
                 .await?;
-            let bytes = self
-                .transport
-                .unary_encoded(&method, request, options)
-                .instrument(tracing::debug_span!("ai_tools.grpc", streaming = false))
-                .await
-                .map_err(CallError::Status)?;
+            let bytes = async {
+                let options = options.propagated();
+                self.transport
+                    .unary_encoded(&method, request, &options)
+                    .await
+            }
+            .instrument(super::grpc_span(&method, false))
+            .await
+            .map_err(CallError::Status)?;
             let operation = decode(&method.output(), &bytes)?;
             match text_field(&operation, "name") {
                 Some(name) if !name.is_empty() => Ok(name),
@@ -201,10 +204,14 @@ impl<T: Transport> ProtoExecutor<T> {
                     format!("{OPERATIONS_SERVICE}/{rpc} cannot take a name: {e}"),
                 )
             })?;
-        self.transport
-            .unary_encoded(&method, request, options)
-            .instrument(tracing::debug_span!("ai_tools.grpc", streaming = false))
-            .await
+        async {
+            let options = options.propagated();
+            self.transport
+                .unary_encoded(&method, request, &options)
+                .await
+        }
+        .instrument(super::grpc_span(&method, false))
+        .await
             .map_err(|status| {
                 let unknown = matches!(status.code, Code::NotFound | Code::Unimplemented);
                 let message = match status.code {

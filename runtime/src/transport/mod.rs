@@ -227,6 +227,11 @@ pub struct CallOptions {
     /// [`CallRecord`]): what an MCP server makes its
     /// metrics and audit events of.
     pub observer: Option<CallObserver>,
+    /// Asked for metadata as the request is sent, inside the call's
+    /// `ai_tools.grpc` span: its answer goes over the options' own of the
+    /// same keys. An MCP server with OpenTelemetry on sends that span's
+    /// trace context this way (see [`Propagator`]).
+    pub propagator: Option<Propagator>,
     /// The host the model's arguments came through, if known. Where it
     /// parses numbers as doubles ([`HostProfile::JavaScript`]), an integer
     /// sent as a JSON number past ±(2^53 − 1) may have been rounded on the
@@ -272,6 +277,44 @@ impl Eq for Progress {}
 impl fmt::Debug for Progress {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Progress(..)")
+    }
+}
+
+/// Metadata made as a request is sent, inside its `ai_tools.grpc` span:
+/// what carries a trace on to the service (W3C `traceparent` and
+/// `tracestate`) names that span, which exists only then. Equal only to its
+/// own clones.
+///
+/// # Examples
+///
+/// ```
+/// let options = proto_ai_tools::CallOptions::new()
+///     .metadata("traceparent", "from-the-caller")
+///     .propagate(|| vec![("traceparent".to_owned(), "of-this-call".to_owned())]);
+/// let sent = options.propagated();
+/// assert_eq!(sent.metadata, [("traceparent".to_owned(), "of-this-call".to_owned())]);
+/// ```
+#[derive(Clone)]
+pub struct Propagator(Arc<dyn Fn() -> Vec<(String, String)> + Send + Sync>);
+
+impl Propagator {
+    /// The metadata to send now.
+    pub fn metadata(&self) -> Vec<(String, String)> {
+        (self.0)()
+    }
+}
+
+impl PartialEq for Propagator {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Propagator {}
+
+impl fmt::Debug for Propagator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Propagator(..)")
     }
 }
 
@@ -409,6 +452,7 @@ impl std::fmt::Debug for CallOptions {
             .field("metadata_keys", &keys)
             .field("progress", &self.progress.is_some())
             .field("observer", &self.observer.is_some())
+            .field("propagator", &self.propagator.is_some())
             .field("host", &self.host)
             .finish()
     }
@@ -473,6 +517,16 @@ impl CallOptions {
         self
     }
 
+    /// Sets what makes metadata as the request is sent (see
+    /// [`Propagator`]).
+    pub fn propagate(
+        mut self,
+        metadata: impl Fn() -> Vec<(String, String)> + Send + Sync + 'static,
+    ) -> Self {
+        self.propagator = Some(Propagator(Arc::new(metadata)));
+        self
+    }
+
     /// Sets the observer told how the call ended (see
     /// [`CallRecord`]).
     pub fn observe(
@@ -534,8 +588,23 @@ impl CallOptions {
             binary_metadata,
             progress: call.progress.clone().or_else(|| self.progress.clone()),
             observer: call.observer.clone().or_else(|| self.observer.clone()),
+            propagator: call.propagator.clone().or_else(|| self.propagator.clone()),
             host: call.host.or(self.host),
         }
+    }
+
+    /// The options a request is sent with: these, with the
+    /// [propagator](Self::propagate)'s metadata over their own of the same
+    /// keys. Called inside the call's `ai_tools.grpc` span.
+    pub fn propagated(&self) -> std::borrow::Cow<'_, CallOptions> {
+        let Some(propagator) = &self.propagator else {
+            return std::borrow::Cow::Borrowed(self);
+        };
+        let mut made = CallOptions::new();
+        for (key, value) in propagator.metadata() {
+            made = made.metadata(key, value);
+        }
+        std::borrow::Cow::Owned(self.overriding(&made))
     }
 
     /// The options one call of a tool runs with, worked out in one place
