@@ -61,7 +61,22 @@ impl Admin {
         let address = listener
             .local_addr()
             .map_err(|e| Failure::Run(e.to_string()))?;
-        let mut readiness = Readiness::new().check("backend", move || {
+        // What the ready line says too (startup.rs).
+        let mut readiness = Readiness::new()
+            .setting("admin", format!("http://{address}"))
+            .setting(
+                "otlp_endpoint",
+                serve.otlp_endpoint.as_deref().unwrap_or("none"),
+            );
+        if serve.http.is_some() {
+            readiness = readiness.setting(
+                "drain_timeout_s",
+                crate::startup::drain_timeout(&serve.http_limits)
+                    .as_secs_f64()
+                    .to_string(),
+            );
+        }
+        let mut readiness = readiness.check("backend", move || {
             let backend = backend.clone();
             async move {
                 backend

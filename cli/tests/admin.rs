@@ -205,6 +205,13 @@ fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_
         verbose.contains("[+]serving ok") && verbose.contains("[+]backend ok"),
         "{verbose}"
     );
+    // And what the gateway is, as its ready line says it.
+    assert!(
+        verbose.contains(&format!("[=]admin: http://{admin}\n"))
+            && verbose.contains("[=]otlp_endpoint: none\n")
+            && verbose.contains("[=]drain_timeout_s: 25\n"),
+        "{verbose}"
+    );
     // The MCP port serves none of it.
     let mcp: SocketAddr = gateway.addr.parse().unwrap();
     let (_, on_mcp) = get(mcp, "/metrics");

@@ -306,6 +306,8 @@ pub type Check =
 #[derive(Clone, Default)]
 pub struct Readiness {
     checks: Vec<(String, Check)>,
+    /// What the server is, said by `/readyz?verbose` before the checks.
+    settings: Vec<(String, String)>,
     draining: Arc<AtomicBool>,
     /// Whether an [`McpServer`](crate::McpServer) it was given to serves
     /// yet: [`UNTIED`], [`STARTING`] or [`SERVING`].
@@ -338,14 +340,19 @@ pub struct ReadinessReport {
     /// Each check by name: `Ok` with a detail (perhaps empty), or why it
     /// failed.
     pub checks: Vec<(String, Result<String, String>)>,
+    /// What the server is ([`Readiness::setting`]), by name.
+    pub settings: Vec<(String, String)>,
 }
 
 impl ReadinessReport {
-    /// One line a check, `[+]name ok`, `[+]name ok: detail` or
-    /// `[-]name failed: why`, then
+    /// One line a setting, `[=]name: value`, then one a check, `[+]name
+    /// ok`, `[+]name ok: detail` or `[-]name failed: why`, then
     /// `ready` or `not ready`: what `/readyz?verbose` answers.
     pub fn text(&self) -> String {
         let mut text = String::new();
+        for (name, value) in &self.settings {
+            text.push_str(&format!("[=]{name}: {value}\n"));
+        }
         for (name, result) in &self.checks {
             match result {
                 Ok(detail) if detail.is_empty() => text.push_str(&format!("[+]{name} ok\n")),
@@ -378,6 +385,24 @@ impl Readiness {
     {
         self.checks
             .push((name.into(), Arc::new(move || Box::pin(check()))));
+        self
+    }
+
+    /// Adds a setting `/readyz?verbose` names, such as where the metrics
+    /// are served or how long a drain lasts; it decides nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let readiness = proto_ai_tools_mcp::admin::Readiness::new().setting("drain_timeout", "25 s");
+    /// assert!(readiness.report().await.text().starts_with("[=]drain_timeout: 25 s\n"));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn setting(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.settings.push((name.into(), value.into()));
         self
     }
 
@@ -429,7 +454,11 @@ impl Readiness {
             ));
         }
         let ready = checks.iter().all(|(_, result)| result.is_ok());
-        ReadinessReport { ready, checks }
+        ReadinessReport {
+            ready,
+            checks,
+            settings: self.settings.clone(),
+        }
     }
 }
 
