@@ -237,6 +237,22 @@ fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_
         let (answer, _) = call(&gateway.addr, &session, 100 + id, "no_such_tool");
         assert!(answer.contains("-32602"), "{answer}");
     }
+    // Refused by the edge, by the limit that did: a session it does not
+    // hold, twice, and a body that is not JSON.
+    for _ in 0..2 {
+        let (answer, _) = call(&gateway.addr, "no-such-session", 300, "links_create");
+        assert_eq!(status(&answer), "404", "{answer}");
+    }
+    let not_json = post(
+        &gateway.addr,
+        &format!("Mcp-Session-Id: {session}\r\n"),
+        "{not json",
+    );
+    assert_eq!(status(&not_json), "400", "{not_json}");
+    // A destructive tool needs a person's approval, which this client
+    // cannot ask for: refused, and the decision counted.
+    let (refused, _) = call(&gateway.addr, &session, 400, "workflow_steps_delete");
+    assert!(refused.contains("needs a person's approval"), "{refused}");
     // The backend goes away: its calls are errors the model is told of,
     // with the transport's UNAVAILABLE, and readiness says so.
     runtime.block_on(server.shutdown());
@@ -289,6 +305,18 @@ fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_
         r#"sum(ai_tools_gateway_duration_seconds_count{gen_ai_tool_name="links_create"})"#,
         OK_CALLS + UNREACHABLE_CALLS,
     );
+    expect(
+        r#"sum(ai_tools_http_refusals_total{limit="unknown_session"})"#,
+        2,
+    );
+    expect(r#"sum(ai_tools_http_refusals_total{limit="not_json"})"#, 1);
+    expect(
+        r#"sum(ai_tools_consent_decisions_total{gen_ai_tool_name="workflow_steps_delete",decision="unsupported"})"#,
+        1,
+    );
+    // Read at the scrape: the one session this test opened, and its scope.
+    expect("ai_tools_mcp_sessions", 1);
+    expect("ai_tools_alias_scopes", 1);
 
     // The buckets hold the latencies measured here: the server's time for
     // a call is within the client's, so each bucket counts at least the

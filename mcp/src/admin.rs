@@ -17,6 +17,10 @@
 //! | `ai_tools_tool_calls_total` | counter | `gen_ai_tool_name`, `outcome` | each tool call, by the `outcome` its log line says |
 //! | `ai_tools_backend_duration_seconds` | histogram | `gen_ai_tool_name`, `rpc_grpc_status_code` | the gRPC part of each call: from sending the request to its answer |
 //! | `ai_tools_gateway_duration_seconds` | histogram | `gen_ai_tool_name` | the rest of each call: arguments, aliases, the answer's JSON |
+//! | `ai_tools_consent_decisions_total` | counter | `gen_ai_tool_name`, `decision` | each consent decision of a call (`accepted`, `declined`, `cancelled`, `unsupported`, `refused-by-policy`, `allowed-by-policy`, `unapproved`, `asked`) |
+//! | `ai_tools_http_refusals_total` | counter | `limit` | each request the HTTP edge refused itself, by what refused it: `body_size` (413), `body_time` (408), `unknown_session` (404), `sessions` (503 at the cap), `sessions_per_caller` (429), `session_store` (503), `caller_identity`, `not_json`, `invalid_request` (400), `draining` (503 while stopping), `token`, `token_scope`, `token_check_unavailable` (OAuth) |
+//! | `ai_tools_mcp_sessions` | gauge | | the handshake-era MCP sessions held, read at each scrape |
+//! | `ai_tools_alias_scopes` | gauge | | the alias namespaces (sessions, callers) kept in memory, read at each scrape |
 //!
 //! `error_type` is `tool_error` for a call whose result is an error (the
 //! model was told why), else the JSON-RPC error code of a refused request;
@@ -24,7 +28,9 @@
 //! service was reached. A tool name is a label only for a tool the server
 //! lists; any other name a client sends is `_OTHER`, so a client cannot
 //! grow the label sets. The requests measured are those the gateway
-//! answers itself: `initialize`, `tools/list` and `tools/call`.
+//! answers itself: `initialize`, `tools/list` and `tools/call`; with tool
+//! search, a `search_tools` call is a `tools/call` of that name, so its
+//! latency is the search's.
 //!
 //! # Readiness
 //!
@@ -92,6 +98,49 @@ struct ToolLabels {
     gen_ai_tool_name: Arc<String>,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ConsentLabels {
+    gen_ai_tool_name: Arc<String>,
+    decision: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RefusalLabels {
+    limit: &'static str,
+}
+
+/// A gauge read at each scrape.
+type Reading = Box<dyn Fn() -> i64 + Send + Sync>;
+
+/// The gauges read at each scrape, by name, with their help.
+#[derive(Default)]
+struct Live(Mutex<Vec<(&'static str, &'static str, Reading)>>);
+
+impl std::fmt::Debug for Live {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Live").finish_non_exhaustive()
+    }
+}
+
+impl prometheus_client::collector::Collector for Live {
+    fn encode(
+        &self,
+        mut encoder: prometheus_client::encoding::DescriptorEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeMetric as _;
+        let gauges = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (name, help, read) in gauges.iter() {
+            let gauge = prometheus_client::metrics::gauge::ConstGauge::new(read());
+            let metric = encoder.encode_descriptor(name, help, None, gauge.metric_type())?;
+            gauge.encode(metric)?;
+        }
+        Ok(())
+    }
+}
+
 type Histograms<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn duration_histogram() -> Histogram {
@@ -123,6 +172,9 @@ struct Inner {
     calls: Family<CallLabels, Counter>,
     backend: Histograms<BackendLabels>,
     gateway: Histograms<ToolLabels>,
+    consent: Family<ConsentLabels, Counter>,
+    refusals: Family<RefusalLabels, Counter>,
+    live: Arc<Live>,
     /// The label of each tool the server lists, made once.
     tool_names: Mutex<HashMap<String, Arc<String>>>,
     /// The label of any other tool name.
@@ -149,6 +201,9 @@ impl Metrics {
         let calls = Family::<CallLabels, Counter>::default();
         let backend: Histograms<BackendLabels> = Family::new_with_constructor(duration_histogram);
         let gateway: Histograms<ToolLabels> = Family::new_with_constructor(gateway_histogram);
+        let consent = Family::<ConsentLabels, Counter>::default();
+        let refusals = Family::<RefusalLabels, Counter>::default();
+        let live = Arc::new(Live::default());
         let mut registry = Registry::default();
         registry.register_with_unit(
             "mcp_server_operation_duration",
@@ -173,6 +228,17 @@ impl Metrics {
             Unit::Seconds,
             gateway.clone(),
         );
+        registry.register(
+            "ai_tools_consent_decisions",
+            "Consent decisions on tool calls",
+            consent.clone(),
+        );
+        registry.register(
+            "ai_tools_http_refusals",
+            "Requests the HTTP edge refused itself, by the limit or rule that did",
+            refusals.clone(),
+        );
+        registry.register_collector(Box::new(live.clone()));
         Self {
             inner: Arc::new(Inner {
                 registry,
@@ -180,6 +246,9 @@ impl Metrics {
                 calls,
                 backend,
                 gateway,
+                consent,
+                refusals,
+                live,
                 tool_names: Mutex::new(HashMap::new()),
                 other: Arc::new(OTHER.to_owned()),
             }),
@@ -235,6 +304,43 @@ impl Metrics {
             .operations
             .get_or_create(&labels)
             .observe(elapsed.as_secs_f64());
+    }
+
+    /// Counts a consent `decision` on a call of `tool`.
+    pub(crate) fn record_consent(&self, tool: &str, decision: &'static str) {
+        self.inner
+            .consent
+            .get_or_create(&ConsentLabels {
+                gen_ai_tool_name: self.tool_label(tool),
+                decision,
+            })
+            .inc();
+    }
+
+    /// Counts a request the HTTP edge refused, by the `limit` that did.
+    pub(crate) fn record_refusal(&self, limit: &'static str) {
+        self.inner
+            .refusals
+            .get_or_create(&RefusalLabels { limit })
+            .inc();
+    }
+
+    /// Adds (or replaces) the gauge `name`, read with `read` at each
+    /// scrape.
+    pub(crate) fn watch(
+        &self,
+        name: &'static str,
+        help: &'static str,
+        read: impl Fn() -> i64 + Send + Sync + 'static,
+    ) {
+        let mut gauges = self
+            .inner
+            .live
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        gauges.retain(|(known, _, _)| *known != name);
+        gauges.push((name, help, Box::new(read)));
     }
 
     /// Records one tool call as the toolkit tells it.

@@ -967,6 +967,9 @@ impl Verifier {
                 response
                     .headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+                response
+                    .extensions_mut()
+                    .insert(super::edge::Refused("token_check_unavailable"));
                 return response;
             }
         };
@@ -979,6 +982,12 @@ impl Verifier {
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, value);
         }
+        response
+            .extensions_mut()
+            .insert(super::edge::Refused(match rejection {
+                Rejection::InsufficientScope(_) => "token_scope",
+                _ => "token",
+            }));
         response
     }
 }

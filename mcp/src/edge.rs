@@ -132,6 +132,12 @@ impl CappedSessions {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The sessions held now.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    pub(super) fn len(&self) -> usize {
+        self.held().len()
+    }
+
     fn held(&self) -> MutexGuard<'_, HashMap<SessionId, OwnedSemaphorePermit>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -497,6 +503,7 @@ impl rmcp::transport::streamable_http_server::session::SessionStore for RoamingS
 fn caller_sessions_full(max: usize) -> Refusal {
     Refusal {
         retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
+        limit: "sessions_per_caller",
         ..Refusal::new(
             StatusCode::TOO_MANY_REQUESTS,
             INVALID_REQUEST,
@@ -539,6 +546,15 @@ pub(super) struct Gate {
     pub(super) scopes: Arc<ScopeSources>,
 }
 
+/// What refused a request the edge answered itself, put on the response
+/// for the metrics ([`serve`] counts it).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Refused(pub(super) &'static str);
+
+/// Told of each request the edge refused, by the limit that did
+/// ([`McpServer::with_metrics`](super::McpServer::with_metrics)).
+pub(super) type RefusalCounter = Arc<dyn Fn(&'static str) + Send + Sync>;
+
 /// A refusal, answered with a JSON-RPC error body (`id: null`).
 struct Refusal {
     status: StatusCode,
@@ -547,9 +563,14 @@ struct Refusal {
     retry_after: Option<u64>,
     /// Whether the connection closes after this answer.
     close: bool,
+    /// Which limit or rule refused it, as the metrics count it
+    /// ([`Refused`]).
+    limit: &'static str,
     /// The id of the request refused, when its body was read far enough
     /// to know it: a client matches the error to its request by it.
-    id: serde_json::Value,
+    /// Boxed: a refusal is an `Err` that is passed along, and seldom
+    /// carries one.
+    id: Box<serde_json::Value>,
 }
 
 /// Whether the request names MCP protocol 2026-07-28 or later in its
@@ -575,23 +596,30 @@ impl Refusal {
             message: message.into(),
             retry_after: None,
             close: false,
-            id: serde_json::Value::Null,
+            limit: "invalid_request",
+            id: Box::default(),
         }
     }
 
     fn unknown_session() -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            INVALID_REQUEST,
-            "Not Found: this server holds no session with that Mcp-Session-Id (it ended or expired); start a new one with initialize",
-        )
+        Self {
+            limit: "unknown_session",
+            ..Self::new(
+                StatusCode::NOT_FOUND,
+                INVALID_REQUEST,
+                "Not Found: this server holds no session with that Mcp-Session-Id (it ended or expired); start a new one with initialize",
+            )
+        }
     }
 
     /// A request without a session that is not `initialize` (or
     /// `server/discover`), from a caller with no scope: `why` says what
     /// identity it lacks.
     fn scope_required(why: &str) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, INVALID_REQUEST, why)
+        Self {
+            limit: "caller_identity",
+            ..Self::new(StatusCode::BAD_REQUEST, INVALID_REQUEST, why)
+        }
     }
 
     fn too_large(limit: usize, sessionless: bool) -> Self {
@@ -604,26 +632,35 @@ impl Refusal {
                 "Payload Too Large: the request body is larger than the limit of {limit} bytes; send smaller arguments"
             )
         };
-        Self::new(StatusCode::PAYLOAD_TOO_LARGE, INVALID_REQUEST, message)
+        Self {
+            limit: "body_size",
+            ..Self::new(StatusCode::PAYLOAD_TOO_LARGE, INVALID_REQUEST, message)
+        }
     }
 
     fn too_slow(timeout: Duration) -> Self {
-        Self::new(
-            StatusCode::REQUEST_TIMEOUT,
-            INVALID_REQUEST,
-            format!(
-                "Request Timeout: the request body did not arrive within {} s",
-                timeout.as_secs_f64()
-            ),
-        )
+        Self {
+            limit: "body_time",
+            ..Self::new(
+                StatusCode::REQUEST_TIMEOUT,
+                INVALID_REQUEST,
+                format!(
+                    "Request Timeout: the request body did not arrive within {} s",
+                    timeout.as_secs_f64()
+                ),
+            )
+        }
     }
 
     /// A session not held here whose record the store did not give.
     #[cfg(feature = "redis")]
     fn store_unavailable() -> Self {
-        Self::sessions_unavailable(
-            "the server cannot reach the store of MCP sessions to continue this session",
-        )
+        Self {
+            limit: "session_store",
+            ..Self::sessions_unavailable(
+                "the server cannot reach the store of MCP sessions to continue this session",
+            )
+        }
     }
 
     fn sessions_full(max: usize) -> Self {
@@ -638,6 +675,7 @@ impl Refusal {
         Self {
             retry_after: Some(DRAIN_RETRY_AFTER_SECS),
             close: true,
+            limit: "draining",
             ..Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 INVALID_REQUEST,
@@ -654,6 +692,7 @@ impl Refusal {
     fn sessions_unavailable(reason: &str) -> Self {
         Self {
             retry_after: Some(SESSIONS_RETRY_AFTER_SECS),
+            limit: "sessions",
             ..Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 INVALID_REQUEST,
@@ -677,6 +716,7 @@ impl Refusal {
         if self.close {
             response = response.header(http::header::CONNECTION, "close");
         }
+        let response = response.extension(Refused(self.limit));
         response
             .body(Body::from(body.to_string()))
             .unwrap_or_default()
@@ -959,11 +999,14 @@ impl GatedBody {
         // Checks the syntax and the nesting (serde_json's limit of 128
         // levels) without building anything.
         if let Err(e) = serde_json::from_slice::<serde::de::IgnoredAny>(&self.buf) {
-            return Err(Refusal::new(
-                StatusCode::BAD_REQUEST,
-                PARSE_ERROR,
-                format!("Parse error: the request body is not JSON: {e}"),
-            ));
+            return Err(Refusal {
+                limit: "not_json",
+                ..Refusal::new(
+                    StatusCode::BAD_REQUEST,
+                    PARSE_ERROR,
+                    format!("Parse error: the request body is not JSON: {e}"),
+                )
+            });
         }
         if !self.sessionless {
             return Ok(false);
@@ -997,9 +1040,10 @@ impl GatedBody {
             Some("server/discover") => Ok(false),
             _ => match &self.unscoped {
                 Some(why) => Err(Refusal {
-                    id: id
-                        .filter(|id| id.is_string() || id.is_number())
-                        .unwrap_or_default(),
+                    id: Box::new(
+                        id.filter(|id| id.is_string() || id.is_number())
+                            .unwrap_or_default(),
+                    ),
                     ..Refusal::scope_required(why)
                 }),
                 None => Ok(false),
@@ -1118,6 +1162,7 @@ pub(super) async fn serve(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()> + Send,
     drain: Drain,
+    refusals: Option<RefusalCounter>,
     stopping: CancellationToken,
 ) {
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
@@ -1132,6 +1177,7 @@ pub(super) async fn serve(
             limits,
             draining.clone(),
             calls.clone(),
+            refusals.clone(),
             slot,
         ));
     };
@@ -1221,6 +1267,7 @@ async fn connection(
     limits: ConnectionLimits,
     draining: CancellationToken,
     calls: TaskTracker,
+    refusals: Option<RefusalCounter>,
     _slot: OwnedSemaphorePermit,
 ) {
     // An event stream is written in small pieces (a priming event, the
@@ -1243,6 +1290,7 @@ async fn connection(
             let refused = drain_began.is_cancelled();
             let call = (!refused && request.method() != http::Method::GET).then(|| calls.token());
             let mut router = router.clone();
+            let refusals = refusals.clone();
             async move {
                 let response = if refused {
                     Refusal::draining().into_response()
@@ -1251,6 +1299,11 @@ async fn connection(
                         .await
                         .unwrap_or_else(|never| match never {})
                 };
+                if let (Some(count), Some(Refused(limit))) =
+                    (&refusals, response.extensions().get::<Refused>())
+                {
+                    count(limit);
+                }
                 Ok::<_, Infallible>(response.map(|inner| UntilEnd::new(inner, (in_flight, call))))
             }
         });

@@ -52,6 +52,9 @@ pub(super) trait Namespaces: Send + Sync {
     /// The most idle scopes kept (the views of stateless scopes are
     /// bounded by it too, [`super::views`]).
     fn capacity(&self) -> usize;
+    /// The scopes kept now.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    fn len(&self) -> usize;
 }
 
 impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
@@ -65,6 +68,10 @@ impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
 
     fn capacity(&self) -> usize {
         Sessions::capacity(self)
+    }
+
+    fn len(&self) -> usize {
+        Sessions::len(self)
     }
 }
 
@@ -382,6 +389,10 @@ impl ServerHandler for Handler {
         super::audit::record(&tool, &caller, &notes, ended.error_type.is_some(), took);
         let grpc_status = notes.grpc_status.map(|code| code as i32);
         self.finish_request(&span, "tools/call", Some(&tool), ended, grpc_status, took);
+        #[cfg(feature = "admin")]
+        if let (Some(metrics), Some(decision)) = (self.metrics(), notes.consent) {
+            metrics.record_consent(&tool, decision);
+        }
         answer
     }
 

@@ -511,7 +511,40 @@ impl McpServer {
             timeout: limits.drain_timeout,
             over: shared.drain_over.clone(),
         };
-        edge::serve(listener, router, connections, shutdown, drain, ct.clone()).await;
+        #[cfg(feature = "admin")]
+        let refusals = shared.metrics.as_ref().map(|metrics| {
+            let held = sessions.clone();
+            metrics.watch(
+                "ai_tools_mcp_sessions",
+                "Handshake-era MCP sessions held",
+                move || i64::try_from(held.len()).unwrap_or(i64::MAX),
+            );
+            if let Source::PerSession {
+                sessions: scopes, ..
+            } = &shared.source
+            {
+                let scopes = scopes.clone();
+                metrics.watch(
+                    "ai_tools_alias_scopes",
+                    "Alias namespaces (sessions, callers) kept in memory",
+                    move || i64::try_from(scopes.len()).unwrap_or(i64::MAX),
+                );
+            }
+            let metrics = metrics.clone();
+            Arc::new(move |limit| metrics.record_refusal(limit)) as edge::RefusalCounter
+        });
+        #[cfg(not(feature = "admin"))]
+        let refusals = None;
+        edge::serve(
+            listener,
+            router,
+            connections,
+            shutdown,
+            drain,
+            refusals,
+            ct.clone(),
+        )
+        .await;
         ct.cancel();
         Ok(())
     }
