@@ -450,3 +450,131 @@ fn sigterm_drains_calls_in_flight_refuses_new_ones_and_tells_a_call_past_the_dra
     calls.sort_unstable();
     assert_eq!(calls, vec![1, 2]);
 }
+
+/// Runs `host` (an SDK client script, given the gateway's MCP URL last)
+/// through a drain: it starts `held` calls the backend holds and prints
+/// `started`; the gateway is sent SIGTERM; once readiness is off the host
+/// is told to go on (a line on its stdin) and calls again; then the
+/// backend answers the held calls. Returns what the host printed (JSON)
+/// and the calls the backend ran, in order.
+fn through_a_drain(host: &mut Command, flags: &[&str], held: usize) -> (Value, Vec<u64>) {
+    let served = backend::serve().unwrap();
+    let admin = free_loopback_addr();
+    let mut all = vec!["--admin".to_owned(), admin.to_string()];
+    all.extend(flags.iter().map(|f| (*f).to_owned()));
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let mut gateway = start_gateway(&served.url, &all);
+    let mut host = host
+        .arg(format!("http://{}/mcp", gateway.addr))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = std::io::BufReader::new(host.stdout.take().unwrap());
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    assert_eq!(line.trim(), "started");
+    wait_until("the backend holds the hosts' calls", || {
+        served.backend.held() == held
+    });
+    let sent = Command::new("kill")
+        .args(["-TERM", &gateway.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    wait_until("readiness turns off", || get(admin, "/readyz").0 == 503);
+    writeln!(host.stdin.as_mut().unwrap()).unwrap();
+    // The late calls are answered before the held ones end.
+    std::thread::sleep(Duration::from_millis(300));
+    served.backend.release();
+    line.clear();
+    std::io::BufRead::read_line(&mut out, &mut line).unwrap();
+    let answers: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert!(host.wait().unwrap().success(), "{answers}");
+    assert!(gateway.child.wait().unwrap().success(), "{answers}");
+    let calls = served.backend.log().iter().map(|e| e.call).collect();
+    (answers, calls)
+}
+
+/// A host's call in flight at the SIGTERM was answered in full; the one it
+/// sent during the drain was refused at once with the 503's sentence.
+fn assert_drained(answers: &Value) {
+    let in_flight = &answers["in_flight"];
+    assert_eq!(
+        in_flight["is_error"]
+            .as_bool()
+            .or(in_flight["isError"].as_bool()),
+        Some(false),
+        "{answers}"
+    );
+    assert!(
+        in_flight["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("link-"),
+        "{answers}"
+    );
+    let late = answers["during_drain"].to_string();
+    assert!(late.contains("is stopping"), "{answers}");
+}
+
+/// The official Python SDK's client calling while the gateway drains: the
+/// call it had in flight is answered in full, the one it sends after the
+/// SIGTERM fails at once with the 503's sentence (it never hangs), and
+/// only the first reaches the backend.
+#[test]
+fn the_python_sdk_keeps_its_call_in_flight_and_hears_the_refusal_while_the_gateway_drains() {
+    let Some(python) = support::python_importing("mcp") else {
+        return;
+    };
+    let mut host = Command::new(python);
+    host.arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/drain/client.py"));
+    let (answers, calls) = through_a_drain(&mut host, &[], 1);
+    assert_drained(&answers);
+    assert_eq!(
+        calls,
+        vec![1],
+        "only the call in flight reached the backend"
+    );
+}
+
+/// The same with the official TypeScript SDKs, in both eras at once: a
+/// session (`@modelcontextprotocol/sdk`) and stateless requests
+/// (`@modelcontextprotocol/client`).
+#[test]
+fn the_typescript_sdks_keep_their_calls_in_flight_and_hear_the_refusal_in_both_eras() {
+    let node = match proto_ai_tools_tests::support::node_at_least(20) {
+        Ok(node) => node,
+        Err(reason) if !proto_ai_tools_tests::support::node_required() => {
+            eprintln!("SKIPPED: {reason}");
+            return;
+        }
+        Err(reason) => panic!("AI_TOOLS_REQUIRE_NODE is set: {reason}"),
+    };
+    let node_dir = support::workspace().join("tests/node");
+    if !node_dir
+        .join("node_modules/@modelcontextprotocol/client")
+        .is_dir()
+    {
+        assert!(
+            !proto_ai_tools_tests::support::node_required(),
+            "tests/node is not installed (npm ci)"
+        );
+        eprintln!("SKIPPED: tests/node is not installed (npm ci)");
+        return;
+    }
+    let mut host = Command::new(node);
+    host.arg(node_dir.join("drain_host.mjs"))
+        .current_dir(&node_dir);
+    let (answers, mut calls) =
+        through_a_drain(&mut host, &["--alias-scope-header", "x-principal"], 2);
+    for era in ["handshake", "stateless"] {
+        assert_drained(&answers[era]);
+    }
+    calls.sort_unstable();
+    assert_eq!(
+        calls,
+        vec![1, 2],
+        "only the calls in flight reached the backend"
+    );
+}
