@@ -86,6 +86,21 @@ impl Admin {
                     .map_err(|e| e.to_string())
             }
         });
+        let metrics = Metrics::new();
+        if let Some(store) = &store {
+            let counted = store.clone();
+            metrics.watch_counter(
+                "ai_tools_store_round_trips",
+                "Requests sent to the alias store (Redis), each one round trip",
+                move || counted.round_trips(),
+            );
+            let counted = store.clone();
+            metrics.watch_counter(
+                "ai_tools_store_registrations_without_replica",
+                "Aliases given by a master with no replica in sync (--redis-wait-replicas auto)",
+                move || counted.registrations_without_replica(),
+            );
+        }
         if let Some(store) = store {
             readiness = readiness.check("alias_store", move || {
                 let store = store.clone();
@@ -95,7 +110,7 @@ impl Admin {
         Ok(Some(Self {
             listener,
             address,
-            metrics: Metrics::new(),
+            metrics,
             readiness,
         }))
     }

@@ -22,14 +22,14 @@ mod support;
 #[path = "fault_suite/backend.rs"]
 mod backend;
 
-use std::io::{Read as _, Write as _};
-use std::net::{SocketAddr, TcpStream};
+use std::io::Write as _;
+use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use support::{
-    free_loopback_addr, initialize, links_server, open_session, post, start_gateway, status,
+    free_loopback_addr, get, initialize, links_server, open_session, post, start_gateway, status,
 };
 
 /// A `prometheus` server of this test, killed when dropped.
@@ -151,29 +151,6 @@ fn encoded(query: &str) -> String {
             other => format!("%{other:02X}"),
         })
         .collect()
-}
-
-/// A `GET` over HTTP/1.0 (no chunked answer): the status and the body.
-fn get(addr: SocketAddr, path: &str) -> (u16, String) {
-    let Ok(mut stream) = TcpStream::connect(addr) else {
-        return (0, String::new());
-    };
-    stream
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
-    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
-    let code = response
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (code, body)
 }
 
 /// A `tools/call` of `tool` in `session`; the answer, and how long the

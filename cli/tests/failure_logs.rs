@@ -218,7 +218,11 @@ fn a_store_stopped_mid_run_is_told_without_its_cause_and_logged_at_warn() {
     }
 
     let (runtime, server) = links_server();
-    let mut gateway = Gateway::start(&format!("http://{}", server.addr), &["--redis", &url]);
+    let admin = support::free_loopback_addr();
+    let mut gateway = Gateway::start(
+        &format!("http://{}", server.addr),
+        &["--redis", &url, "--admin", &admin.to_string()],
+    );
     let (text, is_error) =
         gateway.call("links_create", json!({"destination": "https://x.example"}));
     assert!(!is_error && text.contains("link-1"), "{text}");
@@ -232,6 +236,31 @@ fn a_store_stopped_mid_run_is_told_without_its_cause_and_logged_at_warn() {
     );
     let (after, after_error) =
         gateway.call("links_create", json!({"destination": "https://y.example"}));
+    // The metrics count the store's round trips, and each call the store
+    // failed by its outcome.
+    let (code, metrics) = support::get(admin, "/metrics");
+    assert_eq!(code, 200, "{metrics}");
+    let value = |series: &str| -> f64 {
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no {series} in {metrics}"))
+    };
+    assert!(
+        value("ai_tools_store_round_trips_total ") >= 2.0,
+        "{metrics}"
+    );
+    for outcome in ["store_before_call", "store_after_call"] {
+        let series = format!(
+            "ai_tools_tool_calls_total{{gen_ai_tool_name=\"{}\",outcome=\"{outcome}\"}} ",
+            if outcome == "store_before_call" {
+                "links_update"
+            } else {
+                "links_create"
+            }
+        );
+        assert_eq!(value(&series), 1.0, "{metrics}");
+    }
     let events = gateway.stop();
     runtime.block_on(server.shutdown());
 

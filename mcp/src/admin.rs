@@ -22,6 +22,13 @@
 //! | `ai_tools_mcp_sessions` | gauge | | the handshake-era MCP sessions held, read at each scrape |
 //! | `ai_tools_alias_scopes` | gauge | | the alias namespaces (sessions, callers) kept in memory, read at each scrape |
 //!
+//! [`Metrics::watch_gauge`] and [`Metrics::watch_counter`] add more, read at
+//! each scrape: `ai-tools mcp` adds the alias store's
+//! `ai_tools_store_round_trips_total` and
+//! `ai_tools_store_registrations_without_replica_total` with Redis. A store
+//! that fails a call is counted by the call's `outcome`
+//! (`store_before_call`, `store_after_call`).
+//!
 //! `error_type` is `tool_error` for a call whose result is an error (the
 //! model was told why), else the JSON-RPC error code of a refused request;
 //! `rpc_grpc_status_code` is the gRPC code's number (`0` for OK), where the
@@ -109,10 +116,13 @@ struct RefusalLabels {
     limit: &'static str,
 }
 
-/// A gauge read at each scrape.
-type Reading = Box<dyn Fn() -> i64 + Send + Sync>;
+/// A value read at each scrape: a gauge's, or a counter's total.
+enum Reading {
+    Gauge(Box<dyn Fn() -> i64 + Send + Sync>),
+    Counter(Box<dyn Fn() -> u64 + Send + Sync>),
+}
 
-/// The gauges read at each scrape, by name, with their help.
+/// The metrics read at each scrape, by name, with their help.
 #[derive(Default)]
 struct Live(Mutex<Vec<(&'static str, &'static str, Reading)>>);
 
@@ -128,14 +138,25 @@ impl prometheus_client::collector::Collector for Live {
         mut encoder: prometheus_client::encoding::DescriptorEncoder,
     ) -> Result<(), std::fmt::Error> {
         use prometheus_client::encoding::EncodeMetric as _;
-        let gauges = self
+        let readings = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        for (name, help, read) in gauges.iter() {
-            let gauge = prometheus_client::metrics::gauge::ConstGauge::new(read());
-            let metric = encoder.encode_descriptor(name, help, None, gauge.metric_type())?;
-            gauge.encode(metric)?;
+        for (name, help, reading) in readings.iter() {
+            match reading {
+                Reading::Gauge(read) => {
+                    let gauge = prometheus_client::metrics::gauge::ConstGauge::new(read());
+                    let metric =
+                        encoder.encode_descriptor(name, help, None, gauge.metric_type())?;
+                    gauge.encode(metric)?;
+                }
+                Reading::Counter(read) => {
+                    let counter = prometheus_client::metrics::counter::ConstCounter::new(read());
+                    let metric =
+                        encoder.encode_descriptor(name, help, None, counter.metric_type())?;
+                    counter.encode(metric)?;
+                }
+            }
         }
         Ok(())
     }
@@ -326,21 +347,54 @@ impl Metrics {
     }
 
     /// Adds (or replaces) the gauge `name`, read with `read` at each
-    /// scrape.
-    pub(crate) fn watch(
+    /// scrape: a value already kept elsewhere (sessions held, a pool's
+    /// size) costs nothing to follow between scrapes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let metrics = proto_ai_tools_mcp::admin::Metrics::new();
+    /// metrics.watch_gauge("my_queue_length", "Requests waiting", || 3);
+    /// assert!(metrics.encode().contains("my_queue_length 3\n"));
+    /// ```
+    pub fn watch_gauge(
         &self,
         name: &'static str,
         help: &'static str,
         read: impl Fn() -> i64 + Send + Sync + 'static,
     ) {
-        let mut gauges = self
+        self.watch(name, help, Reading::Gauge(Box::new(read)));
+    }
+
+    /// Adds (or replaces) the counter `name` (written `name_total`), its
+    /// total read with `read` at each scrape, such as
+    /// [`RedisStore::round_trips`](proto_ai_tools::store::RedisStore::round_trips).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let metrics = proto_ai_tools_mcp::admin::Metrics::new();
+    /// metrics.watch_counter("my_retries", "Retries so far", || 7);
+    /// assert!(metrics.encode().contains("my_retries_total 7\n"));
+    /// ```
+    pub fn watch_counter(
+        &self,
+        name: &'static str,
+        help: &'static str,
+        read: impl Fn() -> u64 + Send + Sync + 'static,
+    ) {
+        self.watch(name, help, Reading::Counter(Box::new(read)));
+    }
+
+    fn watch(&self, name: &'static str, help: &'static str, reading: Reading) {
+        let mut readings = self
             .inner
             .live
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        gauges.retain(|(known, _, _)| *known != name);
-        gauges.push((name, help, Box::new(read)));
+        readings.retain(|(known, _, _)| *known != name);
+        readings.push((name, help, reading));
     }
 
     /// Records one tool call as the toolkit tells it.

@@ -514,7 +514,7 @@ impl McpServer {
         #[cfg(feature = "admin")]
         let refusals = shared.metrics.as_ref().map(|metrics| {
             let held = sessions.clone();
-            metrics.watch(
+            metrics.watch_gauge(
                 "ai_tools_mcp_sessions",
                 "Handshake-era MCP sessions held",
                 move || i64::try_from(held.len()).unwrap_or(i64::MAX),
@@ -524,7 +524,7 @@ impl McpServer {
             } = &shared.source
             {
                 let scopes = scopes.clone();
-                metrics.watch(
+                metrics.watch_gauge(
                     "ai_tools_alias_scopes",
                     "Alias namespaces (sessions, callers) kept in memory",
                     move || i64::try_from(scopes.len()).unwrap_or(i64::MAX),

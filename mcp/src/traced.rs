@@ -30,18 +30,19 @@ pub(crate) fn request_span(
     tool: Option<&str>,
     context: &RequestContext<RoleServer>,
 ) -> tracing::Span {
-    let tool: Option<String> = tool.map(|tool| tool.chars().take(MAX_TARGET_CHARS).collect());
+    // The fields are made only when the span is enabled.
+    let target = |tool: &str| -> String { tool.chars().take(MAX_TARGET_CHARS).collect() };
     let span = tracing::debug_span!(
         "mcp.request",
-        otel.name = %match &tool {
-            Some(tool) => format!("{method} {tool}"),
+        otel.name = %match tool {
+            Some(tool) => format!("{method} {}", target(tool)),
             None => method.to_owned(),
         },
         otel.kind = "server",
         otel.status_code = tracing::field::Empty,
         mcp.method.name = method,
-        gen_ai.tool.name = tool.as_deref(),
-        gen_ai.operation.name = tool.as_ref().map(|_| "execute_tool"),
+        gen_ai.tool.name = tool.map(target),
+        gen_ai.operation.name = tool.map(|_| "execute_tool"),
         jsonrpc.request.id = %context.id,
         mcp.protocol.version = context.protocol_version().map(|v| v.as_str().to_owned()),
         error.type = tracing::field::Empty,

@@ -203,6 +203,29 @@ pub fn open_session(addr: &str) -> String {
     session
 }
 
+/// A `GET` over HTTP/1.0 (no chunked answer): the status and the body.
+pub fn get(addr: SocketAddr, path: &str) -> (u16, String) {
+    let Ok(mut stream) = TcpStream::connect(addr) else {
+        return (0, String::new());
+    };
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    let code = response
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = response
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (code, body)
+}
+
 /// The status code of an HTTP `response`.
 pub fn status(response: &str) -> &str {
     response.split_whitespace().nth(1).unwrap_or_default()
