@@ -9,9 +9,13 @@
 //! the p50 over the direct call's.
 //!
 //! `cargo run --release -p proto-ai-tools-benches --bin gateway-load --
-//! [--stateless] [--rounds N] [--calls N] [--in-flight N] NAME=PATH...`
+//! [--stateless] [--rounds N] [--calls N] [--in-flight N]
+//! [--flags NAME="FLAG ..."]... NAME=PATH...`
 //! (a session per connection by default; `--stateless` sends protocol
-//! 2026-07-28 requests without one, all in the single user's scope).
+//! 2026-07-28 requests without one, all in the single user's scope;
+//! `--flags` gives the binary named NAME more flags, split at spaces, so
+//! that one binary runs as two variants, e.g. with `--admin` and
+//! `--otlp-endpoint` and without).
 
 use std::io::BufRead as _;
 use std::net::SocketAddr;
@@ -37,6 +41,8 @@ struct Options {
     calls: usize,
     in_flight: usize,
     binaries: Vec<(String, String)>,
+    /// More flags of the binary of that name.
+    flags: Vec<(String, Vec<String>)>,
 }
 
 fn options() -> Options {
@@ -46,6 +52,7 @@ fn options() -> Options {
         calls: 200,
         in_flight: 16,
         binaries: Vec::new(),
+        flags: Vec::new(),
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -60,6 +67,16 @@ fn options() -> Options {
             "--calls" => options.calls = number("--calls"),
             "--in-flight" => options.in_flight = number("--in-flight"),
             "--bench" => {}
+            "--flags" => {
+                let given = args.next().expect("--flags takes NAME=\"FLAG ...\"");
+                let (name, flags) = given
+                    .split_once('=')
+                    .unwrap_or_else(|| panic!("`--flags {given}`: give NAME=\"FLAG ...\""));
+                options.flags.push((
+                    name.to_owned(),
+                    flags.split_whitespace().map(str::to_owned).collect(),
+                ));
+            }
             named => {
                 let (name, path) = named
                     .split_once('=')
@@ -78,7 +95,7 @@ fn options() -> Options {
 /// `ai-tools mcp --http` over links.proto calling `grpc`, started; the
 /// process and where it serves. Its stderr is read to its end by a thread
 /// of its own (the lines counted, then dropped).
-fn start(path: &str, grpc: SocketAddr) -> (Child, SocketAddr) {
+fn start(path: &str, flags: &[String], grpc: SocketAddr) -> (Child, SocketAddr) {
     let root = workspace_root();
     let mut child = Command::new(path)
         .args(["mcp", "--grpc", &format!("http://{grpc}"), "--proto"])
@@ -86,6 +103,7 @@ fn start(path: &str, grpc: SocketAddr) -> (Child, SocketAddr) {
         .arg("-I")
         .arg(root.join("proto"))
         .args(["--http", "127.0.0.1:0", "--single-user"])
+        .args(flags)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -253,7 +271,13 @@ fn main() {
             concurrent_took: Vec::new(),
         });
         for (name, path) in &options.binaries {
-            let (child, addr) = start(path, grpc);
+            let flags = options
+                .flags
+                .iter()
+                .find(|(of, _)| of == name)
+                .map(|(_, flags)| flags.as_slice())
+                .unwrap_or_default();
+            let (child, addr) = start(path, flags, grpc);
             children.push(child);
             let mut concurrent = Vec::new();
             for _ in 0..options.in_flight {
