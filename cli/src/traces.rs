@@ -52,17 +52,22 @@ pub(crate) fn start(flag: Option<&str>) -> Result<Option<Traces>, String> {
     {
         return Ok(None);
     }
-    let endpoint = match flag {
-        Some(url) => url.to_owned(),
-        None => match ENDPOINT_VARIABLES.iter().find_map(|name| variable(name)) {
-            Some(url) => url,
+    // Where it came from, as the error names it.
+    let (endpoint, given_as) = match flag {
+        Some(url) => (url.to_owned(), "--otlp-endpoint ".to_owned()),
+        None => match ENDPOINT_VARIABLES
+            .iter()
+            .find_map(|name| variable(name).map(|url| (url, format!("{name}="))))
+        {
+            Some(found) => found,
             None => return Ok(None),
         },
     };
     if !endpoint.starts_with("http://") {
         return Err(format!(
-            "`--otlp-endpoint {endpoint}`: give an http:// URL of an OTLP/gRPC collector (plaintext, \
-             such as a collector or agent beside the gateway); https is not supported by this build"
+            "`{given_as}{endpoint}`: give an http:// URL of an OTLP/gRPC collector (plaintext, \
+             such as a collector or agent beside the gateway); https is not supported by this build, \
+             and OTEL_TRACES_EXPORTER=none turns traces off"
         ));
     }
     let mut exporter = opentelemetry_otlp::SpanExporter::builder().with_tonic();

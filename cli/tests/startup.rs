@@ -215,6 +215,12 @@ fn a_master_with_a_replica_waits_for_it_and_the_start_says_what_the_gateway_is()
     assert_eq!(ready["max_aliases_per_scope"], 10_000);
     assert_eq!(ready["alias_idle_s"], 1800.0);
     assert_eq!(ready["cancel_on_disconnect"], true);
+    assert_eq!(ready["drain_timeout_s"], 25.0);
+    // Neither admin endpoints nor traces unless asked for.
+    assert!(
+        ready.get("admin").is_none() && ready.get("otlp_endpoint").is_none(),
+        "{ready}"
+    );
 
     // Told to wait for 2, of which the master has 1: said at start.
     let events = startup_events(
