@@ -23,6 +23,7 @@ use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::FilterExt as _;
 
 /// The exporter of a gateway whose traces are on.
 pub(crate) struct Traces {
@@ -94,8 +95,6 @@ impl Traces {
     /// The layer that exports the spans of the gateway's own crates, and
     /// their WARN and ERROR events.
     pub(crate) fn layer(&self) -> TraceLayer {
-        let own =
-            |target: &str| target.starts_with("proto_ai_tools") || target.starts_with("ai_tools");
         // The attributes the conventions name, not the layer's extras
         // (source file and line, thread, busy and idle time).
         tracing_opentelemetry::layer()
@@ -104,9 +103,18 @@ impl Traces {
             .with_threads(false)
             .with_tracked_inactivity(false)
             .with_target(false)
-            .with_filter(tracing_subscriber::filter::filter_fn(move |meta| {
-                own(meta.target()) && (meta.is_span() || *meta.level() <= tracing::Level::WARN)
-            }))
+            .with_filter(
+                // By target first, which decides once per callsite (and
+                // gives the level hint): the other crates' DEBUG and TRACE
+                // events stay off at their callsites. Then spans, and only
+                // the WARN and ERROR events.
+                tracing_subscriber::filter::Targets::new()
+                    .with_target("proto_ai_tools", tracing::Level::DEBUG)
+                    .with_target("ai_tools", tracing::Level::DEBUG)
+                    .and(tracing_subscriber::filter::filter_fn(|meta| {
+                        meta.is_span() || *meta.level() <= tracing::Level::WARN
+                    })),
+            )
             .boxed()
     }
 
