@@ -668,3 +668,60 @@ impl McpServer {
         self
     }
 }
+
+/// The builder methods of the admin feature.
+#[cfg(feature = "admin")]
+impl McpServer {
+    /// Measures every MCP request and tool call in `metrics`, which
+    /// [`serve_admin`](crate::admin::serve_admin) serves at `/metrics` (feature `admin`): see
+    /// [the module](crate::admin) for the metrics and their labels. Off by default.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use proto_ai_tools::Toolkit;
+    /// use proto_ai_tools_mcp::McpServer;
+    /// use proto_ai_tools_mcp::admin::{Metrics, Readiness, serve_admin};
+    ///
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// let metrics = Metrics::new();
+    /// let admin = tokio::net::TcpListener::bind("127.0.0.1:9090").await?;
+    /// tokio::spawn(serve_admin(admin, Some(metrics.clone()), Readiness::new(), std::future::pending()));
+    /// McpServer::new(|aliases| Toolkit::builder().alias_manager(aliases).build())
+    ///     .with_metrics(metrics)
+    ///     .serve_http("127.0.0.1:8080")
+    ///     .await?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: crate::admin::Metrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+
+    /// Ties `readiness` to this server (feature `admin`): its `serving`
+    /// check fails until the server serves (its tools listed, its search
+    /// index built, its listener open), and it drains as soon as the
+    /// server's shutdown begins, so that `/readyz` turns a load balancer
+    /// away before the server stops taking calls.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// use proto_ai_tools_mcp::{McpServer, admin::Readiness};
+    /// let readiness = Readiness::new();
+    /// let _server = McpServer::from_toolkit(proto_ai_tools::Toolkit::builder().build().unwrap())
+    ///     .with_readiness(readiness.clone());
+    /// assert!(!readiness.report().await.ready, "not serving yet");
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_readiness(mut self, readiness: crate::admin::Readiness) -> Self {
+        readiness.starting();
+        self.readiness = Some(readiness);
+        self
+    }
+}
