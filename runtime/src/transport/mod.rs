@@ -531,7 +531,7 @@ impl CallOptions {
     /// [`CallRecord`]).
     pub fn observe(
         mut self,
-        record: impl Fn(&crate::CallRecord<'_>) + Send + Sync + 'static,
+        record: impl Fn(&CallRecord<'_>) + Send + Sync + 'static,
     ) -> Self {
         self.observer = Some(CallObserver::new(record));
         self
