@@ -961,7 +961,11 @@ impl Toolkit {
                 );
                 let observer = options.observer.as_ref();
                 if let Some(observer) = observer.or(self.call_options.observer.as_ref()) {
-                    observer.record(&crate::transport::CallRecord::new(native.name(), outcome, duration));
+                    observer.record(&crate::transport::CallRecord::new(
+                        native.name(),
+                        outcome,
+                        duration,
+                    ));
                 }
                 result
             }

@@ -529,10 +529,7 @@ impl CallOptions {
 
     /// Sets the observer told how the call ended (see
     /// [`CallRecord`]).
-    pub fn observe(
-        mut self,
-        record: impl Fn(&CallRecord<'_>) + Send + Sync + 'static,
-    ) -> Self {
+    pub fn observe(mut self, record: impl Fn(&CallRecord<'_>) + Send + Sync + 'static) -> Self {
         self.observer = Some(CallObserver::new(record));
         self
     }
