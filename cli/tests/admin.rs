@@ -153,6 +153,25 @@ fn encoded(query: &str) -> String {
         .collect()
 }
 
+/// The aliases (`link-3`, `theme-1`, ...) a tool's answer shows, as JSON
+/// strings.
+fn aliases_shown(answer: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for prefix in ["link", "theme", "step"] {
+        let quoted = format!("\"{prefix}-");
+        for (at, _) in answer.match_indices(&quoted) {
+            let digits: String = answer[at + quoted.len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if !digits.is_empty() {
+                found.push(format!("{prefix}-{digits}"));
+            }
+        }
+    }
+    found
+}
+
 /// A `tools/call` of `tool` in `session`; the answer, and how long the
 /// client waited for it.
 fn call(addr: &str, session: &str, id: usize, tool: &str) -> (String, Duration) {
@@ -202,6 +221,7 @@ fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_
     const UNREACHABLE_CALLS: usize = 4;
     let session = open_session(&gateway.addr);
     let mut latencies = Vec::new();
+    let mut shown = std::collections::BTreeSet::new();
     for id in 0..OK_CALLS {
         let (answer, took) = call(&gateway.addr, &session, 10 + id, "links_create");
         assert!(
@@ -209,7 +229,19 @@ fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_
             "{answer}"
         );
         latencies.push(took.as_secs_f64());
+        shown.extend(aliases_shown(&answer));
     }
+    // One alias sent back, which resolves.
+    let update = r#"{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"name":"links_update","arguments":{"link_id":"link-1","destination":"https://example.com/moved"}}}"#;
+    let updated = post(
+        &gateway.addr,
+        &format!("Mcp-Session-Id: {session}\r\n"),
+        update,
+    );
+    assert!(
+        updated.contains("link-1") && !updated.contains(r#""isError":true"#),
+        "{updated}"
+    );
     for id in 0..UNKNOWN_TOOL_CALLS {
         let (answer, _) = call(&gateway.addr, &session, 100 + id, "no_such_tool");
         assert!(answer.contains("-32602"), "{answer}");
@@ -294,6 +326,13 @@ fn prometheus_scrapes_the_calls_errors_and_latencies_made_and_readiness_follows_
     // Read at the scrape: the one session this test opened, and its scope.
     expect("ai_tools_mcp_sessions", 1);
     expect("ai_tools_alias_scopes", 1);
+    // Each alias the answers showed was given once, and the one sent back
+    // resolved; none expired or was lost.
+    assert!(shown.len() >= OK_CALLS, "{shown:?}");
+    expect("ai_tools_aliases_given_total", shown.len());
+    expect("ai_tools_aliases_resolved_total", 1);
+    expect("ai_tools_aliases_expired_total", 0);
+    expect("ai_tools_aliases_lost_total", 0);
 
     // The buckets hold the latencies measured here: the server's time for
     // a call is within the client's, so each bucket counts at least the

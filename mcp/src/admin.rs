@@ -21,6 +21,8 @@
 //! | `ai_tools_http_refusals_total` | counter | `limit` | each request the HTTP edge refused itself, by what refused it: `body_size` (413), `body_time` (408), `unknown_session` (404), `sessions` (503 at the cap), `sessions_per_caller` (429), `session_store` (503), `caller_identity`, `not_json`, `invalid_request` (400), `draining` (503 while stopping), `token`, `token_scope`, `token_check_unavailable` (OAuth) |
 //! | `ai_tools_mcp_sessions` | gauge | | the handshake-era MCP sessions held, read at each scrape |
 //! | `ai_tools_alias_scopes` | gauge | | the alias namespaces (sessions, callers) kept in memory, read at each scrape |
+//! | `ai_tools_aliases_given_total` | counter | | aliases given out, each new to its scope in this process ([`AliasCounts`](proto_ai_tools::alias::AliasCounts)) |
+//! | `ai_tools_aliases_resolved_total`, `_expired_total`, `_lost_total` | counter | | aliases models sent back: resolved to their UUID, refused as expired, refused as lost by the alias store |
 //!
 //! [`Metrics::watch_gauge`] and [`Metrics::watch_counter`] add more, read at
 //! each scrape: `ai-tools mcp` adds the alias store's

@@ -55,6 +55,9 @@ pub(super) trait Namespaces: Send + Sync {
     /// The scopes kept now.
     #[cfg_attr(not(feature = "admin"), allow(dead_code))]
     fn len(&self) -> usize;
+    /// What the scopes' alias managers did, counted.
+    #[cfg_attr(not(feature = "admin"), allow(dead_code))]
+    fn alias_counts(&self) -> Arc<proto_ai_tools::alias::AliasCounts>;
 }
 
 impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
@@ -72,6 +75,10 @@ impl<T: Send + Sync + 'static> Namespaces for Sessions<T> {
 
     fn len(&self) -> usize {
         Sessions::len(self)
+    }
+
+    fn alias_counts(&self) -> Arc<proto_ai_tools::alias::AliasCounts> {
+        Sessions::alias_counts(self).clone()
     }
 }
 

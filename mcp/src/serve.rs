@@ -523,6 +523,28 @@ impl McpServer {
                 sessions: scopes, ..
             } = &shared.source
             {
+                use proto_ai_tools::alias::AliasCounts;
+                let counts = scopes.alias_counts();
+                let watch = |name, help, read: fn(&AliasCounts) -> u64| {
+                    let counts = counts.clone();
+                    metrics.watch_counter(name, help, move || read(&counts));
+                };
+                watch("ai_tools_aliases_given", "Aliases given out", AliasCounts::given);
+                watch(
+                    "ai_tools_aliases_resolved",
+                    "Aliases that models sent and that resolved to their UUID",
+                    AliasCounts::resolved,
+                );
+                watch(
+                    "ai_tools_aliases_expired",
+                    "Aliases that models sent after they expired",
+                    AliasCounts::expired,
+                );
+                watch(
+                    "ai_tools_aliases_lost",
+                    "Aliases that models sent after the alias store lost them",
+                    AliasCounts::lost,
+                );
                 let scopes = scopes.clone();
                 metrics.watch_gauge(
                     "ai_tools_alias_scopes",

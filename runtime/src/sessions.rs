@@ -7,7 +7,7 @@ use std::time::Duration;
 // through a TTL (outside a runtime it is the system's monotonic clock).
 use tokio::time::Instant;
 
-use crate::alias::{AliasError, AliasManager, AliasSnapshot};
+use crate::alias::{AliasCounts, AliasError, AliasManager, AliasSnapshot};
 use crate::executor::GeneratedExecutor;
 use crate::expiring::ExpiringMap;
 use crate::store::{AliasStore, StoreError};
@@ -67,6 +67,8 @@ pub struct Sessions<T> {
     /// [`with_alias_expiry`](Sessions::with_alias_expiry).
     alias_expiry: Option<Duration>,
     store: Option<Arc<dyn AliasStore>>,
+    /// Shared by every manager made here ([`Sessions::alias_counts`]).
+    alias_counts: Arc<AliasCounts>,
     /// The conversations kept, pinned while in use.
     inner: Mutex<ExpiringMap<Arc<str>, Arc<AliasManager>>>,
 }
@@ -95,6 +97,7 @@ impl<T> Sessions<T> {
             alias_limit: AliasManager::DEFAULT_LIMIT,
             alias_expiry: None,
             store: None,
+            alias_counts: Arc::default(),
             inner: Mutex::new(conversations),
         }
     }
@@ -165,6 +168,13 @@ impl<T> Sessions<T> {
         self
     }
 
+    /// What the alias managers of these sessions did, counted (aliases
+    /// given, and resolved, expired or lost as models sent them back), for
+    /// a metrics exporter to read. See [`AliasCounts`].
+    pub fn alias_counts(&self) -> &Arc<AliasCounts> {
+        &self.alias_counts
+    }
+
     fn new_manager(&self, conversation_id: &str) -> AliasManager {
         let manager = match &self.store {
             Some(store) if !conversation_id.is_empty() => {
@@ -172,7 +182,8 @@ impl<T> Sessions<T> {
             }
             _ => AliasManager::new(),
         }
-        .with_limit(self.alias_limit);
+        .with_limit(self.alias_limit)
+        .with_counts(self.alias_counts.clone());
         match self.alias_expiry {
             Some(idle) => manager.with_expiry(idle),
             None => manager,
@@ -332,7 +343,11 @@ impl<T> Sessions<T> {
                 "a snapshot cannot be restored into a shared store; its conversations survive restarts there",
             )));
         }
-        let aliases = Arc::new(AliasManager::from_snapshot(snapshot)?.with_limit(self.alias_limit));
+        let aliases = Arc::new(
+            AliasManager::from_snapshot(snapshot)?
+                .with_limit(self.alias_limit)
+                .with_counts(self.alias_counts.clone()),
+        );
         if !conversation_id.is_empty() {
             let now = Instant::now();
             let mut inner = self.lock();

@@ -9,12 +9,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::store::{AliasStore, AssignError, Floor, StoreError, prefix_of};
 
+mod counts;
 mod walk;
 
 pub use crate::store::AliasEntry;
 use crate::store::AliasTable;
 use crate::store::uuid::uuid_bytes;
 pub(crate) use crate::store::uuid::{canonical_uuid, uuid_tokens};
+pub use counts::AliasCounts;
 pub use walk::FieldPrefix;
 pub(crate) use walk::{MAX_WALK_DEPTH, WalkPlan};
 
@@ -109,6 +111,8 @@ pub struct AliasManager {
     /// With [`with_expiry`](Self::with_expiry): how long an alias is kept
     /// unused, in whole seconds (the limit then evicts instead of refusing).
     idle: Option<u32>,
+    /// With [`with_counts`](Self::with_counts): where what it does is counted.
+    counts: Option<Arc<AliasCounts>>,
 }
 
 impl From<AssignError> for AliasError {
@@ -134,6 +138,7 @@ impl Default for AliasManager {
             limit: Self::DEFAULT_LIMIT,
             shared: None,
             idle: None,
+            counts: None,
         }
     }
 }
@@ -266,6 +271,7 @@ impl AliasManager {
             limit: Self::DEFAULT_LIMIT,
             shared: None,
             idle: None,
+            counts: None,
         })
     }
 
@@ -300,6 +306,7 @@ impl AliasManager {
                 conversation: conversation.into(),
             }),
             idle: None,
+            counts: None,
         }
     }
 
@@ -386,6 +393,31 @@ impl AliasManager {
     /// ```
     pub fn with_expiry(mut self, idle: Duration) -> Self {
         self.idle = Some(crate::store::idle_secs(idle));
+        self
+    }
+
+    /// Counts what this manager does in `counts` (aliases given, and
+    /// resolved, expired or lost as models send them back), which other
+    /// managers may share: every manager of a [`Sessions`](crate::Sessions)
+    /// counts in its [`alias_counts`](crate::Sessions::alias_counts).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use proto_ai_tools::{AliasManager, alias::AliasCounts};
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let counts = Arc::new(AliasCounts::default());
+    /// let aliases = AliasManager::new().with_counts(counts.clone());
+    /// aliases.register("link", "d290f1ee-6c54-4b01-90e6-d701748f0851").await.unwrap();
+    /// // the same UUID again is no new alias
+    /// aliases.register("link", "D290F1EE-6C54-4B01-90E6-D701748F0851").await.unwrap();
+    /// assert_eq!(counts.given(), 1);
+    /// # }
+    /// ```
+    pub fn with_counts(mut self, counts: Arc<AliasCounts>) -> Self {
+        self.counts = Some(counts);
         self
     }
 
@@ -585,15 +617,20 @@ impl AliasManager {
                     actual: actual.to_owned(),
                 }
             };
-            if self.idle.is_some() && matches!(found, Resolution::Uuid(_)) {
-                state.touch_alias(&key);
+            if matches!(found, Resolution::Uuid(_)) {
+                if self.idle.is_some() {
+                    state.touch_alias(&key);
+                }
+                self.count(AliasCounts::add_resolved);
             }
             return found;
         }
         if state.is_lost(&key) {
+            self.count(AliasCounts::add_lost);
             return Resolution::Lost;
         }
         if state.is_expired(&key) {
+            self.count(AliasCounts::add_expired);
             return Resolution::Expired;
         }
         if let Some(uuid) = canonical_uuid(trimmed) {
@@ -1149,14 +1186,23 @@ impl AliasManager {
         state.enter_epoch(Some(&got.epoch), fresh);
         state.heard_now();
         let mut refused = None;
+        let mut given = 0;
         for ((prefix, uuid), alias) in ids.iter().zip(&got.aliases) {
+            let new_here = state.lookup_alias(alias).is_none();
             // A store that lost writes, and gave a number out again before
             // any process that saw it sent its floor, answers an alias this
             // copy holds for another object, or knows lost: never show it.
             if !state.learn(prefix, uuid.clone(), alias.clone()) {
                 state.mark_lost(alias);
                 refused.get_or_insert_with(|| alias.clone());
+            } else if new_here {
+                given += 1;
             }
+        }
+        if refused.is_none()
+            && let Some(counts) = &self.counts
+        {
+            counts.add_given(given);
         }
         if let Some(alias) = refused {
             return Err(AliasError::Store(StoreError::unavailable(format!(
@@ -1190,6 +1236,8 @@ impl AliasManager {
         }
         if registered.is_err() || over_limit {
             state.rollback(checkpoint);
+        } else if let Some(counts) = &self.counts {
+            counts.add_given(state.numbers_given_since(&checkpoint));
         }
         if registered.is_ok() && over_limit {
             return Err(AliasError::LimitReached { limit: self.limit });
@@ -1205,6 +1253,13 @@ impl AliasManager {
         match self.within_limit(|state| Ok::<T, std::convert::Infallible>(register(state)))? {
             Ok(registered) => Ok(registered),
             Err(never) => match never {},
+        }
+    }
+
+    /// Counts one event, when this manager counts ([`with_counts`](Self::with_counts)).
+    fn count(&self, add: fn(&AliasCounts)) {
+        if let Some(counts) = &self.counts {
+            add(counts);
         }
     }
 

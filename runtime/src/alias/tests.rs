@@ -245,7 +245,10 @@ async fn one_uuid_under_several_prefixes_and_far_apart_numbers() {
 async fn an_expiring_namespace_forgets_idle_aliases_and_never_reuses_a_number() {
     tokio::time::pause();
     let step = |secs| tokio::time::advance(std::time::Duration::from_secs(secs));
-    let m = AliasManager::new().with_expiry(std::time::Duration::from_secs(60));
+    let counts = std::sync::Arc::new(super::AliasCounts::default());
+    let m = AliasManager::new()
+        .with_expiry(std::time::Duration::from_secs(60))
+        .with_counts(counts.clone());
     assert_eq!(m.register("link", &uuid(1)).await.unwrap(), "link-1");
     assert_eq!(m.register("link", &uuid(2)).await.unwrap(), "link-2");
     step(30).await;
@@ -277,6 +280,17 @@ async fn an_expiring_namespace_forgets_idle_aliases_and_never_reuses_a_number() 
     step(50).await;
     assert!(m.resolve("link-1").is_some(), "used 50 s ago");
     assert_eq!(m.resolve_for_field("link", "link-3"), Resolution::Expired);
+    // Counted as it went: three numbers given (link-1 shown again is not
+    // new), LINK-1 resolved in a field, three expired ones sent.
+    assert_eq!(
+        (
+            counts.given(),
+            counts.resolved(),
+            counts.expired(),
+            counts.lost()
+        ),
+        (3, 1, 3, 0)
+    );
 }
 
 #[tokio::test]

@@ -741,6 +741,19 @@ impl AliasTable {
         }
     }
 
+    /// How many alias numbers were given out since `checkpoint`: what a
+    /// batch that is kept registered anew.
+    pub(crate) fn numbers_given_since(&self, checkpoint: &Checkpoint) -> u64 {
+        self.prefixes
+            .iter()
+            .enumerate()
+            .map(|(p, table)| {
+                let before = checkpoint.counters.get(p).copied().unwrap_or(0);
+                table.counter.saturating_sub(before)
+            })
+            .sum()
+    }
+
     /// Forgets every registration since `checkpoint` (they are the last
     /// records, so each is the end of its UUID's chain).
     pub(crate) fn rollback(&mut self, checkpoint: Checkpoint) {
