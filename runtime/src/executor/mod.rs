@@ -45,7 +45,7 @@ use crate::memo::Memo;
 use crate::result::{ToolResult, refused_options_message, unknown_tool_message};
 use crate::tool::AgentTool;
 use crate::transport::wire::{self, undecodable_response};
-use crate::transport::{CallOptions, CallRecord, Code, Transport};
+use crate::transport::{CallOptions, CallRecord, Code, Status, Transport};
 #[doc(hidden)]
 pub use operations::{OperationError, OperationState};
 use sentences::{CallError, failure_sentence};
@@ -502,19 +502,7 @@ impl<T: Transport> ProtoExecutor<T> {
             }
             return collected;
         }
-        let span = grpc_span(&method, false);
-        let response = async {
-            let options = options.propagated();
-            self.transport
-                .unary_encoded(&method, request, &options)
-                .await
-        }
-        .instrument(span.clone())
-        .await;
-        span.record(
-            "rpc.grpc.status_code",
-            response.as_ref().map_or_else(|s| s.code, |_| Code::Ok) as i64,
-        );
+        let response = self.unary_traced(&method, request, options).await;
         backend.elapsed = Some(sent.elapsed());
         let response = response.map_err(CallError::Status)?;
         backend.status = Some(Code::Ok);
@@ -572,6 +560,31 @@ impl<T: Transport> ProtoExecutor<T> {
 
     /// A server stream collected into one result, within
     /// [`ExecutorOptions::stream`]: see [`stream::collect_stream`].
+    /// One unary call of `method` in its client span ([`grpc_span`]): the
+    /// trace context goes to the service as the span's
+    /// ([`CallOptions::propagated`]), and the span says the call's status.
+    pub(crate) async fn unary_traced(
+        &self,
+        method: &MethodDescriptor,
+        request: DynamicMessage,
+        options: &CallOptions,
+    ) -> Result<Vec<u8>, Status> {
+        let span = grpc_span(method, false);
+        let response = async {
+            let options = options.propagated();
+            self.transport
+                .unary_encoded(method, request, &options)
+                .await
+        }
+        .instrument(span.clone())
+        .await;
+        span.record(
+            "rpc.grpc.status_code",
+            response.as_ref().map_or_else(|s| s.code, |_| Code::Ok) as i64,
+        );
+        response
+    }
+
     async fn collect_stream(
         &self,
         tool: &'static AgentTool,

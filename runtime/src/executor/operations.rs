@@ -72,15 +72,10 @@ impl<T: Transport> ProtoExecutor<T> {
                 .build_request(&method.input(), args, options)
                 .instrument(tracing::debug_span!("ai_tools.arguments"))
                 .await?;
-            let bytes = async {
-                let options = options.propagated();
-                self.transport
-                    .unary_encoded(&method, request, &options)
-                    .await
-            }
-            .instrument(super::grpc_span(&method, false))
-            .await
-            .map_err(CallError::Status)?;
+            let bytes = self
+                .unary_traced(&method, request, options)
+                .await
+                .map_err(CallError::Status)?;
             let operation = decode(&method.output(), &bytes)?;
             match text_field(&operation, "name") {
                 Some(name) if !name.is_empty() => Ok(name),
@@ -204,14 +199,8 @@ impl<T: Transport> ProtoExecutor<T> {
                     format!("{OPERATIONS_SERVICE}/{rpc} cannot take a name: {e}"),
                 )
             })?;
-        async {
-            let options = options.propagated();
-            self.transport
-                .unary_encoded(&method, request, &options)
-                .await
-        }
-        .instrument(super::grpc_span(&method, false))
-        .await
+        self.unary_traced(&method, request, options)
+            .await
             .map_err(|status| {
                 let unknown = matches!(status.code, Code::NotFound | Code::Unimplemented);
                 let message = match status.code {
