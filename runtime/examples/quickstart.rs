@@ -1,7 +1,8 @@
 //! Prints the tool definitions that `ai_tools!` generates from the bundled
 //! example proto, `proto/links/v1/links.proto`.
 //!
-//! Run with `cargo run --example quickstart`.
+//! Run with `cargo run -p proto-ai-tools --example quickstart` (the proto is the
+//! workspace's `proto/`, which the macro finds from this crate up).
 
 mod gentools {
     proto_ai_tools::ai_tools!("proto/links/v1/links.proto");
