@@ -529,7 +529,11 @@ impl McpServer {
                     let counts = counts.clone();
                     metrics.watch_counter(name, help, move || read(&counts));
                 };
-                watch("ai_tools_aliases_given", "Aliases given out", AliasCounts::given);
+                watch(
+                    "ai_tools_aliases_given",
+                    "Aliases given out",
+                    AliasCounts::given,
+                );
                 watch(
                     "ai_tools_aliases_resolved",
                     "Aliases that models sent and that resolved to their UUID",
