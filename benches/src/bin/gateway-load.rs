@@ -16,12 +16,28 @@
 //! `--flags` gives the binary named NAME more flags, split at spaces, so
 //! that one binary runs as two variants, e.g. with `--admin` and
 //! `--otlp-endpoint` and without).
+//!
+//! `NAME=rmcp-floor` is no binary but the minimal rmcp forwarder of
+//! `proto_ai_tools_benches::floors` (BENCHMARKS.md §15), run in a process
+//! of its own (this program again, with `--serve-rmcp-floor GRPC`), so that
+//! the gateway, the floor and the load are separate processes, as an
+//! operator deploys them. `--otlp-sink` serves an OTLP/gRPC trace collector
+//! in this process that counts the spans it receives and drops them; a
+//! `{otlp}` in a `--flags` value is its URL.
 
 use std::io::BufRead as _;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
+    TraceService, TraceServiceServer,
+};
+use opentelemetry_proto::tonic::collector::trace::v1::{
+    ExportTraceServiceRequest, ExportTraceServiceResponse,
+};
 use proto_ai_tools_benches::http::Client;
 use proto_ai_tools_benches::loopback::serve_grpc;
 use proto_ai_tools_benches::{quantile, workspace_root};
@@ -35,8 +51,12 @@ const INITIALIZED: &str = r#"{"jsonrpc":"2.0","method":"notifications/initialize
 const STATELESS: &str =
     "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: links_list\r\n";
 
+/// The name that runs the rmcp floor instead of a binary.
+const RMCP_FLOOR: &str = "rmcp-floor";
+
 struct Options {
     stateless: bool,
+    otlp_sink: bool,
     rounds: usize,
     calls: usize,
     in_flight: usize,
@@ -48,6 +68,7 @@ struct Options {
 fn options() -> Options {
     let mut options = Options {
         stateless: false,
+        otlp_sink: false,
         rounds: 20,
         calls: 200,
         in_flight: 16,
@@ -63,6 +84,7 @@ fn options() -> Options {
         };
         match arg.as_str() {
             "--stateless" => options.stateless = true,
+            "--otlp-sink" => options.otlp_sink = true,
             "--rounds" => options.rounds = number("--rounds"),
             "--calls" => options.calls = number("--calls"),
             "--in-flight" => options.in_flight = number("--in-flight"),
@@ -92,17 +114,27 @@ fn options() -> Options {
     options
 }
 
-/// `ai-tools mcp --http` over links.proto calling `grpc`, started; the
-/// process and where it serves. Its stderr is read to its end by a thread
-/// of its own (the lines counted, then dropped).
+/// `ai-tools mcp --http` over links.proto calling `grpc` (or the rmcp
+/// floor, for [`RMCP_FLOOR`]), started; the process and where it serves.
+/// Its stderr is read to its end by a thread of its own (the lines
+/// counted, then dropped).
 fn start(path: &str, flags: &[String], grpc: SocketAddr) -> (Child, SocketAddr) {
     let root = workspace_root();
-    let mut child = Command::new(path)
-        .args(["mcp", "--grpc", &format!("http://{grpc}"), "--proto"])
-        .arg(root.join("proto/links/v1/links.proto"))
-        .arg("-I")
-        .arg(root.join("proto"))
-        .args(["--http", "127.0.0.1:0", "--single-user"])
+    let mut command = if path == RMCP_FLOOR {
+        let mut floor = Command::new(std::env::current_exe().expect("this program"));
+        floor.args(["--serve-rmcp-floor", &grpc.to_string()]);
+        floor
+    } else {
+        let mut gateway = Command::new(path);
+        gateway
+            .args(["mcp", "--grpc", &format!("http://{grpc}"), "--proto"])
+            .arg(root.join("proto/links/v1/links.proto"))
+            .arg("-I")
+            .arg(root.join("proto"))
+            .args(["--http", "127.0.0.1:0", "--single-user"]);
+        gateway
+    };
+    let mut child = command
         .args(flags)
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
@@ -252,11 +284,83 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// `--serve-rmcp-floor GRPC`: the rmcp floor forwarding to the links
+/// service at `GRPC`, its address said on stderr as the gateway says its
+/// own, served until the process is killed.
+fn serve_rmcp_floor(grpc: &str) {
+    let rt = proto_ai_tools_benches::runtime();
+    rt.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{grpc}"))
+            .expect("endpoint")
+            .tcp_nodelay(true)
+            .connect()
+            .await
+            .expect("connect");
+        let addr =
+            proto_ai_tools_benches::floors::serve_rmcp_floor(Some(channel), String::new(), false)
+                .await;
+        eprintln!("rmcp floor serving at http://{addr}/mcp");
+        std::future::pending::<()>().await;
+    });
+}
+
+/// An OTLP/gRPC trace collector that counts the spans it is sent.
+struct TraceSink(Arc<AtomicU64>);
+
+#[tonic::async_trait]
+impl TraceService for TraceSink {
+    async fn export(
+        &self,
+        request: tonic::Request<ExportTraceServiceRequest>,
+    ) -> Result<tonic::Response<ExportTraceServiceResponse>, tonic::Status> {
+        let spans: usize = request
+            .get_ref()
+            .resource_spans
+            .iter()
+            .flat_map(|resource| &resource.scope_spans)
+            .map(|scope| scope.spans.len())
+            .sum();
+        self.0.fetch_add(spans as u64, Ordering::Relaxed);
+        Ok(tonic::Response::new(ExportTraceServiceResponse::default()))
+    }
+}
+
+/// Serves a [`TraceSink`] on loopback; its address and its count.
+async fn serve_trace_sink() -> (SocketAddr, Arc<AtomicU64>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let spans = Arc::new(AtomicU64::new(0));
+    let server = tonic::transport::Server::builder()
+        .add_service(TraceServiceServer::new(TraceSink(spans.clone())));
+    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    tokio::spawn(async move {
+        let _ = server.serve_with_incoming(incoming).await;
+    });
+    (addr, spans)
+}
+
 fn main() {
-    let options = options();
+    let mut args = std::env::args().skip(1);
+    if args.next().as_deref() == Some("--serve-rmcp-floor") {
+        return serve_rmcp_floor(&args.next().expect("--serve-rmcp-floor takes GRPC"));
+    }
+    let mut options = options();
     let rt = proto_ai_tools_benches::runtime();
     rt.block_on(async {
         let grpc = serve_grpc(LinksBackend::with_links(5)).await;
+        let sink = if options.otlp_sink {
+            let (addr, spans) = serve_trace_sink().await;
+            for (_, flags) in &mut options.flags {
+                for flag in flags.iter_mut() {
+                    *flag = flag.replace("{otlp}", &format!("http://{addr}"));
+                }
+            }
+            Some(spans)
+        } else {
+            None
+        };
         let mut children = Vec::new();
         let mut variants = Vec::new();
         let mut concurrent = Vec::new();
@@ -357,6 +461,12 @@ fn main() {
                     us(p50) / us(direct)
                 );
             }
+        }
+        if let Some(spans) = sink {
+            println!(
+                "gateway-load: the trace sink received {} spans",
+                spans.load(Ordering::Relaxed)
+            );
         }
         for mut child in children {
             let _ = child.kill();
