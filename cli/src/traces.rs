@@ -2,14 +2,15 @@
 //! gateway's spans to an OpenTelemetry collector over OTLP/gRPC.
 //!
 //! What is exported: the span of each MCP request (`tools/call
-//! links_create`, kind server, as OpenTelemetry's MCP conventions name it),
-//! under it the tool call's `ai_tools.call` and its steps, and the gRPC
-//! call (`links.v1.LinksService/CreateLink`, kind client), whose context
-//! the backend receives as `traceparent`. A request's own `traceparent`
-//! (in `_meta`, or its HTTP headers) is the parent: one trace from the
-//! host to the service. Only spans, and WARN and ERROR events, of the
-//! gateway's own crates go out: the DEBUG event that holds a call's
-//! arguments never does.
+//! links_create`, kind server, as OpenTelemetry's MCP conventions name it)
+//! and under it the gRPC call's (`links.v1.LinksService/CreateLink`, kind
+//! client), whose context the backend receives as `traceparent`; the tool
+//! call's inner spans (`ai_tools.call`, its arguments, its answer) stay in
+//! the logs: exported, they were three of the five spans of every call.
+//! A request's own `traceparent` (in `_meta`, or its HTTP headers) is the
+//! parent: one trace from the host to the service. Besides those two spans
+//! only the WARN and ERROR events of the gateway's own crates go out: the
+//! DEBUG event that holds a call's arguments never does.
 //!
 //! The SDK and its exporter read the standard variables themselves:
 //! `OTEL_EXPORTER_OTLP_ENDPOINT` / `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
@@ -36,6 +37,11 @@ pub(crate) struct Traces {
 /// OpenTelemetry's.
 pub(crate) type TraceLayer =
     Box<dyn tracing_subscriber::Layer<tracing_subscriber::Registry> + Send + Sync>;
+
+/// The spans exported, by their `tracing` names: the MCP request's
+/// (`proto_ai_tools_mcp`'s `traced::request_span`) and the gRPC call's
+/// (the runtime's `executor::grpc_span`).
+const EXPORTED_SPANS: [&str; 2] = ["mcp.request", "ai_tools.grpc"];
 
 /// The variables that name the collector when the flag does not.
 const ENDPOINT_VARIABLES: [&str; 2] = [
@@ -106,13 +112,19 @@ impl Traces {
             .with_filter(
                 // By target first, which decides once per callsite (and
                 // gives the level hint): the other crates' DEBUG and TRACE
-                // events stay off at their callsites. Then spans, and only
-                // the WARN and ERROR events.
+                // events stay off at their callsites. Then the two spans
+                // the conventions name (a span left out is skipped: the gRPC
+                // span's parent is the request's), and only the WARN and
+                // ERROR events.
                 tracing_subscriber::filter::Targets::new()
                     .with_target("proto_ai_tools", tracing::Level::DEBUG)
                     .with_target("ai_tools", tracing::Level::DEBUG)
                     .and(tracing_subscriber::filter::filter_fn(|meta| {
-                        meta.is_span() || *meta.level() <= tracing::Level::WARN
+                        if meta.is_span() {
+                            EXPORTED_SPANS.contains(&meta.name())
+                        } else {
+                            *meta.level() <= tracing::Level::WARN
+                        }
                     })),
             )
             .boxed()
