@@ -50,7 +50,12 @@ impl Admin {
         let Some(addr) = &serve.admin else {
             return Ok(None);
         };
-        if serve.http.as_deref() == Some(addr.as_str()) {
+        // The same address twice cannot be bound, but for port 0: each
+        // listener then gets a free port of its own.
+        let any_port = addr
+            .parse::<std::net::SocketAddr>()
+            .is_ok_and(|a| a.port() == 0);
+        if !any_port && serve.http.as_deref() == Some(addr.as_str()) {
             return Err(Failure::Usage(format!(
                 "--admin {addr} is the MCP address (--http): the admin endpoints need a listener of their own"
             )));

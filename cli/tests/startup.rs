@@ -223,11 +223,25 @@ fn a_master_with_a_replica_waits_for_it_and_the_start_says_what_the_gateway_is()
     );
 
     // Told to wait for 2, of which the master has 1: said at start.
+    // And the admin listener on port 0, as the MCP one (`--http
+    // 127.0.0.1:0`): each gets a port of its own.
     let events = startup_events(
-        &["--redis-wait-replicas", "2", "--redis-wait-timeout", "0.25"],
+        &[
+            "--redis-wait-replicas",
+            "2",
+            "--redis-wait-timeout",
+            "0.25",
+            "--admin",
+            "127.0.0.1:0",
+        ],
         &[("AI_TOOLS_REDIS", &url)],
     );
     let ready_fields = ready_event(&events);
+    let admin = ready_fields["admin"].as_str().unwrap_or_default();
+    assert!(
+        admin.starts_with("http://127.0.0.1:") && !admin.ends_with(":0"),
+        "{ready_fields}"
+    );
     assert_eq!(ready_fields["redis_wait_replicas"], 2);
     assert_eq!(ready_fields["redis_wait_auto"], false);
     assert_eq!(ready_fields["redis_wait_timeout_s"], 0.25);
