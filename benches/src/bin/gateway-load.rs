@@ -284,6 +284,19 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The started processes, killed when dropped: at the end, and when a
+/// panic unwinds the run, so that none outlives it.
+struct Children(Vec<Child>);
+
+impl Drop for Children {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
 /// `--serve-rmcp-floor GRPC`: the rmcp floor forwarding to the links
 /// service at `GRPC`, its address said on stderr as the gateway says its
 /// own, served until the process is killed.
@@ -361,7 +374,7 @@ fn main() {
         } else {
             None
         };
-        let mut children = Vec::new();
+        let mut children = Children(Vec::new());
         let mut variants = Vec::new();
         let mut concurrent = Vec::new();
         for _ in 0..options.in_flight {
@@ -382,7 +395,7 @@ fn main() {
                 .map(|(_, flags)| flags.as_slice())
                 .unwrap_or_default();
             let (child, addr) = start(path, flags, grpc);
-            children.push(child);
+            children.0.push(child);
             let mut concurrent = Vec::new();
             for _ in 0..options.in_flight {
                 concurrent.push(Caller::mcp(addr, options.stateless).await);
@@ -468,9 +481,6 @@ fn main() {
                 spans.load(Ordering::Relaxed)
             );
         }
-        for mut child in children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        drop(children);
     });
 }
