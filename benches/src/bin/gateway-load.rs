@@ -161,6 +161,16 @@ fn start(path: &str, flags: &[String], grpc: SocketAddr) -> (Child, SocketAddr) 
     (child, addr)
 }
 
+/// A channel to the links service at `grpc`, `TCP_NODELAY` as the gateway sets it.
+async fn connect(grpc: SocketAddr) -> Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{grpc}"))
+        .expect("endpoint")
+        .tcp_nodelay(true)
+        .connect()
+        .await
+        .expect("connect")
+}
+
 enum Caller {
     Direct(LinksServiceClient<Channel>),
     Mcp { client: Client, headers: String },
@@ -168,13 +178,7 @@ enum Caller {
 
 impl Caller {
     async fn direct(grpc: SocketAddr) -> Self {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{grpc}"))
-            .expect("endpoint")
-            .tcp_nodelay(true)
-            .connect()
-            .await
-            .expect("connect");
-        Self::Direct(LinksServiceClient::new(channel))
+        Self::Direct(LinksServiceClient::new(connect(grpc).await))
     }
 
     async fn mcp(addr: SocketAddr, stateless: bool) -> Self {
@@ -300,15 +304,10 @@ impl Drop for Children {
 /// `--serve-rmcp-floor GRPC`: the rmcp floor forwarding to the links
 /// service at `GRPC`, its address said on stderr as the gateway says its
 /// own, served until the process is killed.
-fn serve_rmcp_floor(grpc: &str) {
+fn serve_rmcp_floor(grpc: SocketAddr) {
     let rt = proto_ai_tools_benches::runtime();
     rt.block_on(async {
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{grpc}"))
-            .expect("endpoint")
-            .tcp_nodelay(true)
-            .connect()
-            .await
-            .expect("connect");
+        let channel = connect(grpc).await;
         let addr =
             proto_ai_tools_benches::floors::serve_rmcp_floor(Some(channel), String::new(), false)
                 .await;
@@ -357,7 +356,11 @@ async fn serve_trace_sink() -> (SocketAddr, Arc<AtomicU64>) {
 fn main() {
     let mut args = std::env::args().skip(1);
     if args.next().as_deref() == Some("--serve-rmcp-floor") {
-        return serve_rmcp_floor(&args.next().expect("--serve-rmcp-floor takes GRPC"));
+        let grpc = args
+            .next()
+            .and_then(|addr| addr.parse().ok())
+            .expect("--serve-rmcp-floor takes GRPC, an address");
+        return serve_rmcp_floor(grpc);
     }
     let mut options = options();
     let rt = proto_ai_tools_benches::runtime();
