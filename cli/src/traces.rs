@@ -98,8 +98,9 @@ pub(crate) fn start(flag: Option<&str>) -> Result<Option<Traces>, String> {
 }
 
 impl Traces {
-    /// The layer that exports the spans of the gateway's own crates, and
-    /// their WARN and ERROR events.
+    /// The layer that exports the request's and the gRPC call's spans
+    /// ([`EXPORTED_SPANS`]), and the WARN and ERROR events of the gateway's
+    /// own crates.
     pub(crate) fn layer(&self) -> TraceLayer {
         // The attributes the conventions name, not the layer's extras
         // (source file and line, thread, busy and idle time).

@@ -1188,7 +1188,8 @@ impl AliasManager {
         let mut refused = None;
         let mut given = 0;
         for ((prefix, uuid), alias) in ids.iter().zip(&got.aliases) {
-            let new_here = state.lookup_alias(alias).is_none();
+            // Asked only when counted: the lookup copies the UUID.
+            let new_here = self.counts.is_some() && state.lookup_alias(alias).is_none();
             // A store that lost writes, and gave a number out again before
             // any process that saw it sent its floor, answers an alias this
             // copy holds for another object, or knows lost: never show it.
